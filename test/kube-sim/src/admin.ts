@@ -1,0 +1,60 @@
+import { errors } from './errors';
+import type { KubeSim } from './index';
+
+type AdminRequest = { method: string; path: string; body: any; query: URLSearchParams };
+
+/**
+ * The admin API under /_sim (outside /api and /apis), for tests and demos
+ * that drive the simulator from another process.
+ *   GET|POST|DELETE /faults[/<id>]   POST /latency {ms}   POST /watches/drop
+ *   POST /controllers/pause|resume   GET|DELETE /requests   POST /compact
+ *   POST /tokens {user, rules, namespaces?}
+ */
+export function createAdminHandler(sim: () => KubeSim) {
+  return ({ method, path, body }: AdminRequest): unknown => {
+    const s = sim();
+    const route = `${method} ${path}`;
+    const faultId = path.match(/^\/faults\/(\d+)$/);
+    if (faultId && method === 'DELETE') {
+      s.faults.remove(Number(faultId[1]));
+      return { removed: Number(faultId[1]) };
+    }
+    switch (route) {
+      case 'GET /faults':
+        return { faults: s.faults.list(), latencyMs: s.faults.latencyMs };
+      case 'POST /faults':
+        if (!body || typeof body !== 'object') throw errors.badRequest('a fault rule object is required');
+        return { id: s.addFault(body) };
+      case 'DELETE /faults':
+        s.clearFaults();
+        return { cleared: true };
+      case 'POST /latency':
+        if (!Number.isFinite(body?.ms) || body.ms < 0) throw errors.badRequest('{"ms": <non-negative number>} is required');
+        s.setLatency(body.ms);
+        return { latencyMs: body.ms };
+      case 'POST /watches/drop':
+        return { dropped: s.dropWatches() };
+      case 'POST /controllers/pause':
+        s.pauseControllers();
+        return { controllers: 'paused' };
+      case 'POST /controllers/resume':
+        s.resumeControllers();
+        return { controllers: 'running' };
+      case 'GET /requests':
+        return { requests: s.requests() };
+      case 'DELETE /requests':
+        s.clearRequests();
+        return { cleared: true };
+      case 'POST /compact':
+        s.compact();
+        return { compacted: true };
+      case 'POST /tokens':
+        if (typeof body?.user !== 'string' || !Array.isArray(body?.rules)) {
+          throw errors.badRequest('{"user": string, "rules": PolicyRule[], "namespaces"?: string[]} is required');
+        }
+        return { token: s.addToken({ user: body.user, rules: body.rules, namespaces: body.namespaces }) };
+      default:
+        return undefined;
+    }
+  };
+}

@@ -1,0 +1,108 @@
+import { ServerResponse } from 'node:http';
+import { errors } from '../errors';
+import { apiVersionOf, resourceKey } from '../resources';
+import { fieldMatcher, labelMatcher } from '../selectors';
+import { ObjectStore } from '../store';
+import { KubeObject, StoreEvent } from '../types';
+import { ResourceRoute } from './route';
+
+export interface WatchSettings {
+  /** Real milliseconds between BOOKMARK events when the client allows them. */
+  bookmarkIntervalMs: number;
+  /** Used when the client gives no timeoutSeconds (kube-apiserver picks 30–60 minutes). */
+  defaultTimeoutSeconds: number;
+}
+
+/** Open watches, so they can be counted and dropped (fault injection). */
+export class WatchRegistry {
+  private readonly open = new Set<() => void>();
+
+  add(close: () => void) {
+    this.open.add(close);
+    return () => this.open.delete(close);
+  }
+
+  get count() {
+    return this.open.size;
+  }
+
+  /** Ends every open watch, as an apiserver restart or a load balancer would. */
+  dropAll(): number {
+    const closers = [...this.open];
+    closers.forEach(close => close());
+    return closers.length;
+  }
+}
+
+/**
+ * Serves a watch: validates and replays synchronously (so a too-old version
+ * answers 410 before any header is sent), then streams newline-delimited
+ * watch events until the timeout, the client leaving, or a drop.
+ */
+export function serveWatch(options: {
+  store: ObjectStore;
+  route: ResourceRoute;
+  query: URLSearchParams;
+  res: ServerResponse;
+  registry: WatchRegistry;
+  settings: WatchSettings;
+  render: (object: KubeObject) => unknown;
+}) {
+  const { store, route, query, res, registry, settings, render } = options;
+  const key = resourceKey(route.type);
+  const labels = labelMatcher(query.get('labelSelector') ?? undefined);
+  const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+  const timeoutSeconds = query.has('timeoutSeconds') ? Number(query.get('timeoutSeconds')) : settings.defaultTimeoutSeconds;
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw errors.badRequest('timeoutSeconds must be a non-negative number');
+  const sendInitialEvents = query.get('sendInitialEvents') === 'true';
+  const bookmarks = query.get('allowWatchBookmarks') === 'true' || sendInitialEvents;
+  let resourceVersion = query.get('resourceVersion') ?? undefined;
+  if (sendInitialEvents) resourceVersion = '0';
+
+  const buffered: string[] = [];
+  let started = false;
+  const write = (type: string, object: unknown) => {
+    const line = `${JSON.stringify({ type, object })}\n`;
+    if (started) res.write(line);
+    else buffered.push(line);
+  };
+  const onEvent = (event: StoreEvent) => write(event.type, render(event.object));
+  const stop = store.watch(
+    key,
+    {
+      namespace: route.type.namespaced ? route.namespace : undefined,
+      filter: o => labels(o.metadata.labels) && fields(o),
+      resourceVersion,
+    },
+    onEvent,
+  );
+  const bookmark = (annotations?: Record<string, string>) =>
+    write('BOOKMARK', {
+      kind: route.type.kind,
+      apiVersion: apiVersionOf(route.type),
+      metadata: { resourceVersion: store.resourceVersion, ...(annotations ? { annotations } : {}) },
+    });
+  if (sendInitialEvents) bookmark({ 'k8s.io/initial-events-end': 'true' });
+
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' });
+  res.flushHeaders();
+  started = true;
+  for (const line of buffered) res.write(line);
+
+  const timers: NodeJS.Timeout[] = [];
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    stop();
+    unregister();
+    timers.forEach(clearTimeout);
+    timers.forEach(t => clearInterval(t));
+    res.end();
+  };
+  const unregister = registry.add(close);
+  if (timeoutSeconds > 0) timers.push(setTimeout(close, timeoutSeconds * 1000));
+  if (bookmarks) timers.push(setInterval(() => bookmark(), settings.bookmarkIntervalMs));
+  res.on('close', close);
+  res.on('error', close);
+}

@@ -1,0 +1,156 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { TokenAuthorizer, TokenGrant } from './auth';
+import { ApiError, errors } from './errors';
+import { Faults } from './faults';
+import { bodyFormat, parseBody, readBody } from './http/body';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, KUBERNETES_VERSION } from './http/discovery';
+import { openApiV3Document, openApiV3Index } from './http/openapi';
+import { handleResource, verbOf } from './http/resourceHandler';
+import { parseResourcePath, ResourceRoute } from './http/route';
+import { IncludeObject, toTable } from './http/table';
+import { serveWatch, WatchRegistry, WatchSettings } from './http/watch';
+import { ObjectStore } from './store';
+import { KubeObject } from './types';
+
+export interface AdminHandler {
+  (req: { method: string; path: string; body: unknown; query: URLSearchParams }): unknown;
+}
+
+export interface ServerContext {
+  store: ObjectStore;
+  authorizer: TokenAuthorizer;
+  faults: Faults;
+  watches: WatchRegistry;
+  settings: WatchSettings;
+  /** Answers /_sim/... for admin tokens. */
+  admin: AdminHandler;
+  isAdmin: (grant: TokenGrant) => boolean;
+  serverAddress: () => string;
+}
+
+const UNAUTHENTICATED = new Set(['/version', '/healthz', '/livez', '/readyz']);
+
+function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json') {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function tableRequested(accept: string | undefined) {
+  return /as=Table/.test(accept ?? '');
+}
+
+function includeObjectOf(query: URLSearchParams): IncludeObject {
+  const value = query.get('includeObject') ?? 'Metadata';
+  if (!['None', 'Metadata', 'Object'].includes(value)) throw errors.badRequest(`includeObject: Unsupported value: "${value}"`);
+  return value as IncludeObject;
+}
+
+function discovery(path: string, ctx: ServerContext): unknown {
+  const segments = path.split('/').filter(Boolean);
+  if (path === '/api') return apiVersions(ctx.serverAddress());
+  if (path === '/apis') return apiGroupList();
+  if (segments[0] === 'api' && segments.length === 2) return apiResourceList('', segments[1]);
+  if (segments[0] === 'apis' && segments.length === 2) return apiGroup(segments[1]);
+  if (segments[0] === 'apis' && segments.length === 3) return apiResourceList(segments[1], segments[2]);
+  if (path === '/openapi/v3') return openApiV3Index();
+  if (segments[0] === 'openapi' && segments[1] === 'v3') return openApiV3Document(segments.slice(2).join('/'));
+  return undefined;
+}
+
+async function serveResource(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  route: ResourceRoute,
+  grant: TokenGrant,
+  ctx: ServerContext,
+  log: { verb: string; resource?: string; namespace?: string },
+) {
+  const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
+  const resource = route.subresource ? `${route.type.plural}/${route.subresource}` : route.type.plural;
+  Object.assign(log, { verb, resource, namespace: route.namespace });
+  ctx.authorizer.authorize(grant, { verb, apiGroup: route.type.group, resource, namespace: route.namespace, name: route.name });
+
+  const fault = ctx.faults.evaluate({ verb, resource, namespace: route.namespace });
+  if (fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, fault.delayMs));
+  if (fault.error) throw fault.error;
+
+  const hasBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '');
+  const raw = hasBody ? await readBody(req) : Buffer.alloc(0);
+  const format = hasBody && raw.length > 0 ? bodyFormat(req.headers['content-type']) : 'json';
+  const body = raw.length > 0 ? parseBody(raw, format) : undefined;
+  const asTable = tableRequested(req.headers.accept);
+  const include = asTable ? includeObjectOf(url.searchParams) : 'Object';
+  const kind = route.subresource === 'scale' ? 'Scale' : route.type.kind;
+  const render = (o: KubeObject) => (asTable ? toTable(kind, [o], include) : o);
+
+  if (verb === 'watch') {
+    serveWatch({ store: ctx.store, route, query: url.searchParams, res, registry: ctx.watches, settings: ctx.settings, render });
+    return 200;
+  }
+  const result = handleResource(ctx.store, { route, verb, query: url.searchParams, body, bodyFormat: format });
+  if (asTable && (verb === 'get' || verb === 'list')) {
+    const items = result.items ?? [result.body as KubeObject];
+    const meta = (result.body as { metadata?: { resourceVersion?: string; continue?: string } }).metadata ?? {};
+    sendJson(res, result.status, toTable(kind, items, include, verb === 'list' ? { resourceVersion: meta.resourceVersion, continue: meta.continue } : {}));
+  } else {
+    sendJson(res, result.status, result.body);
+  }
+  return result.status;
+}
+
+/** The request handler of the simulated kube-apiserver. */
+export function createRequestHandler(ctx: ServerContext) {
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const started = process.hrtime.bigint();
+    const url = new URL(req.url ?? '/', 'http://kube-sim');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const log: { verb: string; resource?: string; namespace?: string; user?: string } = {
+      verb: (req.method ?? 'GET').toLowerCase(),
+    };
+    let status = 200;
+    try {
+      if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
+        sendJson(res, 200, path === '/version' ? KUBERNETES_VERSION : 'ok', path === '/version' ? 'application/json' : 'text/plain');
+      } else {
+        const grant = ctx.authorizer.authenticate(req.headers.authorization);
+        log.user = grant.user;
+        const route = parseResourcePath(path);
+        if (route) {
+          status = await serveResource(req, res, url, route, grant, ctx, log);
+        } else if (path.startsWith('/_sim/')) {
+          if (!ctx.isAdmin(grant)) throw errors.forbidden(grant.user, req.method ?? 'GET', { group: '', kind: 'kube-sim admin' });
+          const raw = await readBody(req);
+          const body = raw.length ? parseBody(raw, 'json') : undefined;
+          const answer = await ctx.admin({ method: req.method ?? 'GET', path: path.slice('/_sim'.length), body, query: url.searchParams });
+          if (answer === undefined) throw errors.pathNotFound(path);
+          sendJson(res, 200, answer);
+        } else {
+          const answer = req.method === 'GET' ? discovery(path, ctx) : undefined;
+          if (answer === undefined) throw errors.pathNotFound(path);
+          sendJson(res, 200, answer);
+        }
+      }
+    } catch (e) {
+      const error = e instanceof ApiError ? e : errors.internal((e as Error).message);
+      if (!(e instanceof ApiError)) process.emitWarning(`kube-sim: ${(e as Error).stack}`);
+      status = error.code;
+      if (res.headersSent) res.end();
+      else sendJson(res, error.code, error.toStatus());
+    } finally {
+      ctx.faults.record({
+        time: new Date().toISOString(),
+        user: log.user,
+        verb: log.verb,
+        method: req.method ?? 'GET',
+        path,
+        query: url.search,
+        resource: log.resource,
+        namespace: log.namespace,
+        status,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      });
+    }
+  };
+}
