@@ -1,0 +1,1 @@
+export { pvcPrunerPlugin as default } from './plugin';

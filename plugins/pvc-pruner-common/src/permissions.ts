@@ -1,0 +1,33 @@
+import { createPermission } from '@backstage/plugin-permission-common';
+import { RESOURCE_TYPE_CATALOG_ENTITY } from '@backstage/plugin-catalog-common/alpha';
+
+/**
+ * Allows listing an entity's orphaned PersistentVolumeClaims.
+ * A resource permission on the catalog entity, so a policy can use catalog
+ * conditions such as "is entity owner".
+ *
+ * @public
+ */
+export const pvcPrunerOrphansReadPermission = createPermission({
+  name: 'pvc-pruner.orphans.read',
+  attributes: { action: 'read' },
+  resourceType: RESOURCE_TYPE_CATALOG_ENTITY,
+});
+
+/**
+ * Allows deleting an entity's orphaned PersistentVolumeClaims (and dry runs of it).
+ *
+ * @public
+ */
+export const pvcPrunerPrunePermission = createPermission({
+  name: 'pvc-pruner.prune',
+  attributes: { action: 'delete' },
+  resourceType: RESOURCE_TYPE_CATALOG_ENTITY,
+});
+
+/**
+ * Every permission of the plugin, for `permissionsRegistry.addPermissions`.
+ *
+ * @public
+ */
+export const pvcPrunerPermissions = [pvcPrunerOrphansReadPermission, pvcPrunerPrunePermission];
