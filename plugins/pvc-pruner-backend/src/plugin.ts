@@ -1,12 +1,23 @@
-import {
-  coreServices,
-  createBackendPlugin,
-} from '@backstage/backend-plugin-api';
-import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
+import { hostname } from 'node:os';
+import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
+import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { PVC_PRUNER_PLUGIN_ID, pvcPrunerPermissions } from 'backstage-plugin-pvc-pruner-common';
+import { readOptions } from './options';
 import { createRouter } from './router';
+import { ClusterRegistry } from './services/ClusterRegistry';
+import { EntityWorkloads } from './services/EntityWorkloads';
+import { JobEvents } from './services/JobEvents';
+import { KubeGateways } from './services/KubeGateways';
+import { LeaseLock } from './services/LeaseLock';
+import { OrphanFinder } from './services/OrphanFinder';
+import { PruneJobs } from './services/PruneJobs';
+import { PruneJobStore } from './services/PruneJobStore';
+import { PruneRunner } from './services/PruneRunner';
+import { VolumeFollower } from './services/VolumeFollower';
 
 /**
- * The pvc-pruner backend plugin.
+ * The pvc-pruner backend plugin: finds an entity's orphaned
+ * PersistentVolumeClaims and prunes them behind permission checks.
  *
  * @public
  */
@@ -15,14 +26,63 @@ export const pvcPrunerPlugin = createBackendPlugin({
   register(env) {
     env.registerInit({
       deps: {
+        config: coreServices.rootConfig,
+        logger: coreServices.logger,
+        database: coreServices.database,
+        httpAuth: coreServices.httpAuth,
         httpRouter: coreServices.httpRouter,
+        permissions: coreServices.permissions,
+        permissionsRegistry: coreServices.permissionsRegistry,
+        auditor: coreServices.auditor,
+        lifecycle: coreServices.lifecycle,
+        catalog: catalogServiceRef,
       },
-      async init({ httpRouter }) {
-        httpRouter.use(await createRouter());
-        httpRouter.addAuthPolicy({
-          path: '/health',
-          allow: 'unauthenticated',
-        });
+      async init({ config, logger, database, httpAuth, httpRouter, permissions, permissionsRegistry, auditor, lifecycle, catalog }) {
+        const options = readOptions(config);
+        const permissionsEnabled = config.getOptionalBoolean('permission.enabled') ?? false;
+        if (!permissionsEnabled) {
+          logger.warn(
+            `pvc-pruner: the permission framework is off (permission.enabled is not true), so ${
+              options.requirePermissionFramework ? 'pruning is refused (pvcPruner.requirePermissionFramework)' : 'every signed-in user may prune'
+            }`,
+          );
+        }
+        permissionsRegistry.addPermissions(pvcPrunerPermissions);
+
+        const gateways = new KubeGateways(ClusterRegistry.fromConfig(config, logger), options.clusterRequestTimeoutMs);
+        const store = await PruneJobStore.create({ database });
+        const events = new JobEvents(store);
+        const leaseMs = options.leaseDurationSeconds * 1000;
+        const jobs = new PruneJobs(
+          {
+            store,
+            runner: new PruneRunner(store, events, new VolumeFollower(options.volumeWaitTimeoutMs), { renewIntervalMs: leaseMs / 3 }),
+            gateways,
+            lock: new LeaseLock(options.leaseDurationSeconds, `backstage-${hostname()}-${process.pid}`),
+            logger,
+          },
+          { heartbeatMs: leaseMs / 3, staleAfterMs: leaseMs },
+        );
+        await jobs.startHousekeeping();
+        lifecycle.addShutdownHook(() => jobs.stop());
+
+        httpRouter.use(
+          await createRouter({
+            httpAuth,
+            permissions,
+            auditor,
+            entityWorkloads: new EntityWorkloads(catalog),
+            orphanFinder: new OrphanFinder(gateways),
+            jobs,
+            store,
+            events,
+            pruneDisabledReason:
+              !permissionsEnabled && options.requirePermissionFramework
+                ? 'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)'
+                : undefined,
+          }),
+        );
+        httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });
   },

@@ -1,0 +1,28 @@
+export interface Config {
+  /** Settings of the pvc-pruner backend plugin. */
+  pvcPruner?: {
+    /**
+     * Seconds to wait for each Kubernetes API request before reporting the cluster as unavailable.
+     * @default 10
+     */
+    clusterRequestTimeoutSeconds?: number;
+    /**
+     * Seconds a prune follows each deleted claim until it is gone and its volume is deleted or Released.
+     * @default 120
+     */
+    volumeWaitTimeoutSeconds?: number;
+    /**
+     * Duration of the Kubernetes Lease that stops two prunes of one StatefulSet running at once.
+     * It is renewed every third of this while a job runs; a job whose Backstage instance stops
+     * is marked interrupted once this has passed without a renewal.
+     * @default 30
+     */
+    leaseDurationSeconds?: number;
+    /**
+     * Refuse to prune when the permission framework is off (`permission.enabled: false`),
+     * instead of letting every signed-in user prune.
+     * @default false
+     */
+    requirePermissionFramework?: boolean;
+  };
+}

@@ -1,0 +1,82 @@
+import { Request, Response } from 'express';
+import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import { JobEvents } from './services/JobEvents';
+import { PruneJobStore } from './services/PruneJobStore';
+
+const POLL_MS = 500;
+const KEEPALIVE_MS = 15000;
+
+/**
+ * Streams a job's events as text/event-stream: replays those after `after`,
+ * then follows live until the job-finished event. The database is the source
+ * of truth (another replica may run the job); this process's own events only
+ * wake the stream early. Each frame is flushed past the compression middleware.
+ */
+export function streamJobEvents(options: {
+  req: Request;
+  res: Response;
+  jobId: string;
+  after: number;
+  store: PruneJobStore;
+  events: JobEvents;
+}) {
+  const { req, res, jobId, store, events } = options;
+  let last = options.after;
+  let closed = false;
+  let pumping = false;
+  let again = false;
+
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  const flush = () => (res as Response & { flush?: () => void }).flush?.();
+  const write = (text: string) => {
+    res.write(text);
+    flush();
+  };
+  write(': stream of pvc-pruner job events\n\n');
+
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(poll);
+    clearInterval(keepalive);
+    unsubscribe();
+    res.end();
+  };
+  const send = (event: PruneEvent) => {
+    last = event.seq;
+    write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (event.type === 'job-finished') close();
+  };
+  const pump = async () => {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        const batch = await store.listEvents(jobId, last);
+        for (const event of batch) {
+          if (closed) return;
+          send(event);
+        }
+      } while (again && !closed);
+    } catch (e) {
+      if (!closed) write(`event: error\ndata: ${JSON.stringify({ message: (e as Error).message })}\n\n`);
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const unsubscribe = events.subscribe(jobId, () => void pump());
+  const poll = setInterval(() => void pump(), POLL_MS);
+  const keepalive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
+  req.on('close', close);
+  void pump();
+}

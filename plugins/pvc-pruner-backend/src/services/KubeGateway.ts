@@ -1,0 +1,217 @@
+import {
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  V1Lease,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1StatefulSet,
+  Watch,
+} from '@kubernetes/client-node';
+
+/** A failure answered by (or on the way to) a cluster, safe to show: it never carries credentials. */
+export class ClusterRequestError extends Error {
+  constructor(
+    readonly cluster: string,
+    message: string,
+    /** The Kubernetes HTTP status, when the cluster answered. */
+    readonly statusCode?: number,
+    /** metav1.Status reason, e.g. Conflict, NotFound, Forbidden. */
+    readonly reason?: string,
+  ) {
+    super(message);
+    this.name = 'ClusterRequestError';
+  }
+}
+
+export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: T };
+
+function statusOf(body: unknown): { message?: string; reason?: string } {
+  try {
+    const parsed = typeof body === 'string' ? JSON.parse(body) : body;
+    return { message: parsed?.message, reason: parsed?.reason };
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The Kubernetes calls pvc-pruner makes, for one cluster: the only place
+ * that knows client-node. Every call has a timeout and fails with a
+ * ClusterRequestError naming the cluster.
+ */
+export class KubeGateway {
+  private readonly core: CoreV1Api;
+  private readonly apps: AppsV1Api;
+  private readonly coordination: CoordinationV1Api;
+  private readonly watcher: Watch;
+
+  constructor(
+    readonly cluster: string,
+    kubeConfig: KubeConfig,
+    private readonly timeoutMs: number,
+    private readonly pageSize = 500,
+  ) {
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.apps = kubeConfig.makeApiClient(AppsV1Api);
+    this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+    this.watcher = new Watch(kubeConfig);
+  }
+
+  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ClusterRequestError(this.cluster, `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`, 504, 'Timeout')),
+        this.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([fn(), timeout]);
+    } catch (e) {
+      throw this.toError(what, e);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private toError(what: string, e: unknown): ClusterRequestError {
+    if (e instanceof ClusterRequestError) return e;
+    if (e instanceof ApiException) {
+      const status = statusOf(e.body);
+      return new ClusterRequestError(
+        this.cluster,
+        `cluster "${this.cluster}" refused ${what}: ${e.code} ${status.reason ?? ''}${status.message ? ` (${status.message})` : ''}`.replace(/\s+\(/, ' ('),
+        e.code,
+        status.reason,
+      );
+    }
+    const cause = (e as { code?: string; message?: string })?.code ?? (e as Error)?.message ?? String(e);
+    return new ClusterRequestError(this.cluster, `cluster "${this.cluster}" is unreachable for ${what}: ${cause}`);
+  }
+
+  private async listAll<T>(what: string, page: (cont?: string) => Promise<{ items: T[]; metadata?: { _continue?: string } }>) {
+    const items: T[] = [];
+    let cont: string | undefined;
+    do {
+      const result = await this.call(what, () => page(cont));
+      items.push(...result.items);
+      cont = result.metadata?._continue || undefined;
+    } while (cont);
+    return items;
+  }
+
+  listStatefulSets(labelSelector: string, namespace?: string): Promise<V1StatefulSet[]> {
+    const limit = this.pageSize;
+    return this.listAll('list statefulsets', _continue =>
+      namespace
+        ? this.apps.listNamespacedStatefulSet({ namespace, labelSelector, limit, _continue })
+        : this.apps.listStatefulSetForAllNamespaces({ labelSelector, limit, _continue }),
+    );
+  }
+
+  readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
+    return this.call(`get statefulset ${namespace}/${name}`, () => this.apps.readNamespacedStatefulSet({ namespace, name }));
+  }
+
+  listClaims(namespace: string): Promise<V1PersistentVolumeClaim[]> {
+    const limit = this.pageSize;
+    return this.listAll(`list persistentvolumeclaims in ${namespace}`, _continue =>
+      this.core.listNamespacedPersistentVolumeClaim({ namespace, limit, _continue }),
+    );
+  }
+
+  listPods(namespace: string): Promise<V1Pod[]> {
+    const limit = this.pageSize;
+    return this.listAll(`list pods in ${namespace}`, _continue => this.core.listNamespacedPod({ namespace, limit, _continue }));
+  }
+
+  /** The claim, or undefined when it does not exist. */
+  async readClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    return this.orUndefined(() =>
+      this.call(`get persistentvolumeclaim ${namespace}/${name}`, () => this.core.readNamespacedPersistentVolumeClaim({ namespace, name })),
+    );
+  }
+
+  /** The volume, or undefined when it does not exist. */
+  async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
+    return this.orUndefined(() => this.call(`get persistentvolume ${name}`, () => this.core.readPersistentVolume({ name })));
+  }
+
+  /** Deletes a claim only if it still has this uid and resourceVersion (409 otherwise). */
+  deleteClaim(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }, dryRun: boolean) {
+    return this.call(`delete persistentvolumeclaim ${namespace}/${name}`, () =>
+      this.core.deleteNamespacedPersistentVolumeClaim({
+        namespace,
+        name,
+        ...(dryRun ? { dryRun: 'All' } : {}),
+        body: { preconditions, propagationPolicy: 'Background', ...(dryRun ? { dryRun: ['All'] } : {}) },
+      }),
+    );
+  }
+
+  async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
+    return this.orUndefined(() => this.call(`get lease ${namespace}/${name}`, () => this.coordination.readNamespacedLease({ namespace, name })));
+  }
+
+  createLease(namespace: string, lease: V1Lease, dryRun = false) {
+    return this.call(`create lease ${namespace}/${lease.metadata?.name}`, () =>
+      this.coordination.createNamespacedLease({ namespace, body: lease, ...(dryRun ? { dryRun: 'All' } : {}) }),
+    );
+  }
+
+  /** Replaces a lease; the resourceVersion in it makes the write conditional. */
+  replaceLease(namespace: string, lease: V1Lease) {
+    const name = lease.metadata!.name!;
+    return this.call(`update lease ${namespace}/${name}`, () => this.coordination.replaceNamespacedLease({ namespace, name, body: lease }));
+  }
+
+  deleteLease(namespace: string, name: string, preconditions: { uid: string; resourceVersion?: string }) {
+    return this.call(`delete lease ${namespace}/${name}`, () =>
+      this.coordination.deleteNamespacedLease({ namespace, name, body: { preconditions } }),
+    );
+  }
+
+  /**
+   * Watches one object from a resourceVersion, so nothing between a read and
+   * the watch is missed. `onEnd` is called once when the watch ends for any reason.
+   */
+  async watchOne<T>(
+    path: string,
+    name: string,
+    resourceVersion: string | undefined,
+    onEvent: (event: WatchEvent<T>) => void,
+    onEnd: (error?: ClusterRequestError) => void,
+  ): Promise<() => void> {
+    let ended = false;
+    const end = (err?: unknown) => {
+      if (ended) return;
+      ended = true;
+      onEnd(err ? this.toError(`watch ${path}`, err) : undefined);
+    };
+    const controller = await this.call(`watch ${path}`, () =>
+      this.watcher.watch(
+        path,
+        { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
+        (type, object) => onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
+        err => end(err),
+      ),
+    );
+    return () => {
+      ended = true;
+      controller.abort();
+    };
+  }
+
+  private async orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ClusterRequestError && e.statusCode === 404) return undefined;
+      throw e;
+    }
+  }
+}

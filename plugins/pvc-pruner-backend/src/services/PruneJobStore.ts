@@ -1,0 +1,519 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DatabaseService,
+  resolvePackagePath,
+} from '@backstage/backend-plugin-api';
+import { InputError, NotFoundError } from '@backstage/errors';
+import {
+  PruneEvent,
+  PruneJob,
+  PruneJobPage,
+  PruneJobStatus,
+  PruneSummary,
+  PvcOutcome,
+} from 'backstage-plugin-pvc-pruner-common';
+import { Knex } from 'knex';
+
+const migrationsDir = resolvePackagePath(
+  'backstage-plugin-pvc-pruner-backend',
+  'migrations',
+);
+
+const JOBS = 'pvc_pruner_jobs';
+const EVENTS = 'pvc_pruner_job_events';
+
+/** Statuses of a job that has not finished. */
+const ACTIVE_STATUSES: PruneJobStatus[] = ['queued', 'running'];
+
+const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
+/** Stay well below SQLite's limit on bound parameters. */
+const ID_CHUNK = 500;
+
+/** What `createJob` needs. */
+export interface NewPruneJob {
+  /** Defaults to a new uuid. */
+  id?: string;
+  entityRef: string;
+  cluster: string;
+  namespace: string;
+  statefulSet: string;
+  dryRun: boolean;
+  requestedBy: string;
+  pvcs: Array<{ name: string; uid: string }>;
+}
+
+/** The fields of a job that change while it runs. */
+export type PruneJobPatch = Partial<
+  Pick<PruneJob, 'status' | 'startedAt' | 'finishedAt' | 'reason' | 'summary'>
+>;
+
+type Timestamp = Date | number | string;
+
+interface JobRow {
+  id: string;
+  entity_ref: string;
+  cluster: string;
+  namespace: string;
+  stateful_set: string;
+  dry_run: boolean | number;
+  status: PruneJobStatus;
+  requested_by: string;
+  pvcs: string;
+  created_at: Timestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  reason: string | null;
+  summary: string;
+  last_seq: number | string;
+  owner_instance: string | null;
+  heartbeat_at: Timestamp | null;
+}
+
+interface EventRow {
+  job_id: string;
+  seq: number | string;
+  type: PruneEvent['type'];
+  at: Timestamp;
+  pvc: string | null;
+  message: string;
+  status: PruneJobStatus | null;
+  outcome: string | null;
+}
+
+function emptySummary(): PruneSummary {
+  return { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 };
+}
+
+/**
+ * Reads a timestamp column. PostgreSQL returns a Date; SQLite returns the
+ * epoch milliseconds that knex wrote for a Date (or, for values written by
+ * hand, text such as `2025-01-01 10:00:00`, which SQLite means as UTC).
+ */
+export function timestampToIso(value: Timestamp): string {
+  let date: Date;
+  if (value instanceof Date) {
+    date = value;
+  } else if (typeof value === 'number') {
+    date = new Date(value);
+  } else if (/^-?\d+(\.\d+)?$/.test(value)) {
+    date = new Date(Number(value));
+  } else if (
+    /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)
+  ) {
+    date = new Date(`${value.replace(' ', 'T')}Z`);
+  } else {
+    date = new Date(value);
+  }
+  if (Number.isNaN(date.getTime())) {
+    throw new Error(`Unreadable timestamp in the database: ${String(value)}`);
+  }
+  return date.toISOString();
+}
+
+/** Parses an ISO timestamp from a caller into the Date the database is given. */
+function isoToDate(iso: string, field: string): Date {
+  const date = new Date(iso);
+  if (typeof iso !== 'string' || Number.isNaN(date.getTime())) {
+    throw new InputError(`${field} is not a valid timestamp: ${String(iso)}`);
+  }
+  return date;
+}
+
+function optionalIso(value: Timestamp | null): string | undefined {
+  return value === null || value === undefined
+    ? undefined
+    : timestampToIso(value);
+}
+
+function rowToJob(row: JobRow): PruneJob {
+  const job: PruneJob = {
+    id: row.id,
+    entityRef: row.entity_ref,
+    cluster: row.cluster,
+    namespace: row.namespace,
+    statefulSet: row.stateful_set,
+    dryRun: Boolean(row.dry_run),
+    status: row.status,
+    requestedBy: row.requested_by,
+    pvcs: JSON.parse(row.pvcs),
+    createdAt: timestampToIso(row.created_at),
+    summary: { ...emptySummary(), ...JSON.parse(row.summary) },
+  };
+  const startedAt = optionalIso(row.started_at);
+  const finishedAt = optionalIso(row.finished_at);
+  if (startedAt !== undefined) job.startedAt = startedAt;
+  if (finishedAt !== undefined) job.finishedAt = finishedAt;
+  if (row.reason !== null && row.reason !== undefined) job.reason = row.reason;
+  return job;
+}
+
+function rowToEvent(row: EventRow): PruneEvent {
+  const event: PruneEvent = {
+    jobId: row.job_id,
+    seq: Number(row.seq),
+    type: row.type,
+    at: timestampToIso(row.at),
+    message: row.message,
+  };
+  if (row.pvc !== null && row.pvc !== undefined) event.pvc = row.pvc;
+  if (row.status !== null && row.status !== undefined) {
+    event.status = row.status;
+  }
+  if (row.outcome !== null && row.outcome !== undefined) {
+    event.outcome = JSON.parse(row.outcome) as PvcOutcome;
+  }
+  return event;
+}
+
+interface Cursor {
+  createdAt: Date;
+  id: string;
+}
+
+function encodeCursor(job: PruneJob): string {
+  return Buffer.from(
+    JSON.stringify({ v: 1, t: job.createdAt, i: job.id }),
+    'utf8',
+  ).toString('base64url');
+}
+
+function decodeCursor(cursor: string): Cursor {
+  const invalid = () => new InputError('Invalid cursor');
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid();
+  }
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    (parsed as any).v !== 1 ||
+    typeof (parsed as any).t !== 'string' ||
+    typeof (parsed as any).i !== 'string' ||
+    !(parsed as any).i
+  ) {
+    throw invalid();
+  }
+  const createdAt = new Date((parsed as any).t);
+  if (Number.isNaN(createdAt.getTime())) throw invalid();
+  return { createdAt, id: (parsed as any).i };
+}
+
+function queuedMessage(input: NewPruneJob): string {
+  const n = input.pvcs.length;
+  const claims = `${n} ${n === 1 ? 'claim' : 'claims'}`;
+  return `Queued ${
+    input.dryRun ? 'a dry run' : 'a prune'
+  } of ${claims} of StatefulSet ${input.namespace}/${input.statefulSet} by ${
+    input.requestedBy
+  }`;
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) {
+    out.push(items.slice(i, i + size));
+  }
+  return out;
+}
+
+/**
+ * Stores prune jobs and their event logs in the plugin's database, so that
+ * every replica can list jobs and replay their events, and a job whose
+ * process died can be found (its heartbeat stops) and marked interrupted.
+ *
+ * Works on better-sqlite3 and PostgreSQL. Timestamps are always written as
+ * JavaScript Dates (epoch milliseconds on SQLite, timestamptz on PostgreSQL)
+ * and read back as ISO strings.
+ */
+export class PruneJobStore {
+  /**
+   * Connects to the plugin database and brings its schema up to date, unless
+   * the database service says migrations are skipped.
+   */
+  static async create(options: {
+    database: DatabaseService;
+    /** Clock for timestamps the store sets itself; for tests. */
+    now?: () => Date;
+  }): Promise<PruneJobStore> {
+    const { database } = options;
+    const client = await database.getClient();
+    if (!database.migrations?.skip) {
+      await client.migrate.latest({ directory: migrationsDir });
+    }
+    return new PruneJobStore(client, options.now ?? (() => new Date()));
+  }
+
+  private constructor(
+    private readonly db: Knex,
+    private readonly now: () => Date,
+  ) {}
+
+  /**
+   * Stores a new queued job and, in the same transaction, its first event
+   * (seq 1, `job-queued`).
+   */
+  async createJob(input: NewPruneJob): Promise<PruneJob> {
+    const createdAt = this.now();
+    const job: PruneJob = {
+      id: input.id ?? randomUUID(),
+      entityRef: input.entityRef,
+      cluster: input.cluster,
+      namespace: input.namespace,
+      statefulSet: input.statefulSet,
+      dryRun: Boolean(input.dryRun),
+      status: 'queued',
+      requestedBy: input.requestedBy,
+      pvcs: input.pvcs.map(p => ({ name: p.name, uid: p.uid })),
+      createdAt: createdAt.toISOString(),
+      summary: emptySummary(),
+    };
+    await this.db.transaction(async tx => {
+      await tx(JOBS).insert({
+        id: job.id,
+        entity_ref: job.entityRef,
+        cluster: job.cluster,
+        namespace: job.namespace,
+        stateful_set: job.statefulSet,
+        dry_run: job.dryRun,
+        status: job.status,
+        requested_by: job.requestedBy,
+        pvcs: JSON.stringify(job.pvcs),
+        created_at: createdAt,
+        summary: JSON.stringify(job.summary),
+        last_seq: 0,
+      });
+      await this.appendEventIn(tx, {
+        jobId: job.id,
+        type: 'job-queued',
+        at: job.createdAt,
+        message: queuedMessage(input),
+      });
+    });
+    return job;
+  }
+
+  async getJob(id: string): Promise<PruneJob | undefined> {
+    const row = await this.db<JobRow>(JOBS).where({ id }).first();
+    return row ? rowToJob(row) : undefined;
+  }
+
+  /**
+   * Writes the given fields (those not undefined) and returns the job.
+   * Throws NotFoundError for an unknown job.
+   */
+  async updateJob(id: string, patch: PruneJobPatch): Promise<PruneJob> {
+    const update: Record<string, unknown> = {};
+    if (patch.status !== undefined) update.status = patch.status;
+    if (patch.startedAt !== undefined) {
+      update.started_at = isoToDate(patch.startedAt, 'startedAt');
+    }
+    if (patch.finishedAt !== undefined) {
+      update.finished_at = isoToDate(patch.finishedAt, 'finishedAt');
+    }
+    if (patch.reason !== undefined) update.reason = patch.reason;
+    if (patch.summary !== undefined) {
+      update.summary = JSON.stringify(patch.summary);
+    }
+    if (Object.keys(update).length > 0) {
+      const count = await this.db(JOBS).where({ id }).update(update);
+      if (count === 0) throw new NotFoundError(`No prune job ${id}`);
+    }
+    const job = await this.getJob(id);
+    if (!job) throw new NotFoundError(`No prune job ${id}`);
+    return job;
+  }
+
+  /**
+   * Appends an event to a job's log with the next seq. Concurrent appends to
+   * one job, from this process or another replica, get distinct, gap-free
+   * seqs: the job row's counter is bumped and the event inserted in one
+   * transaction, and the bump locks the row until it commits.
+   */
+  async appendEvent(event: Omit<PruneEvent, 'seq'>): Promise<PruneEvent> {
+    return this.db.transaction(tx => this.appendEventIn(tx, event));
+  }
+
+  private async appendEventIn(
+    tx: Knex.Transaction,
+    event: Omit<PruneEvent, 'seq'>,
+  ): Promise<PruneEvent> {
+    const at = isoToDate(event.at, 'at');
+    const bumped = await tx(JOBS)
+      .where({ id: event.jobId })
+      .increment('last_seq', 1);
+    if (!bumped) throw new NotFoundError(`No prune job ${event.jobId}`);
+    const row = await tx<JobRow>(JOBS)
+      .where({ id: event.jobId })
+      .first('last_seq');
+    const seq = Number(row!.last_seq);
+    await tx(EVENTS).insert({
+      job_id: event.jobId,
+      seq,
+      type: event.type,
+      at,
+      pvc: event.pvc ?? null,
+      message: event.message,
+      status: event.status ?? null,
+      outcome:
+        event.outcome === undefined ? null : JSON.stringify(event.outcome),
+    });
+    const stored: PruneEvent = {
+      jobId: event.jobId,
+      seq,
+      type: event.type,
+      at: at.toISOString(),
+      message: event.message,
+    };
+    if (event.pvc !== undefined) stored.pvc = event.pvc;
+    if (event.status !== undefined) stored.status = event.status;
+    if (event.outcome !== undefined) stored.outcome = event.outcome;
+    return stored;
+  }
+
+  /** A job's events with seq greater than `afterSeq`, in seq order. */
+  async listEvents(
+    jobId: string,
+    afterSeq = 0,
+    limit?: number,
+  ): Promise<PruneEvent[]> {
+    const query = this.db<EventRow>(EVENTS)
+      .where('job_id', jobId)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq', 'asc');
+    if (limit !== undefined) query.limit(limit);
+    const rows = await query;
+    return rows.map(rowToEvent);
+  }
+
+  /**
+   * Jobs newest first (createdAt, then id, descending), a page at a time.
+   * `nextCursor` is opaque; an unreadable cursor is an InputError.
+   */
+  async listJobs(
+    options: { entityRef?: string; limit?: number; cursor?: string } = {},
+  ): Promise<PruneJobPage> {
+    const limit = options.limit ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new InputError(`limit must be a positive integer, got ${limit}`);
+    }
+    const pageSize = Math.min(limit, MAX_PAGE_SIZE);
+    const query = this.db<JobRow>(JOBS)
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(pageSize + 1);
+    if (options.entityRef !== undefined) {
+      query.where('entity_ref', options.entityRef);
+    }
+    if (options.cursor !== undefined) {
+      const { createdAt, id } = decodeCursor(options.cursor);
+      query.where(q =>
+        q
+          .where('created_at', '<', createdAt)
+          .orWhere(q2 =>
+            q2.where('created_at', '=', createdAt).where('id', '<', id),
+          ),
+      );
+    }
+    const rows = await query;
+    const items = rows.slice(0, pageSize).map(rowToJob);
+    return rows.length > pageSize
+      ? { items, nextCursor: encodeCursor(items[items.length - 1]) }
+      : { items };
+  }
+
+  /** Queued and running jobs, oldest first, optionally of one entity. */
+  async activeJobs(entityRef?: string): Promise<PruneJob[]> {
+    const query = this.db<JobRow>(JOBS)
+      .whereIn('status', ACTIVE_STATUSES)
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+    if (entityRef !== undefined) query.where('entity_ref', entityRef);
+    return (await query).map(rowToJob);
+  }
+
+  /**
+   * Records that the live process `instanceId` runs these (unfinished) jobs
+   * now. An empty list is a no-op.
+   */
+  async heartbeat(jobIds: string[], instanceId: string): Promise<void> {
+    const at = this.now();
+    for (const ids of chunks([...new Set(jobIds)], ID_CHUNK)) {
+      await this.db(JOBS)
+        .whereIn('id', ids)
+        .whereIn('status', ACTIVE_STATUSES)
+        .update({ owner_instance: instanceId, heartbeat_at: at });
+    }
+  }
+
+  /**
+   * Makes `instanceId` the owner of an unfinished job, with a fresh
+   * heartbeat. Returns false when the job is unknown or already finished.
+   */
+  async claim(jobId: string, instanceId: string): Promise<boolean> {
+    const count = await this.db(JOBS)
+      .where({ id: jobId })
+      .whereIn('status', ACTIVE_STATUSES)
+      .update({ owner_instance: instanceId, heartbeat_at: this.now() });
+    return count > 0;
+  }
+
+  /**
+   * Marks every queued or running job whose last heartbeat (or, if it never
+   * had one, its creation) is older than `staleBefore` as interrupted, with a
+   * final `job-finished` event, and returns those jobs. Each job is re-checked
+   * and changed in its own transaction, so a job that a live replica
+   * heartbeats meanwhile, or that another sweeper got first, is left alone.
+   */
+  async markInterrupted(options: {
+    staleBefore: Date;
+    reason: string;
+  }): Promise<PruneJob[]> {
+    const { staleBefore, reason } = options;
+    const stale = (q: Knex.QueryBuilder) =>
+      q
+        .whereIn('status', ACTIVE_STATUSES)
+        .where(q2 =>
+          q2
+            .where('heartbeat_at', '<', staleBefore)
+            .orWhere(q3 =>
+              q3
+                .whereNull('heartbeat_at')
+                .where('created_at', '<', staleBefore),
+            ),
+        );
+    const candidates: Array<{ id: string }> = await stale(
+      this.db(JOBS).select('id'),
+    );
+    const interrupted: PruneJob[] = [];
+    for (const { id } of candidates) {
+      const job = await this.db.transaction(async tx => {
+        const finishedAt = this.now();
+        const count = await stale(tx(JOBS).where({ id })).update({
+          status: 'interrupted',
+          finished_at: finishedAt,
+          reason,
+        });
+        if (count === 0) return undefined;
+        await this.appendEventIn(tx, {
+          jobId: id,
+          type: 'job-finished',
+          status: 'interrupted',
+          at: finishedAt.toISOString(),
+          message: reason,
+        });
+        const row = await tx<JobRow>(JOBS).where({ id }).first();
+        return rowToJob(row!);
+      });
+      if (job) interrupted.push(job);
+    }
+    return interrupted;
+  }
+}

@@ -1,0 +1,244 @@
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import { classifyClaims, OrphanRuleInput } from './orphanRule';
+
+const NS = 'shop';
+
+function sts(
+  name: string,
+  spec: { replicas?: number; start?: number; templates?: string[]; selector?: NonNullable<V1StatefulSet['spec']>['selector'] } = {},
+): V1StatefulSet {
+  return {
+    metadata: { name, namespace: NS, uid: `uid-${name}` },
+    spec: {
+      replicas: spec.replicas ?? 2,
+      ...(spec.start !== undefined ? { ordinals: { start: spec.start } } : {}),
+      serviceName: name,
+      selector: spec.selector ?? { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c' }] } },
+      volumeClaimTemplates: (spec.templates ?? ['data']).map(t => ({
+        metadata: { name: t },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+      })),
+    },
+  };
+}
+
+function claim(name: string, extra: { namespace?: string; volume?: string; deleting?: boolean; capacity?: string } = {}): V1PersistentVolumeClaim {
+  return {
+    metadata: {
+      name,
+      namespace: extra.namespace ?? NS,
+      uid: `uid-${name}`,
+      resourceVersion: '7',
+      creationTimestamp: new Date('2026-01-01T00:00:00Z'),
+      ...(extra.deleting ? { deletionTimestamp: new Date('2026-11-30T00:00:00Z') } : {}),
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '10Gi' } },
+      storageClassName: 'standard',
+      volumeName: extra.volume,
+    },
+    status: extra.volume ? { phase: 'Bound', capacity: { storage: extra.capacity ?? '10Gi' } } : { phase: 'Pending' },
+  };
+}
+
+function pod(name: string, claims: string[], terminating = false, namespace = NS): V1Pod {
+  return {
+    metadata: { name, namespace, ...(terminating ? { deletionTimestamp: new Date() } : {}) },
+    spec: {
+      containers: [{ name: 'c' }],
+      volumes: claims.map(c => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+    },
+  };
+}
+
+function pv(name: string, reclaimPolicy: string): V1PersistentVolume {
+  return { metadata: { name }, spec: { persistentVolumeReclaimPolicy: reclaimPolicy }, status: { phase: 'Bound' } };
+}
+
+function run(input: Partial<OrphanRuleInput> & { statefulSet: V1StatefulSet }) {
+  return classifyClaims({ claims: [], pods: [], volumes: new Map(), ...input });
+}
+
+const names = (list: Array<{ name: string }>) => list.map(c => c.name);
+
+describe('classifyClaims (the orphan rule)', () => {
+  it('finds claims above the replica count and keeps those the StatefulSet runs', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 2 }),
+      claims: ['data-web-0', 'data-web-1', 'data-web-2', 'data-web-3'].map(n => claim(n)),
+    });
+    expect(names(result.orphans)).toEqual(['data-web-2', 'data-web-3']);
+    expect(result.kept.map(k => [k.name, k.reason])).toEqual([
+      ['data-web-0', 'ordinal-in-use'],
+      ['data-web-1', 'ordinal-in-use'],
+    ]);
+    expect(result.ordinals).toEqual({ start: 0, end: 2 });
+  });
+
+  // Seed defect: prefix matching took data-web-2-0, a claim of StatefulSet web-2.
+  it('never takes another StatefulSet’s claim whose name shares the prefix', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 1 }),
+      claims: [claim('data-web-2-0'), claim('data-web-2-1'), claim('data-web-5')],
+    });
+    expect(names(result.orphans)).toEqual(['data-web-5']);
+    expect(result.kept.filter(k => k.reason === 'not-an-ordinal').map(k => k.name)).toEqual(['data-web-2-0', 'data-web-2-1']);
+  });
+
+  // Seed defect: any suffix counted, not just decimal ordinals.
+  it.each(['data-web-backup', 'data-web-03', 'data-web-', 'data-web-1e3', 'data-web-+4', 'data-web- 4', 'data-web-٣'])(
+    'keeps %j: the suffix is not a canonical decimal ordinal',
+    name => {
+      const result = run({ statefulSet: sts('web', { replicas: 1 }), claims: [claim(name)] });
+      expect(result.orphans).toEqual([]);
+      expect(result.kept).toEqual([expect.objectContaining({ name, reason: 'not-an-ordinal' })]);
+    },
+  );
+
+  // Seed defect: lexical sort put -10 before -2.
+  it('orders orphans by numeric ordinal, lowest first', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 1 }),
+      claims: ['data-web-10', 'data-web-2', 'data-web-11', 'data-web-3'].map(n => claim(n)),
+    });
+    expect(result.orphans.map(o => o.ordinal)).toEqual([2, 3, 10, 11]);
+  });
+
+  // Seed defect: trusting replicas alone. Pods above the new size still terminate with the claim mounted.
+  it('keeps a claim that a terminating pod still mounts', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 2 }),
+      claims: [claim('data-web-2'), claim('data-web-3')],
+      pods: [pod('web-3', ['data-web-3'], true)],
+    });
+    expect(names(result.orphans)).toEqual(['data-web-2']);
+    expect(result.kept).toEqual([
+      expect.objectContaining({ name: 'data-web-3', reason: 'mounted-by-pod', message: 'mounted by pod web-3 (terminating)' }),
+    ]);
+  });
+
+  it('keeps a claim that any pod references, even one the StatefulSet does not own', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0')],
+      pods: [pod('debug-shell', ['data-web-0'])],
+    });
+    expect(result.orphans).toEqual([]);
+    expect(result.kept[0]).toMatchObject({ reason: 'mounted-by-pod', message: 'mounted by pod debug-shell' });
+  });
+
+  it('ignores pods in other namespaces', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0')],
+      pods: [pod('web-0', ['data-web-0'], false, 'other')],
+    });
+    expect(names(result.orphans)).toEqual(['data-web-0']);
+  });
+
+  // Kubernetes ≥ 1.26: spec.ordinals.start decides the ordinals as much as replicas does.
+  it('honours spec.ordinals.start: ordinals below the start are orphans too', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 2, start: 3 }),
+      claims: ['data-web-0', 'data-web-2', 'data-web-3', 'data-web-4', 'data-web-5'].map(n => claim(n)),
+    });
+    expect(result.ordinals).toEqual({ start: 3, end: 5 });
+    expect(names(result.orphans)).toEqual(['data-web-0', 'data-web-2', 'data-web-5']);
+    expect(result.orphans.find(o => o.ordinal === 5)?.reattachesAtReplicas).toBe(3);
+    expect(result.orphans.find(o => o.ordinal === 0)?.reattachesAtReplicas).toBe(-2);
+  });
+
+  it('says at which replica count the controller would reattach an orphan', () => {
+    const result = run({ statefulSet: sts('web', { replicas: 2 }), claims: [claim('data-web-4')] });
+    expect(result.orphans[0].reattachesAtReplicas).toBe(5);
+  });
+
+  it('runs no ordinals at 0 replicas, so every unmounted claim is an orphan', () => {
+    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0')] });
+    expect(names(result.orphans)).toEqual(['data-web-0']);
+  });
+
+  // Seed defect: listing by selector missed claims without the matchLabels (hand-made, or matchExpressions selectors).
+  it('finds claims by name whatever their labels and whatever the selector', () => {
+    const withExpressions = sts('web', {
+      replicas: 1,
+      selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] },
+    });
+    const unlabelled = claim('data-web-3');
+    delete unlabelled.metadata!.labels;
+    expect(names(run({ statefulSet: withExpressions, claims: [unlabelled] }).orphans)).toEqual(['data-web-3']);
+  });
+
+  it('only considers claims in the StatefulSet’s namespace', () => {
+    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0', { namespace: 'other' })] });
+    expect(result.orphans).toEqual([]);
+    expect(result.kept).toEqual([]);
+  });
+
+  it('ignores claims of templates the StatefulSet does not have', () => {
+    const result = run({ statefulSet: sts('web', { replicas: 0, templates: ['data'] }), claims: [claim('logs-web-0'), claim('web-0')] });
+    expect(result.orphans).toEqual([]);
+    expect(result.kept).toEqual([]);
+  });
+
+  it('handles several templates, and a template name that contains the StatefulSet’s name', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 1, templates: ['data', 'data-web'] }),
+      claims: [claim('data-web-1'), claim('data-web-web-1'), claim('data-web-web-0')],
+    });
+    expect(result.orphans.map(o => [o.name, o.template, o.ordinal])).toEqual([
+      ['data-web-1', 'data', 1],
+      ['data-web-web-1', 'data-web', 1],
+    ]);
+    expect(result.kept.map(k => k.name)).toEqual(['data-web-web-0']);
+  });
+
+  it('reports size, volume and reclaim policy, and flags Retain volumes apart from reclaimable capacity', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0', { volume: 'pv-a', capacity: '20Gi' }), claim('data-web-1', { volume: 'pv-b' }), claim('data-web-2')],
+      volumes: new Map([
+        ['pv-a', pv('pv-a', 'Delete')],
+        ['pv-b', pv('pv-b', 'Retain')],
+      ]),
+    });
+    const [a, b, c] = result.orphans;
+    expect(a).toMatchObject({
+      uid: 'uid-data-web-0',
+      resourceVersion: '7',
+      template: 'data',
+      phase: 'Bound',
+      requested: '10Gi',
+      requestedBytes: 10 * 2 ** 30,
+      capacity: '20Gi',
+      capacityBytes: 20 * 2 ** 30,
+      storageClassName: 'standard',
+      volume: { name: 'pv-a', reclaimPolicy: 'Delete', phase: 'Bound', retained: false },
+      createdAt: '2026-01-01T00:00:00.000Z',
+      deletionInProgress: false,
+    });
+    expect(b.volume).toEqual({ name: 'pv-b', reclaimPolicy: 'Retain', phase: 'Bound', retained: true });
+    expect(c.volume).toBeUndefined();
+    expect(result.reclaimableBytes).toBe(20 * 2 ** 30 + 10 * 2 ** 30);
+    expect(result.retainedBytes).toBe(10 * 2 ** 30);
+  });
+
+  it('flags an orphan whose deletion is already under way', () => {
+    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0', { deleting: true })] });
+    expect(result.orphans[0].deletionInProgress).toBe(true);
+  });
+
+  it('reports the retention policy, defaulting to Retain', () => {
+    const withPolicy = sts('web');
+    withPolicy.spec!.persistentVolumeClaimRetentionPolicy = { whenScaled: 'Delete', whenDeleted: 'Retain' };
+    expect(run({ statefulSet: withPolicy }).retentionPolicy).toEqual({ whenScaled: 'Delete', whenDeleted: 'Retain' });
+    expect(run({ statefulSet: sts('web') }).retentionPolicy).toEqual({ whenScaled: 'Retain', whenDeleted: 'Retain' });
+  });
+});

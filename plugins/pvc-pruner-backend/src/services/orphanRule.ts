@@ -1,0 +1,168 @@
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import {
+  KeptPvc,
+  OrphanedPvc,
+  parseQuantity,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
+
+const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
+
+/** The ordinals a StatefulSet runs: start ≤ ordinal < end (spec.ordinals.start and spec.replicas). */
+export function runningOrdinals(sts: V1StatefulSet): { start: number; end: number } {
+  const start = sts.spec?.ordinals?.start ?? 0;
+  const replicas = sts.spec?.replicas ?? 1;
+  return { start, end: start + replicas };
+}
+
+/** Pods (running or terminating) that reference each claim, by claim name. */
+export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
+  const byClaim = new Map<string, V1Pod[]>();
+  for (const pod of pods) {
+    for (const volume of pod.spec?.volumes ?? []) {
+      const claim = volume.persistentVolumeClaim?.claimName;
+      if (!claim) continue;
+      byClaim.set(claim, [...(byClaim.get(claim) ?? []), pod]);
+    }
+  }
+  return byClaim;
+}
+
+/** A claim name parsed as `<template>-<statefulset>-<ordinal>`, or why it does not parse. */
+export type ParsedClaimName =
+  | { template: string; ordinal: number }
+  | { template: string; ordinal?: undefined; suffix: string };
+
+/**
+ * Matches a claim name against the StatefulSet's templates. Undefined when
+ * the name is not `<template>-<sts>-…` for any template; a parse without an
+ * ordinal when the rest is not a canonical decimal integer (`2-0` of
+ * StatefulSet `web-2`, `backup`, `01`).
+ */
+export function parseClaimName(claimName: string, sts: V1StatefulSet): ParsedClaimName | undefined {
+  const stsName = sts.metadata?.name ?? '';
+  for (const template of sts.spec?.volumeClaimTemplates ?? []) {
+    const prefix = `${template.metadata?.name}-${stsName}-`;
+    if (!claimName.startsWith(prefix)) continue;
+    const suffix = claimName.slice(prefix.length);
+    const templateName = template.metadata?.name ?? '';
+    if (DECIMAL_ORDINAL.test(suffix) && Number.isSafeInteger(Number(suffix))) {
+      return { template: templateName, ordinal: Number(suffix) };
+    }
+    return { template: templateName, suffix };
+  }
+  return undefined;
+}
+
+function describePods(pods: V1Pod[]) {
+  return pods
+    .map(p => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? ' (terminating)' : ''}`)
+    .join(', ');
+}
+
+function orphanOf(
+  claim: V1PersistentVolumeClaim,
+  template: string,
+  ordinal: number,
+  start: number,
+  volumes: Map<string, V1PersistentVolume>,
+): OrphanedPvc {
+  const volumeName = claim.spec?.volumeName;
+  const pv = volumeName ? volumes.get(volumeName) : undefined;
+  const requested = claim.spec?.resources?.requests?.storage as string | undefined;
+  const capacity = claim.status?.capacity?.storage as string | undefined;
+  const reclaimPolicy = pv?.spec?.persistentVolumeReclaimPolicy;
+  return {
+    name: claim.metadata!.name!,
+    uid: claim.metadata!.uid!,
+    resourceVersion: claim.metadata!.resourceVersion!,
+    ordinal,
+    template,
+    phase: claim.status?.phase,
+    requested,
+    requestedBytes: parseQuantity(requested) ?? 0,
+    capacity,
+    capacityBytes: parseQuantity(capacity),
+    storageClassName: claim.spec?.storageClassName,
+    volume: volumeName
+      ? { name: volumeName, reclaimPolicy, phase: pv?.status?.phase, retained: reclaimPolicy === 'Retain' }
+      : undefined,
+    createdAt: claim.metadata?.creationTimestamp ? new Date(claim.metadata.creationTimestamp).toISOString() : undefined,
+    deletionInProgress: Boolean(claim.metadata?.deletionTimestamp),
+    reattachesAtReplicas: ordinal - start + 1,
+  };
+}
+
+export interface OrphanRuleInput {
+  statefulSet: V1StatefulSet;
+  /** Every claim in the StatefulSet's namespace. */
+  claims: V1PersistentVolumeClaim[];
+  /** Every pod in the StatefulSet's namespace, terminating ones included. */
+  pods: V1Pod[];
+  /** Volumes bound to the claims, by name. */
+  volumes: Map<string, V1PersistentVolume>;
+}
+
+/**
+ * The orphan rule. A claim is an orphan of StatefulSet S only if it is in S's
+ * namespace, its name is exactly `<template>-<S>-<decimal ordinal>`, the
+ * ordinal is outside the ordinals S runs now, and no pod, terminating or not,
+ * references it. Claims that match a template's name but fail a test are kept,
+ * with the reason.
+ */
+export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
+  const { statefulSet: sts } = input;
+  const namespace = sts.metadata?.namespace;
+  const ordinals = runningOrdinals(sts);
+  const usedBy = podsByClaim(input.pods.filter(p => p.metadata?.namespace === namespace));
+  const orphans: OrphanedPvc[] = [];
+  const kept: KeptPvc[] = [];
+
+  for (const claim of input.claims) {
+    if (claim.metadata?.namespace !== namespace) continue;
+    const name = claim.metadata?.name ?? '';
+    const parsed = parseClaimName(name, sts);
+    if (!parsed) continue;
+    const base = { name, uid: claim.metadata?.uid ?? '', template: parsed.template };
+    if (parsed.ordinal === undefined) {
+      kept.push({ ...base, reason: 'not-an-ordinal', message: `"${parsed.suffix}" after "${parsed.template}-${sts.metadata?.name}-" is not an ordinal of this StatefulSet` });
+      continue;
+    }
+    const ordinal = parsed.ordinal;
+    if (ordinal >= ordinals.start && ordinal < ordinals.end) {
+      kept.push({ ...base, ordinal, reason: 'ordinal-in-use', message: `ordinal ${ordinal} is one the StatefulSet runs (${ordinals.start}–${ordinals.end - 1})` });
+      continue;
+    }
+    const pods = usedBy.get(name);
+    if (pods?.length) {
+      kept.push({ ...base, ordinal, reason: 'mounted-by-pod', message: `mounted by pod ${describePods(pods)}` });
+      continue;
+    }
+    orphans.push(orphanOf(claim, parsed.template, ordinal, ordinals.start, input.volumes));
+  }
+
+  orphans.sort((a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template));
+  const bytes = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
+  return {
+    name: sts.metadata?.name ?? '',
+    namespace: namespace ?? '',
+    uid: sts.metadata?.uid ?? '',
+    replicas: sts.spec?.replicas ?? 1,
+    ordinals,
+    readyReplicas: sts.status?.readyReplicas ?? 0,
+    retentionPolicy: {
+      whenScaled: sts.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled ?? 'Retain',
+      whenDeleted: sts.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain',
+    },
+    templates: (sts.spec?.volumeClaimTemplates ?? []).map(t => t.metadata?.name ?? ''),
+    orphans,
+    kept: kept.sort((a, b) => (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) || a.name.localeCompare(b.name)),
+    reclaimableBytes: orphans.filter(o => !o.volume?.retained).reduce((n, o) => n + bytes(o), 0),
+    retainedBytes: orphans.filter(o => o.volume?.retained).reduce((n, o) => n + bytes(o), 0),
+  };
+}
