@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { admit, DEFAULT_CLASS_ANNOTATION } from './admission';
 import { ApiError, errors } from './errors';
 import { apiVersionOf, resourceKey, ResourceType, typeByKey } from './resources';
+import { equalityTerms, labelMatcher, parseLabelSelector } from './selectors';
 import { DeleteOptions, KubeObject, StoreEvent, WriteOptions } from './types';
 
 export interface ListOptions {
   namespace?: string;
+  /** A label selector; its equality terms are answered from a label index. */
+  labelSelector?: string;
   /** Returns true for objects to keep. */
   filter?: (obj: KubeObject) => boolean;
   limit?: number;
@@ -65,23 +68,51 @@ function decodeContinue(token: string): { rv: number; start: string } {
   throw errors.badRequest('continue key is not valid: the continue token is malformed');
 }
 
+const labelPairs = (obj: KubeObject | undefined) => Object.entries(obj?.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`);
+
+/** One resource's objects, with sorted keys for pagination and an index of label pairs for selectors. */
 class Table {
   readonly objects = new Map<string, KubeObject>();
   private sortedKeys: string[] | undefined;
+  private readonly byLabel = new Map<string, Set<string>>();
 
   keys(): string[] {
     this.sortedKeys ??= [...this.objects.keys()].sort();
     return this.sortedKeys;
   }
 
+  /** Sorted keys of objects carrying every label pair, or undefined when no pairs are given. */
+  keysWithLabels(pairs: Array<[string, string]>): string[] | undefined {
+    if (pairs.length === 0) return undefined;
+    const sets = pairs.map(([k, v]) => this.byLabel.get(`${k}=${v}`) ?? new Set<string>());
+    const smallest = sets.reduce((a, b) => (b.size < a.size ? b : a));
+    return [...smallest].sort();
+  }
+
   set(key: string, obj: KubeObject) {
-    if (!this.objects.has(key)) this.sortedKeys = undefined;
+    const old = this.objects.get(key);
+    if (!old) this.sortedKeys = undefined;
+    this.unindex(key, old);
     this.objects.set(key, obj);
+    for (const pair of labelPairs(obj)) {
+      let keys = this.byLabel.get(pair);
+      if (!keys) this.byLabel.set(pair, (keys = new Set()));
+      keys.add(key);
+    }
   }
 
   delete(key: string) {
+    this.unindex(key, this.objects.get(key));
     this.objects.delete(key);
     this.sortedKeys = undefined;
+  }
+
+  private unindex(key: string, obj: KubeObject | undefined) {
+    for (const pair of labelPairs(obj)) {
+      const keys = this.byLabel.get(pair);
+      keys?.delete(key);
+      if (keys?.size === 0) this.byLabel.delete(pair);
+    }
   }
 }
 
@@ -153,7 +184,9 @@ export class ObjectStore {
 
   list(resource: string, options: ListOptions = {}): ListResult {
     const table = this.table(resource);
-    const keys = table.keys();
+    const requirements = parseLabelSelector(options.labelSelector);
+    const labels = labelMatcher(options.labelSelector);
+    const keys = table.keysWithLabels(equalityTerms(requirements)) ?? table.keys();
     let index = 0;
     let listVersion = this.version;
     if (options.continueToken) {
@@ -174,7 +207,7 @@ export class ObjectStore {
       const key = keys[i];
       if (prefix && !key.startsWith(prefix)) break;
       const obj = table.objects.get(key)!;
-      if (options.filter && !options.filter(obj)) continue;
+      if (!labels(obj.metadata.labels) || (options.filter && !options.filter(obj))) continue;
       if (items.length === limit) break;
       items.push(obj);
       last = key;
@@ -346,7 +379,8 @@ export class ObjectStore {
     const finished =
       obj.metadata.deletionTimestamp !== undefined &&
       !obj.metadata.finalizers?.length &&
-      !(obj.kind === 'Pod' && (obj.metadata.deletionGracePeriodSeconds ?? 0) > 0);
+      !(obj.kind === 'Pod' && (obj.metadata.deletionGracePeriodSeconds ?? 0) > 0) &&
+      !(obj.kind === 'Namespace' && obj.spec?.finalizers?.length);
     if (finished) {
       this.table(resource).delete(key);
       this.commit(resource, { type: 'DELETED', object: obj, previous: old });
@@ -395,7 +429,10 @@ export class ObjectStore {
       const current = old.metadata.deletionGracePeriodSeconds;
       if (current !== undefined && current <= grace) grace = current;
     }
-    if (grace === 0 && !obj.metadata.finalizers?.length) {
+    // A namespace waits for the namespace controller (spec.finalizers) while Terminating.
+    const namespaceFinalizers = type.kind === 'Namespace' && obj.spec?.finalizers?.length > 0;
+    if (type.kind === 'Namespace') obj.status = { ...obj.status, phase: 'Terminating' };
+    if (grace === 0 && !obj.metadata.finalizers?.length && !namespaceFinalizers) {
       if (options.dryRun) return old;
       return this.store(resource, { ...obj, metadata: { ...obj.metadata, deletionTimestamp: obj.metadata.deletionTimestamp ?? timestamp(), deletionGracePeriodSeconds: 0 } }, old);
     }

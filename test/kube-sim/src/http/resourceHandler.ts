@@ -147,13 +147,13 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
       return { status: 200, body: route.subresource === 'scale' ? toScale(obj) : obj };
     }
     case 'list': {
-      const labels = labelMatcher(query.get('labelSelector') ?? undefined);
       const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
       const limit = query.has('limit') ? Number(query.get('limit')) : undefined;
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw errors.badRequest('limit must be a non-negative integer');
       const result = store.list(key, {
         namespace: ns,
-        filter: o => labels(o.metadata.labels) && fields(o),
+        labelSelector: query.get('labelSelector') ?? undefined,
+        filter: fields,
         limit,
         continueToken: query.get('continue') ?? undefined,
       });
