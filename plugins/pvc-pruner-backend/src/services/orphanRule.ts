@@ -46,17 +46,19 @@ export type ParsedClaimName =
  */
 export function parseClaimName(claimName: string, sts: V1StatefulSet): ParsedClaimName | undefined {
   const stsName = sts.metadata?.name ?? '';
+  let unparsed: ParsedClaimName | undefined;
   for (const template of sts.spec?.volumeClaimTemplates ?? []) {
-    const prefix = `${template.metadata?.name}-${stsName}-`;
+    const templateName = template.metadata?.name ?? '';
+    const prefix = `${templateName}-${stsName}-`;
     if (!claimName.startsWith(prefix)) continue;
     const suffix = claimName.slice(prefix.length);
-    const templateName = template.metadata?.name ?? '';
+    // One template's prefix can contain another's ("data" and "data-web"): an exact parse wins.
     if (DECIMAL_ORDINAL.test(suffix) && Number.isSafeInteger(Number(suffix))) {
       return { template: templateName, ordinal: Number(suffix) };
     }
-    return { template: templateName, suffix };
+    unparsed ??= { template: templateName, suffix };
   }
-  return undefined;
+  return unparsed;
 }
 
 function describePods(pods: V1Pod[]) {
