@@ -1,9 +1,95 @@
+/*
+ * The demo backend: the pvc-pruner plugin with what a real Backstage gives it.
+ *
+ * - the catalog, loaded from dev/catalog-info.yaml (two teams, three services);
+ * - Backstage's own Kubernetes backend, for the entity page's Kubernetes tab;
+ * - the permission framework, with a demo policy: everyone may read, and only
+ *   an entity's owners may prune its claims;
+ * - guest sign-in, as user:default/guest (a member of group checkout).
+ *
+ * The cluster comes from the PVC_PRUNER_DEMO_KUBE_* environment variables
+ * (see app-config.yaml at the repository root). `npm start` at the root sets
+ * them: it starts the Kubernetes API simulator, this backend and the frontend
+ * dev app together.
+ */
+import { resolve } from 'node:path';
 import { createBackend } from '@backstage/backend-defaults';
+import { createBackendModule } from '@backstage/backend-plugin-api';
+import {
+  catalogConditions,
+  createCatalogConditionalDecision,
+} from '@backstage/plugin-catalog-backend/alpha';
+import {
+  AuthorizeResult,
+  isPermission,
+  PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  PermissionPolicy,
+  PolicyQuery,
+  PolicyQueryUser,
+} from '@backstage/plugin-permission-node';
+import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
+import { pvcPrunerPrunePermission } from 'backstage-plugin-pvc-pruner-common';
 
-// A standalone backend with only the pvc-pruner plugin. Try:
-//   curl http://localhost:7007/api/pvc-pruner/health
+const REQUIRED_ENV = ['PVC_PRUNER_DEMO_KUBE_URL', 'PVC_PRUNER_DEMO_KUBE_TOKEN'];
+const missing = REQUIRED_ENV.filter(name => !process.env[name]);
+if (missing.length > 0) {
+  // eslint-disable-next-line no-console
+  console.error(
+    `The demo backend needs a cluster: ${missing.join(', ')} ${
+      missing.length > 1 ? 'are' : 'is'
+    } not set.\n` +
+      'Run `npm start` at the repository root (it starts the Kubernetes API simulator and sets them),\n' +
+      'or set PVC_PRUNER_DEMO_KUBE_URL, PVC_PRUNER_DEMO_KUBE_TOKEN and PVC_PRUNER_DEMO_KUBE_CA (base64 PEM) yourself.',
+  );
+  process.exit(1);
+}
+
+// One SQLite file per plugin, in the repository's git-ignored .demo/ folder
+// unless the start script chose another, so job history survives restarts.
+process.env.PVC_PRUNER_DEMO_DIR ??= resolve(__dirname, '../../../.demo');
+
+/** Everyone may read everything; only an entity's owners may prune its claims. */
+class DemoPermissionPolicy implements PermissionPolicy {
+  async handle(
+    request: PolicyQuery,
+    user?: PolicyQueryUser,
+  ): Promise<PolicyDecision> {
+    if (isPermission(request.permission, pvcPrunerPrunePermission)) {
+      if (!user) return { result: AuthorizeResult.DENY };
+      return createCatalogConditionalDecision(
+        request.permission,
+        catalogConditions.isEntityOwner({
+          claims: user.info.ownershipEntityRefs ?? [],
+        }),
+      );
+    }
+    return { result: AuthorizeResult.ALLOW };
+  }
+}
+
+const demoPermissionPolicy = createBackendModule({
+  pluginId: 'permission',
+  moduleId: 'pvc-pruner-demo-policy',
+  register(reg) {
+    reg.registerInit({
+      deps: { policy: policyExtensionPoint },
+      async init({ policy }) {
+        policy.setPolicy(new DemoPermissionPolicy());
+      },
+    });
+  },
+});
+
 const backend = createBackend();
 
+backend.add(import('@backstage/plugin-auth-backend'));
+backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
+backend.add(import('@backstage/plugin-catalog-backend'));
+backend.add(import('@backstage/plugin-permission-backend'));
+backend.add(demoPermissionPolicy);
+backend.add(import('@backstage/plugin-kubernetes-backend'));
 backend.add(import('../src'));
 
 backend.start();

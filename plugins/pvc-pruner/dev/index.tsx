@@ -1,4 +1,167 @@
+// The new JSX transform (no React import, as the lint rules ask), also for tsc
+// while the root tsconfig still has "jsx": "react":
+/** @jsxRuntime automatic */
+/** @jsxImportSource react */
+/*
+ * The demo portal: one page per demo service, laid out like a service's
+ * Kubernetes tab in a Backstage app. Sign-in is the guest provider of the
+ * demo backend (plugins/pvc-pruner-backend/dev), which signs you in as
+ * user:default/guest, a member of group checkout.
+ *
+ * Start everything with `npm start` at the repository root.
+ */
+import { PropsWithChildren } from 'react';
+import { CatalogClient } from '@backstage/catalog-client';
+import { stringifyEntityRef } from '@backstage/catalog-model';
+import {
+  Content,
+  Header,
+  HeaderLabel,
+  HeaderTabs,
+  Page,
+  Progress,
+  ResponseErrorPanel,
+  WarningPanel,
+} from '@backstage/core-components';
+import {
+  createApiFactory,
+  discoveryApiRef,
+  fetchApiRef,
+  useApi,
+} from '@backstage/core-plugin-api';
 import { createDevApp } from '@backstage/dev-utils';
+import {
+  AsyncEntityProvider,
+  catalogApiRef,
+  useEntity,
+} from '@backstage/plugin-catalog-react';
+import {
+  EntityKubernetesContent,
+  kubernetesPlugin,
+} from '@backstage/plugin-kubernetes';
+import Grid from '@material-ui/core/Grid';
+import StorageIcon from '@material-ui/icons/Storage';
+import useAsyncRetry from 'react-use/esm/useAsyncRetry';
 import { pvcPrunerPlugin } from '../src/plugin';
 
-createDevApp().registerPlugin(pvcPrunerPlugin).render();
+/**
+ * Loads an entity from the demo backend's catalog and provides it to the page
+ * (useEntity, and useAsyncEntity's refresh), as the catalog's entity page does.
+ */
+const EntityLoader = ({
+  entityRef,
+  children,
+}: PropsWithChildren<{ entityRef: string }>) => {
+  const catalogApi = useApi(catalogApiRef);
+  const {
+    value: entity,
+    loading,
+    error,
+    retry,
+  } = useAsyncRetry(
+    () => catalogApi.getEntityByRef(entityRef),
+    [catalogApi, entityRef],
+  );
+  if (loading && !entity) return <Progress />;
+  if (error) return <ResponseErrorPanel error={error} />;
+  if (!entity) {
+    return (
+      <WarningPanel title={`${entityRef} is not in the catalog`}>
+        The demo backend loads plugins/pvc-pruner-backend/dev/catalog-info.yaml
+        shortly after it starts; reload the page in a moment.
+      </WarningPanel>
+    );
+  }
+  return (
+    <AsyncEntityProvider
+      entity={entity}
+      loading={loading}
+      error={error}
+      refresh={retry}
+    >
+      {children}
+    </AsyncEntityProvider>
+  );
+};
+
+const EntityHeader = () => {
+  const { entity } = useEntity();
+  return (
+    <Header
+      title={entity.metadata.title ?? entity.metadata.name}
+      subtitle={entity.metadata.description}
+      type={String(entity.spec?.type ?? entity.kind)}
+    >
+      <HeaderLabel label="Owner" value={String(entity.spec?.owner ?? '—')} />
+      <HeaderLabel
+        label="Lifecycle"
+        value={String(entity.spec?.lifecycle ?? '—')}
+      />
+    </Header>
+  );
+};
+
+/**
+ * A service's Kubernetes tab: the pvc-pruner card above Backstage's own
+ * Kubernetes content. `children` is the Kubernetes content, so that it appears
+ * literally in the element tree given to addPage (routable extensions are
+ * discovered there).
+ */
+const DemoEntityKubernetesPage = ({
+  entityRef,
+  children,
+}: PropsWithChildren<{ entityRef: string }>) => (
+  <Page themeId="service">
+    <EntityLoader entityRef={entityRef}>
+      <EntityHeader />
+      <HeaderTabs
+        selectedIndex={0}
+        tabs={[{ id: 'kubernetes', label: 'Kubernetes' }]}
+      />
+      <Content>
+        <Grid container spacing={3} direction="column">
+          <Grid item data-testid="pvc-pruner-card-slot">
+            {/* PVC PRUNER CARD SLOT: <EntityPvcPrunerCard /> goes here. */}
+          </Grid>
+          <Grid item>{children}</Grid>
+        </Grid>
+      </Content>
+    </EntityLoader>
+  </Page>
+);
+
+/** The demo services (plugins/pvc-pruner-backend/dev/catalog-info.yaml). */
+// orders: orphans to prune, owned by the guest's team; cart: nothing to prune;
+// search-index: orphans on Retain volumes, owned by another team.
+const DEMO_ENTITIES = ['orders', 'cart', 'search-index'];
+
+const app = createDevApp()
+  .registerPlugin(kubernetesPlugin, pvcPrunerPlugin)
+  .registerApi(
+    createApiFactory({
+      api: catalogApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new CatalogClient({ discoveryApi, fetchApi }),
+    }),
+  );
+
+for (const name of DEMO_ENTITIES) {
+  const entityRef = stringifyEntityRef({
+    kind: 'Component',
+    namespace: 'default',
+    name,
+  });
+  app.addPage({
+    path: `/catalog/default/component/${name}/kubernetes`,
+    title: name,
+    icon: StorageIcon,
+    element: (
+      <DemoEntityKubernetesPage entityRef={entityRef}>
+        <EntityKubernetesContent refreshIntervalMs={5000} />
+      </DemoEntityKubernetesPage>
+    ),
+  });
+}
+
+app.render();

@@ -78,7 +78,8 @@ function validateSpec(obj: KubeObject, old: KubeObject | undefined, causes: Caus
   switch (obj.kind) {
     case 'PersistentVolumeClaim':
       validatePvcSpec(spec, 'spec', causes);
-      if (old && JSON.stringify({ ...old.spec, resources: undefined }) !== JSON.stringify({ ...spec, resources: undefined })) {
+      // volumeName may be set once, when the claim is bound (ValidatePersistentVolumeClaimUpdate).
+      if (old && (JSON.stringify({ ...old.spec, resources: undefined, volumeName: undefined }) !== JSON.stringify({ ...spec, resources: undefined, volumeName: undefined }) || (old.spec.volumeName && old.spec.volumeName !== spec.volumeName))) {
         causes.push({ field: 'spec', message: 'Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims', reason: 'FieldValueForbidden' });
       }
       break;

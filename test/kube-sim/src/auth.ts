@@ -75,7 +75,8 @@ export class TokenAuthorizer {
 
   authorize(grant: TokenGrant, req: AccessRequest) {
     if (!this.allows(grant, req)) {
-      throw errors.forbidden(grant.user, req.verb, { group: req.apiGroup, kind: req.resource, name: req.name }, req.namespace);
+      const [resource, subresource] = req.resource.split('/');
+      throw errors.forbidden(grant.user, req.verb, { group: req.apiGroup, kind: resource, name: req.name }, req.namespace, subresource);
     }
   }
 }

@@ -45,11 +45,12 @@ function qualified(ref: ObjectRef) {
 export const errors = {
   badRequest: (message: string) => new ApiError(400, 'BadRequest', message),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
-  forbidden: (user: string, verb: string, ref: ObjectRef, namespace?: string) =>
+  /** ref.kind is the resource ('statefulsets'); a subresource is named in the message only, as kube-apiserver does. */
+  forbidden: (user: string, verb: string, ref: ObjectRef, namespace?: string, subresource?: string) =>
     new ApiError(
       403,
       'Forbidden',
-      `${qualified(ref)}${ref.name ? ` "${ref.name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${ref.kind}" in API group "${ref.group}" ${
+      `${qualified(ref)}${ref.name ? ` "${ref.name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${ref.kind}${subresource ? `/${subresource}` : ''}" in API group "${ref.group}" ${
         namespace ? `in the namespace "${namespace}"` : 'at the cluster scope'
       }`,
       details(ref),

@@ -65,6 +65,8 @@ export interface KubeSim {
   dropWatches(): number;
   pauseControllers(): void;
   resumeControllers(): void;
+  /** True when no controller has queued or delayed work (the cluster has settled). */
+  controllersIdle(): boolean;
   /** Forget watch history, as etcd compaction does. */
   compact(): void;
   requests: Faults['requests'];
@@ -145,6 +147,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     dropWatches: () => watches.dropAll(),
     pauseControllers: () => controllers?.pause(),
     resumeControllers: () => controllers?.resume(),
+    controllersIdle: () => controllers?.idle() ?? true,
     compact: () => store.compact(),
     requests: () => faults.requests(),
     clearRequests: () => faults.clearRequests(),

@@ -32,7 +32,12 @@ const UNAUTHENTICATED = new Set(['/version', '/healthz', '/livez', '/readyz']);
 
 function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json') {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
+  const retryAfter = (body as { details?: { retryAfterSeconds?: number } })?.details?.retryAfterSeconds;
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(text),
+    ...(retryAfter ? { 'Retry-After': String(retryAfter) } : {}),
+  });
   res.end(text);
 }
 

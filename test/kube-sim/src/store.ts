@@ -54,14 +54,18 @@ export function notFound(type: ResourceType, name: string) {
   return errors.notFound(refOf(type, name));
 }
 
-function encodeContinue(resourceVersion: number, after: string) {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: resourceVersion, start: after })).toString('base64');
+/** A list's matches at one resourceVersion, paged through by continue tokens. */
+type ListSnapshot = { items: KubeObject[]; rv: number; id?: string };
+const MAX_LIST_SNAPSHOTS = 256;
+
+function encodeContinue(resourceVersion: number, id: string, offset: number) {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: resourceVersion, id, offset })).toString('base64');
 }
 
-function decodeContinue(token: string): { rv: number; start: string } {
+function decodeContinue(token: string): { rv: number; id: string; offset: number } {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
-    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string') return parsed;
+    if (typeof parsed.rv === 'number' && typeof parsed.id === 'string' && Number.isInteger(parsed.offset)) return parsed;
   } catch {
     // fall through to the error below
   }
@@ -140,6 +144,7 @@ export class ObjectStore {
   private history: StoreEvent[] = [];
   private historyStart = 0;
   private readonly listeners = new Set<Listener>();
+  private readonly snapshots = new Map<string, ListSnapshot>();
 
   constructor(private readonly options: { historyLimit: number } = { historyLimit: 10000 }) {}
 
@@ -182,44 +187,51 @@ export class ObjectStore {
     return this.table(resource).objects.size;
   }
 
+  /**
+   * Lists objects in key order. With a limit, the first page takes a snapshot
+   * of every match, and continue tokens page through that snapshot: later
+   * pages are consistent with the first, as kube-apiserver serves them from
+   * the first page's resourceVersion. Snapshots expire (410) like etcd history.
+   */
   list(resource: string, options: ListOptions = {}): ListResult {
+    if (options.continueToken) return this.continueList(options.continueToken, options.limit);
     const table = this.table(resource);
-    const requirements = parseLabelSelector(options.labelSelector);
     const labels = labelMatcher(options.labelSelector);
-    const keys = table.keysWithLabels(equalityTerms(requirements)) ?? table.keys();
-    let index = 0;
-    let listVersion = this.version;
-    if (options.continueToken) {
-      const token = decodeContinue(options.continueToken);
-      if (token.rv < this.oldestWatchableVersion) {
-        throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.');
-      }
-      index = lowerBound(keys, token.start);
-      listVersion = token.rv;
-    }
+    const keys = table.keysWithLabels(equalityTerms(parseLabelSelector(options.labelSelector))) ?? table.keys();
     const prefix = options.namespace ? `${options.namespace}/` : undefined;
-    if (prefix && index === 0) index = lowerBound(keys, prefix);
     const items: KubeObject[] = [];
-    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
-    let last: string | undefined;
-    let i = index;
-    for (; i < keys.length; i++) {
-      const key = keys[i];
-      if (prefix && !key.startsWith(prefix)) break;
-      const obj = table.objects.get(key)!;
-      if (!labels(obj.metadata.labels) || (options.filter && !options.filter(obj))) continue;
-      if (items.length === limit) break;
-      items.push(obj);
-      last = key;
+    for (let i = prefix ? lowerBound(keys, prefix) : 0; i < keys.length; i++) {
+      if (prefix && !keys[i].startsWith(prefix)) break;
+      const obj = table.objects.get(keys[i])!;
+      if (labels(obj.metadata.labels) && (!options.filter || options.filter(obj))) items.push(obj);
     }
-    const more = i < keys.length && items.length === limit;
-    return {
-      items,
-      resourceVersion: String(listVersion),
-      ...(more && last !== undefined
-        ? { continueToken: encodeContinue(listVersion, `${last}\u0000`) }
-        : {}),
-    };
+    const limit = options.limit && options.limit > 0 ? options.limit : Infinity;
+    if (items.length <= limit) return { items, resourceVersion: this.resourceVersion };
+    return this.page({ items, rv: this.version }, 0, limit);
+  }
+
+  private page(snapshot: ListSnapshot, offset: number, limit: number): ListResult {
+    const end = offset + limit;
+    const result: ListResult = { items: snapshot.items.slice(offset, end), resourceVersion: String(snapshot.rv) };
+    if (end < snapshot.items.length) {
+      const id = snapshot.id ?? randomUUID();
+      snapshot.id = id;
+      this.snapshots.delete(id);
+      this.snapshots.set(id, snapshot);
+      while (this.snapshots.size > MAX_LIST_SNAPSHOTS) this.snapshots.delete(this.snapshots.keys().next().value!);
+      result.continueToken = encodeContinue(snapshot.rv, id, end);
+      result.remainingItemCount = snapshot.items.length - end;
+    }
+    return result;
+  }
+
+  private continueList(token: string, limit: number | undefined): ListResult {
+    const { id, offset } = decodeContinue(token);
+    const snapshot = this.snapshots.get(id);
+    if (!snapshot) {
+      throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results.');
+    }
+    return this.page(snapshot, offset, limit && limit > 0 ? limit : Infinity);
   }
 
   /** Starts a watch; events are delivered synchronously in commit order. */
@@ -258,6 +270,7 @@ export class ObjectStore {
   compact() {
     this.history = [];
     this.historyStart = 0;
+    this.snapshots.clear();
   }
 
   private commit(resource: string, event: Omit<StoreEvent, 'resource' | 'resourceVersion'>) {
@@ -368,6 +381,10 @@ export class ObjectStore {
       obj.metadata.generation = old.metadata.generation + 1;
     }
     if (options.dryRun) return { ...obj, metadata: { ...obj.metadata, resourceVersion: old.metadata.resourceVersion } };
+    // kube-apiserver skips writes that change nothing: no new resourceVersion, no watch event.
+    if (JSON.stringify({ ...obj, metadata: { ...obj.metadata, resourceVersion: '' } }) === JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: '' } })) {
+      return old;
+    }
     return this.store(resource, obj, old);
   }
 

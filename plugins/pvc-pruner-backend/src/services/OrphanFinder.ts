@@ -3,7 +3,7 @@ import { ClusterOrphans, OrphansResponse, StatefulSetOrphans } from 'backstage-p
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { KubeGateways } from './KubeGateways';
-import { classifyClaims } from './orphanRule';
+import { classifyInSnapshot, NamespaceSnapshot } from './orphanRule';
 
 const VOLUME_READ_CONCURRENCY = 16;
 
@@ -62,21 +62,22 @@ export class OrphanFinder {
   /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */
   async classify(gateway: KubeGateway, statefulSets: V1StatefulSet[]): Promise<StatefulSetOrphans[]> {
     const namespaces = [...new Set(statefulSets.map(s => s.metadata?.namespace ?? ''))];
-    const perNamespace = new Map(
+    const snapshots = new Map(
       await Promise.all(
         namespaces.map(async ns => {
           const [claims, pods] = await Promise.all([gateway.listClaims(ns), gateway.listPods(ns)]);
-          return [ns, { claims, pods }] as const;
+          return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
         }),
       ),
     );
-    const firstPass = statefulSets.map(sts => classifyClaims({ statefulSet: sts, ...perNamespace.get(sts.metadata?.namespace ?? '')!, volumes: new Map() }));
+    const snapshotOf = (sts: V1StatefulSet) => snapshots.get(sts.metadata?.namespace ?? '')!;
+    const firstPass = statefulSets.map(sts => classifyInSnapshot(sts, snapshotOf(sts), new Map()));
     const volumeNames = [...new Set(firstPass.flatMap(r => r.orphans.flatMap(o => (o.volume ? [o.volume.name] : []))))];
     const volumes = new Map<string, V1PersistentVolume>();
     const read = await mapLimited(volumeNames, VOLUME_READ_CONCURRENCY, name => gateway.readVolume(name));
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
     return statefulSets
-      .map(sts => classifyClaims({ statefulSet: sts, ...perNamespace.get(sts.metadata?.namespace ?? '')!, volumes }))
+      .map(sts => classifyInSnapshot(sts, snapshotOf(sts), volumes))
       .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
   }
 }

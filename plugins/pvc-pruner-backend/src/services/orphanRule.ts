@@ -100,6 +100,35 @@ function orphanOf(
   };
 }
 
+/** A namespace's claims and pods, indexed once for all the StatefulSets in it. */
+export class NamespaceSnapshot {
+  private readonly claims: V1PersistentVolumeClaim[];
+  private readonly names: string[];
+  /** Pods (running or terminating) referencing each claim. */
+  readonly usedBy: Map<string, V1Pod[]>;
+
+  constructor(readonly namespace: string, claims: V1PersistentVolumeClaim[], pods: V1Pod[]) {
+    const name = (c: V1PersistentVolumeClaim) => c.metadata?.name ?? '';
+    this.claims = claims.filter(c => c.metadata?.namespace === namespace).sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+    this.names = this.claims.map(name);
+    this.usedBy = podsByClaim(pods.filter(p => p.metadata?.namespace === namespace));
+  }
+
+  /** Claims whose names start with prefix, by binary search over the sorted names. */
+  withPrefix(prefix: string): V1PersistentVolumeClaim[] {
+    let lo = 0;
+    let hi = this.names.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.names[mid] < prefix) lo = mid + 1;
+      else hi = mid;
+    }
+    const found: V1PersistentVolumeClaim[] = [];
+    for (let i = lo; i < this.names.length && this.names[i].startsWith(prefix); i++) found.push(this.claims[i]);
+    return found;
+  }
+}
+
 export interface OrphanRuleInput {
   statefulSet: V1StatefulSet;
   /** Every claim in the StatefulSet's namespace. */
@@ -118,18 +147,30 @@ export interface OrphanRuleInput {
  * with the reason.
  */
 export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
-  const { statefulSet: sts } = input;
+  const snapshot = new NamespaceSnapshot(input.statefulSet.metadata?.namespace ?? '', input.claims, input.pods);
+  return classifyInSnapshot(input.statefulSet, snapshot, input.volumes);
+}
+
+/** The orphan rule for one StatefulSet against an indexed namespace (see classifyClaims). */
+export function classifyInSnapshot(
+  sts: V1StatefulSet,
+  snapshot: NamespaceSnapshot,
+  volumes: Map<string, V1PersistentVolume>,
+): StatefulSetOrphans {
   const namespace = sts.metadata?.namespace;
   const ordinals = runningOrdinals(sts);
-  const usedBy = podsByClaim(input.pods.filter(p => p.metadata?.namespace === namespace));
+  const usedBy = snapshot.usedBy;
   const orphans: OrphanedPvc[] = [];
   const kept: KeptPvc[] = [];
+  const candidates = new Map<string, V1PersistentVolumeClaim>();
+  for (const template of sts.spec?.volumeClaimTemplates ?? []) {
+    for (const claim of snapshot.withPrefix(`${template.metadata?.name}-${sts.metadata?.name}-`)) {
+      candidates.set(claim.metadata?.name ?? '', claim);
+    }
+  }
 
-  for (const claim of input.claims) {
-    if (claim.metadata?.namespace !== namespace) continue;
-    const name = claim.metadata?.name ?? '';
-    const parsed = parseClaimName(name, sts);
-    if (!parsed) continue;
+  for (const [name, claim] of candidates) {
+    const parsed = parseClaimName(name, sts)!;
     const base = { name, uid: claim.metadata?.uid ?? '', template: parsed.template };
     if (parsed.ordinal === undefined) {
       kept.push({ ...base, reason: 'not-an-ordinal', message: `"${parsed.suffix}" after "${parsed.template}-${sts.metadata?.name}-" is not an ordinal of this StatefulSet` });
@@ -145,7 +186,7 @@ export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
       kept.push({ ...base, ordinal, reason: 'mounted-by-pod', message: `mounted by pod ${describePods(pods)}` });
       continue;
     }
-    orphans.push(orphanOf(claim, parsed.template, ordinal, ordinals.start, input.volumes));
+    orphans.push(orphanOf(claim, parsed.template, ordinal, ordinals.start, volumes));
   }
 
   orphans.sort((a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template));

@@ -64,6 +64,17 @@ function asObject(body: unknown, route: ResourceRoute): KubeObject {
   if (obj.metadata !== undefined && (typeof obj.metadata !== 'object' || obj.metadata === null)) {
     throw errors.badRequest('metadata must be an object');
   }
+  // As kube-apiserver's decoder: null is the zero value, any other non-object is a decode error (400).
+  for (const field of ['spec', 'status'] as const) {
+    const value = obj[field];
+    if (value === null) {
+      delete obj[field];
+    } else if (value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
+      throw errors.badRequest(
+        `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go struct field ${route.type.kind}.${field}`,
+      );
+    }
+  }
   return obj;
 }
 
@@ -165,7 +176,7 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
           apiVersion: apiVersionOf(route.type),
           metadata: {
             resourceVersion: result.resourceVersion,
-            ...(result.continueToken ? { continue: result.continueToken } : {}),
+            ...(result.continueToken ? { continue: result.continueToken, remainingItemCount: result.remainingItemCount } : {}),
           },
           items: result.items,
         },

@@ -1,0 +1,528 @@
+/*
+ * `npm start`: the pvc-pruner demo portal, all in one terminal.
+ *
+ *   1. the Kubernetes API simulator (test/kube-sim) with the demo scenario,
+ *      over https, in this process; its kubeconfig goes to .demo/kubeconfig;
+ *   2. the demo backend (plugins/pvc-pruner-backend, `backstage-cli package start`),
+ *      pointed at the simulator through the PVC_PRUNER_DEMO_* variables that
+ *      app-config.yaml substitutes;
+ *   3. the frontend dev app (plugins/pvc-pruner, `backstage-cli package start`).
+ *
+ * It waits until each is ready, prints one ready line, and stops everything on
+ * Ctrl-C. Child output goes to .demo/logs/; the terminal shows only warnings
+ * and errors (all of it with --verbose).
+ *
+ * Run: node --require @backstage/cli/config/nodeTransform.cjs test/demo/start.ts [--verbose] [--reset] [--time-factor F]
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  WriteStream,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeSim, PolicyRule, startKubeSim } from 'kube-sim';
+
+const ROOT = resolve(__dirname, '../..');
+const DEMO_DIR = join(ROOT, '.demo');
+const LOG_DIR = join(DEMO_DIR, 'logs');
+const KUBECONFIG = join(DEMO_DIR, 'kubeconfig');
+const CLI = require.resolve('@backstage/cli/bin/backstage-cli', {
+  paths: [ROOT],
+});
+
+// The ports of app-config.yaml (backend.baseUrl, app.baseUrl).
+const BACKEND_URL = 'http://localhost:7007';
+const FRONTEND_URL = 'http://localhost:3000';
+const FIRST_PAGE = `${FRONTEND_URL}/catalog/default/component/orders/kubernetes`;
+const READY_TIMEOUT_MS = 5 * 60_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F]]
+  --verbose          show all output of the backend and the frontend dev server (default: warnings and errors)
+  --reset            delete the demo databases in .demo/ first (job history, catalog)
+  --time-factor F    simulated-time factor of the cluster (default 0.2: a 10 s grace period takes 2 s)`;
+
+/**
+ * What Backstage's service account may do in the demo cluster: read what the
+ * Kubernetes tab shows and what pvc-pruner inspects, delete claims, and hold
+ * the pvc-pruner Lease. A real cluster would bind these rules to a ClusterRole.
+ */
+const BACKSTAGE_RULES: PolicyRule[] = [
+  {
+    apiGroups: [''],
+    resources: [
+      'pods',
+      'services',
+      'configmaps',
+      'limitranges',
+      'resourcequotas',
+      'persistentvolumeclaims',
+      'persistentvolumes',
+    ],
+    verbs: ['get', 'list', 'watch'],
+  },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['delete'] },
+  {
+    apiGroups: ['apps'],
+    resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['autoscaling'],
+    resources: ['horizontalpodautoscalers'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['batch'],
+    resources: ['jobs', 'cronjobs'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['networking.k8s.io'],
+    resources: ['ingresses'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    apiGroups: ['coordination.k8s.io'],
+    resources: ['leases'],
+    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+  },
+];
+
+const started = Date.now();
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+// eslint-disable-next-line no-control-regex
+const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '');
+
+/** A line of the backend's logger in development: `<timestamp> <plugin> <level> <message>`. */
+const BACKEND_LOG_LINE = /^\d{4}-\d\d-\d\dT[\d:.]+Z \S+ (\w+) /;
+/** Other output worth a user's eye: compile errors, crashes, restarts. */
+const NOTEWORTHY =
+  /\b(warn|warning|error|errors|fatal|exception|failed|EADDRINUSE|ERR!|restarting)\b/i;
+
+/**
+ * Whether a line shows without --verbose: the backend logger's warnings and
+ * errors (not its info lines, such as a denied prune's audit event), and
+ * anything else that looks like a problem.
+ */
+function isNoteworthy(line: string) {
+  const level = BACKEND_LOG_LINE.exec(line)?.[1];
+  if (level) return level === 'warn' || level === 'error';
+  return NOTEWORTHY.test(line);
+}
+
+interface Child {
+  name: string;
+  proc: ChildProcess;
+  log: WriteStream;
+  tail: string[];
+  exited: boolean;
+  exit: Promise<void>;
+  /** The CLI runs the server in a process of its own (the backend), and keeps running when that process dies. */
+  serverProcess?: {
+    seen: boolean;
+    missingChecks: number;
+    reportedDown: boolean;
+  };
+}
+
+const children: Child[] = [];
+let sim: KubeSim | undefined;
+let verbose = false;
+let stopping = false;
+let ready = false;
+
+function startChild(
+  name: string,
+  packageDir: string,
+  env: NodeJS.ProcessEnv,
+  options: { serverProcess?: boolean } = {},
+): Child {
+  const log = createWriteStream(join(LOG_DIR, `${name}.log`), { flags: 'w' });
+  // Its own process group, so stopping it reaches the processes it starts.
+  const proc = spawn(process.execPath, [CLI, 'package', 'start'], {
+    cwd: join(ROOT, packageDir),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const child: Child = {
+    name,
+    proc,
+    log,
+    tail: [],
+    exited: false,
+    exit: Promise.resolve(),
+    serverProcess: options.serverProcess
+      ? { seen: false, missingChecks: 0, reportedDown: false }
+      : undefined,
+  };
+  child.exit = new Promise(resolveExit => {
+    proc.once('exit', (code, signal) => {
+      child.exited = true;
+      if (!stopping) {
+        say(
+          `[${name}] exited unexpectedly (${
+            signal ?? `code ${code}`
+          }); last lines (all in ${relative(
+            process.cwd(),
+            log.path as string,
+          )}):`,
+        );
+        // Everything it started goes with it.
+        signalGroup(child, 'SIGKILL');
+        for (const line of child.tail.slice(-30)) say(`[${name}]   ${line}`);
+        void stop(1);
+      }
+      resolveExit();
+    });
+  });
+  proc.once('error', e => say(`[${name}] could not start: ${e.message}`));
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    let buffered = '';
+    let showFollowing = 0;
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split(/\r?\n/);
+      buffered = lines.pop() ?? '';
+      for (const raw of lines) {
+        const line = stripAnsi(raw);
+        log.write(`${line}\n`);
+        child.tail.push(line);
+        if (child.tail.length > 60) child.tail.shift();
+        if (!line.trim()) continue;
+        let show = verbose;
+        if (isNoteworthy(line)) {
+          show = true;
+          showFollowing = 20;
+        } else if (showFollowing > 0 && /^\s/.test(line)) {
+          show = true;
+          showFollowing--;
+        } else {
+          showFollowing = 0;
+        }
+        if (show) say(`[${name}] ${process.stdout.isTTY ? raw : line}`);
+      }
+    });
+  }
+  children.push(child);
+  return child;
+}
+
+/** The child processes of a process, from /proc (Linux); undefined where that cannot be read. */
+function childPids(pid: number): number[] | undefined {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap(task =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number),
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `backstage-cli package start` keeps running when the backend process it
+ * started dies (it restarts it on the next file change). Before the demo is
+ * ready that is fatal; after, it is worth a line.
+ */
+function watchServerProcesses() {
+  const timer = setInterval(() => {
+    for (const child of children) {
+      const server = child.serverProcess;
+      if (!server || child.exited || stopping || child.proc.pid === undefined)
+        continue;
+      const pids = childPids(child.proc.pid);
+      if (pids === undefined) continue;
+      if (pids.length > 0) {
+        server.seen = true;
+        server.missingChecks = 0;
+        server.reportedDown = false;
+        continue;
+      }
+      if (!server.seen || ++server.missingChecks < 3 || server.reportedDown)
+        continue;
+      server.reportedDown = true;
+      const logPath = relative(process.cwd(), child.log.path as string);
+      if (!ready) {
+        say(
+          `[${child.name}] the ${
+            child.name
+          } process exited during start-up (log: ${logPath})${
+            child.tail.length ? '; its last lines:' : ''
+          }`,
+        );
+        for (const line of child.tail.slice(-30))
+          say(`[${child.name}]   ${line}`);
+        void stop(1);
+      } else {
+        say(
+          `[${child.name}] the ${child.name} process exited (see ${logPath}); it restarts when you change one of its files`,
+        );
+      }
+    }
+  }, 500);
+  timer.unref();
+}
+
+/** True while any process of the child's process group is alive. */
+function groupAlive(child: Child) {
+  if (child.proc.pid === undefined) return false;
+  try {
+    process.kill(-child.proc.pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(child: Child, signal: NodeJS.Signals) {
+  if (child.proc.pid === undefined) return;
+  try {
+    process.kill(-child.proc.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function stop(code: number): Promise<never> {
+  if (stopping) return new Promise<never>(() => {});
+  stopping = true;
+  const anythingStarted = children.length > 0 || sim !== undefined;
+  if (anythingStarted) say('Stopping the demo…');
+  for (const child of children) {
+    // The CLI waits forever for a server process that already died; don't ask it.
+    signalGroup(
+      child,
+      child.serverProcess?.reportedDown ? 'SIGKILL' : 'SIGINT',
+    );
+  }
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (children.some(groupAlive) && Date.now() < deadline) await sleep(100);
+  for (const child of children.filter(groupAlive)) {
+    say(
+      `[${child.name}] did not stop within ${
+        STOP_TIMEOUT_MS / 1000
+      } s; killing it`,
+    );
+    signalGroup(child, 'SIGKILL');
+  }
+  await Promise.race([Promise.all(children.map(c => c.exit)), sleep(2000)]);
+  await sim?.close().catch(() => {});
+  await Promise.all(
+    children.map(c => new Promise<void>(r => c.log.end(() => r()))),
+  );
+  if (anythingStarted) say('Demo stopped.');
+  process.exit(code);
+}
+
+/** Last resort when this process ends another way (an uncaught error): leave no process behind. */
+process.on('exit', () => {
+  for (const child of children) signalGroup(child, 'SIGKILL');
+});
+
+function onSignal(signal: NodeJS.Signals) {
+  if (stopping) {
+    say(`${signal} again: killing everything now`);
+    for (const child of children) signalGroup(child, 'SIGKILL');
+    process.exit(130);
+  }
+  void stop(signal === 'SIGINT' ? 0 : 1);
+}
+
+async function portFree(port: number) {
+  return new Promise<boolean>(resolvePort => {
+    const server = createServer();
+    server.once('error', () => resolvePort(false));
+    server.listen(port, () => server.close(() => resolvePort(true)));
+  });
+}
+
+async function get(url: string, init?: RequestInit) {
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(5000) });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Polls `check` until it returns a truthy value; gives up when a child dies or the time runs out. */
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = started + READY_TIMEOUT_MS;
+  for (;;) {
+    if (stopping) return new Promise<T>(() => {});
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) {
+      say(
+        `Gave up waiting for ${what} after ${
+          READY_TIMEOUT_MS / 1000
+        } s; see ${relative(process.cwd(), LOG_DIR)}/`,
+      );
+      return stop(1);
+    }
+    await sleep(500);
+  }
+}
+
+/** The backend is ready when pvc-pruner answers and the catalog has loaded the demo entities (or the guest would own nothing). */
+async function waitForBackend() {
+  await waitFor(
+    'the backend (/api/pvc-pruner/health)',
+    async () => (await get(`${BACKEND_URL}/api/pvc-pruner/health`))?.ok,
+  );
+  const token = await waitFor(
+    'the demo catalog (the guest as a member of group checkout)',
+    async () => {
+      const res = await get(`${BACKEND_URL}/api/auth/guest/refresh`, {
+        method: 'POST',
+        headers: { 'X-Requested-With': 'XMLHttpRequest' },
+      });
+      if (!res?.ok) return undefined;
+      const body = (await res.json()) as {
+        backstageIdentity?: {
+          token?: string;
+          identity?: { ownershipEntityRefs?: string[] };
+        };
+      };
+      const refs = body.backstageIdentity?.identity?.ownershipEntityRefs ?? [];
+      return refs.includes('group:default/checkout')
+        ? body.backstageIdentity?.token
+        : undefined;
+    },
+  );
+  await waitFor('the demo components in the catalog', async () => {
+    const res = await get(`${BACKEND_URL}/api/catalog/entities/by-refs`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${token}`,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({
+        entityRefs: [
+          'component:default/orders',
+          'component:default/cart',
+          'component:default/search-index',
+        ],
+      }),
+    });
+    if (!res?.ok) return undefined;
+    const { items } = (await res.json()) as { items: unknown[] };
+    return items.every(Boolean);
+  });
+}
+
+async function waitForFrontend() {
+  await waitFor('the frontend dev server', async () => {
+    const res = await get(FRONTEND_URL);
+    return res?.ok && (await res.text()).includes('id="root"');
+  });
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      verbose: { type: 'boolean', default: false },
+      reset: { type: 'boolean', default: false },
+      'time-factor': { type: 'string', default: '0.2' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    say(USAGE);
+    return;
+  }
+  verbose = Boolean(values.verbose);
+  const timeFactor = Number(values['time-factor']);
+  if (!(timeFactor > 0))
+    throw new Error(`--time-factor must be a positive number\n${USAGE}`);
+
+  for (const port of [7007, 3000]) {
+    if (!(await portFree(port))) {
+      throw new Error(
+        `port ${port} is in use (is another demo running?); the demo needs ports 7007 and 3000`,
+      );
+    }
+  }
+  mkdirSync(LOG_DIR, { recursive: true });
+  if (values.reset) {
+    for (const file of readdirSync(DEMO_DIR).filter(f =>
+      /\.sqlite(-wal|-shm|-journal)?$/.test(f),
+    ))
+      rmSync(join(DEMO_DIR, file));
+    say('Deleted the demo databases in .demo/');
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => onSignal(signal));
+
+  sim = await startKubeSim({ https: true, scenario: 'demo', timeFactor });
+  sim.writeKubeconfig(KUBECONFIG);
+  const backstageToken = sim.addToken({
+    user: 'system:serviceaccount:backstage:backstage',
+    rules: BACKSTAGE_RULES,
+  });
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'development',
+    BROWSER: 'none',
+    PVC_PRUNER_DEMO_DIR: DEMO_DIR,
+    PVC_PRUNER_DEMO_KUBE_URL: sim.url,
+    PVC_PRUNER_DEMO_KUBE_TOKEN: backstageToken,
+    PVC_PRUNER_DEMO_KUBE_CA: Buffer.from(sim.caCert ?? '').toString('base64'),
+  };
+  say(
+    `Starting the pvc-pruner demo: cluster ${
+      sim.url
+    } (time factor ${timeFactor}), backend and frontend (logs in ${relative(
+      process.cwd(),
+      LOG_DIR,
+    )}/)…`,
+  );
+  startChild('backend', 'plugins/pvc-pruner-backend', env, {
+    serverProcess: true,
+  });
+  startChild('frontend', 'plugins/pvc-pruner', env);
+  watchServerProcesses();
+
+  await Promise.all([waitForBackend(), waitForFrontend()]);
+  if (stopping) return;
+  ready = true;
+
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const kubeconfig = relative(process.cwd(), KUBECONFIG) || KUBECONFIG;
+  say(
+    `pvc-pruner demo ready in ${seconds} s: open ${FIRST_PAGE} (backend ${BACKEND_URL}, cluster ${sim.url})`,
+  );
+  say(
+    `  Scale a StatefulSet and watch the card follow: kubectl --kubeconfig ${kubeconfig} -n shop scale sts orders-db --replicas=1`,
+  );
+  say(
+    `  Pages: orders, cart, search-index (another team's). Logs: ${relative(
+      process.cwd(),
+      LOG_DIR,
+    )}/. Ctrl-C stops everything.`,
+  );
+}
+
+main().catch(e => {
+  say(`demo: ${e instanceof Error ? e.message : e}`);
+  if (existsSync(LOG_DIR) && children.length > 0)
+    say(`Logs: ${relative(process.cwd(), LOG_DIR)}/`);
+  void stop(1);
+});
