@@ -1,5 +1,8 @@
 import { Request, Response } from 'express';
-import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import {
+  PruneEvent,
+  TERMINAL_JOB_STATUSES,
+} from 'backstage-plugin-pvc-pruner-common';
 import { JobEvents } from './services/JobEvents';
 import { PruneJobStore } from './services/PruneJobStore';
 
@@ -39,18 +42,30 @@ export function streamJobEvents(options: {
   };
   write(': stream of pvc-pruner job events\n\n');
 
+  const timers: NodeJS.Timeout[] = [];
+  let unsubscribe = () => {};
   const close = () => {
     if (closed) return;
     closed = true;
-    clearInterval(poll);
-    clearInterval(keepalive);
+    timers.forEach(clearInterval);
     unsubscribe();
     res.end();
   };
   const send = (event: PruneEvent) => {
     last = event.seq;
-    write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    write(
+      `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(
+        event,
+      )}\n\n`,
+    );
     if (event.type === 'job-finished') close();
+  };
+  /** True when the job finished and its job-finished event is at or before `last`: nothing will follow. */
+  const logEnded = async () => {
+    const job = await store.getJob(jobId);
+    if (!job || !TERMINAL_JOB_STATUSES.includes(job.status)) return false;
+    const end = (await store.listEvents(jobId, 0)).pop();
+    return end?.type === 'job-finished' && end.seq <= last;
   };
   const pump = async () => {
     if (pumping) {
@@ -62,21 +77,28 @@ export function streamJobEvents(options: {
       do {
         again = false;
         const batch = await store.listEvents(jobId, last);
+        // Nothing new and nothing ever will be (`after` is at or past the end of a finished job's log).
+        if (batch.length === 0 && (await logEnded())) close();
         for (const event of batch) {
           if (closed) return;
           send(event);
         }
       } while (again && !closed);
     } catch (e) {
-      if (!closed) write(`event: error\ndata: ${JSON.stringify({ message: (e as Error).message })}\n\n`);
+      if (!closed)
+        write(
+          `event: error\ndata: ${JSON.stringify({
+            message: (e as Error).message,
+          })}\n\n`,
+        );
     } finally {
       pumping = false;
     }
   };
 
-  const unsubscribe = events.subscribe(jobId, () => void pump());
-  const poll = setInterval(() => void pump(), POLL_MS);
-  const keepalive = setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS);
+  unsubscribe = events.subscribe(jobId, () => void pump());
+  timers.push(setInterval(() => void pump(), POLL_MS));
+  timers.push(setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS));
   req.on('close', close);
   void pump();
 }

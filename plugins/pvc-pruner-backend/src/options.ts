@@ -10,16 +10,22 @@ export interface PvcPrunerOptions {
 
 function positive(config: Config, key: string, fallback: number) {
   const value = config.getOptionalNumber(key) ?? fallback;
-  if (!(value > 0)) throw new Error(`pvcPruner: ${key} must be a positive number, got ${value}`);
+  if (!(value > 0))
+    throw new Error(
+      `pvcPruner: ${key} must be a positive number, got ${value}`,
+    );
   return value;
 }
 
 export function readOptions(root: Config): PvcPrunerOptions {
   const config = root.getOptionalConfig('pvcPruner') ?? new ConfigReader({});
   return {
-    clusterRequestTimeoutMs: positive(config, 'clusterRequestTimeoutSeconds', 10) * 1000,
-    volumeWaitTimeoutMs: positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
+    clusterRequestTimeoutMs:
+      positive(config, 'clusterRequestTimeoutSeconds', 10) * 1000,
+    volumeWaitTimeoutMs:
+      positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
-    requirePermissionFramework: config.getOptionalBoolean('requirePermissionFramework') ?? false,
+    requirePermissionFramework:
+      config.getOptionalBoolean('requirePermissionFramework') ?? false,
   };
 }

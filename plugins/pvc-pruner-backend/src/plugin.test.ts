@@ -1,41 +1,922 @@
 import {
+  AuditorServiceCreateEventOptions,
+  coreServices,
+  createBackendModule,
+  createBackendPlugin,
+} from '@backstage/backend-plugin-api';
+import {
   mockCredentials,
+  mockServices,
   startTestBackend,
 } from '@backstage/backend-test-utils';
+import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
+import { JsonObject } from '@backstage/types';
+import {
+  catalogConditions,
+  createCatalogConditionalDecision,
+  permissionRules,
+} from '@backstage/plugin-catalog-backend/alpha';
+import { catalogEntityPermissionResourceRef } from '@backstage/plugin-catalog-node/alpha';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import permissionBackendPlugin from '@backstage/plugin-permission-backend';
+import {
+  AuthorizeResult,
+  isPermission,
+  PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  createPermissionIntegrationRouter,
+  PermissionPolicy,
+  PolicyQuery,
+  PolicyQueryUser,
+} from '@backstage/plugin-permission-node';
+import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
+import {
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+} from 'backstage-plugin-pvc-pruner-common';
+import { KubeSim, startKubeSim } from 'kube-sim';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
 
+/*
+ * The plugin as Backstage runs it (startTestBackend: real httpRouter with its
+ * auth policy, real error handler, real database), configured with the
+ * simulator as its one cluster exactly as `kubernetes.clusterLocatorMethods`
+ * is written by users. The simulator's request log proves what reached the
+ * cluster.
+ */
+
+jest.setTimeout(30000);
+
+const ORDERS = 'component:default/orders';
+const ALICE = 'user:default/alice';
+const BOB = 'user:default/bob';
+/** A second cluster that cannot be reached; its token must not leak either. */
+const UNREACHABLE_TOKEN = 'unreachable-cluster-secret-token-4f1d2';
+
+function component(
+  name: string,
+  annotations: Record<string, string>,
+  ownedBy = 'user:default/alice',
+): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name, namespace: 'default', annotations },
+    spec: { type: 'service', owner: ownedBy, lifecycle: 'production' },
+    relations: [{ type: 'ownedBy', targetRef: ownedBy }],
+  };
+}
+
+const ENTITIES: Entity[] = [
+  component('orders', { 'backstage.io/kubernetes-id': 'orders' }),
+  component('cart', { 'backstage.io/kubernetes-id': 'cart' }),
+  component('bare', {}),
+  component('search', {
+    'backstage.io/kubernetes-id': 'search-index',
+    'backstage.io/kubernetes-namespace': 'search',
+  }),
+  component('elsewhere', {
+    'backstage.io/kubernetes-id': 'orders',
+    'backstage.io/kubernetes-cluster': 'prod',
+  }),
+];
+
+let sim: KubeSim;
+
+function config(
+  sim0: KubeSim,
+  extra: JsonObject = {},
+  clusters: JsonObject[] = [],
+): JsonObject {
+  return {
+    kubernetes: {
+      clusterLocatorMethods: [
+        {
+          type: 'config',
+          clusters: [
+            {
+              name: 'demo',
+              url: sim0.url,
+              authProvider: 'serviceAccount',
+              serviceAccountToken: sim0.token,
+              caData: Buffer.from(sim0.caCert!).toString('base64'),
+            },
+            ...clusters,
+          ],
+        },
+      ],
+    },
+    pvcPruner: { leaseDurationSeconds: 5, volumeWaitTimeoutSeconds: 5 },
+    ...extra,
+  };
+}
+
+async function startPlugin(
+  options: { config?: JsonObject; features?: any[] } = {},
+) {
+  const backend = await startTestBackend({
+    features: [
+      pvcPrunerPlugin,
+      mockServices.rootConfig.factory({ data: options.config ?? config(sim) }),
+      catalogServiceMock.factory({ entities: ENTITIES }),
+      ...(options.features ?? []),
+    ],
+  });
+  return backend.server;
+}
+
+/** The demo StatefulSet's orphans, as a scan reports them (uids from the simulator). */
+function ordersOrphans() {
+  return ['data-orders-db-2', 'data-orders-db-3'].map(name => ({
+    name,
+    uid: sim.store.get('persistentvolumeclaims', 'shop', name)!.metadata.uid,
+  }));
+}
+
+/**
+ * A prune request; a dry run unless told otherwise. A dry run writes too (a
+ * dry-run Lease create, dry-run DELETEs), so "nothing reached the cluster"
+ * holds for it as for a prune, and a refusal that fails cannot delete the
+ * claims the other tests share.
+ */
+function prune(overrides: Record<string, unknown> = {}) {
+  return {
+    entityRef: ORDERS,
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'orders-db',
+    pvcs: ordersOrphans(),
+    dryRun: true,
+    ...overrides,
+  };
+}
+
+const writes = () => sim.requests().filter(r => r.method !== 'GET');
+
+function recordingAuditor() {
+  const events: Array<{
+    options: AuditorServiceCreateEventOptions;
+    outcome?: string;
+    meta?: unknown;
+    error?: Error;
+  }> = [];
+  const auditor = mockServices.auditor.mock({
+    createEvent: async options => {
+      const event: (typeof events)[number] = { options };
+      events.push(event);
+      return {
+        success: async o =>
+          void Object.assign(event, { outcome: 'success', meta: o?.meta }),
+        fail: async o =>
+          void Object.assign(event, {
+            outcome: 'fail',
+            meta: o.meta,
+            error: o.error,
+          }),
+      };
+    },
+  });
+  return { auditor, events };
+}
+
+async function waitFor<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise(r => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  sim = await startKubeSim({ scenario: 'demo', timeFactor: 0.02, https: true });
+  // Until the demo's claims are provisioned and bound.
+  const deadline = Date.now() + 10000;
+  while (
+    sim.store
+      .list('persistentvolumeclaims')
+      .items.some(c => c.status?.phase !== 'Bound') &&
+    Date.now() < deadline
+  ) {
+    await new Promise(r => setTimeout(r, 25));
+  }
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+beforeEach(() => {
+  sim.clearRequests();
+  sim.clearFaults();
+});
+
 describe('pvcPrunerPlugin', () => {
-  it('serves /api/pvc-pruner/health', async () => {
-    const { server } = await startTestBackend({
-      features: [pvcPrunerPlugin],
-    });
+  it('serves /api/pvc-pruner/health, even without credentials', async () => {
+    const server = await startPlugin();
 
     await request(server)
       .get('/api/pvc-pruner/health')
       .expect(200, { status: 'ok' });
+    const anonymous = await request(server)
+      .get('/api/pvc-pruner/health')
+      .set('authorization', mockCredentials.none.header());
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.body).toEqual({ status: 'ok' });
+    expect((await request(server).get('/api/pvc-pruner/todos')).status).toBe(
+      404,
+    );
   });
 
-  it('serves /health without credentials', async () => {
-    const { server } = await startTestBackend({
-      features: [pvcPrunerPlugin],
-    });
+  it('registers its two permissions, on catalog entities, with the permission framework', async () => {
+    const server = await startPlugin();
 
     const response = await request(server)
-      .get('/api/pvc-pruner/health')
-      .set('Authorization', mockCredentials.none.header());
+      .get('/api/pvc-pruner/.well-known/backstage/permissions/metadata')
+      .set('authorization', mockCredentials.service.header());
 
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(response.body.permissions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'pvc-pruner.orphans.read',
+          resourceType: 'catalog-entity',
+          attributes: { action: 'read' },
+        }),
+        expect.objectContaining({
+          name: 'pvc-pruner.prune',
+          resourceType: 'catalog-entity',
+          attributes: { action: 'delete' },
+        }),
+      ]),
+    );
   });
 
-  it('does not serve the template routes', async () => {
-    const { server } = await startTestBackend({
-      features: [pvcPrunerPlugin],
+  describe('credentials', () => {
+    it('lets users and services read, and only users prune (service: 403, none: 401)', async () => {
+      const server = await startPlugin();
+      const scan = (auth: string) =>
+        request(server)
+          .get('/api/pvc-pruner/v1/orphans')
+          .query({ entityRef: ORDERS })
+          .set('authorization', auth);
+      const post = (auth: string) =>
+        request(server)
+          .post('/api/pvc-pruner/v1/prune-jobs')
+          .set('authorization', auth)
+          .send(prune());
+
+      expect((await scan(mockCredentials.user.header(ALICE))).status).toBe(200);
+      expect((await scan(mockCredentials.service.header())).status).toBe(200);
+      expect((await scan(mockCredentials.none.header())).status).toBe(401);
+
+      sim.clearRequests();
+      const service = await post(mockCredentials.service.header());
+      expect(service.status).toBe(403);
+      expect(service.body.error.message).toMatch(
+        /does not allow 'service' credentials/,
+      );
+      const none = await post(mockCredentials.none.header());
+      expect(none.status).toBe(401);
+      expect(sim.requests()).toEqual([]);
+
+      const user = await post(mockCredentials.user.header(ALICE));
+      expect(user.status).toBe(202);
+      const job = await request(server)
+        .get(`/api/pvc-pruner/v1/prune-jobs/${user.body.id}`)
+        .set('authorization', mockCredentials.service.header());
+      expect(job.status).toBe(200);
+      expect(job.body.requestedBy).toBe(ALICE);
+      await waitFor(
+        async () =>
+          (
+            await request(server).get(
+              `/api/pvc-pruner/v1/prune-jobs/${user.body.id}`,
+            )
+          ).body.finishedAt,
+      );
+    });
+  });
+
+  describe('permissions', () => {
+    function permissionsAllowing(allowed: (name: string) => AuthorizeResult) {
+      const permissions = mockServices.permissions.mock();
+      permissions.authorize.mockImplementation(
+        async requests =>
+          requests.map(r => ({ result: allowed(r.permission.name) })) as any,
+      );
+      return permissions;
+    }
+
+    it('asks about the entity (resourceRef), so policies can apply catalog conditions', async () => {
+      const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
+      const server = await startPlugin({ features: [permissions.factory] });
+
+      await request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: 'Component:orders' })
+        .set('authorization', mockCredentials.user.header(BOB))
+        .expect(200);
+      const posted = await request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(BOB))
+        .send(prune());
+      expect(posted.status).toBe(202);
+
+      const asked = permissions.authorize.mock.calls.map(
+        ([requests, options]) => ({
+          requests,
+          user: (options.credentials.principal as any).userEntityRef,
+        }),
+      );
+      expect(asked).toEqual([
+        {
+          requests: [
+            { permission: pvcPrunerOrphansReadPermission, resourceRef: ORDERS },
+          ],
+          user: BOB,
+        },
+        {
+          requests: [
+            { permission: pvcPrunerPrunePermission, resourceRef: ORDERS },
+          ],
+          user: BOB,
+        },
+      ]);
+      await waitFor(
+        async () =>
+          (
+            await request(server).get(
+              `/api/pvc-pruner/v1/prune-jobs/${posted.body.id}`,
+            )
+          ).body.finishedAt,
+      );
     });
 
-    const response = await request(server).get('/api/pvc-pruner/todos');
+    it.each([
+      ['DENY', AuthorizeResult.DENY],
+      ['an unresolved CONDITIONAL', AuthorizeResult.CONDITIONAL],
+    ])(
+      'refuses with 403 when the prune decision is %s, and writes nothing',
+      async (_what, result) => {
+        const permissions = permissionsAllowing(name =>
+          name === 'pvc-pruner.prune' ? result : AuthorizeResult.ALLOW,
+        );
+        const server = await startPlugin({ features: [permissions.factory] });
 
-    expect(response.status).toBe(404);
+        const response = await request(server)
+          .post('/api/pvc-pruner/v1/prune-jobs')
+          .send(prune());
+
+        expect(response.status).toBe(403);
+        expect(response.body.error.message).toBe(
+          `You are not allowed to prune the claims of ${ORDERS} (pvc-pruner.prune)`,
+        );
+        expect(writes()).toEqual([]);
+        // The claims are untouched, and reading is still allowed.
+        expect(
+          sim.store.get('persistentvolumeclaims', 'shop', 'data-orders-db-2'),
+        ).toBeDefined();
+        expect(
+          (
+            await request(server)
+              .get('/api/pvc-pruner/v1/orphans')
+              .query({ entityRef: ORDERS })
+          ).status,
+        ).toBe(200);
+      },
+    );
+
+    it('refuses reads with 403 when denied, before asking the cluster anything', async () => {
+      const permissions = permissionsAllowing(() => AuthorizeResult.DENY);
+      const server = await startPlugin({ features: [permissions.factory] });
+
+      const response = await request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: ORDERS });
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        `You are not allowed to view the claims of ${ORDERS} (pvc-pruner.orphans.read)`,
+      );
+      expect(sim.requests()).toEqual([]);
+    });
+
+    it('applies a real conditional policy (catalog "is entity owner") through the permission backend', async () => {
+      // The policy: anyone may read; only an owner of the entity may prune.
+      class OwnersPrune implements PermissionPolicy {
+        async handle(
+          query: PolicyQuery,
+          user?: PolicyQueryUser,
+        ): Promise<PolicyDecision> {
+          if (isPermission(query.permission, pvcPrunerPrunePermission)) {
+            return createCatalogConditionalDecision(
+              query.permission,
+              catalogConditions.isEntityOwner({
+                claims: user?.info.ownershipEntityRefs ?? [],
+              }),
+            );
+          }
+          return { result: AuthorizeResult.ALLOW };
+        }
+      }
+      const policyModule = createBackendModule({
+        pluginId: 'permission',
+        moduleId: 'owners-prune-policy',
+        register(reg) {
+          reg.registerInit({
+            deps: { policy: policyExtensionPoint },
+            async init({ policy }) {
+              policy.setPolicy(new OwnersPrune());
+            },
+          });
+        },
+      });
+      // The catalog's side of conditional decisions: the catalog-entity resource type with the catalog's
+      // real rules, served at /api/catalog/.well-known/backstage/permissions/apply-conditions. (It is mounted
+      // directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
+      // which the mock auth service does not issue.)
+      const catalogPermissions = createBackendPlugin({
+        pluginId: 'catalog',
+        register(env) {
+          env.registerInit({
+            deps: { httpRouter: coreServices.httpRouter },
+            async init({ httpRouter }) {
+              httpRouter.use(
+                createPermissionIntegrationRouter({
+                  resourceType: catalogEntityPermissionResourceRef.resourceType,
+                  rules: Object.values(permissionRules),
+                  getResources: async refs =>
+                    refs.map(ref =>
+                      ENTITIES.find(e => stringifyEntityRef(e) === ref),
+                    ),
+                }),
+              );
+            },
+          });
+        },
+      });
+      const server = await startPlugin({
+        config: config(sim, { permission: { enabled: true } }),
+        features: [permissionBackendPlugin, policyModule, catalogPermissions],
+      });
+      const post = (user: string, entityRef = ORDERS) =>
+        request(server)
+          .post('/api/pvc-pruner/v1/prune-jobs')
+          .set('authorization', mockCredentials.user.header(user))
+          .send(prune({ entityRef }));
+
+      // orders is owned by alice: she may prune it, bob may not, though both may read it.
+      const alice = await post(ALICE);
+      expect(alice.status).toBe(202);
+      const bob = await post(BOB);
+      expect(bob.status).toBe(403);
+      expect(bob.body.error.message).toBe(
+        `You are not allowed to prune the claims of ${ORDERS} (pvc-pruner.prune)`,
+      );
+      const bobReads = await request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .set('authorization', mockCredentials.user.header(BOB));
+      expect(bobReads.status).toBe(200);
+      await waitFor(
+        async () =>
+          (
+            await request(server).get(
+              `/api/pvc-pruner/v1/prune-jobs/${alice.body.id}`,
+            )
+          ).body.finishedAt,
+      );
+    });
+  });
+
+  describe('audit', () => {
+    it('audits orphan reads with severity low and prunes with severity high, with their outcomes', async () => {
+      const { auditor, events } = recordingAuditor();
+      const server = await startPlugin({ features: [auditor.factory] });
+
+      await request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .expect(200);
+      const posted = await request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .send(prune());
+      expect(posted.status).toBe(202);
+      await request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: 'component:default/nope' })
+        .expect(404);
+
+      const prunes = () => events.filter(e => e.options.eventId === 'prune');
+      await waitFor(async () => prunes()[0]?.outcome);
+      const reads = events.filter(e => e.options.eventId === 'orphans-read');
+      expect(reads.map(e => [e.options.severityLevel, e.outcome])).toEqual([
+        ['low', 'success'],
+        ['low', 'fail'],
+      ]);
+      expect(reads[0].meta).toEqual({ orphans: 5 });
+      expect(reads[1].error?.name).toBe('NotFoundError');
+      expect(prunes()).toHaveLength(1);
+      expect(prunes()[0].options).toMatchObject({
+        severityLevel: 'high',
+        meta: {
+          actor: ALICE,
+          entityRef: ORDERS,
+          cluster: 'demo',
+          namespace: 'shop',
+          statefulSet: 'orders-db',
+          pvcs: ['data-orders-db-2', 'data-orders-db-3'],
+          dryRun: true,
+        },
+      });
+      expect(prunes()[0]).toMatchObject({
+        outcome: 'success',
+        meta: {
+          jobId: posted.body.id,
+          outcome: 'succeeded',
+          deleted: ['data-orders-db-2', 'data-orders-db-3'],
+        },
+      });
+    });
+  });
+
+  describe('pvcPruner.requirePermissionFramework', () => {
+    it('refuses every prune when the permission framework is off, says why, and writes nothing', async () => {
+      const logger = mockServices.logger.mock();
+      const server = await startPlugin({
+        config: config(sim, {
+          permission: { enabled: false },
+          pvcPruner: { requirePermissionFramework: true },
+        }),
+        features: [logger.factory],
+      });
+
+      const response = await request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .send(prune());
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)',
+      );
+      expect(writes()).toEqual([]);
+      expect(
+        (
+          await request(server)
+            .get('/api/pvc-pruner/v1/orphans')
+            .query({ entityRef: ORDERS })
+        ).status,
+      ).toBe(200);
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringContaining(
+          'pruning is refused (pvcPruner.requirePermissionFramework)',
+        ),
+      );
+    });
+
+    it('without it, a framework that is off lets every signed-in user prune, with a warning', async () => {
+      const logger = mockServices.logger.mock();
+      const server = await startPlugin({
+        config: config(sim, { permission: { enabled: false } }),
+        features: [logger.factory],
+      });
+
+      const response = await request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(BOB))
+        .send(prune());
+
+      expect(response.status).toBe(202);
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringContaining('every signed-in user may prune'),
+      );
+      await waitFor(
+        async () =>
+          (
+            await request(server).get(
+              `/api/pvc-pruner/v1/prune-jobs/${response.body.id}`,
+            )
+          ).body.finishedAt,
+      );
+    });
+  });
+
+  describe('bad input', () => {
+    const uid = '0b5e6a4c-6f5e-4a8e-9d55-8d3f0c0e9a11';
+    const cases: Array<[string, () => request.Test, number, RegExp]> = [];
+    let server: any;
+    const post = (body: () => unknown) => () =>
+      request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .send(body() as object);
+    cases.push(
+      [
+        'a malformed entityRef',
+        post(() => prune({ entityRef: 'component:' })),
+        400,
+        /^Malformed entityRef "component:"/,
+      ],
+      [
+        'an unknown entityRef',
+        post(() => prune({ entityRef: 'component:default/nope' })),
+        404,
+        /^Entity component:default\/nope was not found in the catalog$/,
+      ],
+      [
+        'an unknown cluster',
+        post(() => prune({ cluster: 'staging' })),
+        400,
+        /^Unknown cluster "staging"$/,
+      ],
+      [
+        'a cluster other than the entity’s',
+        post(() => prune({ entityRef: 'component:default/elsewhere' })),
+        403,
+        /^Entity component:default\/elsewhere maps to cluster "prod", not "demo"$/,
+      ],
+      [
+        'a namespace other than the entity’s',
+        post(() => prune({ entityRef: 'component:default/search' })),
+        403,
+        /^Entity component:default\/search maps to namespace "search", not "shop"$/,
+      ],
+      [
+        'another entity’s StatefulSet',
+        post(() => prune({ entityRef: 'component:default/cart' })),
+        403,
+        /^StatefulSet shop\/orders-db in cluster "demo" is not one of component:default\/cart's \(selector backstage\.io\/kubernetes-id=cart\)$/,
+      ],
+      [
+        'a StatefulSet that does not exist',
+        post(() => prune({ statefulSet: 'nope-db' })),
+        403,
+        /^StatefulSet shop\/nope-db in cluster "demo" is not one of component:default\/orders's/,
+      ],
+      [
+        'an empty list of claims',
+        post(() => prune({ pvcs: [] })),
+        400,
+        /^Invalid prune request: pvcs: pvcs must list at least one claim$/,
+      ],
+      [
+        'the same claim twice',
+        post(() =>
+          prune({
+            pvcs: [
+              { name: 'data-orders-db-2', uid },
+              { name: 'data-orders-db-2', uid },
+            ],
+          }),
+        ),
+        400,
+        /^pvcs lists the same claim more than once$/,
+      ],
+      [
+        'dryRun as a string',
+        post(() => prune({ dryRun: 'false' })),
+        400,
+        /^Invalid prune request: dryRun: Expected boolean, received string$/,
+      ],
+      [
+        'a claim name as a number',
+        post(() => prune({ pvcs: [{ name: 2, uid }] })),
+        400,
+        /^Invalid prune request: pvcs\.0\.name: Expected string, received number$/,
+      ],
+      [
+        'a missing cluster',
+        post(() => ({ ...prune(), cluster: undefined })),
+        400,
+        /^Invalid prune request: cluster: Required$/,
+      ],
+      [
+        'an unknown field',
+        post(() => prune({ force: true })),
+        400,
+        /Unrecognized key\(s\) in object: 'force'/,
+      ],
+      [
+        'a body over 64 kB',
+        post(() =>
+          prune({
+            pvcs: Array.from({ length: 900 }, (_, i) => ({
+              name: `data-orders-db-${i}`,
+              uid: `${uid}-${'x'.repeat(30)}`,
+            })),
+          }),
+        ),
+        413,
+        /request entity too large/i,
+      ],
+      [
+        'an entity without Kubernetes annotations',
+        post(() => prune({ entityRef: 'component:default/bare' })),
+        400,
+        /^Entity component:default\/bare has no Kubernetes annotations: add "backstage\.io\/kubernetes-id" or "backstage\.io\/kubernetes-label-selector"/,
+      ],
+      [
+        'a scan of an entity without Kubernetes annotations',
+        () =>
+          request(server)
+            .get('/api/pvc-pruner/v1/orphans')
+            .query({ entityRef: 'component:default/bare' }),
+        400,
+        /backstage\.io\/kubernetes-id.*backstage\.io\/kubernetes-label-selector/,
+      ],
+      [
+        'a scan of an unknown entity',
+        () =>
+          request(server)
+            .get('/api/pvc-pruner/v1/orphans')
+            .query({ entityRef: 'component:default/nope' }),
+        404,
+        /was not found in the catalog/,
+      ],
+      [
+        'a scan with a malformed entityRef',
+        () =>
+          request(server)
+            .get('/api/pvc-pruner/v1/orphans')
+            .query({ entityRef: 'orders' }),
+        400,
+        /^Malformed entityRef "orders"/,
+      ],
+      [
+        'an unknown job id',
+        () => request(server).get(`/api/pvc-pruner/v1/prune-jobs/${uid}`),
+        404,
+        new RegExp(`^No prune job with id "${uid}"$`),
+      ],
+      [
+        'the events of an unknown job',
+        () =>
+          request(server).get(`/api/pvc-pruner/v1/prune-jobs/${uid}/events`),
+        404,
+        /^No prune job with id/,
+      ],
+      [
+        'a bad ?after=',
+        () =>
+          request(server).get(
+            `/api/pvc-pruner/v1/prune-jobs/${uid}/events?after=soon`,
+          ),
+        400,
+        /^Invalid query: after: Expected number, received nan$/,
+      ],
+      [
+        'a negative ?after=',
+        () =>
+          request(server).get(
+            `/api/pvc-pruner/v1/prune-jobs/${uid}/events?after=-3`,
+          ),
+        400,
+        /^Invalid query: after: Number must be greater than or equal to 0$/,
+      ],
+    );
+
+    it.each(
+      cases.map(([what, send, status, message]) => ({
+        what,
+        send,
+        status,
+        message,
+      })),
+    )(
+      'answers $status for $what, says what is wrong, and writes nothing to the cluster',
+      async ({ send, status, message }) => {
+        server = await startPlugin();
+        sim.clearRequests();
+
+        const response = await send();
+
+        expect(response.status).toBe(status);
+        expect(response.body.error.message).toMatch(message);
+        expect(writes()).toEqual([]);
+        expect(response.text).not.toContain(sim.token);
+      },
+    );
+  });
+
+  it('never lets a cluster token reach a response, an event, an error, the audit log or the plugin log', async () => {
+    const { auditor, events } = recordingAuditor();
+    const logger = mockServices.logger.mock();
+    const server = await startPlugin({
+      config: config(sim, {}, [
+        {
+          name: 'unreachable',
+          url: 'https://127.0.0.1:9',
+          authProvider: 'serviceAccount',
+          serviceAccountToken: UNREACHABLE_TOKEN,
+          skipTLSVerify: true,
+        },
+      ]),
+      features: [auditor.factory, logger.factory],
+    });
+    const texts: string[] = [];
+    const send = async (req: request.Test) => {
+      const res = await req;
+      texts.push(res.text, JSON.stringify(res.headers));
+      return res;
+    };
+
+    // A scan reaching one cluster and failing on the other.
+    const scan = await send(
+      request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: ORDERS }),
+    );
+    expect(
+      scan.body.clusters.find((c: any) => c.cluster === 'unreachable'),
+    ).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('unreachable') },
+    });
+    // A cluster refusing the scan, and refusing the deletions.
+    sim.addFault({
+      verb: 'list',
+      resource: 'persistentvolumeclaims',
+      status: 401,
+      times: 1,
+    });
+    const refused = await send(
+      request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef: ORDERS }),
+    );
+    expect(
+      refused.body.clusters.find((c: any) => c.cluster === 'demo'),
+    ).toMatchObject({ ok: false, error: { statusCode: 401 } });
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 403,
+    });
+    const posted = await send(
+      request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .send(prune({ dryRun: false })),
+    );
+    expect(posted.status).toBe(202);
+    const job = await waitFor(async () => {
+      const res = await send(
+        request(server).get(`/api/pvc-pruner/v1/prune-jobs/${posted.body.id}`),
+      );
+      return res.body.finishedAt ? res.body : undefined;
+    });
+    expect(job.status).toBe('failed');
+    expect(job.summary.failed).toHaveLength(2);
+    await send(
+      request(server).get(
+        `/api/pvc-pruner/v1/prune-jobs/${posted.body.id}/events`,
+      ),
+    );
+    await send(
+      request(server)
+        .get('/api/pvc-pruner/v1/prune-jobs')
+        .query({ entityRef: ORDERS }),
+    );
+    // Prunes on the unreachable cluster, and with an unknown one.
+    const elsewhere = await send(
+      request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .send(prune({ cluster: 'unreachable' })),
+    );
+    expect(elsewhere.status).toBeGreaterThanOrEqual(500);
+    await send(
+      request(server)
+        .post('/api/pvc-pruner/v1/prune-jobs')
+        .send(prune({ cluster: 'nope' })),
+    );
+
+    const audit = JSON.stringify(
+      events.map(e => ({
+        meta: e.options.meta,
+        outcome: e.outcome,
+        outcomeMeta: e.meta,
+        error: e.error && { message: e.error.message, stack: e.error.stack },
+      })),
+    );
+    const logged = JSON.stringify(
+      ['debug', 'info', 'warn', 'error'].flatMap(level =>
+        (logger as any)[level].mock.calls.map((args: unknown[]) =>
+          args.map(a => (a instanceof Error ? `${a.message} ${a.stack}` : a)),
+        ),
+      ),
+    );
+    for (const text of [...texts, audit, logged]) {
+      expect(text).not.toContain(sim.token);
+      expect(text).not.toContain(UNREACHABLE_TOKEN);
+    }
+    expect(texts.join('\n')).toContain('403 Forbidden');
+    expect(events.length).toBeGreaterThanOrEqual(5);
   });
 });

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
-import { coreServices, createBackendPlugin } from '@backstage/backend-plugin-api';
+import {
+  coreServices,
+  createBackendPlugin,
+} from '@backstage/backend-plugin-api';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
-import { PVC_PRUNER_PLUGIN_ID, pvcPrunerPermissions } from 'backstage-plugin-pvc-pruner-common';
+import {
+  PVC_PRUNER_PLUGIN_ID,
+  pvcPrunerPermissions,
+} from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
 import { createRouter } from './router';
 import { ClusterRegistry } from './services/ClusterRegistry';
@@ -37,28 +43,53 @@ export const pvcPrunerPlugin = createBackendPlugin({
         lifecycle: coreServices.lifecycle,
         catalog: catalogServiceRef,
       },
-      async init({ config, logger, database, httpAuth, httpRouter, permissions, permissionsRegistry, auditor, lifecycle, catalog }) {
+      async init({
+        config,
+        logger,
+        database,
+        httpAuth,
+        httpRouter,
+        permissions,
+        permissionsRegistry,
+        auditor,
+        lifecycle,
+        catalog,
+      }) {
         const options = readOptions(config);
-        const permissionsEnabled = config.getOptionalBoolean('permission.enabled') ?? false;
+        const permissionsEnabled =
+          config.getOptionalBoolean('permission.enabled') ?? false;
         if (!permissionsEnabled) {
           logger.warn(
             `pvc-pruner: the permission framework is off (permission.enabled is not true), so ${
-              options.requirePermissionFramework ? 'pruning is refused (pvcPruner.requirePermissionFramework)' : 'every signed-in user may prune'
+              options.requirePermissionFramework
+                ? 'pruning is refused (pvcPruner.requirePermissionFramework)'
+                : 'every signed-in user may prune'
             }`,
           );
         }
         permissionsRegistry.addPermissions(pvcPrunerPermissions);
 
-        const gateways = new KubeGateways(ClusterRegistry.fromConfig(config, logger), options.clusterRequestTimeoutMs);
+        const gateways = new KubeGateways(
+          ClusterRegistry.fromConfig(config, logger),
+          options.clusterRequestTimeoutMs,
+        );
         const store = await PruneJobStore.create({ database });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
           {
             store,
-            runner: new PruneRunner(store, events, new VolumeFollower(options.volumeWaitTimeoutMs), { renewIntervalMs: leaseMs / 3 }),
+            runner: new PruneRunner(
+              store,
+              events,
+              new VolumeFollower(options.volumeWaitTimeoutMs),
+              { renewIntervalMs: leaseMs / 3 },
+            ),
             gateways,
-            lock: new LeaseLock(options.leaseDurationSeconds, `backstage-${hostname()}-${process.pid}`),
+            lock: new LeaseLock(
+              options.leaseDurationSeconds,
+              `backstage-${hostname()}-${process.pid}`,
+            ),
             logger,
           },
           { heartbeatMs: leaseMs / 3, staleAfterMs: leaseMs },

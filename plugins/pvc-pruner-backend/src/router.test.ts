@@ -1,28 +1,947 @@
-import { mockErrorHandler } from '@backstage/backend-test-utils';
+import {
+  AuditorService,
+  AuditorServiceCreateEventOptions,
+  BackstageCredentials,
+} from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockErrorHandler,
+  mockServices,
+} from '@backstage/backend-test-utils';
+import { Entity } from '@backstage/catalog-model';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  OrphansResponse,
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+  PruneJob,
+  PruneRequest,
+} from 'backstage-plugin-pvc-pruner-common';
 import express from 'express';
+import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
-import { createRouter } from './router';
+import { createRouter, RouterOptions } from './router';
+import {
+  EntityWorkloads,
+  EntityWorkloadTarget,
+} from './services/EntityWorkloads';
+import { JobEvents } from './services/JobEvents';
+import { OrphanFinder } from './services/OrphanFinder';
+import { JobOutcomeReporter, PruneJobs } from './services/PruneJobs';
+import { PruneJobStore } from './services/PruneJobStore';
+import { PruneResult } from './services/PruneRunner';
+
+/*
+ * createRouter with the real catalog lookup (EntityWorkloads on the catalog
+ * mock), the real job store and event log (SQLite in memory), and fakes for
+ * the two services that would talk to Kubernetes (OrphanFinder, PruneJobs):
+ * what the router lets through to them, and what it answers, is the subject.
+ */
+
+const ORDERS = 'component:default/orders';
+const ALICE = 'user:default/alice';
+
+function entity(
+  name: string,
+  annotations: Record<string, string> = { 'backstage.io/kubernetes-id': name },
+): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name, namespace: 'default', annotations },
+    spec: { type: 'service', owner: 'team-a', lifecycle: 'production' },
+  };
+}
+
+const ENTITIES = [
+  entity('orders'),
+  entity('bare', {}),
+  entity('pinned', {
+    'backstage.io/kubernetes-label-selector': 'app=pinned',
+    'backstage.io/kubernetes-namespace': 'shop',
+    'backstage.io/kubernetes-cluster': 'prod',
+  }),
+];
+
+interface RecordedAudit {
+  options: AuditorServiceCreateEventOptions;
+  outcome?: 'success' | 'fail';
+  meta?: unknown;
+  error?: Error;
+}
+
+/** An auditor that records each event and how it ended. */
+function recordingAuditor() {
+  const events: RecordedAudit[] = [];
+  const auditor: AuditorService = {
+    async createEvent(options) {
+      const event: RecordedAudit = { options };
+      events.push(event);
+      return {
+        async success(o) {
+          Object.assign(event, { outcome: 'success', meta: o?.meta });
+        },
+        async fail(o) {
+          Object.assign(event, {
+            outcome: 'fail',
+            meta: o.meta,
+            error: o.error,
+          });
+        },
+      };
+    },
+  };
+  return { auditor, events };
+}
+
+const SCAN: OrphansResponse = {
+  entityRef: ORDERS,
+  clusters: [{ cluster: 'demo', ok: true, statefulSets: [] }],
+  totals: { orphans: 3, reclaimableBytes: 3, retainedBytes: 0 },
+};
+
+function validPrune(overrides: Record<string, unknown> = {}): PruneRequest {
+  return {
+    entityRef: ORDERS,
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'orders-db',
+    pvcs: [
+      { name: 'data-orders-db-2', uid: '7f1c8a56-1111-4c1e-9d7a-000000000002' },
+      { name: 'data-orders-db-3', uid: '7f1c8a56-1111-4c1e-9d7a-000000000003' },
+    ],
+    ...overrides,
+  } as PruneRequest;
+}
 
 describe('createRouter', () => {
+  let knex: Knex;
+  let store: PruneJobStore;
+  let events: JobEvents;
+  let permissions: ReturnType<typeof mockServices.permissions.mock>;
+  let audit: ReturnType<typeof recordingAuditor>;
+  let findForEntity: jest.Mock<
+    Promise<OrphansResponse>,
+    [EntityWorkloadTarget]
+  >;
+  let start: jest.Mock<
+    Promise<PruneJob>,
+    [PruneRequest, EntityWorkloadTarget, string, JobOutcomeReporter]
+  >;
   let app: express.Express;
 
+  async function makeApp(overrides: Partial<RouterOptions> = {}) {
+    const router = await createRouter({
+      httpAuth: mockServices.httpAuth(),
+      permissions,
+      auditor: audit.auditor,
+      entityWorkloads: new EntityWorkloads(
+        catalogServiceMock({ entities: ENTITIES }),
+      ),
+      orphanFinder: { findForEntity } as unknown as OrphanFinder,
+      jobs: { start } as unknown as PruneJobs,
+      store,
+      events,
+      ...overrides,
+    });
+    return express().use(router).use(mockErrorHandler());
+  }
+
+  /** A job in the store, as PruneJobs.start leaves it. */
+  async function storedJob(entityRef = ORDERS) {
+    return store.createJob({
+      entityRef,
+      cluster: 'demo',
+      namespace: 'shop',
+      statefulSet: 'orders-db',
+      dryRun: false,
+      requestedBy: ALICE,
+      pvcs: validPrune().pvcs,
+    });
+  }
+
+  /** Appends events up to and including job-finished, so the job's log is complete. */
+  async function finishJob(id: string) {
+    await events.append({ jobId: id, type: 'job-started', message: 'started' });
+    await events.append({
+      jobId: id,
+      type: 'pvc-deleting',
+      pvc: 'data-orders-db-2',
+      message: 'deleting',
+    });
+    await events.append({
+      jobId: id,
+      type: 'pvc-deleted',
+      pvc: 'data-orders-db-2',
+      message: 'deleted',
+    });
+    await store.updateJob(id, {
+      status: 'succeeded',
+      finishedAt: new Date().toISOString(),
+    });
+    await events.append({
+      jobId: id,
+      type: 'job-finished',
+      status: 'succeeded',
+      message: 'done',
+    });
+  }
+
   beforeEach(async () => {
-    app = express();
-    app.use(await createRouter());
-    app.use(mockErrorHandler());
+    knex = knexFactory({
+      client: 'better-sqlite3',
+      connection: { filename: ':memory:' },
+      useNullAsDefault: true,
+    });
+    store = await PruneJobStore.create({
+      database: { getClient: async () => knex },
+    });
+    events = new JobEvents(store);
+    permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async requests =>
+      requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+    );
+    audit = recordingAuditor();
+    findForEntity = jest.fn(async (_target: EntityWorkloadTarget) => SCAN);
+    start = jest.fn(
+      async (
+        req: PruneRequest,
+        target: EntityWorkloadTarget,
+        requestedBy: string,
+        _reporter: JobOutcomeReporter,
+      ) =>
+        store.createJob({
+          ...req,
+          entityRef: target.entityRef,
+          dryRun: Boolean(req.dryRun),
+          requestedBy,
+        }),
+    );
+    app = await makeApp();
+  });
+
+  afterEach(async () => {
+    await knex.destroy();
   });
 
   it('answers GET /health with status ok', async () => {
     const response = await request(app).get('/health');
 
     expect(response.status).toBe(200);
-    expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({ status: 'ok' });
   });
 
   it('answers 404 for unknown routes', async () => {
-    const response = await request(app).get('/todos');
+    expect((await request(app).get('/todos')).status).toBe(404);
+    expect((await request(app).delete('/v1/prune-jobs/x')).status).toBe(404);
+  });
 
-    expect(response.status).toBe(404);
+  describe('GET /v1/orphans', () => {
+    it('resolves the entity, checks pvc-pruner.orphans.read on it, and returns the scan', async () => {
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: 'Component:orders' })
+        .set('authorization', mockCredentials.user.header(ALICE));
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(SCAN);
+      // The ref is normalised (kind lower-cased, default namespace) before the permission check.
+      expect(permissions.authorize).toHaveBeenCalledTimes(1);
+      const [requests, { credentials }] = permissions.authorize.mock.calls[0];
+      expect(requests).toEqual([
+        { permission: pvcPrunerOrphansReadPermission, resourceRef: ORDERS },
+      ]);
+      expect(
+        (credentials as BackstageCredentials<any>).principal,
+      ).toMatchObject({ type: 'user', userEntityRef: ALICE });
+      expect(findForEntity).toHaveBeenCalledWith(
+        expect.objectContaining({
+          entityRef: ORDERS,
+          labelSelector: 'backstage.io/kubernetes-id=orders',
+        }),
+      );
+    });
+
+    it('accepts service credentials too', async () => {
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .set('authorization', mockCredentials.service.header());
+
+      expect(response.status).toBe(200);
+      expect(
+        permissions.authorize.mock.calls[0][1].credentials.principal,
+      ).toMatchObject({ type: 'service' });
+    });
+
+    it('refuses requests without credentials with 401', async () => {
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .set('authorization', mockCredentials.none.header());
+
+      expect(response.status).toBe(401);
+      expect(findForEntity).not.toHaveBeenCalled();
+    });
+
+    it('answers 403 when the permission is denied, without scanning', async () => {
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.DENY },
+      ]);
+
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS });
+
+      expect(response.status).toBe(403);
+      expect(response.body.error).toMatchObject({
+        name: 'NotAllowedError',
+        message: `You are not allowed to view the claims of ${ORDERS} (pvc-pruner.orphans.read)`,
+      });
+      expect(findForEntity).not.toHaveBeenCalled();
+    });
+
+    it('treats anything but ALLOW (e.g. an unresolved CONDITIONAL) as a denial', async () => {
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.CONDITIONAL } as any,
+      ]);
+
+      expect(
+        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
+          .status,
+      ).toBe(403);
+      expect(findForEntity).not.toHaveBeenCalled();
+    });
+
+    it('audits each read with severity low, and its outcome', async () => {
+      await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .expect(200);
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.DENY },
+      ]);
+      await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .expect(403);
+
+      expect(audit.events).toHaveLength(2);
+      expect(audit.events[0].options).toMatchObject({
+        eventId: 'orphans-read',
+        severityLevel: 'low',
+        meta: { entityRef: ORDERS },
+      });
+      expect(audit.events[0].options.request).toBeDefined();
+      expect(audit.events[0]).toMatchObject({
+        outcome: 'success',
+        meta: { orphans: 3 },
+      });
+      expect(audit.events[1]).toMatchObject({
+        outcome: 'fail',
+        error: expect.objectContaining({ name: 'NotAllowedError' }),
+      });
+    });
+
+    it.each([
+      [{}, /^Invalid query: entityRef: Required/],
+      [{ entityRef: '' }, /^Invalid query: entityRef: entityRef is required/],
+      [
+        { entityRef: 'component:' },
+        /^Malformed entityRef "component:": Entity reference "component:" was not on the form/,
+      ],
+      [
+        { entityRef: 'orders' },
+        /^Malformed entityRef "orders": .*missing or empty kind/,
+      ],
+      [
+        { 'entityRef[]': ORDERS },
+        /^Invalid query: entityRef: Expected string, received array/,
+      ],
+    ])('answers 400 for the query %j', async (query, message) => {
+      const response = await request(app).get('/v1/orphans').query(query);
+
+      expect(response.status).toBe(400);
+      expect(response.body.error.name).toBe('InputError');
+      expect(response.body.error.message).toMatch(message);
+      expect(findForEntity).not.toHaveBeenCalled();
+    });
+
+    it('answers 404 for an entity the catalog does not have', async () => {
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: 'component:default/nope' });
+
+      expect(response.status).toBe(404);
+      expect(response.body.error.message).toBe(
+        'Entity component:default/nope was not found in the catalog',
+      );
+    });
+
+    it('answers 400 naming the annotations for an entity without Kubernetes annotations', async () => {
+      const response = await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: 'component:default/bare' });
+
+      expect(response.status).toBe(400);
+      expect(response.body.error.message).toContain(
+        'backstage.io/kubernetes-id',
+      );
+      expect(response.body.error.message).toContain(
+        'backstage.io/kubernetes-label-selector',
+      );
+      expect(findForEntity).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('POST /v1/prune-jobs', () => {
+    it('starts a job for a user allowed pvc-pruner.prune on the entity, and answers 202 with its id', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .send(validPrune({ entityRef: 'Component:orders', dryRun: true }));
+
+      expect(response.status).toBe(202);
+      expect(response.body).toEqual({ id: expect.any(String) });
+      expect(permissions.authorize).toHaveBeenCalledWith(
+        [{ permission: pvcPrunerPrunePermission, resourceRef: ORDERS }],
+        expect.anything(),
+      );
+      expect(start).toHaveBeenCalledTimes(1);
+      const [req, target, requestedBy] = start.mock.calls[0];
+      expect(req).toEqual({
+        ...validPrune({ dryRun: true }),
+        entityRef: ORDERS,
+      });
+      expect(target).toMatchObject({
+        entityRef: ORDERS,
+        labelSelector: 'backstage.io/kubernetes-id=orders',
+      });
+      expect(requestedBy).toBe(ALICE);
+      expect(await store.getJob(response.body.id)).toMatchObject({
+        requestedBy: ALICE,
+        dryRun: true,
+      });
+    });
+
+    it('refuses service credentials with 403: a prune is always some user’s', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('authorization', mockCredentials.service.header())
+        .send(validPrune());
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toMatch(
+        /does not allow 'service' credentials/,
+      );
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it('refuses requests without credentials with 401', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('authorization', mockCredentials.none.header())
+        .send(validPrune());
+
+      expect(response.status).toBe(401);
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it('answers 403 when pvc-pruner.prune is denied, and audits the failure', async () => {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            r.permission.name === 'pvc-pruner.prune'
+              ? AuthorizeResult.DENY
+              : AuthorizeResult.ALLOW,
+        })),
+      );
+
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .send(validPrune());
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        `You are not allowed to prune the claims of ${ORDERS} (pvc-pruner.prune)`,
+      );
+      expect(start).not.toHaveBeenCalled();
+      expect(audit.events).toHaveLength(1);
+      expect(audit.events[0]).toMatchObject({
+        options: { eventId: 'prune', severityLevel: 'high' },
+        outcome: 'fail',
+      });
+      // Reading is still allowed.
+      expect(
+        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
+          .status,
+      ).toBe(200);
+    });
+
+    it('audits a prune with severity high, who asked and for what, then its outcome when the job ends', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .send(validPrune());
+      expect(response.status).toBe(202);
+
+      expect(audit.events).toHaveLength(1);
+      const [event] = audit.events;
+      expect(event.options).toMatchObject({
+        eventId: 'prune',
+        severityLevel: 'high',
+        meta: {
+          actor: ALICE,
+          entityRef: ORDERS,
+          cluster: 'demo',
+          namespace: 'shop',
+          statefulSet: 'orders-db',
+          pvcs: ['data-orders-db-2', 'data-orders-db-3'],
+          dryRun: false,
+        },
+      });
+      // Accepted is not done: the outcome is recorded when the job reports it.
+      expect(event.outcome).toBeUndefined();
+      const reporter = start.mock.calls[0][3];
+      const job = (await store.getJob(response.body.id))!;
+      const ok = (n: string) => ({ name: n, uid: n });
+      reporter.finished(job, {
+        status: 'succeeded',
+        summary: {
+          deleted: [ok('data-orders-db-2')],
+          skipped: [ok('data-orders-db-3')],
+          failed: [],
+          bytesReclaimed: 0,
+        },
+      } as PruneResult);
+      await new Promise(r => setImmediate(r));
+      expect(event).toMatchObject({
+        outcome: 'success',
+        meta: {
+          jobId: job.id,
+          outcome: 'succeeded',
+          deleted: ['data-orders-db-2'],
+          skipped: ['data-orders-db-3'],
+        },
+      });
+    });
+
+    it('audits a job that ends aborted or failed as a failure, with the reason', async () => {
+      await request(app).post('/v1/prune-jobs').send(validPrune()).expect(202);
+      const reporter = start.mock.calls[0][3];
+      const job = (await store.listJobs()).items[0];
+      reporter.finished(job, {
+        status: 'aborted',
+        reason: 'StatefulSet shop/orders-db changed',
+        summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+      });
+      await new Promise(r => setImmediate(r));
+
+      expect(audit.events[0]).toMatchObject({
+        outcome: 'fail',
+        meta: { jobId: job.id, outcome: 'aborted' },
+      });
+      expect(audit.events[0].error!.message).toBe(
+        'prune aborted: StatefulSet shop/orders-db changed',
+      );
+    });
+
+    it('refuses every prune with 403 and the reason when pruning is disabled', async () => {
+      app = await makeApp({
+        pruneDisabledReason:
+          'Pruning is disabled: the permission framework is off',
+      });
+
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .send(validPrune());
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        'Pruning is disabled: the permission framework is off',
+      );
+      expect(start).not.toHaveBeenCalled();
+      expect(permissions.authorize).not.toHaveBeenCalled();
+      expect(audit.events[0]).toMatchObject({
+        options: { eventId: 'prune', severityLevel: 'high' },
+        outcome: 'fail',
+      });
+      expect(
+        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
+          .status,
+      ).toBe(200);
+    });
+
+    const many = Array.from({ length: 1001 }, (_, i) => ({
+      name: `data-orders-db-${i}`,
+      uid: `u${i}`,
+    }));
+    it.each<[string, unknown, RegExp]>([
+      [
+        'an empty list of claims',
+        validPrune({ pvcs: [] }),
+        /^Invalid prune request: pvcs: pvcs must list at least one claim$/,
+      ],
+      [
+        'too many claims',
+        validPrune({ pvcs: many }),
+        /^Invalid prune request: pvcs: Array must contain at most 1000 element\(s\)$/,
+      ],
+      [
+        'a missing field',
+        { ...validPrune(), statefulSet: undefined },
+        /^Invalid prune request: statefulSet: Required$/,
+      ],
+      [
+        'dryRun as a string',
+        validPrune({ dryRun: 'yes' }),
+        /^Invalid prune request: dryRun: Expected boolean, received string$/,
+      ],
+      [
+        'pvcs as an object',
+        validPrune({ pvcs: { name: 'x' } }),
+        /^Invalid prune request: pvcs: Expected array, received object$/,
+      ],
+      [
+        'a claim without uid',
+        validPrune({ pvcs: [{ name: 'data-orders-db-2' }] }),
+        /^Invalid prune request: pvcs\.0\.uid: Required$/,
+      ],
+      [
+        'a claim with a number uid',
+        validPrune({ pvcs: [{ name: 'data-orders-db-2', uid: 7 }] }),
+        /pvcs\.0\.uid: Expected string, received number/,
+      ],
+      [
+        'a claim with an extra field',
+        validPrune({
+          pvcs: [{ name: 'data-orders-db-2', uid: 'u', force: true }],
+        }),
+        /pvcs\.0: Unrecognized key\(s\) in object: 'force'/,
+      ],
+      [
+        'an unknown top-level field',
+        validPrune({ gracePeriodSeconds: 0 }),
+        /^Invalid prune request: prune request: Unrecognized key\(s\) in object: 'gracePeriodSeconds'$/,
+      ],
+      [
+        'an upper-case claim name',
+        validPrune({ pvcs: [{ name: 'Data-2', uid: 'u' }] }),
+        /pvcs\.0\.name: must be a lowercase RFC 1123 name/,
+      ],
+      [
+        'a path in the namespace',
+        validPrune({ namespace: '../kube-system' }),
+        /namespace: must be a lowercase RFC 1123 name/,
+      ],
+      [
+        'a too long namespace',
+        validPrune({ namespace: 'n'.repeat(64) }),
+        /namespace: String must contain at most 63 character\(s\)/,
+      ],
+      [
+        'an array body',
+        [validPrune()],
+        /^Invalid prune request: prune request: Expected object, received array$/,
+      ],
+      [
+        'a malformed entityRef',
+        validPrune({ entityRef: 'component:default/' }),
+        /^Malformed entityRef "component:default\/": /,
+      ],
+      [
+        'an entityRef without kind',
+        validPrune({ entityRef: 'orders' }),
+        /^Malformed entityRef "orders": .*missing or empty kind/,
+      ],
+    ])(
+      'answers 400 for %s, and starts nothing',
+      async (_what, body, message) => {
+        const response = await request(app)
+          .post('/v1/prune-jobs')
+          .send(body as object);
+
+        expect(response.status).toBe(400);
+        expect(response.body.error.name).toBe('InputError');
+        expect(response.body.error.message).toMatch(message);
+        expect(start).not.toHaveBeenCalled();
+      },
+    );
+
+    it('answers 400 for a body that is not JSON', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('content-type', 'application/json')
+        .send('{"entityRef":');
+
+      expect(response.status).toBe(400);
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it('answers 413 for a body over 64 kB, before reading it', async () => {
+      const body = validPrune({
+        pvcs: Array.from({ length: 1000 }, (_, i) => ({
+          name: `data-orders-db-${i}`,
+          uid: 'x'.repeat(64),
+        })),
+      });
+      expect(JSON.stringify(body).length).toBeGreaterThan(64 * 1024);
+
+      const response = await request(app).post('/v1/prune-jobs').send(body);
+
+      expect(response.status).toBe(413);
+      expect(response.body.error.message).toMatch(/request entity too large/i);
+      expect(start).not.toHaveBeenCalled();
+      expect(audit.events).toEqual([]);
+    });
+
+    it('answers 404 for an unknown entity, and 400 naming the annotations for one without them', async () => {
+      const unknown = await request(app)
+        .post('/v1/prune-jobs')
+        .send(validPrune({ entityRef: 'component:default/nope' }));
+      const bare = await request(app)
+        .post('/v1/prune-jobs')
+        .send(validPrune({ entityRef: 'component:default/bare' }));
+
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.message).toBe(
+        'Entity component:default/nope was not found in the catalog',
+      );
+      expect(bare.status).toBe(400);
+      expect(bare.body.error.message).toMatch(
+        /backstage\.io\/kubernetes-id.*backstage\.io\/kubernetes-label-selector/,
+      );
+      expect(start).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('GET /v1/prune-jobs', () => {
+    it('lists the jobs of an entity the caller may read', async () => {
+      const job = await storedJob();
+      await storedJob('component:default/pinned');
+
+      const response = await request(app)
+        .get('/v1/prune-jobs')
+        .query({ entityRef: ORDERS, limit: 5 });
+
+      expect(response.status).toBe(200);
+      expect(response.body.items.map((j: PruneJob) => j.id)).toEqual([job.id]);
+      expect(permissions.authorize).toHaveBeenCalledWith(
+        [{ permission: pvcPrunerOrphansReadPermission, resourceRef: ORDERS }],
+        expect.anything(),
+      );
+    });
+
+    it.each([
+      [
+        { entityRef: ORDERS, limit: 0 },
+        /limit: Number must be greater than or equal to 1/,
+      ],
+      [
+        { entityRef: ORDERS, limit: 'ten' },
+        /limit: Expected number, received nan/,
+      ],
+      [{ entityRef: ORDERS, cursor: 'not a cursor!' }, /Invalid cursor/],
+      [{ limit: 5 }, /entityRef: Required/],
+    ])('answers 400 for %j', async (query, message) => {
+      const response = await request(app).get('/v1/prune-jobs').query(query);
+
+      expect(response.status).toBe(400);
+      expect(response.body.error.message).toMatch(message);
+    });
+
+    it('answers 403 when reads are denied', async () => {
+      await storedJob();
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.DENY },
+      ]);
+
+      expect(
+        (await request(app).get('/v1/prune-jobs').query({ entityRef: ORDERS }))
+          .status,
+      ).toBe(403);
+    });
+  });
+
+  describe('GET /v1/prune-jobs/:id', () => {
+    it('returns a job after checking read permission on its entity', async () => {
+      const job = await storedJob();
+
+      const response = await request(app)
+        .get(`/v1/prune-jobs/${job.id}`)
+        .set('authorization', mockCredentials.service.header());
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(job);
+      expect(permissions.authorize).toHaveBeenCalledWith(
+        [{ permission: pvcPrunerOrphansReadPermission, resourceRef: ORDERS }],
+        expect.anything(),
+      );
+    });
+
+    it.each([
+      '0b5e6a4c-6f5e-4a8e-9d55-8d3f0c0e9a11',
+      'not-a-uuid',
+      "x' OR '1'='1",
+    ])('answers 404 for the unknown job id %j', async id => {
+      await storedJob();
+
+      const response = await request(app).get(
+        `/v1/prune-jobs/${encodeURIComponent(id)}`,
+      );
+
+      expect(response.status).toBe(404);
+      expect(response.body.error.message).toBe(`No prune job with id "${id}"`);
+    });
+
+    it('answers 403 for a job of an entity the caller may not read, and 401 without credentials', async () => {
+      const job = await storedJob();
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.DENY },
+      ]);
+
+      expect((await request(app).get(`/v1/prune-jobs/${job.id}`)).status).toBe(
+        403,
+      );
+      expect(
+        (
+          await request(app)
+            .get(`/v1/prune-jobs/${job.id}`)
+            .set('authorization', mockCredentials.none.header())
+        ).status,
+      ).toBe(401);
+    });
+  });
+
+  describe('GET /v1/prune-jobs/:id/events', () => {
+    function parseFrames(text: string) {
+      return text
+        .split('\n\n')
+        .filter(f => f.includes('data: '))
+        .map(f => {
+          const fields = Object.fromEntries(
+            f
+              .split('\n')
+              .filter(l => !l.startsWith(':'))
+              .map(l => [
+                l.slice(0, l.indexOf(':')),
+                l.slice(l.indexOf(':') + 2),
+              ]),
+          );
+          return {
+            id: fields.id,
+            event: fields.event,
+            data: JSON.parse(fields.data),
+          };
+        });
+    }
+
+    it('replays a finished job as text/event-stream frames, in seq order, and ends', async () => {
+      const job = await storedJob();
+      await finishJob(job.id);
+
+      const response = await request(app).get(
+        `/v1/prune-jobs/${job.id}/events`,
+      );
+
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
+      expect(response.headers['cache-control']).toContain('no-cache');
+      const frames = parseFrames(response.text);
+      expect(frames.map(f => f.data.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(frames.map(f => f.event)).toEqual([
+        'job-queued',
+        'job-started',
+        'pvc-deleting',
+        'pvc-deleted',
+        'job-finished',
+      ]);
+      expect(frames.map(f => f.id)).toEqual(['1', '2', '3', '4', '5']);
+    });
+
+    it('replays only the events after ?after=', async () => {
+      const job = await storedJob();
+      await finishJob(job.id);
+
+      const frames = parseFrames(
+        (
+          await request(app)
+            .get(`/v1/prune-jobs/${job.id}/events`)
+            .query({ after: 3 })
+        ).text,
+      );
+
+      expect(frames.map(f => f.data.seq)).toEqual([4, 5]);
+    });
+
+    it('ends at once when ?after= is at or past the end of a finished job’s log', async () => {
+      const job = await storedJob();
+      await finishJob(job.id);
+
+      for (const after of [5, 99]) {
+        const response = await request(app)
+          .get(`/v1/prune-jobs/${job.id}/events`)
+          .query({ after })
+          .timeout(3000);
+        expect(response.status).toBe(200);
+        expect(parseFrames(response.text)).toEqual([]);
+      }
+    });
+
+    it('follows a running job live until job-finished', async () => {
+      const job = await storedJob();
+      const pending = request(app)
+        .get(`/v1/prune-jobs/${job.id}/events`)
+        .then(r => r);
+      await new Promise(r => setTimeout(r, 100));
+      await finishJob(job.id);
+
+      const frames = parseFrames((await pending).text);
+
+      expect(frames.map(f => f.data.seq)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    it.each(['abc', '-1', '1.5', '1e999', 'after=1&after=2'])(
+      'answers 400 for ?after=%j before any stream starts',
+      async after => {
+        const job = await storedJob();
+
+        const response = await request(app).get(
+          `/v1/prune-jobs/${job.id}/events?after=${after.replace(
+            'after=1&after=',
+            '1&after=',
+          )}`,
+        );
+
+        expect(response.status).toBe(400);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        expect(response.body.error.message).toMatch(/^Invalid query: after: /);
+      },
+    );
+
+    it('checks read permission before sending headers: a denial is a JSON 403, not a stream', async () => {
+      const job = await storedJob();
+      permissions.authorize.mockResolvedValue([
+        { result: AuthorizeResult.DENY },
+      ]);
+
+      const response = await request(app).get(
+        `/v1/prune-jobs/${job.id}/events`,
+      );
+
+      expect(response.status).toBe(403);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+    });
+
+    it('answers 404 for an unknown job', async () => {
+      expect(
+        (
+          await request(app).get(
+            '/v1/prune-jobs/0b5e6a4c-6f5e-4a8e-9d55-8d3f0c0e9a11/events',
+          )
+        ).status,
+      ).toBe(404);
+    });
   });
 });

@@ -12,7 +12,10 @@ import express from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod/v3';
 import { streamJobEvents } from './eventStream';
-import { EntityWorkloads, parseEntityRefStrict } from './services/EntityWorkloads';
+import {
+  EntityWorkloads,
+  parseEntityRefStrict,
+} from './services/EntityWorkloads';
 import { JobEvents } from './services/JobEvents';
 import { OrphanFinder } from './services/OrphanFinder';
 import { PruneJobs } from './services/PruneJobs';
@@ -23,7 +26,14 @@ import { requirePermission } from './services/requirePermission';
 export const MAX_BODY = '64kb';
 const MAX_PVCS = 1000;
 
-const k8sName = z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name');
+const k8sName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(
+    /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
+    'must be a lowercase RFC 1123 name',
+  );
 
 const pruneRequestSchema = z
   .object({
@@ -32,24 +42,36 @@ const pruneRequestSchema = z
     namespace: k8sName.max(63),
     statefulSet: k8sName,
     pvcs: z
-      .array(z.object({ name: k8sName, uid: z.string().min(1).max(64) }).strict())
+      .array(
+        z.object({ name: k8sName, uid: z.string().min(1).max(64) }).strict(),
+      )
       .min(1, 'pvcs must list at least one claim')
       .max(MAX_PVCS),
     dryRun: z.boolean().optional(),
   })
   .strict();
 
-const entityQuery = z.object({ entityRef: z.string().min(1, 'entityRef is required') });
+const entityQuery = z.object({
+  entityRef: z.string().min(1, 'entityRef is required'),
+});
 const historyQuery = entityQuery.extend({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
-const afterQuery = z.object({ after: z.coerce.number().int().min(0).default(0) });
+const afterQuery = z.object({
+  after: z.coerce.number().int().min(0).default(0),
+});
 
-function parse<T extends z.ZodTypeAny>(schema: T, input: unknown, what: string): z.infer<T> {
+function parse<T extends z.ZodTypeAny>(
+  schema: T,
+  input: unknown,
+  what: string,
+): z.infer<T> {
   const parsed = schema.safeParse(input);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map(i => `${i.path.join('.') || what}: ${i.message}`).join('; ');
+    const issues = parsed.error.issues
+      .map(i => `${i.path.join('.') || what}: ${i.message}`)
+      .join('; ');
     throw new InputError(`Invalid ${what}: ${issues}`);
   }
   return parsed.data;
@@ -68,16 +90,37 @@ export interface RouterOptions {
   pruneDisabledReason?: string;
 }
 
-export async function createRouter(options: RouterOptions): Promise<express.Router> {
-  const { httpAuth, permissions, auditor, entityWorkloads, orphanFinder, jobs, store, events } = options;
+export async function createRouter(
+  options: RouterOptions,
+): Promise<express.Router> {
+  const {
+    httpAuth,
+    permissions,
+    auditor,
+    entityWorkloads,
+    orphanFinder,
+    jobs,
+    store,
+    events,
+  } = options;
   const router = Router();
   router.use(express.json({ limit: MAX_BODY }));
 
   const readableJob = async (req: express.Request) => {
-    const credentials = await httpAuth.credentials(req, { allow: ['user', 'service'] });
-    const job = await store.getJob(z.string().uuid().safeParse(req.params.id).success ? req.params.id : '');
-    if (!job) throw new NotFoundError(`No prune job with id "${req.params.id}"`);
-    await requirePermission({ permissions, permission: pvcPrunerOrphansReadPermission, entityRef: job.entityRef, credentials });
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
+    const job = await store.getJob(
+      z.string().uuid().safeParse(req.params.id).success ? req.params.id : '',
+    );
+    if (!job)
+      throw new NotFoundError(`No prune job with id "${req.params.id}"`);
+    await requirePermission({
+      permissions,
+      permission: pvcPrunerOrphansReadPermission,
+      entityRef: job.entityRef,
+      credentials,
+    });
     return job;
   };
 
@@ -87,11 +130,23 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.get('/v1/orphans', async (req, res) => {
     const { entityRef } = parse(entityQuery, req.query, 'query');
-    const credentials = await httpAuth.credentials(req, { allow: ['user', 'service'] });
-    const audit = await auditor.createEvent({ eventId: 'orphans-read', severityLevel: 'low', request: req, meta: { entityRef } });
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
+    const audit = await auditor.createEvent({
+      eventId: 'orphans-read',
+      severityLevel: 'low',
+      request: req,
+      meta: { entityRef },
+    });
     try {
       const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({ permissions, permission: pvcPrunerOrphansReadPermission, entityRef: target.entityRef, credentials });
+      await requirePermission({
+        permissions,
+        permission: pvcPrunerOrphansReadPermission,
+        entityRef: target.entityRef,
+        credentials,
+      });
       const result = await orphanFinder.findForEntity(target);
       await audit.success({ meta: { orphans: result.totals.orphans } });
       res.json(result);
@@ -121,19 +176,46 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
       },
     });
     try {
-      if (options.pruneDisabledReason) throw new NotAllowedError(options.pruneDisabledReason);
+      if (options.pruneDisabledReason)
+        throw new NotAllowedError(options.pruneDisabledReason);
       const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({ permissions, permission: pvcPrunerPrunePermission, entityRef: target.entityRef, credentials });
-      const job = await jobs.start({ ...body, entityRef: target.entityRef }, target, requestedBy, {
-        finished: (finishedJob, result) =>
-          void (result.status === 'succeeded'
-            ? audit.success({ meta: { jobId: finishedJob.id, outcome: result.status, deleted: result.summary.deleted.map(p => p.name), skipped: result.summary.skipped.map(p => p.name) } })
-            : audit.fail({
-                error: new Error(`prune ${result.status}${result.reason ? `: ${result.reason}` : ''}`),
-                meta: { jobId: finishedJob.id, outcome: result.status, deleted: result.summary.deleted.map(p => p.name), failed: result.summary.failed.map(p => p.name) },
-              })),
-        crashed: (_job, error) => void audit.fail({ error }),
+      await requirePermission({
+        permissions,
+        permission: pvcPrunerPrunePermission,
+        entityRef: target.entityRef,
+        credentials,
       });
+      const job = await jobs.start(
+        { ...body, entityRef: target.entityRef },
+        target,
+        requestedBy,
+        {
+          finished: (finishedJob, result) =>
+            void (result.status === 'succeeded'
+              ? audit.success({
+                  meta: {
+                    jobId: finishedJob.id,
+                    outcome: result.status,
+                    deleted: result.summary.deleted.map(p => p.name),
+                    skipped: result.summary.skipped.map(p => p.name),
+                  },
+                })
+              : audit.fail({
+                  error: new Error(
+                    `prune ${result.status}${
+                      result.reason ? `: ${result.reason}` : ''
+                    }`,
+                  ),
+                  meta: {
+                    jobId: finishedJob.id,
+                    outcome: result.status,
+                    deleted: result.summary.deleted.map(p => p.name),
+                    failed: result.summary.failed.map(p => p.name),
+                  },
+                })),
+          crashed: (_job, error) => void audit.fail({ error }),
+        },
+      );
       res.status(202).json({ id: job.id });
     } catch (error) {
       await audit.fail({ error: error as Error });
@@ -143,10 +225,23 @@ export async function createRouter(options: RouterOptions): Promise<express.Rout
 
   router.get('/v1/prune-jobs', async (req, res) => {
     const query = parse(historyQuery, req.query, 'query');
-    const credentials = await httpAuth.credentials(req, { allow: ['user', 'service'] });
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
     const target = await entityWorkloads.resolve(query.entityRef, credentials);
-    await requirePermission({ permissions, permission: pvcPrunerOrphansReadPermission, entityRef: target.entityRef, credentials });
-    res.json(await store.listJobs({ entityRef: target.entityRef, limit: query.limit, cursor: query.cursor }));
+    await requirePermission({
+      permissions,
+      permission: pvcPrunerOrphansReadPermission,
+      entityRef: target.entityRef,
+      credentials,
+    });
+    res.json(
+      await store.listJobs({
+        entityRef: target.entityRef,
+        limit: query.limit,
+        cursor: query.cursor,
+      }),
+    );
   });
 
   router.get('/v1/prune-jobs/:id', async (req, res) => {

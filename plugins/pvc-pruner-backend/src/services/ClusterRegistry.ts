@@ -1,4 +1,7 @@
-import { LoggerService, RootConfigService } from '@backstage/backend-plugin-api';
+import {
+  LoggerService,
+  RootConfigService,
+} from '@backstage/backend-plugin-api';
 import { Config } from '@backstage/config';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -40,7 +43,14 @@ class KeepAliveKubeConfig extends KubeConfig {
   }
 }
 
-function kubeConfigFor(options: { name: string; url: string; token?: string; caData?: string; caFile?: string; skipTLSVerify: boolean }) {
+function kubeConfigFor(options: {
+  name: string;
+  url: string;
+  token?: string;
+  caData?: string;
+  caFile?: string;
+  skipTLSVerify: boolean;
+}) {
   return () => {
     const kc = new KeepAliveKubeConfig();
     kc.loadFromOptions({
@@ -51,11 +61,19 @@ function kubeConfigFor(options: { name: string; url: string; token?: string; caD
           caData: options.caData,
           caFile: options.caFile,
           // client-node refuses plain http unless told there is no TLS to verify (kubectl proxy, local clusters).
-          skipTLSVerify: options.skipTLSVerify || options.url.startsWith('http:'),
+          skipTLSVerify:
+            options.skipTLSVerify || options.url.startsWith('http:'),
         },
       ],
-      users: [{ name: 'pvc-pruner', ...(options.token ? { token: options.token } : {}) }],
-      contexts: [{ name: options.name, cluster: options.name, user: 'pvc-pruner' }],
+      users: [
+        {
+          name: 'pvc-pruner',
+          ...(options.token ? { token: options.token } : {}),
+        },
+      ],
+      contexts: [
+        { name: options.name, cluster: options.name, user: 'pvc-pruner' },
+      ],
       currentContext: options.name,
     });
     return kc;
@@ -67,17 +85,31 @@ function fromConfigCluster(c: Config, logger: LoggerService): ClusterTarget {
   const url = c.getString('url');
   const authMetadata = c.getOptionalConfig('authMetadata');
   const authProvider =
-    c.getOptionalString('authProvider') ?? authMetadata?.getOptionalString(AUTH_PROVIDER_ANNOTATION) ?? 'serviceAccount';
+    c.getOptionalString('authProvider') ??
+    authMetadata?.getOptionalString(AUTH_PROVIDER_ANNOTATION) ??
+    'serviceAccount';
   if (authProvider !== 'serviceAccount') {
     logger.warn(
       `pvc-pruner: cluster "${name}" uses authProvider "${authProvider}", which pvc-pruner does not support (only "serviceAccount"); it will be reported as unavailable`,
     );
-    return { name, url, unavailable: `authProvider "${authProvider}" is not supported by pvc-pruner; use "serviceAccount"` };
+    return {
+      name,
+      url,
+      unavailable: `authProvider "${authProvider}" is not supported by pvc-pruner; use "serviceAccount"`,
+    };
   }
-  const token = c.getOptionalString('serviceAccountToken') ?? authMetadata?.getOptionalString('serviceAccountToken');
+  const token =
+    c.getOptionalString('serviceAccountToken') ??
+    authMetadata?.getOptionalString('serviceAccountToken');
   if (!token) {
-    logger.warn(`pvc-pruner: cluster "${name}" has no serviceAccountToken; it will be reported as unavailable`);
-    return { name, url, unavailable: 'no serviceAccountToken is configured for this cluster' };
+    logger.warn(
+      `pvc-pruner: cluster "${name}" has no serviceAccountToken; it will be reported as unavailable`,
+    );
+    return {
+      name,
+      url,
+      unavailable: 'no serviceAccountToken is configured for this cluster',
+    };
   }
   return {
     name,
@@ -102,20 +134,43 @@ function fromConfigCluster(c: Config, logger: LoggerService): ClusterTarget {
 export class ClusterRegistry {
   private constructor(private readonly clusters: ClusterTarget[]) {}
 
-  static fromConfig(config: RootConfigService, logger: LoggerService): ClusterRegistry {
+  static fromConfig(
+    config: RootConfigService,
+    logger: LoggerService,
+  ): ClusterRegistry {
     const clusters: ClusterTarget[] = [];
-    for (const method of config.getOptionalConfigArray('kubernetes.clusterLocatorMethods') ?? []) {
+    for (const method of config.getOptionalConfigArray(
+      'kubernetes.clusterLocatorMethods',
+    ) ?? []) {
       const type = method.getString('type');
       if (type === 'config') {
-        for (const c of method.getOptionalConfigArray('clusters') ?? []) clusters.push(fromConfigCluster(c, logger));
+        for (const c of method.getOptionalConfigArray('clusters') ?? [])
+          clusters.push(fromConfigCluster(c, logger));
       } else if (type === 'localKubectlProxy') {
-        clusters.push({ name: 'local', url: LOCAL_PROXY_URL, kubeConfig: kubeConfigFor({ name: 'local', url: LOCAL_PROXY_URL, skipTLSVerify: false }) });
+        clusters.push({
+          name: 'local',
+          url: LOCAL_PROXY_URL,
+          kubeConfig: kubeConfigFor({
+            name: 'local',
+            url: LOCAL_PROXY_URL,
+            skipTLSVerify: false,
+          }),
+        });
       } else {
-        logger.warn(`pvc-pruner: cluster locator "${type}" is not supported (only "config" and "localKubectlProxy"); its clusters are not scanned`);
-        clusters.push({ name: `${type} locator`, url: '', unavailable: `cluster locator "${type}" is not supported by pvc-pruner` });
+        logger.warn(
+          `pvc-pruner: cluster locator "${type}" is not supported (only "config" and "localKubectlProxy"); its clusters are not scanned`,
+        );
+        clusters.push({
+          name: `${type} locator`,
+          url: '',
+          unavailable: `cluster locator "${type}" is not supported by pvc-pruner`,
+        });
       }
     }
-    if (clusters.length === 0) logger.warn('pvc-pruner: no clusters in kubernetes.clusterLocatorMethods');
+    if (clusters.length === 0)
+      logger.warn(
+        'pvc-pruner: no clusters in kubernetes.clusterLocatorMethods',
+      );
     return new ClusterRegistry(clusters);
   }
 

@@ -1,11 +1,17 @@
 import { BackstageCredentials } from '@backstage/backend-plugin-api';
-import { Entity, parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
+import {
+  Entity,
+  parseEntityRef,
+  stringifyEntityRef,
+} from '@backstage/catalog-model';
 import { InputError, NotFoundError } from '@backstage/errors';
 import { CatalogService } from '@backstage/plugin-catalog-node';
 
 export const KUBERNETES_ID_ANNOTATION = 'backstage.io/kubernetes-id';
-export const KUBERNETES_LABEL_SELECTOR_ANNOTATION = 'backstage.io/kubernetes-label-selector';
-export const KUBERNETES_NAMESPACE_ANNOTATION = 'backstage.io/kubernetes-namespace';
+export const KUBERNETES_LABEL_SELECTOR_ANNOTATION =
+  'backstage.io/kubernetes-label-selector';
+export const KUBERNETES_NAMESPACE_ANNOTATION =
+  'backstage.io/kubernetes-namespace';
 export const KUBERNETES_CLUSTER_ANNOTATION = 'backstage.io/kubernetes-cluster';
 
 /** Where an entity's workloads live, read from its annotations as Backstage's Kubernetes plugin reads them. */
@@ -44,7 +50,9 @@ export function parseEntityRefStrict(ref: string): string {
   try {
     return stringifyEntityRef(parseEntityRef(ref));
   } catch (e) {
-    throw new InputError(`Malformed entityRef "${ref}": ${(e as Error).message}`);
+    throw new InputError(
+      `Malformed entityRef "${ref}": ${(e as Error).message}`,
+    );
   }
 }
 
@@ -52,10 +60,14 @@ export function parseEntityRefStrict(ref: string): string {
 export class EntityWorkloads {
   constructor(private readonly catalog: CatalogService) {}
 
-  async resolve(entityRef: string, credentials: BackstageCredentials): Promise<EntityWorkloadTarget> {
+  async resolve(
+    entityRef: string,
+    credentials: BackstageCredentials,
+  ): Promise<EntityWorkloadTarget> {
     const ref = parseEntityRefStrict(entityRef);
     const entity = await this.catalog.getEntityByRef(ref, { credentials });
-    if (!entity) throw new NotFoundError(`Entity ${ref} was not found in the catalog`);
+    if (!entity)
+      throw new NotFoundError(`Entity ${ref} was not found in the catalog`);
     return workloadTargetOf(entity);
   }
 }

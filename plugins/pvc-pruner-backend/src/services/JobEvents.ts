@@ -14,7 +14,10 @@ export class JobEvents {
   }
 
   async append(event: Omit<PruneEvent, 'seq' | 'at'>): Promise<PruneEvent> {
-    const stored = await this.store.appendEvent({ ...event, at: new Date().toISOString() });
+    const stored = await this.store.appendEvent({
+      ...event,
+      at: new Date().toISOString(),
+    });
     this.emitter.emit(event.jobId, stored);
     return stored;
   }

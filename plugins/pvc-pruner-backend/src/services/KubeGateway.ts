@@ -27,7 +27,10 @@ export class ClusterRequestError extends Error {
   }
 }
 
-export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: T };
+export type WatchEvent<T> = {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+};
 
 function statusOf(body: unknown): { message?: string; reason?: string } {
   try {
@@ -65,7 +68,15 @@ export class KubeGateway {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ClusterRequestError(this.cluster, `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`, 504, 'Timeout')),
+        () =>
+          reject(
+            new ClusterRequestError(
+              this.cluster,
+              `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`,
+              504,
+              'Timeout',
+            ),
+          ),
         this.timeoutMs,
       );
     });
@@ -84,94 +95,176 @@ export class KubeGateway {
       const status = statusOf(e.body);
       return new ClusterRequestError(
         this.cluster,
-        `cluster "${this.cluster}" refused ${what}: ${e.code} ${status.reason ?? ''}${status.message ? ` (${status.message})` : ''}`.replace(/\s+\(/, ' ('),
+        `cluster "${this.cluster}" refused ${what}: ${e.code} ${
+          status.reason ?? ''
+        }${status.message ? ` (${status.message})` : ''}`.replace(
+          /\s+\(/,
+          ' (',
+        ),
         e.code,
         status.reason,
       );
     }
-    const cause = (e as { code?: string; message?: string })?.code ?? (e as Error)?.message ?? String(e);
-    return new ClusterRequestError(this.cluster, `cluster "${this.cluster}" is unreachable for ${what}: ${cause}`);
+    const cause =
+      (e as { code?: string; message?: string })?.code ??
+      (e as Error)?.message ??
+      String(e);
+    return new ClusterRequestError(
+      this.cluster,
+      `cluster "${this.cluster}" is unreachable for ${what}: ${cause}`,
+    );
   }
 
-  private async listAll<T>(what: string, page: (cont?: string) => Promise<{ items: T[]; metadata?: { _continue?: string } }>) {
+  private async listAll<T>(
+    what: string,
+    page: (
+      cont?: string,
+    ) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+  ) {
     const items: T[] = [];
     let cont: string | undefined;
     do {
-      const result = await this.call(what, () => page(cont));
+      const token = cont;
+      const result = await this.call(what, () => page(token));
       items.push(...result.items);
       cont = result.metadata?._continue || undefined;
     } while (cont);
     return items;
   }
 
-  listStatefulSets(labelSelector: string, namespace?: string): Promise<V1StatefulSet[]> {
+  listStatefulSets(
+    labelSelector: string,
+    namespace?: string,
+  ): Promise<V1StatefulSet[]> {
     const limit = this.pageSize;
     return this.listAll('list statefulsets', _continue =>
       namespace
-        ? this.apps.listNamespacedStatefulSet({ namespace, labelSelector, limit, _continue })
-        : this.apps.listStatefulSetForAllNamespaces({ labelSelector, limit, _continue }),
+        ? this.apps.listNamespacedStatefulSet({
+            namespace,
+            labelSelector,
+            limit,
+            _continue,
+          })
+        : this.apps.listStatefulSetForAllNamespaces({
+            labelSelector,
+            limit,
+            _continue,
+          }),
     );
   }
 
   readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
-    return this.call(`get statefulset ${namespace}/${name}`, () => this.apps.readNamespacedStatefulSet({ namespace, name }));
+    return this.call(`get statefulset ${namespace}/${name}`, () =>
+      this.apps.readNamespacedStatefulSet({ namespace, name }),
+    );
   }
 
   listClaims(namespace: string): Promise<V1PersistentVolumeClaim[]> {
     const limit = this.pageSize;
-    return this.listAll(`list persistentvolumeclaims in ${namespace}`, _continue =>
-      this.core.listNamespacedPersistentVolumeClaim({ namespace, limit, _continue }),
+    return this.listAll(
+      `list persistentvolumeclaims in ${namespace}`,
+      _continue =>
+        this.core.listNamespacedPersistentVolumeClaim({
+          namespace,
+          limit,
+          _continue,
+        }),
     );
   }
 
   listPods(namespace: string): Promise<V1Pod[]> {
     const limit = this.pageSize;
-    return this.listAll(`list pods in ${namespace}`, _continue => this.core.listNamespacedPod({ namespace, limit, _continue }));
+    return this.listAll(`list pods in ${namespace}`, _continue =>
+      this.core.listNamespacedPod({ namespace, limit, _continue }),
+    );
   }
 
   /** The claim, or undefined when it does not exist. */
-  async readClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+  async readClaim(
+    namespace: string,
+    name: string,
+  ): Promise<V1PersistentVolumeClaim | undefined> {
     return this.orUndefined(() =>
-      this.call(`get persistentvolumeclaim ${namespace}/${name}`, () => this.core.readNamespacedPersistentVolumeClaim({ namespace, name })),
+      this.call(`get persistentvolumeclaim ${namespace}/${name}`, () =>
+        this.core.readNamespacedPersistentVolumeClaim({ namespace, name }),
+      ),
     );
   }
 
   /** The volume, or undefined when it does not exist. */
   async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
-    return this.orUndefined(() => this.call(`get persistentvolume ${name}`, () => this.core.readPersistentVolume({ name })));
+    return this.orUndefined(() =>
+      this.call(`get persistentvolume ${name}`, () =>
+        this.core.readPersistentVolume({ name }),
+      ),
+    );
   }
 
   /** Deletes a claim only if it still has this uid and resourceVersion (409 otherwise). */
-  deleteClaim(namespace: string, name: string, preconditions: { uid: string; resourceVersion: string }, dryRun: boolean) {
+  deleteClaim(
+    namespace: string,
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+    dryRun: boolean,
+  ) {
     return this.call(`delete persistentvolumeclaim ${namespace}/${name}`, () =>
       this.core.deleteNamespacedPersistentVolumeClaim({
         namespace,
         name,
         ...(dryRun ? { dryRun: 'All' } : {}),
-        body: { preconditions, propagationPolicy: 'Background', ...(dryRun ? { dryRun: ['All'] } : {}) },
+        body: {
+          preconditions,
+          propagationPolicy: 'Background',
+          ...(dryRun ? { dryRun: ['All'] } : {}),
+        },
       }),
     );
   }
 
-  async readLease(namespace: string, name: string): Promise<V1Lease | undefined> {
-    return this.orUndefined(() => this.call(`get lease ${namespace}/${name}`, () => this.coordination.readNamespacedLease({ namespace, name })));
+  async readLease(
+    namespace: string,
+    name: string,
+  ): Promise<V1Lease | undefined> {
+    return this.orUndefined(() =>
+      this.call(`get lease ${namespace}/${name}`, () =>
+        this.coordination.readNamespacedLease({ namespace, name }),
+      ),
+    );
   }
 
   createLease(namespace: string, lease: V1Lease, dryRun = false) {
     return this.call(`create lease ${namespace}/${lease.metadata?.name}`, () =>
-      this.coordination.createNamespacedLease({ namespace, body: lease, ...(dryRun ? { dryRun: 'All' } : {}) }),
+      this.coordination.createNamespacedLease({
+        namespace,
+        body: lease,
+        ...(dryRun ? { dryRun: 'All' } : {}),
+      }),
     );
   }
 
   /** Replaces a lease; the resourceVersion in it makes the write conditional. */
   replaceLease(namespace: string, lease: V1Lease) {
     const name = lease.metadata!.name!;
-    return this.call(`update lease ${namespace}/${name}`, () => this.coordination.replaceNamespacedLease({ namespace, name, body: lease }));
+    return this.call(`update lease ${namespace}/${name}`, () =>
+      this.coordination.replaceNamespacedLease({
+        namespace,
+        name,
+        body: lease,
+      }),
+    );
   }
 
-  deleteLease(namespace: string, name: string, preconditions: { uid: string; resourceVersion?: string }) {
+  deleteLease(
+    namespace: string,
+    name: string,
+    preconditions: { uid: string; resourceVersion?: string },
+  ) {
     return this.call(`delete lease ${namespace}/${name}`, () =>
-      this.coordination.deleteNamespacedLease({ namespace, name, body: { preconditions } }),
+      this.coordination.deleteNamespacedLease({
+        namespace,
+        name,
+        body: { preconditions },
+      }),
     );
   }
 
@@ -195,8 +288,13 @@ export class KubeGateway {
     const controller = await this.call(`watch ${path}`, () =>
       this.watcher.watch(
         path,
-        { fieldSelector: `metadata.name=${name}`, allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
-        (type, object) => onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
+        {
+          fieldSelector: `metadata.name=${name}`,
+          allowWatchBookmarks: true,
+          ...(resourceVersion ? { resourceVersion } : {}),
+        },
+        (type, object) =>
+          onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
         err => end(err),
       ),
     );
@@ -210,7 +308,8 @@ export class KubeGateway {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof ClusterRequestError && e.statusCode === 404) return undefined;
+      if (e instanceof ClusterRequestError && e.statusCode === 404)
+        return undefined;
       throw e;
     }
   }

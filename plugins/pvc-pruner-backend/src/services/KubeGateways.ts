@@ -18,9 +18,15 @@ export class KubeGateways {
   /** The gateway for a cluster: NotFoundError for an unknown name, ClusterRequestError for an unusable one. */
   for(cluster: string): KubeGateway {
     const target = this.clusters.get(cluster);
-    if (!target) throw new NotFoundError(`Cluster "${cluster}" is not configured`);
+    if (!target)
+      throw new NotFoundError(`Cluster "${cluster}" is not configured`);
     if (target.unavailable || !target.kubeConfig) {
-      throw new ClusterRequestError(cluster, `cluster "${cluster}" is unavailable: ${target.unavailable ?? 'not configured'}`);
+      throw new ClusterRequestError(
+        cluster,
+        `cluster "${cluster}" is unavailable: ${
+          target.unavailable ?? 'not configured'
+        }`,
+      );
     }
     let gateway = this.gateways.get(cluster);
     if (!gateway) {

@@ -25,9 +25,16 @@ function isExpired(lease: V1Lease, now: number) {
 }
 
 function describeHolder(lease: V1Lease) {
-  const who = lease.metadata?.annotations?.[REQUESTED_BY_ANNOTATION] ?? lease.spec?.holderIdentity ?? 'another process';
-  const since = lease.spec?.acquireTime ? new Date(lease.spec.acquireTime).toISOString() : 'an unknown time';
-  return `${who} (job ${lease.metadata?.annotations?.[JOB_ANNOTATION] ?? 'unknown'}) since ${since}`;
+  const who =
+    lease.metadata?.annotations?.[REQUESTED_BY_ANNOTATION] ??
+    lease.spec?.holderIdentity ??
+    'another process';
+  const since = lease.spec?.acquireTime
+    ? new Date(lease.spec.acquireTime).toISOString()
+    : 'an unknown time';
+  return `${who} (job ${
+    lease.metadata?.annotations?.[JOB_ANNOTATION] ?? 'unknown'
+  }) since ${since}`;
 }
 
 /**
@@ -43,7 +50,13 @@ export class LeaseLock {
 
   async acquire(
     gateway: KubeGateway,
-    target: { namespace: string; statefulSet: string; jobId: string; requestedBy: string; dryRun: boolean },
+    target: {
+      namespace: string;
+      statefulSet: string;
+      jobId: string;
+      requestedBy: string;
+      dryRun: boolean;
+    },
   ): Promise<HeldLease> {
     const name = leaseNameFor(target.statefulSet);
     const { namespace } = target;
@@ -54,7 +67,10 @@ export class LeaseLock {
       metadata: {
         name,
         namespace,
-        annotations: { [REQUESTED_BY_ANNOTATION]: target.requestedBy, [JOB_ANNOTATION]: target.jobId },
+        annotations: {
+          [REQUESTED_BY_ANNOTATION]: target.requestedBy,
+          [JOB_ANNOTATION]: target.jobId,
+        },
       },
       spec: {
         holderIdentity: `${this.holderPrefix}/${target.jobId}`,
@@ -65,27 +81,44 @@ export class LeaseLock {
     };
     const existing = await gateway.readLease(namespace, name);
     if (existing && !isExpired(existing, now.getTime())) {
-      throw new ConflictError(`StatefulSet ${namespace}/${target.statefulSet} is being pruned by ${describeHolder(existing)}`);
+      throw new ConflictError(
+        `StatefulSet ${namespace}/${
+          target.statefulSet
+        } is being pruned by ${describeHolder(existing)}`,
+      );
     }
     if (target.dryRun) {
       // A dry run checks that the lock is free but does not hold it.
       if (!existing) await gateway.createLease(namespace, desired, true);
-      return { name, namespace, renew: async () => {}, release: async () => {} };
+      return {
+        name,
+        namespace,
+        renew: async () => {},
+        release: async () => {},
+      };
     }
     let held: V1Lease;
     try {
       held = existing
         ? await gateway.replaceLease(namespace, {
             ...desired,
-            metadata: { ...desired.metadata, resourceVersion: existing.metadata?.resourceVersion },
-            spec: { ...desired.spec, leaseTransitions: (existing.spec?.leaseTransitions ?? 0) + 1 },
+            metadata: {
+              ...desired.metadata,
+              resourceVersion: existing.metadata?.resourceVersion,
+            },
+            spec: {
+              ...desired.spec,
+              leaseTransitions: (existing.spec?.leaseTransitions ?? 0) + 1,
+            },
           })
         : await gateway.createLease(namespace, desired);
     } catch (e) {
       if (e instanceof ClusterRequestError && e.statusCode === 409) {
         const winner = await gateway.readLease(namespace, name);
         throw new ConflictError(
-          `StatefulSet ${namespace}/${target.statefulSet} is being pruned by ${winner ? describeHolder(winner) : 'another process'}`,
+          `StatefulSet ${namespace}/${target.statefulSet} is being pruned by ${
+            winner ? describeHolder(winner) : 'another process'
+          }`,
         );
       }
       throw e;
@@ -94,10 +127,16 @@ export class LeaseLock {
       name,
       namespace,
       renew: async () => {
-        held = await gateway.replaceLease(namespace, { ...held, spec: { ...held.spec, renewTime: new Date() } });
+        held = await gateway.replaceLease(namespace, {
+          ...held,
+          spec: { ...held.spec, renewTime: new Date() },
+        });
       },
       release: async () => {
-        await gateway.deleteLease(namespace, name, { uid: held.metadata!.uid!, resourceVersion: held.metadata!.resourceVersion });
+        await gateway.deleteLease(namespace, name, {
+          uid: held.metadata!.uid!,
+          resourceVersion: held.metadata!.resourceVersion,
+        });
       },
     };
   }

@@ -1,5 +1,12 @@
-import type { V1PersistentVolume, V1StatefulSet } from '@kubernetes/client-node';
-import { ClusterOrphans, OrphansResponse, StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
+import type {
+  V1PersistentVolume,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import {
+  ClusterOrphans,
+  OrphansResponse,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { KubeGateways } from './KubeGateways';
@@ -7,7 +14,11 @@ import { classifyInSnapshot, NamespaceSnapshot } from './orphanRule';
 
 const VOLUME_READ_CONCURRENCY = 16;
 
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
@@ -16,13 +27,26 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
       results[i] = await fn(items[i]);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, worker),
+  );
   return results;
 }
 
 function errorSection(cluster: string, e: unknown): ClusterOrphans {
-  const error = e instanceof ClusterRequestError ? e : new ClusterRequestError(cluster, (e as Error).message);
-  return { cluster, ok: false, error: { name: error.name, message: error.message, statusCode: error.statusCode } };
+  const error =
+    e instanceof ClusterRequestError
+      ? e
+      : new ClusterRequestError(cluster, (e as Error).message);
+  return {
+    cluster,
+    ok: false,
+    error: {
+      name: error.name,
+      message: error.message,
+      statusCode: error.statusCode,
+    },
+  };
 }
 
 /**
@@ -35,13 +59,36 @@ export class OrphanFinder {
   constructor(private readonly gateways: KubeGateways) {}
 
   async findForEntity(target: EntityWorkloadTarget): Promise<OrphansResponse> {
-    const clusters = this.gateways.list().filter(c => !target.cluster || c.name === target.cluster);
+    const clusters = this.gateways
+      .list()
+      .filter(c => !target.cluster || c.name === target.cluster);
+    if (target.cluster && clusters.length === 0) {
+      const section = errorSection(
+        target.cluster,
+        new ClusterRequestError(
+          target.cluster,
+          `cluster "${target.cluster}" (from the entity's backstage.io/kubernetes-cluster annotation) is not configured in kubernetes.clusterLocatorMethods`,
+        ),
+      );
+      return {
+        entityRef: target.entityRef,
+        clusters: [section],
+        totals: { orphans: 0, reclaimableBytes: 0, retainedBytes: 0 },
+      };
+    }
     const sections = await Promise.all(
       clusters.map(async c => {
         try {
           const gateway = this.gateways.for(c.name);
-          const statefulSets = await gateway.listStatefulSets(target.labelSelector, target.namespace);
-          return { cluster: c.name, ok: true as const, statefulSets: await this.classify(gateway, statefulSets) };
+          const statefulSets = await gateway.listStatefulSets(
+            target.labelSelector,
+            target.namespace,
+          );
+          return {
+            cluster: c.name,
+            ok: true as const,
+            statefulSets: await this.classify(gateway, statefulSets),
+          };
         } catch (e) {
           return errorSection(c.name, e);
         }
@@ -60,24 +107,47 @@ export class OrphanFinder {
   }
 
   /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */
-  async classify(gateway: KubeGateway, statefulSets: V1StatefulSet[]): Promise<StatefulSetOrphans[]> {
-    const namespaces = [...new Set(statefulSets.map(s => s.metadata?.namespace ?? ''))];
+  async classify(
+    gateway: KubeGateway,
+    statefulSets: V1StatefulSet[],
+  ): Promise<StatefulSetOrphans[]> {
+    const namespaces = [
+      ...new Set(statefulSets.map(s => s.metadata?.namespace ?? '')),
+    ];
     const snapshots = new Map(
       await Promise.all(
         namespaces.map(async ns => {
-          const [claims, pods] = await Promise.all([gateway.listClaims(ns), gateway.listPods(ns)]);
+          const [claims, pods] = await Promise.all([
+            gateway.listClaims(ns),
+            gateway.listPods(ns),
+          ]);
           return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
         }),
       ),
     );
-    const snapshotOf = (sts: V1StatefulSet) => snapshots.get(sts.metadata?.namespace ?? '')!;
-    const firstPass = statefulSets.map(sts => classifyInSnapshot(sts, snapshotOf(sts), new Map()));
-    const volumeNames = [...new Set(firstPass.flatMap(r => r.orphans.flatMap(o => (o.volume ? [o.volume.name] : []))))];
+    const snapshotOf = (sts: V1StatefulSet) =>
+      snapshots.get(sts.metadata?.namespace ?? '')!;
+    const firstPass = statefulSets.map(sts =>
+      classifyInSnapshot(sts, snapshotOf(sts), new Map()),
+    );
+    const volumeNames = [
+      ...new Set(
+        firstPass.flatMap(r =>
+          r.orphans.flatMap(o => (o.volume ? [o.volume.name] : [])),
+        ),
+      ),
+    ];
     const volumes = new Map<string, V1PersistentVolume>();
-    const read = await mapLimited(volumeNames, VOLUME_READ_CONCURRENCY, name => gateway.readVolume(name));
+    const read = await mapLimited(volumeNames, VOLUME_READ_CONCURRENCY, name =>
+      gateway.readVolume(name),
+    );
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
     return statefulSets
       .map(sts => classifyInSnapshot(sts, snapshotOf(sts), volumes))
-      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+      .sort(
+        (a, b) =>
+          a.namespace.localeCompare(b.namespace) ||
+          a.name.localeCompare(b.name),
+      );
   }
 }

@@ -30,6 +30,7 @@ export class PruneJobs {
   private readonly running = new Map<string, Promise<void>>();
   private readonly instanceId: string;
   private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
 
   constructor(
     private readonly deps: {
@@ -49,7 +50,11 @@ export class PruneJobs {
     await this.sweep();
     this.timers.push(
       setInterval(() => {
-        void this.deps.store.heartbeat([...this.running.keys()], this.instanceId).catch(e => this.deps.logger.warn(`pvc-pruner: heartbeat failed: ${e}`));
+        void this.deps.store
+          .heartbeat([...this.running.keys()], this.instanceId)
+          .catch(e =>
+            this.deps.logger.warn(`pvc-pruner: heartbeat failed: ${e}`),
+          );
         void this.sweep();
       }, this.options.heartbeatMs),
     );
@@ -60,16 +65,23 @@ export class PruneJobs {
       const staleBefore = new Date(Date.now() - this.options.staleAfterMs);
       const interrupted = await this.deps.store.markInterrupted({
         staleBefore,
-        reason: 'The Backstage instance running this job stopped before it finished; check the StatefulSet and run a new scan',
+        reason:
+          'The Backstage instance running this job stopped before it finished; check the StatefulSet and run a new scan',
       });
-      for (const job of interrupted) this.deps.logger.warn(`pvc-pruner: job ${job.id} (${job.namespace}/${job.statefulSet}) was interrupted`);
+      for (const job of interrupted)
+        this.deps.logger.warn(
+          `pvc-pruner: job ${job.id} (${job.namespace}/${job.statefulSet}) was interrupted`,
+        );
     } catch (e) {
-      this.deps.logger.warn(`pvc-pruner: could not sweep interrupted jobs: ${e}`);
+      this.deps.logger.warn(
+        `pvc-pruner: could not sweep interrupted jobs: ${e}`,
+      );
     }
   }
 
-  /** Stops housekeeping. Jobs still running are interrupted by whichever instance sweeps next. */
+  /** Stops housekeeping, and running jobs before their next delete (they end interrupted). */
   stop() {
+    this.stopping = true;
     this.timers.forEach(clearInterval);
     this.timers = [];
   }
@@ -83,23 +95,37 @@ export class PruneJobs {
    * Validates that the StatefulSet is one the entity selects, takes its Lease
    * (a live holder is a 409 naming them), stores the job, and runs it.
    */
-  async start(request: PruneRequest, target: EntityWorkloadTarget, requestedBy: string, reporter: JobOutcomeReporter): Promise<PruneJob> {
+  async start(
+    request: PruneRequest,
+    target: EntityWorkloadTarget,
+    requestedBy: string,
+    reporter: JobOutcomeReporter,
+  ): Promise<PruneJob> {
     const names = request.pvcs.map(p => p.name);
-    if (new Set(names).size !== names.length) throw new InputError('pvcs lists the same claim more than once');
+    if (new Set(names).size !== names.length)
+      throw new InputError('pvcs lists the same claim more than once');
     if (target.cluster && target.cluster !== request.cluster) {
-      throw new NotAllowedError(`Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`);
+      throw new NotAllowedError(
+        `Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`,
+      );
     }
     if (target.namespace && target.namespace !== request.namespace) {
-      throw new NotAllowedError(`Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`);
+      throw new NotAllowedError(
+        `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
+      );
     }
     let gateway;
     try {
       gateway = this.deps.gateways.for(request.cluster);
     } catch (e) {
-      if (e instanceof NotFoundError) throw new InputError(`Unknown cluster "${request.cluster}"`);
+      if (e instanceof NotFoundError)
+        throw new InputError(`Unknown cluster "${request.cluster}"`);
       throw e;
     }
-    const selected = await gateway.listStatefulSets(target.labelSelector, request.namespace);
+    const selected = await gateway.listStatefulSets(
+      target.labelSelector,
+      request.namespace,
+    );
     if (!selected.some(s => s.metadata?.name === request.statefulSet)) {
       throw new NotAllowedError(
         `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}" is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
@@ -131,7 +157,7 @@ export class PruneJobs {
       throw e;
     }
     const run = this.deps.runner
-      .run(job, gateway, lease)
+      .run(job, gateway, lease, () => this.stopping)
       .then(result => reporter.finished(job, result))
       .catch(e => {
         this.deps.logger.error(`pvc-pruner: job ${job.id} crashed: ${e}`);

@@ -1,5 +1,11 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { formatBytes, PruneJob, PruneJobStatus, PruneSummary, PvcOutcome } from 'backstage-plugin-pvc-pruner-common';
+import {
+  formatBytes,
+  PruneJob,
+  PruneJobStatus,
+  PruneSummary,
+  PvcOutcome,
+} from 'backstage-plugin-pvc-pruner-common';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { HeldLease } from './LeaseLock';
@@ -35,42 +41,106 @@ export class PruneRunner {
     private readonly options: PruneRunnerOptions,
   ) {}
 
-  async run(job: PruneJob, gateway: KubeGateway, lease: HeldLease): Promise<PruneResult> {
-    const summary: PruneSummary = { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 };
+  /** `stopping` tells the job its Backstage instance is shutting down: it stops before the next delete. */
+  async run(
+    job: PruneJob,
+    gateway: KubeGateway,
+    lease: HeldLease,
+    stopping: () => boolean = () => false,
+  ): Promise<PruneResult> {
+    const summary: PruneSummary = {
+      deleted: [],
+      skipped: [],
+      failed: [],
+      bytesReclaimed: 0,
+    };
     const startedAt = new Date().toISOString();
     await this.store.updateJob(job.id, { status: 'running', startedAt });
-    await this.events.append({ jobId: job.id, type: 'job-started', message: `${job.dryRun ? 'Dry run' : 'Prune'} started on cluster ${job.cluster}` });
+    await this.events.append({
+      jobId: job.id,
+      type: 'job-started',
+      message: `${job.dryRun ? 'Dry run' : 'Prune'} started on cluster ${
+        job.cluster
+      }`,
+    });
     await this.events.append({
       jobId: job.id,
       type: 'lease-acquired',
-      message: job.dryRun ? `Lease ${lease.namespace}/${lease.name} is free (a dry run does not hold it)` : `Holding lease ${lease.namespace}/${lease.name}`,
+      message: job.dryRun
+        ? `Lease ${lease.namespace}/${lease.name} is free (a dry run does not hold it)`
+        : `Holding lease ${lease.namespace}/${lease.name}`,
     });
 
     let leaseLost: string | undefined;
     const renewal = setInterval(() => {
       lease.renew().catch(e => {
-        leaseLost ??= `the lease ${lease.namespace}/${lease.name} could not be renewed (${(e as Error).message})`;
+        leaseLost ??= `the lease ${lease.namespace}/${
+          lease.name
+        } could not be renewed (${(e as Error).message})`;
       });
     }, this.options.renewIntervalMs);
     let guard: StatefulSetGuard | undefined;
     const follows: Promise<void>[] = [];
     try {
-      guard = await StatefulSetGuard.start(gateway, job.namespace, job.statefulSet);
+      guard = await StatefulSetGuard.start(
+        gateway,
+        job.namespace,
+        job.statefulSet,
+      );
       const queue = this.order(job, guard, summary);
       for (const [index, confirmed] of queue.entries()) {
+        if (stopping()) {
+          const reason = 'the Backstage instance running this job shut down';
+          for (const rest of queue.slice(index)) {
+            await this.skip(job, summary, {
+              ...rest,
+              reason: `not attempted: ${reason}`,
+            });
+          }
+          return await this.finish(
+            job,
+            summary,
+            follows,
+            'interrupted',
+            `Interrupted: ${reason}; run a new scan`,
+          );
+        }
         const abortReason = guard.abortReason ?? leaseLost;
         if (abortReason) {
           for (const rest of queue.slice(index)) {
-            await this.skip(job, summary, { ...rest, reason: `not attempted: the job stopped because ${abortReason}` });
+            await this.skip(job, summary, {
+              ...rest,
+              reason: `not attempted: the job stopped because ${abortReason}`,
+            });
           }
-          return await this.finish(job, summary, follows, 'aborted', abortReason);
+          return await this.finish(
+            job,
+            summary,
+            follows,
+            'aborted',
+            abortReason,
+          );
         }
         await this.pruneOne(job, gateway, guard, confirmed, summary, follows);
       }
       const failed = summary.failed.length > 0;
-      return await this.finish(job, summary, follows, failed ? 'failed' : 'succeeded', failed ? `${summary.failed.length} claim(s) could not be deleted` : undefined);
+      return await this.finish(
+        job,
+        summary,
+        follows,
+        failed ? 'failed' : 'succeeded',
+        failed
+          ? `${summary.failed.length} claim(s) could not be deleted`
+          : undefined,
+      );
     } catch (e) {
-      return await this.finish(job, summary, follows, 'failed', (e as Error).message);
+      return await this.finish(
+        job,
+        summary,
+        follows,
+        'failed',
+        (e as Error).message,
+      );
     } finally {
       clearInterval(renewal);
       guard?.stop();
@@ -79,22 +149,41 @@ export class PruneRunner {
   }
 
   /** Confirmed claims of this StatefulSet, lowest ordinal first; anything else is skipped at once. */
-  private order(job: PruneJob, guard: StatefulSetGuard, summary: PruneSummary): Confirmed[] {
+  private order(
+    job: PruneJob,
+    guard: StatefulSetGuard,
+    summary: PruneSummary,
+  ): Confirmed[] {
     const queue: Confirmed[] = [];
     for (const pvc of job.pvcs) {
       const parsed = parseClaimName(pvc.name, guard.current);
       if (parsed?.ordinal === undefined) {
-        summary.skipped.push({ ...pvc, reason: `not a claim of StatefulSet ${job.namespace}/${job.statefulSet}` });
+        summary.skipped.push({
+          ...pvc,
+          reason: `not a claim of StatefulSet ${job.namespace}/${job.statefulSet}`,
+        });
       } else {
         queue.push({ ...pvc, ordinal: parsed.ordinal });
       }
     }
-    return queue.sort((a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name));
+    return queue.sort(
+      (a, b) => a.ordinal - b.ordinal || a.name.localeCompare(b.name),
+    );
   }
 
-  private async skip(job: PruneJob, summary: PruneSummary, outcome: PvcOutcome) {
+  private async skip(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
     summary.skipped.push(outcome);
-    await this.events.append({ jobId: job.id, type: 'pvc-skipped', pvc: outcome.name, message: `Skipped ${outcome.name}: ${outcome.reason}`, outcome });
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-skipped',
+      pvc: outcome.name,
+      message: `Skipped ${outcome.name}: ${outcome.reason}`,
+      outcome,
+    });
   }
 
   /** Re-checks and deletes one claim; adds the follow-up that tracks its fate to `follows`. */
@@ -106,91 +195,238 @@ export class PruneRunner {
     summary: PruneSummary,
     follows: Promise<void>[],
   ): Promise<void> {
-    const base = { name: confirmed.name, uid: confirmed.uid, ordinal: confirmed.ordinal };
+    const base = {
+      name: confirmed.name,
+      uid: confirmed.uid,
+      ordinal: confirmed.ordinal,
+    };
     let claim: V1PersistentVolumeClaim | undefined;
     let verdict;
     try {
       claim = await gateway.readClaim(job.namespace, confirmed.name);
-      if (!claim) return this.skip(job, summary, { ...base, reason: 'it no longer exists' });
+      if (!claim) {
+        await this.skip(job, summary, {
+          ...base,
+          reason: 'it no longer exists',
+        });
+
+        return;
+      }
       if (claim.metadata?.uid !== confirmed.uid) {
-        return this.skip(job, summary, { ...base, reason: 'it was deleted and recreated since you confirmed it (uid changed)' });
+        await this.skip(job, summary, {
+          ...base,
+          reason:
+            'it was deleted and recreated since you confirmed it (uid changed)',
+        });
+        return;
       }
       const pods = await gateway.listPods(job.namespace);
-      verdict = classifyClaims({ statefulSet: guard.current, claims: [claim], pods, volumes: new Map() });
+      verdict = classifyClaims({
+        statefulSet: guard.current,
+        claims: [claim],
+        pods,
+        volumes: new Map(),
+      });
     } catch (e) {
-      return this.fail(job, summary, { ...base, reason: (e as Error).message });
+      await this.fail(job, summary, { ...base, reason: (e as Error).message });
+      return;
     }
     const kept = verdict.kept[0];
-    if (kept) return this.skip(job, summary, { ...base, reason: `it is no longer an orphan: ${kept.message}` });
+    if (kept) {
+      await this.skip(job, summary, {
+        ...base,
+        reason: `it is no longer an orphan: ${kept.message}`,
+      });
+
+      return;
+    }
     const orphan = verdict.orphans[0];
     const bytes = orphan.capacityBytes ?? orphan.requestedBytes;
     const volumeName = claim.spec?.volumeName;
-    const reclaimPolicy = volumeName ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec?.persistentVolumeReclaimPolicy : undefined;
-    const outcome: PvcOutcome = { ...base, bytes, ...(volumeName ? { volume: { name: volumeName, reclaimPolicy, fate: 'unknown' as const } } : {}) };
+    const reclaimPolicy = volumeName
+      ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
+          ?.persistentVolumeReclaimPolicy
+      : undefined;
+    const outcome: PvcOutcome = {
+      ...base,
+      bytes,
+      ...(volumeName
+        ? {
+            volume: {
+              name: volumeName,
+              reclaimPolicy,
+              fate: 'unknown' as const,
+            },
+          }
+        : {}),
+    };
 
-    await this.events.append({ jobId: job.id, type: 'pvc-deleting', pvc: confirmed.name, message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${confirmed.name} (${formatBytes(bytes)})` });
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-deleting',
+      pvc: confirmed.name,
+      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+        confirmed.name
+      } (${formatBytes(bytes)})`,
+    });
     try {
-      await gateway.deleteClaim(job.namespace, confirmed.name, { uid: confirmed.uid, resourceVersion: claim.metadata!.resourceVersion! }, job.dryRun);
+      await gateway.deleteClaim(
+        job.namespace,
+        confirmed.name,
+        {
+          uid: confirmed.uid,
+          resourceVersion: claim.metadata!.resourceVersion!,
+        },
+        job.dryRun,
+      );
     } catch (e) {
-      if (e instanceof ClusterRequestError && (e.statusCode === 409 || e.statusCode === 404)) {
-        return this.skip(job, summary, { ...base, reason: `it changed after it was checked (${e.reason ?? e.statusCode}), so it was not deleted` });
+      if (
+        e instanceof ClusterRequestError &&
+        (e.statusCode === 409 || e.statusCode === 404)
+      ) {
+        await this.skip(job, summary, {
+          ...base,
+          reason: `it changed after it was checked (${
+            e.reason ?? e.statusCode
+          }), so it was not deleted`,
+        });
+        return;
       }
-      return this.fail(job, summary, { ...base, reason: (e as Error).message });
+      await this.fail(job, summary, { ...base, reason: (e as Error).message });
+      return;
     }
     if (job.dryRun) {
       const fate = reclaimPolicy === 'Retain' ? 'released' : 'deleted';
-      return this.deleted(job, summary, { ...outcome, ...(outcome.volume ? { volume: { ...outcome.volume, fate } } : {}) });
+      await this.deleted(job, summary, {
+        ...outcome,
+        ...(outcome.volume ? { volume: { ...outcome.volume, fate } } : {}),
+      });
+      return;
     }
-    follows.push(this.followUp(job, gateway, summary, outcome));
+    follows.push(
+      this.followUp(job, gateway, summary, outcome).catch(e => {
+        summary.failed.push({
+          ...outcome,
+          reason: `could not follow the deletion: ${(e as Error).message}`,
+        });
+      }),
+    );
   }
 
-  private async followUp(job: PruneJob, gateway: KubeGateway, summary: PruneSummary, outcome: PvcOutcome) {
-    const gone = await this.follower.claimGone(gateway, job.namespace, outcome.name).catch(() => false);
+  private async followUp(
+    job: PruneJob,
+    gateway: KubeGateway,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
+    const gone = await this.follower
+      .claimGone(gateway, job.namespace, outcome.name)
+      .catch(() => false);
     if (!gone) {
-      await this.deleted(job, summary, outcome, `Deletion of ${outcome.name} was accepted; it is still terminating`);
+      await this.deleted(
+        job,
+        summary,
+        outcome,
+        `Deletion of ${outcome.name} was accepted; it is still terminating`,
+      );
       return;
     }
     await this.deleted(job, summary, outcome);
     if (!outcome.volume) return;
-    const fate = await this.follower.volumeFate(gateway, outcome.volume.name, outcome.volume.reclaimPolicy).catch(() => 'unknown' as const);
+    const fate = await this.follower
+      .volumeFate(gateway, outcome.volume.name, outcome.volume.reclaimPolicy)
+      .catch(() => 'unknown' as const);
     outcome.volume.fate = fate;
     if (fate === 'deleted') {
       summary.bytesReclaimed += outcome.bytes ?? 0;
-      await this.events.append({ jobId: job.id, type: 'volume-deleted', pvc: outcome.name, message: `Volume ${outcome.volume.name} was deleted (reclaim policy Delete)`, outcome });
+      await this.events.append({
+        jobId: job.id,
+        type: 'volume-deleted',
+        pvc: outcome.name,
+        message: `Volume ${outcome.volume.name} was deleted (reclaim policy Delete)`,
+        outcome,
+      });
     } else if (fate === 'released') {
       await this.events.append({
         jobId: job.id,
         type: 'volume-released',
         pvc: outcome.name,
-        message: `Volume ${outcome.volume.name} is Released and kept (reclaim policy ${outcome.volume.reclaimPolicy ?? 'Retain'}): the disk still exists and is still billed`,
+        message: `Volume ${
+          outcome.volume.name
+        } is Released and kept (reclaim policy ${
+          outcome.volume.reclaimPolicy ?? 'Retain'
+        }): the disk still exists and is still billed`,
         outcome,
       });
     }
   }
 
-  private async deleted(job: PruneJob, summary: PruneSummary, outcome: PvcOutcome, message?: string) {
+  private async deleted(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+    message?: string,
+  ) {
     summary.deleted.push(outcome);
-    if (job.dryRun && outcome.volume?.fate === 'deleted') summary.bytesReclaimed += outcome.bytes ?? 0;
+    if (job.dryRun && outcome.volume?.fate === 'deleted')
+      summary.bytesReclaimed += outcome.bytes ?? 0;
     await this.events.append({
       jobId: job.id,
       type: 'pvc-deleted',
       pvc: outcome.name,
-      message: message ?? (job.dryRun ? `Dry run: ${outcome.name} would be deleted` : `Deleted ${outcome.name}`),
+      message:
+        message ??
+        (job.dryRun
+          ? `Dry run: ${outcome.name} would be deleted`
+          : `Deleted ${outcome.name}`),
       outcome,
     });
   }
 
-  private async fail(job: PruneJob, summary: PruneSummary, outcome: PvcOutcome) {
+  private async fail(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
     summary.failed.push(outcome);
-    await this.events.append({ jobId: job.id, type: 'pvc-failed', pvc: outcome.name, message: `Could not delete ${outcome.name}: ${outcome.reason}`, outcome });
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-failed',
+      pvc: outcome.name,
+      message: `Could not delete ${outcome.name}: ${outcome.reason}`,
+      outcome,
+    });
   }
 
-  private async finish(job: PruneJob, summary: PruneSummary, follows: Promise<void>[], status: PruneJobStatus, reason?: string): Promise<PruneResult> {
+  private async finish(
+    job: PruneJob,
+    summary: PruneSummary,
+    follows: Promise<void>[],
+    status: PruneJobStatus,
+    reason?: string,
+  ): Promise<PruneResult> {
     await Promise.allSettled(follows);
-    summary.deleted.sort((a, b) => (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name));
-    await this.store.updateJob(job.id, { status, reason, summary, finishedAt: new Date().toISOString() });
-    const counts = `${summary.deleted.length} ${job.dryRun ? 'would be deleted' : 'deleted'}, ${summary.skipped.length} skipped, ${summary.failed.length} failed`;
-    await this.events.append({ jobId: job.id, type: 'job-finished', status, message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${reason ? `. ${reason}` : ''}` });
+    summary.deleted.sort(
+      (a, b) =>
+        (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
+    );
+    await this.store.updateJob(job.id, {
+      status,
+      reason,
+      summary,
+      finishedAt: new Date().toISOString(),
+    });
+    const counts = `${summary.deleted.length} ${
+      job.dryRun ? 'would be deleted' : 'deleted'
+    }, ${summary.skipped.length} skipped, ${summary.failed.length} failed`;
+    await this.events.append({
+      jobId: job.id,
+      type: 'job-finished',
+      status,
+      message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${
+        reason ? `. ${reason}` : ''
+      }`,
+    });
     return { status, reason, summary };
   }
 }

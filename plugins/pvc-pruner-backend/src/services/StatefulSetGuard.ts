@@ -2,11 +2,14 @@ import type { V1StatefulSet } from '@kubernetes/client-node';
 import { KubeGateway } from './KubeGateway';
 import { runningOrdinals } from './orphanRule';
 
-const STATEFULSETS = (namespace: string) => `/apis/apps/v1/namespaces/${namespace}/statefulsets`;
+const STATEFULSETS = (namespace: string) =>
+  `/apis/apps/v1/namespaces/${namespace}/statefulsets`;
 
 function describeOrdinals(sts: V1StatefulSet) {
   const { start, end } = runningOrdinals(sts);
-  return end > start ? `ordinals ${start}–${end - 1}` : 'no ordinals (0 replicas)';
+  return end > start
+    ? `ordinals ${start}–${end - 1}`
+    : 'no ordinals (0 replicas)';
 }
 
 /**
@@ -20,8 +23,14 @@ export class StatefulSetGuard {
 
   private constructor(public current: V1StatefulSet) {}
 
-  static async start(gateway: KubeGateway, namespace: string, name: string): Promise<StatefulSetGuard> {
-    const guard = new StatefulSetGuard(await gateway.readStatefulSet(namespace, name));
+  static async start(
+    gateway: KubeGateway,
+    namespace: string,
+    name: string,
+  ): Promise<StatefulSetGuard> {
+    const guard = new StatefulSetGuard(
+      await gateway.readStatefulSet(namespace, name),
+    );
     const initial = runningOrdinals(guard.current);
     const label = `StatefulSet ${namespace}/${name}`;
     guard.stopWatch = await gateway.watchOne<V1StatefulSet>(
@@ -31,7 +40,11 @@ export class StatefulSetGuard {
       event => {
         if (event.type === 'BOOKMARK') return;
         if (event.type === 'ERROR') {
-          guard.abort(`the watch on ${label} failed: ${(event.object as { message?: string })?.message ?? 'unknown error'}`);
+          guard.abort(
+            `the watch on ${label} failed: ${
+              (event.object as { message?: string })?.message ?? 'unknown error'
+            }`,
+          );
           return;
         }
         if (event.type === 'DELETED') {
@@ -42,10 +55,19 @@ export class StatefulSetGuard {
         guard.current = event.object;
         const now = runningOrdinals(event.object);
         if (now.start !== initial.start || now.end !== initial.end) {
-          guard.abort(`${label} changed from ${describeOrdinals(before)} to ${describeOrdinals(event.object)} during the job`);
+          guard.abort(
+            `${label} changed from ${describeOrdinals(
+              before,
+            )} to ${describeOrdinals(event.object)} during the job`,
+          );
         }
       },
-      error => guard.abort(`the watch on ${label} ended${error ? ` (${error.message})` : ''}, so a change could go unseen`),
+      error =>
+        guard.abort(
+          `the watch on ${label} ended${
+            error ? ` (${error.message})` : ''
+          }, so a change could go unseen`,
+        ),
     );
     return guard;
   }

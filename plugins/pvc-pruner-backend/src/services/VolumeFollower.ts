@@ -1,4 +1,7 @@
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import { KubeGateway } from './KubeGateway';
 
 type Outcome<T> = { done: true; object?: T } | { done: false; object?: T };
@@ -8,7 +11,9 @@ type Outcome<T> = { done: true; object?: T } | { done: false; object?: T };
  * reads it, then watches it from the resourceVersion read, until done or the
  * timeout. Watching, not polling, keeps API requests per claim constant.
  */
-async function waitForObject<T extends { metadata?: { resourceVersion?: string } }>(options: {
+async function waitForObject<
+  T extends { metadata?: { resourceVersion?: string } },
+>(options: {
   gateway: KubeGateway;
   path: string;
   name: string;
@@ -22,14 +27,20 @@ async function waitForObject<T extends { metadata?: { resourceVersion?: string }
     let latest = first;
     let settled = false;
     let stop: () => void = () => {};
+    const timers: NodeJS.Timeout[] = [];
     const settle = (outcome: Outcome<T>) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      timers.forEach(clearTimeout);
       stop();
       resolve(outcome);
     };
-    const timer = setTimeout(() => settle({ done: false, object: latest }), options.timeoutMs);
+    timers.push(
+      setTimeout(
+        () => settle({ done: false, object: latest }),
+        options.timeoutMs,
+      ),
+    );
     options.gateway
       .watchOne<T>(
         options.path,
@@ -41,7 +52,11 @@ async function waitForObject<T extends { metadata?: { resourceVersion?: string }
           if (options.isDone(latest)) settle({ done: true, object: latest });
         },
         // The watch ended early: one more read decides.
-        () => void options.read().then(o => settle({ done: options.isDone(o), object: o }), () => settle({ done: false, object: latest })),
+        () =>
+          void options.read().then(
+            o => settle({ done: options.isDone(o), object: o }),
+            () => settle({ done: false, object: latest }),
+          ),
       )
       .then(
         s => {
@@ -59,7 +74,11 @@ export type VolumeFate = 'deleted' | 'released' | 'unknown';
 export class VolumeFollower {
   constructor(private readonly timeoutMs: number) {}
 
-  async claimGone(gateway: KubeGateway, namespace: string, name: string): Promise<boolean> {
+  async claimGone(
+    gateway: KubeGateway,
+    namespace: string,
+    name: string,
+  ): Promise<boolean> {
     const outcome = await waitForObject<V1PersistentVolumeClaim>({
       gateway,
       path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
@@ -71,13 +90,20 @@ export class VolumeFollower {
     return outcome.done;
   }
 
-  async volumeFate(gateway: KubeGateway, volumeName: string, reclaimPolicy: string | undefined): Promise<VolumeFate> {
+  async volumeFate(
+    gateway: KubeGateway,
+    volumeName: string,
+    reclaimPolicy: string | undefined,
+  ): Promise<VolumeFate> {
     const outcome = await waitForObject<V1PersistentVolume>({
       gateway,
       path: '/api/v1/persistentvolumes',
       name: volumeName,
       read: () => gateway.readVolume(volumeName),
-      isDone: pv => pv === undefined || (reclaimPolicy !== 'Delete' && ['Released', 'Failed'].includes(pv.status?.phase ?? '')),
+      isDone: pv =>
+        pv === undefined ||
+        (reclaimPolicy !== 'Delete' &&
+          ['Released', 'Failed'].includes(pv.status?.phase ?? '')),
       timeoutMs: this.timeoutMs,
     });
     if (!outcome.done) return 'unknown';

@@ -10,7 +10,12 @@ const NS = 'shop';
 
 function sts(
   name: string,
-  spec: { replicas?: number; start?: number; templates?: string[]; selector?: NonNullable<V1StatefulSet['spec']>['selector'] } = {},
+  spec: {
+    replicas?: number;
+    start?: number;
+    templates?: string[];
+    selector?: NonNullable<V1StatefulSet['spec']>['selector'];
+  } = {},
 ): V1StatefulSet {
   return {
     metadata: { name, namespace: NS, uid: `uid-${name}` },
@@ -19,16 +24,30 @@ function sts(
       ...(spec.start !== undefined ? { ordinals: { start: spec.start } } : {}),
       serviceName: name,
       selector: spec.selector ?? { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c' }] } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'c' }] },
+      },
       volumeClaimTemplates: (spec.templates ?? ['data']).map(t => ({
         metadata: { name: t },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '10Gi' } },
+        },
       })),
     },
   };
 }
 
-function claim(name: string, extra: { namespace?: string; volume?: string; deleting?: boolean; capacity?: string } = {}): V1PersistentVolumeClaim {
+function claim(
+  name: string,
+  extra: {
+    namespace?: string;
+    volume?: string;
+    deleting?: boolean;
+    capacity?: string;
+  } = {},
+): V1PersistentVolumeClaim {
   return {
     metadata: {
       name,
@@ -36,7 +55,9 @@ function claim(name: string, extra: { namespace?: string; volume?: string; delet
       uid: `uid-${name}`,
       resourceVersion: '7',
       creationTimestamp: new Date('2026-01-01T00:00:00Z'),
-      ...(extra.deleting ? { deletionTimestamp: new Date('2026-11-30T00:00:00Z') } : {}),
+      ...(extra.deleting
+        ? { deletionTimestamp: new Date('2026-11-30T00:00:00Z') }
+        : {}),
     },
     spec: {
       accessModes: ['ReadWriteOnce'],
@@ -44,22 +65,40 @@ function claim(name: string, extra: { namespace?: string; volume?: string; delet
       storageClassName: 'standard',
       volumeName: extra.volume,
     },
-    status: extra.volume ? { phase: 'Bound', capacity: { storage: extra.capacity ?? '10Gi' } } : { phase: 'Pending' },
+    status: extra.volume
+      ? { phase: 'Bound', capacity: { storage: extra.capacity ?? '10Gi' } }
+      : { phase: 'Pending' },
   };
 }
 
-function pod(name: string, claims: string[], terminating = false, namespace = NS): V1Pod {
+function pod(
+  name: string,
+  claims: string[],
+  terminating = false,
+  namespace = NS,
+): V1Pod {
   return {
-    metadata: { name, namespace, ...(terminating ? { deletionTimestamp: new Date() } : {}) },
+    metadata: {
+      name,
+      namespace,
+      ...(terminating ? { deletionTimestamp: new Date() } : {}),
+    },
     spec: {
       containers: [{ name: 'c' }],
-      volumes: claims.map(c => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+      volumes: claims.map(c => ({
+        name: c,
+        persistentVolumeClaim: { claimName: c },
+      })),
     },
   };
 }
 
 function pv(name: string, reclaimPolicy: string): V1PersistentVolume {
-  return { metadata: { name }, spec: { persistentVolumeReclaimPolicy: reclaimPolicy }, status: { phase: 'Bound' } };
+  return {
+    metadata: { name },
+    spec: { persistentVolumeReclaimPolicy: reclaimPolicy },
+    status: { phase: 'Bound' },
+  };
 }
 
 function run(input: Partial<OrphanRuleInput> & { statefulSet: V1StatefulSet }) {
@@ -72,7 +111,9 @@ describe('classifyClaims (the orphan rule)', () => {
   it('finds claims above the replica count and keeps those the StatefulSet runs', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 2 }),
-      claims: ['data-web-0', 'data-web-1', 'data-web-2', 'data-web-3'].map(n => claim(n)),
+      claims: ['data-web-0', 'data-web-1', 'data-web-2', 'data-web-3'].map(n =>
+        claim(n),
+      ),
     });
     expect(names(result.orphans)).toEqual(['data-web-2', 'data-web-3']);
     expect(result.kept.map(k => [k.name, k.reason])).toEqual([
@@ -86,27 +127,45 @@ describe('classifyClaims (the orphan rule)', () => {
   it('never takes another StatefulSet’s claim whose name shares the prefix', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 1 }),
-      claims: [claim('data-web-2-0'), claim('data-web-2-1'), claim('data-web-5')],
+      claims: [
+        claim('data-web-2-0'),
+        claim('data-web-2-1'),
+        claim('data-web-5'),
+      ],
     });
     expect(names(result.orphans)).toEqual(['data-web-5']);
-    expect(result.kept.filter(k => k.reason === 'not-an-ordinal').map(k => k.name)).toEqual(['data-web-2-0', 'data-web-2-1']);
+    expect(
+      result.kept.filter(k => k.reason === 'not-an-ordinal').map(k => k.name),
+    ).toEqual(['data-web-2-0', 'data-web-2-1']);
   });
 
   // Seed defect: any suffix counted, not just decimal ordinals.
-  it.each(['data-web-backup', 'data-web-03', 'data-web-', 'data-web-1e3', 'data-web-+4', 'data-web- 4', 'data-web-٣'])(
-    'keeps %j: the suffix is not a canonical decimal ordinal',
-    name => {
-      const result = run({ statefulSet: sts('web', { replicas: 1 }), claims: [claim(name)] });
-      expect(result.orphans).toEqual([]);
-      expect(result.kept).toEqual([expect.objectContaining({ name, reason: 'not-an-ordinal' })]);
-    },
-  );
+  it.each([
+    'data-web-backup',
+    'data-web-03',
+    'data-web-',
+    'data-web-1e3',
+    'data-web-+4',
+    'data-web- 4',
+    'data-web-٣',
+  ])('keeps %j: the suffix is not a canonical decimal ordinal', name => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 1 }),
+      claims: [claim(name)],
+    });
+    expect(result.orphans).toEqual([]);
+    expect(result.kept).toEqual([
+      expect.objectContaining({ name, reason: 'not-an-ordinal' }),
+    ]);
+  });
 
   // Seed defect: lexical sort put -10 before -2.
   it('orders orphans by numeric ordinal, lowest first', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 1 }),
-      claims: ['data-web-10', 'data-web-2', 'data-web-11', 'data-web-3'].map(n => claim(n)),
+      claims: ['data-web-10', 'data-web-2', 'data-web-11', 'data-web-3'].map(
+        n => claim(n),
+      ),
     });
     expect(result.orphans.map(o => o.ordinal)).toEqual([2, 3, 10, 11]);
   });
@@ -120,7 +179,11 @@ describe('classifyClaims (the orphan rule)', () => {
     });
     expect(names(result.orphans)).toEqual(['data-web-2']);
     expect(result.kept).toEqual([
-      expect.objectContaining({ name: 'data-web-3', reason: 'mounted-by-pod', message: 'mounted by pod web-3 (terminating)' }),
+      expect.objectContaining({
+        name: 'data-web-3',
+        reason: 'mounted-by-pod',
+        message: 'mounted by pod web-3 (terminating)',
+      }),
     ]);
   });
 
@@ -131,7 +194,10 @@ describe('classifyClaims (the orphan rule)', () => {
       pods: [pod('debug-shell', ['data-web-0'])],
     });
     expect(result.orphans).toEqual([]);
-    expect(result.kept[0]).toMatchObject({ reason: 'mounted-by-pod', message: 'mounted by pod debug-shell' });
+    expect(result.kept[0]).toMatchObject({
+      reason: 'mounted-by-pod',
+      message: 'mounted by pod debug-shell',
+    });
   });
 
   it('ignores pods in other namespaces', () => {
@@ -147,21 +213,41 @@ describe('classifyClaims (the orphan rule)', () => {
   it('honours spec.ordinals.start: ordinals below the start are orphans too', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 2, start: 3 }),
-      claims: ['data-web-0', 'data-web-2', 'data-web-3', 'data-web-4', 'data-web-5'].map(n => claim(n)),
+      claims: [
+        'data-web-0',
+        'data-web-2',
+        'data-web-3',
+        'data-web-4',
+        'data-web-5',
+      ].map(n => claim(n)),
     });
     expect(result.ordinals).toEqual({ start: 3, end: 5 });
-    expect(names(result.orphans)).toEqual(['data-web-0', 'data-web-2', 'data-web-5']);
-    expect(result.orphans.find(o => o.ordinal === 5)?.reattachesAtReplicas).toBe(3);
-    expect(result.orphans.find(o => o.ordinal === 0)?.reattachesAtReplicas).toBe(-2);
+    expect(names(result.orphans)).toEqual([
+      'data-web-0',
+      'data-web-2',
+      'data-web-5',
+    ]);
+    expect(
+      result.orphans.find(o => o.ordinal === 5)?.reattachesAtReplicas,
+    ).toBe(3);
+    expect(
+      result.orphans.find(o => o.ordinal === 0)?.reattachesAtReplicas,
+    ).toBe(-2);
   });
 
   it('says at which replica count the controller would reattach an orphan', () => {
-    const result = run({ statefulSet: sts('web', { replicas: 2 }), claims: [claim('data-web-4')] });
+    const result = run({
+      statefulSet: sts('web', { replicas: 2 }),
+      claims: [claim('data-web-4')],
+    });
     expect(result.orphans[0].reattachesAtReplicas).toBe(5);
   });
 
   it('runs no ordinals at 0 replicas, so every unmounted claim is an orphan', () => {
-    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0')] });
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0')],
+    });
     expect(names(result.orphans)).toEqual(['data-web-0']);
   });
 
@@ -169,21 +255,33 @@ describe('classifyClaims (the orphan rule)', () => {
   it('finds claims by name whatever their labels and whatever the selector', () => {
     const withExpressions = sts('web', {
       replicas: 1,
-      selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }] },
+      selector: {
+        matchExpressions: [{ key: 'app', operator: 'In', values: ['web'] }],
+      },
     });
     const unlabelled = claim('data-web-3');
     delete unlabelled.metadata!.labels;
-    expect(names(run({ statefulSet: withExpressions, claims: [unlabelled] }).orphans)).toEqual(['data-web-3']);
+    expect(
+      names(
+        run({ statefulSet: withExpressions, claims: [unlabelled] }).orphans,
+      ),
+    ).toEqual(['data-web-3']);
   });
 
   it('only considers claims in the StatefulSet’s namespace', () => {
-    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0', { namespace: 'other' })] });
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0', { namespace: 'other' })],
+    });
     expect(result.orphans).toEqual([]);
     expect(result.kept).toEqual([]);
   });
 
   it('ignores claims of templates the StatefulSet does not have', () => {
-    const result = run({ statefulSet: sts('web', { replicas: 0, templates: ['data'] }), claims: [claim('logs-web-0'), claim('web-0')] });
+    const result = run({
+      statefulSet: sts('web', { replicas: 0, templates: ['data'] }),
+      claims: [claim('logs-web-0'), claim('web-0')],
+    });
     expect(result.orphans).toEqual([]);
     expect(result.kept).toEqual([]);
   });
@@ -191,7 +289,11 @@ describe('classifyClaims (the orphan rule)', () => {
   it('handles several templates, and a template name that contains the StatefulSet’s name', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 1, templates: ['data', 'data-web'] }),
-      claims: [claim('data-web-1'), claim('data-web-web-1'), claim('data-web-web-0')],
+      claims: [
+        claim('data-web-1'),
+        claim('data-web-web-1'),
+        claim('data-web-web-0'),
+      ],
     });
     expect(result.orphans.map(o => [o.name, o.template, o.ordinal])).toEqual([
       ['data-web-1', 'data', 1],
@@ -203,7 +305,11 @@ describe('classifyClaims (the orphan rule)', () => {
   it('reports size, volume and reclaim policy, and flags Retain volumes apart from reclaimable capacity', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
-      claims: [claim('data-web-0', { volume: 'pv-a', capacity: '20Gi' }), claim('data-web-1', { volume: 'pv-b' }), claim('data-web-2')],
+      claims: [
+        claim('data-web-0', { volume: 'pv-a', capacity: '20Gi' }),
+        claim('data-web-1', { volume: 'pv-b' }),
+        claim('data-web-2'),
+      ],
       volumes: new Map([
         ['pv-a', pv('pv-a', 'Delete')],
         ['pv-b', pv('pv-b', 'Retain')],
@@ -220,25 +326,47 @@ describe('classifyClaims (the orphan rule)', () => {
       capacity: '20Gi',
       capacityBytes: 20 * 2 ** 30,
       storageClassName: 'standard',
-      volume: { name: 'pv-a', reclaimPolicy: 'Delete', phase: 'Bound', retained: false },
+      volume: {
+        name: 'pv-a',
+        reclaimPolicy: 'Delete',
+        phase: 'Bound',
+        retained: false,
+      },
       createdAt: '2026-01-01T00:00:00.000Z',
       deletionInProgress: false,
     });
-    expect(b.volume).toEqual({ name: 'pv-b', reclaimPolicy: 'Retain', phase: 'Bound', retained: true });
+    expect(b.volume).toEqual({
+      name: 'pv-b',
+      reclaimPolicy: 'Retain',
+      phase: 'Bound',
+      retained: true,
+    });
     expect(c.volume).toBeUndefined();
     expect(result.reclaimableBytes).toBe(20 * 2 ** 30 + 10 * 2 ** 30);
     expect(result.retainedBytes).toBe(10 * 2 ** 30);
   });
 
   it('flags an orphan whose deletion is already under way', () => {
-    const result = run({ statefulSet: sts('web', { replicas: 0 }), claims: [claim('data-web-0', { deleting: true })] });
+    const result = run({
+      statefulSet: sts('web', { replicas: 0 }),
+      claims: [claim('data-web-0', { deleting: true })],
+    });
     expect(result.orphans[0].deletionInProgress).toBe(true);
   });
 
   it('reports the retention policy, defaulting to Retain', () => {
     const withPolicy = sts('web');
-    withPolicy.spec!.persistentVolumeClaimRetentionPolicy = { whenScaled: 'Delete', whenDeleted: 'Retain' };
-    expect(run({ statefulSet: withPolicy }).retentionPolicy).toEqual({ whenScaled: 'Delete', whenDeleted: 'Retain' });
-    expect(run({ statefulSet: sts('web') }).retentionPolicy).toEqual({ whenScaled: 'Retain', whenDeleted: 'Retain' });
+    withPolicy.spec!.persistentVolumeClaimRetentionPolicy = {
+      whenScaled: 'Delete',
+      whenDeleted: 'Retain',
+    };
+    expect(run({ statefulSet: withPolicy }).retentionPolicy).toEqual({
+      whenScaled: 'Delete',
+      whenDeleted: 'Retain',
+    });
+    expect(run({ statefulSet: sts('web') }).retentionPolicy).toEqual({
+      whenScaled: 'Retain',
+      whenDeleted: 'Retain',
+    });
   });
 });

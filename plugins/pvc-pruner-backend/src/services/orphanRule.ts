@@ -14,7 +14,10 @@ import {
 const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
 
 /** The ordinals a StatefulSet runs: start ≤ ordinal < end (spec.ordinals.start and spec.replicas). */
-export function runningOrdinals(sts: V1StatefulSet): { start: number; end: number } {
+export function runningOrdinals(sts: V1StatefulSet): {
+  start: number;
+  end: number;
+} {
   const start = sts.spec?.ordinals?.start ?? 0;
   const replicas = sts.spec?.replicas ?? 1;
   return { start, end: start + replicas };
@@ -44,7 +47,10 @@ export type ParsedClaimName =
  * ordinal when the rest is not a canonical decimal integer (`2-0` of
  * StatefulSet `web-2`, `backup`, `01`).
  */
-export function parseClaimName(claimName: string, sts: V1StatefulSet): ParsedClaimName | undefined {
+export function parseClaimName(
+  claimName: string,
+  sts: V1StatefulSet,
+): ParsedClaimName | undefined {
   const stsName = sts.metadata?.name ?? '';
   let unparsed: ParsedClaimName | undefined;
   for (const template of sts.spec?.volumeClaimTemplates ?? []) {
@@ -63,7 +69,12 @@ export function parseClaimName(claimName: string, sts: V1StatefulSet): ParsedCla
 
 function describePods(pods: V1Pod[]) {
   return pods
-    .map(p => `${p.metadata?.name}${p.metadata?.deletionTimestamp ? ' (terminating)' : ''}`)
+    .map(
+      p =>
+        `${p.metadata?.name}${
+          p.metadata?.deletionTimestamp ? ' (terminating)' : ''
+        }`,
+    )
     .join(', ');
 }
 
@@ -76,7 +87,9 @@ function orphanOf(
 ): OrphanedPvc {
   const volumeName = claim.spec?.volumeName;
   const pv = volumeName ? volumes.get(volumeName) : undefined;
-  const requested = claim.spec?.resources?.requests?.storage as string | undefined;
+  const requested = claim.spec?.resources?.requests?.storage as
+    | string
+    | undefined;
   const capacity = claim.status?.capacity?.storage as string | undefined;
   const reclaimPolicy = pv?.spec?.persistentVolumeReclaimPolicy;
   return {
@@ -92,9 +105,16 @@ function orphanOf(
     capacityBytes: parseQuantity(capacity),
     storageClassName: claim.spec?.storageClassName,
     volume: volumeName
-      ? { name: volumeName, reclaimPolicy, phase: pv?.status?.phase, retained: reclaimPolicy === 'Retain' }
+      ? {
+          name: volumeName,
+          reclaimPolicy,
+          phase: pv?.status?.phase,
+          retained: reclaimPolicy === 'Retain',
+        }
       : undefined,
-    createdAt: claim.metadata?.creationTimestamp ? new Date(claim.metadata.creationTimestamp).toISOString() : undefined,
+    createdAt: claim.metadata?.creationTimestamp
+      ? new Date(claim.metadata.creationTimestamp).toISOString()
+      : undefined,
     deletionInProgress: Boolean(claim.metadata?.deletionTimestamp),
     reattachesAtReplicas: ordinal - start + 1,
   };
@@ -107,11 +127,22 @@ export class NamespaceSnapshot {
   /** Pods (running or terminating) referencing each claim. */
   readonly usedBy: Map<string, V1Pod[]>;
 
-  constructor(readonly namespace: string, claims: V1PersistentVolumeClaim[], pods: V1Pod[]) {
-    const name = (c: V1PersistentVolumeClaim) => c.metadata?.name ?? '';
-    this.claims = claims.filter(c => c.metadata?.namespace === namespace).sort((a, b) => (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
-    this.names = this.claims.map(name);
-    this.usedBy = podsByClaim(pods.filter(p => p.metadata?.namespace === namespace));
+  constructor(
+    readonly namespace: string,
+    claims: V1PersistentVolumeClaim[],
+    pods: V1Pod[],
+  ) {
+    const byName = new Map(
+      claims
+        .filter(c => c.metadata?.namespace === namespace)
+        .map(c => [c.metadata?.name ?? '', c]),
+    );
+    // Plain code-unit order, the order the binary search in withPrefix relies on.
+    this.names = [...byName.keys()].sort();
+    this.claims = this.names.map(n => byName.get(n)!);
+    this.usedBy = podsByClaim(
+      pods.filter(p => p.metadata?.namespace === namespace),
+    );
   }
 
   /** Claims whose names start with prefix, by binary search over the sorted names. */
@@ -124,7 +155,12 @@ export class NamespaceSnapshot {
       else hi = mid;
     }
     const found: V1PersistentVolumeClaim[] = [];
-    for (let i = lo; i < this.names.length && this.names[i].startsWith(prefix); i++) found.push(this.claims[i]);
+    for (
+      let i = lo;
+      i < this.names.length && this.names[i].startsWith(prefix);
+      i++
+    )
+      found.push(this.claims[i]);
     return found;
   }
 }
@@ -147,7 +183,11 @@ export interface OrphanRuleInput {
  * with the reason.
  */
 export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
-  const snapshot = new NamespaceSnapshot(input.statefulSet.metadata?.namespace ?? '', input.claims, input.pods);
+  const snapshot = new NamespaceSnapshot(
+    input.statefulSet.metadata?.namespace ?? '',
+    input.claims,
+    input.pods,
+  );
   return classifyInSnapshot(input.statefulSet, snapshot, input.volumes);
 }
 
@@ -164,32 +204,58 @@ export function classifyInSnapshot(
   const kept: KeptPvc[] = [];
   const candidates = new Map<string, V1PersistentVolumeClaim>();
   for (const template of sts.spec?.volumeClaimTemplates ?? []) {
-    for (const claim of snapshot.withPrefix(`${template.metadata?.name}-${sts.metadata?.name}-`)) {
+    for (const claim of snapshot.withPrefix(
+      `${template.metadata?.name}-${sts.metadata?.name}-`,
+    )) {
       candidates.set(claim.metadata?.name ?? '', claim);
     }
   }
 
   for (const [name, claim] of candidates) {
     const parsed = parseClaimName(name, sts)!;
-    const base = { name, uid: claim.metadata?.uid ?? '', template: parsed.template };
+    const base = {
+      name,
+      uid: claim.metadata?.uid ?? '',
+      template: parsed.template,
+    };
     if (parsed.ordinal === undefined) {
-      kept.push({ ...base, reason: 'not-an-ordinal', message: `"${parsed.suffix}" after "${parsed.template}-${sts.metadata?.name}-" is not an ordinal of this StatefulSet` });
+      kept.push({
+        ...base,
+        reason: 'not-an-ordinal',
+        message: `"${parsed.suffix}" after "${parsed.template}-${sts.metadata?.name}-" is not an ordinal of this StatefulSet`,
+      });
       continue;
     }
     const ordinal = parsed.ordinal;
     if (ordinal >= ordinals.start && ordinal < ordinals.end) {
-      kept.push({ ...base, ordinal, reason: 'ordinal-in-use', message: `ordinal ${ordinal} is one the StatefulSet runs (${ordinals.start}–${ordinals.end - 1})` });
+      kept.push({
+        ...base,
+        ordinal,
+        reason: 'ordinal-in-use',
+        message: `ordinal ${ordinal} is one the StatefulSet runs (${
+          ordinals.start
+        }–${ordinals.end - 1})`,
+      });
       continue;
     }
     const pods = usedBy.get(name);
     if (pods?.length) {
-      kept.push({ ...base, ordinal, reason: 'mounted-by-pod', message: `mounted by pod ${describePods(pods)}` });
+      kept.push({
+        ...base,
+        ordinal,
+        reason: 'mounted-by-pod',
+        message: `mounted by pod ${describePods(pods)}`,
+      });
       continue;
     }
-    orphans.push(orphanOf(claim, parsed.template, ordinal, ordinals.start, volumes));
+    orphans.push(
+      orphanOf(claim, parsed.template, ordinal, ordinals.start, volumes),
+    );
   }
 
-  orphans.sort((a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template));
+  orphans.sort(
+    (a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template),
+  );
   const bytes = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
   return {
     name: sts.metadata?.name ?? '',
@@ -199,13 +265,25 @@ export function classifyInSnapshot(
     ordinals,
     readyReplicas: sts.status?.readyReplicas ?? 0,
     retentionPolicy: {
-      whenScaled: sts.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled ?? 'Retain',
-      whenDeleted: sts.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain',
+      whenScaled:
+        sts.spec?.persistentVolumeClaimRetentionPolicy?.whenScaled ?? 'Retain',
+      whenDeleted:
+        sts.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain',
     },
-    templates: (sts.spec?.volumeClaimTemplates ?? []).map(t => t.metadata?.name ?? ''),
+    templates: (sts.spec?.volumeClaimTemplates ?? []).map(
+      t => t.metadata?.name ?? '',
+    ),
     orphans,
-    kept: kept.sort((a, b) => (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) || a.name.localeCompare(b.name)),
-    reclaimableBytes: orphans.filter(o => !o.volume?.retained).reduce((n, o) => n + bytes(o), 0),
-    retainedBytes: orphans.filter(o => o.volume?.retained).reduce((n, o) => n + bytes(o), 0),
+    kept: kept.sort(
+      (a, b) =>
+        (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) ||
+        a.name.localeCompare(b.name),
+    ),
+    reclaimableBytes: orphans
+      .filter(o => !o.volume?.retained)
+      .reduce((n, o) => n + bytes(o), 0),
+    retainedBytes: orphans
+      .filter(o => o.volume?.retained)
+      .reduce((n, o) => n + bytes(o), 0),
   };
 }

@@ -1,6 +1,12 @@
-import { BackstageCredentials, PermissionsService } from '@backstage/backend-plugin-api';
+import {
+  BackstageCredentials,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
-import { AuthorizeResult, ResourcePermission } from '@backstage/plugin-permission-common';
+import {
+  AuthorizeResult,
+  ResourcePermission,
+} from '@backstage/plugin-permission-common';
 
 /**
  * Throws NotAllowedError unless the caller holds the permission on the
@@ -14,8 +20,15 @@ export async function requirePermission(options: {
   credentials: BackstageCredentials;
 }): Promise<void> {
   const { permissions, permission, entityRef, credentials } = options;
-  const [decision] = await permissions.authorize([{ permission, resourceRef: entityRef }], { credentials });
+  const [decision] = await permissions.authorize(
+    [{ permission, resourceRef: entityRef }],
+    { credentials },
+  );
   if (decision.result !== AuthorizeResult.ALLOW) {
-    throw new NotAllowedError(`You are not allowed to ${permission.attributes.action === 'delete' ? 'prune' : 'view'} the claims of ${entityRef} (${permission.name})`);
+    throw new NotAllowedError(
+      `You are not allowed to ${
+        permission.attributes.action === 'delete' ? 'prune' : 'view'
+      } the claims of ${entityRef} (${permission.name})`,
+    );
   }
 }

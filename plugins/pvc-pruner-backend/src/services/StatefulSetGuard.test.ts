@@ -1,0 +1,180 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeGateway } from './KubeGateway';
+import { StatefulSetGuard } from './StatefulSetGuard';
+
+/* StatefulSetGuard against the simulator's watch (no controllers: the test changes the StatefulSet itself). */
+
+let sim: KubeSim;
+let gateway: KubeGateway;
+let guard: StatefulSetGuard | undefined;
+
+const statefulSet = (name: string, replicas: number, start?: number) =>
+  ({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace: 'shop', labels: { app: name } },
+    spec: {
+      replicas,
+      ...(start === undefined ? {} : { ordinals: { start } }),
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name, image: 'x' }] },
+      },
+    },
+  } as unknown as KubeObject);
+
+function update(name: string, change: (sts: KubeObject) => void) {
+  const sts = structuredClone(
+    sim.store.require('apps/statefulsets', 'shop', name),
+  );
+  change(sts);
+  sim.store.update('apps/statefulsets', sts);
+}
+
+const settle = () => new Promise(r => setTimeout(r, 150));
+
+beforeAll(async () => {
+  sim = await startKubeSim({
+    controllers: false,
+    https: true,
+    scenario: [
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'shop' },
+      } as any,
+    ],
+  });
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig);
+  gateway = new KubeGateway('demo', kc, 5000);
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+let n = 0;
+let db: string;
+
+beforeEach(() => {
+  // A fresh StatefulSet for each test.
+  db = `db${++n}`;
+  sim.store.create('apps/statefulsets', statefulSet(db, 2));
+});
+
+afterEach(() => {
+  guard?.stop();
+  guard = undefined;
+});
+
+describe('StatefulSetGuard', () => {
+  it('keeps the StatefulSet it read, and does not abort for changes that keep its ordinals', async () => {
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+    expect(guard.current.spec?.replicas).toBe(2);
+
+    update(db, sts => {
+      sts.metadata.labels = { ...sts.metadata.labels, touched: 'yes' };
+      sts.status = { replicas: 2, readyReplicas: 1 };
+    });
+    await settle();
+
+    expect(guard.abortReason).toBeUndefined();
+    expect(guard.current.metadata?.labels?.touched).toBe('yes');
+  });
+
+  it.each([
+    [
+      'scaled up',
+      (s: KubeObject) => (s.spec.replicas = 5),
+      'changed from ordinals 0–1 to ordinals 0–4 during the job',
+    ],
+    [
+      'scaled down to 0',
+      (s: KubeObject) => (s.spec.replicas = 0),
+      'changed from ordinals 0–1 to no ordinals (0 replicas) during the job',
+    ],
+    [
+      'given another start ordinal',
+      (s: KubeObject) => (s.spec.ordinals = { start: 3 }),
+      'changed from ordinals 0–1 to ordinals 3–4 during the job',
+    ],
+  ])('aborts when the StatefulSet is %s', async (_what, change, reason) => {
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+
+    update(db, change);
+    await settle();
+
+    expect(guard.abortReason).toBe(`StatefulSet shop/${db} ${reason}`);
+  });
+
+  it('sees a change made between its read and its watch (it watches from the version it read)', async () => {
+    const read = gateway.readStatefulSet.bind(gateway);
+    jest
+      .spyOn(gateway, 'readStatefulSet')
+      .mockImplementationOnce(async (ns, name) => {
+        const sts = await read(ns, name);
+        update(db, s => (s.spec.replicas = 3));
+        return sts;
+      });
+
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+    await settle();
+
+    expect(guard.abortReason).toBe(
+      `StatefulSet shop/${db} changed from ordinals 0–1 to ordinals 0–2 during the job`,
+    );
+  });
+
+  it('aborts when the StatefulSet is deleted', async () => {
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+
+    sim.store.delete('apps/statefulsets', 'shop', db, {
+      propagationPolicy: 'Background',
+    });
+    await settle();
+
+    expect(guard.abortReason).toBe(
+      `StatefulSet shop/${db} was deleted during the job`,
+    );
+  });
+
+  it('aborts when its watch ends, since a change could then go unseen', async () => {
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+
+    sim.dropWatches();
+    await settle();
+
+    expect(guard.abortReason).toMatch(
+      new RegExp(
+        `^the watch on StatefulSet shop/${db} ended.*so a change could go unseen$`,
+      ),
+    );
+  });
+
+  it('keeps the first reason when several things happen', async () => {
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+
+    update(db, s => (s.spec.replicas = 3));
+    await settle();
+    sim.store.delete('apps/statefulsets', 'shop', db, {
+      propagationPolicy: 'Background',
+    });
+    await settle();
+
+    expect(guard.abortReason).toMatch(
+      /changed from ordinals 0–1 to ordinals 0–2/,
+    );
+  });
+
+  it('fails to start, naming the cluster, for a StatefulSet that does not exist', async () => {
+    await expect(
+      StatefulSetGuard.start(gateway, 'shop', 'nope'),
+    ).rejects.toThrow(
+      'cluster "demo" refused get statefulset shop/nope: 404 NotFound (statefulsets.apps "nope" not found)',
+    );
+  });
+});

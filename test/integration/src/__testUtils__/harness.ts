@@ -1,0 +1,452 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
+import { Entity } from '@backstage/catalog-model';
+import { JsonObject } from '@backstage/types';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+// Integration tests run the real backend plugin, as a Backstage backend would load it.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import pvcPrunerPlugin from 'backstage-plugin-pvc-pruner-backend';
+import type {
+  OrphansResponse,
+  PruneEvent,
+  PruneJob,
+  PruneRequest,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
+import {
+  KubeObject,
+  KubeSim,
+  loadScenario,
+  PolicyRule,
+  startKubeSim,
+} from 'kube-sim';
+import { parseAllDocuments } from 'yaml';
+
+/** Real seconds per simulated second: the demo's 10 s grace periods take 0.2 s. */
+export const TIME_FACTOR = 0.02;
+
+export const ORDERS_REF = 'component:default/orders';
+export const ALICE = 'user:default/alice';
+export const BOB = 'user:default/bob';
+
+/** The catalog entity whose StatefulSet is the demo's shop/orders-db (`backstage.io/kubernetes-id: orders`). */
+export function component(
+  name: string,
+  kubernetesId = name,
+  annotations: Record<string, string> = {},
+): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: {
+      name,
+      namespace: 'default',
+      annotations: {
+        'backstage.io/kubernetes-id': kubernetesId,
+        ...annotations,
+      },
+    },
+    spec: { type: 'service', owner: 'team-a', lifecycle: 'production' },
+  };
+}
+
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 15000,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `Timed out after ${timeoutMs} ms waiting for ${what}${
+          last ? ` (last error: ${last})` : ''
+        }`,
+      );
+    await new Promise(r => setTimeout(r, everyMs));
+  }
+}
+
+export const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+/** The demo scenario plus extra objects, on an https simulator (the plugin must verify its CA). */
+export async function startSim(
+  extra: KubeObject[] = [],
+  options: { timeFactor?: number; reclaimSeconds?: number } = {},
+): Promise<KubeSim> {
+  const sim = await startKubeSim({
+    scenario: [...loadScenario('demo'), ...extra],
+    timeFactor: options.timeFactor ?? TIME_FACTOR,
+    reclaimSeconds: options.reclaimSeconds,
+    https: true,
+  });
+  await waitForSettled(sim);
+  return sim;
+}
+
+/** Every claim is Bound and every StatefulSet runs all its replicas, ready. */
+export async function waitForSettled(sim: KubeSim) {
+  await waitFor('the simulated cluster to settle', () => {
+    const claims = sim.store.list('persistentvolumeclaims').items;
+    if (claims.some(c => c.status?.phase !== 'Bound')) return false;
+    return sim.store
+      .list('apps/statefulsets')
+      .items.every(
+        s =>
+          (s.status?.readyReplicas ?? 0) === (s.spec?.replicas ?? 1) &&
+          (s.status?.replicas ?? 0) === (s.spec?.replicas ?? 1),
+      );
+  });
+}
+
+export function claimOf(sim: KubeSim, namespace: string, name: string) {
+  return sim.store.get('persistentvolumeclaims', namespace, name);
+}
+
+export function volumeOf(sim: KubeSim, name: string) {
+  return sim.store.get('persistentvolumes', undefined, name);
+}
+
+/** Sets spec.replicas as `kubectl scale` would (an update of the StatefulSet). */
+export function scale(
+  sim: KubeSim,
+  namespace: string,
+  name: string,
+  replicas: number,
+) {
+  const sts = structuredClone(
+    sim.store.require('apps/statefulsets', namespace, name),
+  );
+  sts.spec.replicas = replicas;
+  return sim.store.update('apps/statefulsets', sts);
+}
+
+/** Writes (anything but get/list/watch) that reached the simulator. */
+export function writesTo(sim: KubeSim) {
+  return sim
+    .requests()
+    .filter(r => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method));
+}
+
+/** `kubernetes.clusterLocatorMethods` exactly as a user configures a cluster with a service account token. */
+export function clusterConfig(sim: KubeSim, token = sim.token, name = 'demo') {
+  return {
+    clusterLocatorMethods: [
+      {
+        type: 'config',
+        clusters: [
+          {
+            name,
+            url: sim.url,
+            authProvider: 'serviceAccount',
+            serviceAccountToken: token,
+            caData: Buffer.from(sim.caCert!).toString('base64'),
+          },
+        ],
+      },
+    ],
+  };
+}
+
+export interface Pruner {
+  baseUrl: string;
+  stop(): Promise<void>;
+  get<T = any>(
+    path: string,
+    user?: string,
+  ): Promise<{ status: number; body: T; text: string }>;
+  post<T = any>(
+    path: string,
+    body: unknown,
+    user?: string,
+  ): Promise<{ status: number; body: T; text: string }>;
+  scan(entityRef?: string): Promise<OrphansResponse>;
+  /** Starts a prune or dry run of the given claims and returns its job id (asserting 202). */
+  prune(request: PruneRequest, user?: string): Promise<string>;
+  waitForJob(id: string, timeoutMs?: number): Promise<PruneJob>;
+  events(id: string, after?: number): Promise<PruneEvent[]>;
+}
+
+/** Starts the real plugin in a test backend, configured with the simulator as its one cluster. */
+export async function startPruner(options: {
+  sim: KubeSim;
+  token?: string;
+  entities?: Entity[];
+  pvcPruner?: JsonObject;
+  database?: JsonObject;
+}): Promise<Pruner> {
+  const backend = await startTestBackend({
+    features: [
+      pvcPrunerPlugin,
+      mockServices.rootConfig.factory({
+        data: {
+          kubernetes: clusterConfig(options.sim, options.token),
+          pvcPruner: {
+            leaseDurationSeconds: 5,
+            volumeWaitTimeoutSeconds: 10,
+            ...options.pvcPruner,
+          },
+          ...(options.database
+            ? { backend: { database: options.database } }
+            : {}),
+        },
+      }),
+      catalogServiceMock.factory({
+        entities: options.entities ?? [component('orders')],
+      }),
+    ],
+  });
+  const baseUrl = `http://127.0.0.1:${backend.server.port()}/api/pvc-pruner`;
+  const call = async (
+    method: string,
+    path: string,
+    body: unknown,
+    user: string,
+  ) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: mockCredentials.user.header(user),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: any;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed, text };
+  };
+  const pruner: Pruner = {
+    baseUrl,
+    stop: () => backend.stop(),
+    get: (path, user = ALICE) => call('GET', path, undefined, user),
+    post: (path, body, user = ALICE) => call('POST', path, body, user),
+    async scan(entityRef = ORDERS_REF) {
+      const res = await pruner.get(
+        `/v1/orphans?entityRef=${encodeURIComponent(entityRef)}`,
+      );
+      if (res.status !== 200)
+        throw new Error(`scan answered ${res.status}: ${res.text}`);
+      return res.body;
+    },
+    async prune(request, user = ALICE) {
+      const res = await pruner.post('/v1/prune-jobs', request, user);
+      if (res.status !== 202)
+        throw new Error(`prune answered ${res.status}: ${res.text}`);
+      return res.body.id;
+    },
+    waitForJob: (id, timeoutMs = 20000) =>
+      waitFor(
+        `job ${id} to finish`,
+        async () => {
+          const res = await pruner.get(`/v1/prune-jobs/${id}`);
+          return ['succeeded', 'failed', 'aborted', 'interrupted'].includes(
+            res.body?.status,
+          )
+            ? (res.body as PruneJob)
+            : undefined;
+        },
+        timeoutMs,
+        50,
+      ),
+    async events(id, after = 0) {
+      const frames = await readSse(
+        `${baseUrl}/v1/prune-jobs/${id}/events?after=${after}`,
+      );
+      return frames.map(f => f.data);
+    },
+  };
+  return pruner;
+}
+
+/** The StatefulSet section of a scan (first cluster). */
+export function statefulSetIn(
+  scan: OrphansResponse,
+  namespace: string,
+  name: string,
+): StatefulSetOrphans {
+  const cluster = scan.clusters[0];
+  if (!cluster.ok)
+    throw new Error(
+      `cluster ${cluster.cluster} failed: ${cluster.error.message}`,
+    );
+  const sts = cluster.statefulSets.find(
+    s => s.namespace === namespace && s.name === name,
+  );
+  if (!sts) throw new Error(`no StatefulSet ${namespace}/${name} in the scan`);
+  return sts;
+}
+
+/** A prune request for every orphan of a StatefulSet in a scan. */
+export function pruneAll(
+  sts: StatefulSetOrphans,
+  dryRun = false,
+  entityRef = ORDERS_REF,
+): PruneRequest {
+  return {
+    entityRef,
+    cluster: 'demo',
+    namespace: sts.namespace,
+    statefulSet: sts.name,
+    pvcs: sts.orphans.map(o => ({ name: o.name, uid: o.uid })),
+    dryRun,
+  };
+}
+
+export interface SseFrame {
+  id?: string;
+  event?: string;
+  data: PruneEvent;
+  /** ms since the request started */
+  at: number;
+  /** index of the network chunk the frame ended in */
+  chunk: number;
+}
+
+/**
+ * Reads a text/event-stream response incrementally: each frame is parsed as
+ * soon as the chunk completing it arrives, and `onFrame` sees it then.
+ * Resolves with every frame when the server ends the stream.
+ */
+export async function readSse(
+  url: string,
+  options: {
+    user?: string;
+    onFrame?: (frame: SseFrame) => void | Promise<void>;
+    onHeaders?: (res: Response) => void;
+    signal?: AbortSignal;
+  } = {},
+): Promise<SseFrame[]> {
+  const started = Date.now();
+  const response = await fetch(url, {
+    headers: {
+      authorization: mockCredentials.user.header(options.user ?? ALICE),
+      accept: 'text/event-stream',
+    },
+    signal: options.signal,
+  });
+  options.onHeaders?.(response);
+  if (response.status !== 200)
+    throw new Error(
+      `event stream answered ${response.status}: ${await response.text()}`,
+    );
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const frames: SseFrame[] = [];
+  let buffer = '';
+  let chunk = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunk += 1;
+    buffer += decoder.decode(value, { stream: true });
+    for (
+      let end = buffer.indexOf('\n\n');
+      end >= 0;
+      end = buffer.indexOf('\n\n')
+    ) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const fields: Record<string, string> = {};
+      for (const line of raw.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        if (colon < 0) continue;
+        fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
+      }
+      if (fields.data === undefined) continue;
+      const frame: SseFrame = {
+        id: fields.id,
+        event: fields.event,
+        data: JSON.parse(fields.data),
+        at: Date.now() - started,
+        chunk,
+      };
+      frames.push(frame);
+      await options.onFrame?.(frame);
+    }
+  }
+  return frames;
+}
+
+/** The ClusterRole rules of the plugin's RBAC manifest, as the simulator's token grants take them. */
+export function rbacRules(): PolicyRule[] {
+  const file = resolve(
+    require.resolve('backstage-plugin-pvc-pruner-backend/package.json'),
+    '..',
+    'rbac',
+    'pvc-pruner-rbac.yaml',
+  );
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')).map(d => d.toJS());
+  const roles = docs.filter(d => d?.kind === 'ClusterRole');
+  if (roles.length !== 1)
+    throw new Error(
+      `expected one ClusterRole in ${file}, found ${roles.length}`,
+    );
+  return roles[0].rules;
+}
+
+/** Extra scenario objects: a StatefulSet with claims left behind, for tests that must not share the demo's. */
+export function statefulSetObjects(options: {
+  name: string;
+  namespace: string;
+  kubernetesId: string;
+  replicas: number;
+  orphanOrdinals?: number[];
+  gracePeriodSeconds?: number;
+  storageClassName?: string;
+}): KubeObject[] {
+  const { name, namespace, kubernetesId, replicas } = options;
+  const labels = {
+    'app.kubernetes.io/name': name,
+    'backstage.io/kubernetes-id': kubernetesId,
+  };
+  const claimSpec = {
+    accessModes: ['ReadWriteOnce'],
+    storageClassName: options.storageClassName ?? 'standard',
+    resources: { requests: { storage: '1Gi' } },
+  };
+  const sts = {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace, labels },
+    spec: {
+      serviceName: name,
+      replicas,
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          terminationGracePeriodSeconds: options.gracePeriodSeconds ?? 10,
+          containers: [{ name, image: `registry.example.com/${name}:1` }],
+        },
+      },
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: claimSpec }],
+    },
+  };
+  const orphans = (options.orphanOrdinals ?? []).map(ordinal => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: `data-${name}-${ordinal}`, namespace, labels },
+    spec: claimSpec,
+  }));
+  return [sts, ...orphans] as unknown as KubeObject[];
+}

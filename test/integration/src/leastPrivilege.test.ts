@@ -1,0 +1,159 @@
+import type { KubeSim, PolicyRule } from 'kube-sim';
+import {
+  claimOf,
+  pruneAll,
+  Pruner,
+  rbacRules,
+  startPruner,
+  startSim,
+  statefulSetIn,
+  waitFor,
+} from './__testUtils__/harness';
+
+jest.setTimeout(30000);
+
+const ORPHANS = [
+  'data-orders-db-2',
+  'data-orders-db-3',
+  'data-orders-db-4',
+  'wal-orders-db-2',
+  'wal-orders-db-3',
+];
+
+/** `verb group/resource` for each permission a set of rules grants. */
+function grantsOf(rules: PolicyRule[]) {
+  return new Set(
+    rules.flatMap(r =>
+      (r.apiGroups ?? ['']).flatMap(g =>
+        (r.resources ?? []).flatMap(res =>
+          r.verbs.map(v => `${v} ${g}/${res}`),
+        ),
+      ),
+    ),
+  );
+}
+
+const GROUPS: Record<string, string> = {
+  statefulsets: 'apps',
+  leases: 'coordination.k8s.io',
+};
+
+describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
+  let sim: KubeSim;
+  let pruner: Pruner;
+
+  afterEach(async () => {
+    await pruner?.stop();
+    await sim?.close();
+  });
+
+  it('grants exactly what a scan, a dry run and a prune use: every verb is needed, none is refused', async () => {
+    const rules = rbacRules();
+    // Volumes are reclaimed 1 s after their claim goes, so the plugin follows them with a watch.
+    sim = await startSim([], { reclaimSeconds: 50 });
+    const token = sim.addToken({
+      user: 'system:serviceaccount:backstage:pvc-pruner',
+      rules,
+    });
+    // Renewed every 333 ms, so a prune renews its lease at least once.
+    pruner = await startPruner({
+      sim,
+      token,
+      pvcPruner: { leaseDurationSeconds: 1 },
+    });
+
+    const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
+    expect(sts.orphans.map(o => o.name).sort()).toEqual(ORPHANS);
+    expect(
+      (await pruner.waitForJob(await pruner.prune(pruneAll(sts, true)))).status,
+    ).toBe('succeeded');
+    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeDefined());
+
+    // Hold the controllers while the first deletion lands, so the plugin must watch the claim go.
+    sim.pauseControllers();
+    const id = await pruner.prune(pruneAll(sts));
+    await waitFor('the first claim deletion', () =>
+      sim
+        .requests()
+        .some(
+          r => r.method === 'DELETE' && r.resource === 'persistentvolumeclaims',
+        ),
+    );
+    await new Promise(r => setTimeout(r, 100));
+    sim.resumeControllers();
+    const job = await pruner.waitForJob(id);
+    expect(job.status).toBe('succeeded');
+    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(ORPHANS);
+    expect(job.summary.deleted.every(d => d.volume?.fate === 'deleted')).toBe(
+      true,
+    );
+    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeUndefined());
+
+    const mine = sim
+      .requests()
+      .filter(r => r.user === 'system:serviceaccount:backstage:pvc-pruner');
+    expect(mine.filter(r => r.status === 401 || r.status === 403)).toEqual([]);
+    const used = new Set(
+      mine.map(
+        r => `${r.verb} ${GROUPS[r.resource ?? ''] ?? ''}/${r.resource}`,
+      ),
+    );
+    // No rule is unused (nothing extra), and nothing used is outside the rules.
+    expect([...used].sort()).toEqual([...grantsOf(rules)].sort());
+    // StatefulSets are listed both across namespaces (the scan) and in one (the prune's ownership check).
+    const stsLists = mine
+      .filter(r => r.verb === 'list' && r.resource === 'statefulsets')
+      .map(r => r.path);
+    expect(stsLists).toEqual(
+      expect.arrayContaining([
+        '/apis/apps/v1/statefulsets',
+        '/apis/apps/v1/namespaces/shop/statefulsets',
+      ]),
+    );
+  });
+
+  it('without delete on persistentvolumeclaims, a prune reports each claim failed instead of crashing', async () => {
+    const rules = rbacRules().map(r =>
+      r.resources?.includes('persistentvolumeclaims')
+        ? { ...r, verbs: r.verbs.filter(v => v !== 'delete') }
+        : r,
+    );
+    sim = await startSim();
+    const token = sim.addToken({
+      user: 'system:serviceaccount:backstage:pvc-pruner',
+      rules,
+    });
+    pruner = await startPruner({ sim, token });
+
+    const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
+    const job = await pruner.waitForJob(await pruner.prune(pruneAll(sts)));
+
+    expect(job.status).toBe('failed');
+    expect(job.reason).toBe('5 claim(s) could not be deleted');
+    expect(job.summary.deleted).toEqual([]);
+    expect(job.summary.failed.map(f => f.name).sort()).toEqual(ORPHANS);
+    for (const failure of job.summary.failed) {
+      expect(failure.reason).toContain(
+        `cluster "demo" refused delete persistentvolumeclaim shop/${failure.name}: 403 Forbidden`,
+      );
+    }
+    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeDefined());
+    const events = await pruner.events(job.id);
+    expect(events.filter(e => e.type === 'pvc-failed')).toHaveLength(5);
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'job-finished',
+      status: 'failed',
+    });
+    // The lease was still taken and released, and the backend still answers.
+    expect(
+      sim.store.get(
+        'coordination.k8s.io/leases',
+        'shop',
+        'pvc-pruner-orders-db',
+      ),
+    ).toBeUndefined();
+    expect(
+      statefulSetIn(await pruner.scan(), 'shop', 'orders-db').orphans,
+    ).toHaveLength(5);
+  });
+});
