@@ -42,7 +42,7 @@ import {
 import Grid from '@material-ui/core/Grid';
 import StorageIcon from '@material-ui/icons/Storage';
 import useAsyncRetry from 'react-use/esm/useAsyncRetry';
-import { pvcPrunerPlugin } from '../src/plugin';
+import { EntityPvcPrunerCard, pvcPrunerPlugin } from '../src/plugin';
 
 /**
  * Loads an entity from the demo backend's catalog and provides it to the page
@@ -121,7 +121,7 @@ const DemoEntityKubernetesPage = ({
       <Content>
         <Grid container spacing={3} direction="column">
           <Grid item data-testid="pvc-pruner-card-slot">
-            {/* PVC PRUNER CARD SLOT: <EntityPvcPrunerCard /> goes here. */}
+            <EntityPvcPrunerCard />
           </Grid>
           <Grid item>{children}</Grid>
         </Grid>

@@ -5,4 +5,10 @@
  * @packageDocumentation
  */
 
-export { pvcPrunerPlugin } from './plugin';
+export { pvcPrunerPlugin, EntityPvcPrunerCard } from './plugin';
+export { isPvcPrunerAvailable } from './utils/isPvcPrunerAvailable';
+export { pvcPrunerApiRef } from './api/PvcPrunerApi';
+export type { PvcPrunerApi, ListPruneJobsRequest } from './api/PvcPrunerApi';
+export { PvcPrunerClient } from './api/PvcPrunerClient';
+export type { PvcPrunerClientOptions } from './api/PvcPrunerClient';
+export type { PvcPrunerCardProps } from './components/PvcPrunerCard';

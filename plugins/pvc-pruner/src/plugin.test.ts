@@ -1,8 +1,35 @@
-import { pvcPrunerPlugin } from './plugin';
+import {
+  EntityPvcPrunerCard,
+  isPvcPrunerAvailable,
+  pvcPrunerPlugin,
+} from './index';
+import { makeEntity } from './__testUtils__/renderWithApis';
 
 describe('pvcPrunerPlugin', () => {
-  it('is defined with the pvc-pruner id', () => {
-    expect(pvcPrunerPlugin).toBeDefined();
+  it('is defined with the pvc-pruner id and provides its API', () => {
     expect(pvcPrunerPlugin.getId()).toBe('pvc-pruner');
+    expect([...pvcPrunerPlugin.getApis()].map(api => api.api.id)).toEqual([
+      'plugin.pvc-pruner.service',
+    ]);
+    expect(EntityPvcPrunerCard).toBeDefined();
+  });
+
+  it('is available for entities with a Kubernetes id or label selector', () => {
+    expect(
+      isPvcPrunerAvailable(
+        makeEntity({ 'backstage.io/kubernetes-id': 'shop' }),
+      ),
+    ).toBe(true);
+    expect(
+      isPvcPrunerAvailable(
+        makeEntity({ 'backstage.io/kubernetes-label-selector': 'app=shop' }),
+      ),
+    ).toBe(true);
+    expect(
+      isPvcPrunerAvailable(
+        makeEntity({ 'backstage.io/kubernetes-namespace': 'shop' }),
+      ),
+    ).toBe(false);
+    expect(isPvcPrunerAvailable(makeEntity({}))).toBe(false);
   });
 });

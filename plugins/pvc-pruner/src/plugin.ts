@@ -1,11 +1,44 @@
-import { createPlugin } from '@backstage/core-plugin-api';
+import {
+  createApiFactory,
+  createComponentExtension,
+  createPlugin,
+  discoveryApiRef,
+  fetchApiRef,
+} from '@backstage/core-plugin-api';
 import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
+import { pvcPrunerApiRef } from './api/PvcPrunerApi';
+import { PvcPrunerClient } from './api/PvcPrunerClient';
 
 /**
- * The pvc-pruner frontend plugin.
+ * The pvc-pruner frontend plugin (legacy frontend system).
  *
  * @public
  */
 export const pvcPrunerPlugin = createPlugin({
   id: PVC_PRUNER_PLUGIN_ID,
+  apis: [
+    createApiFactory({
+      api: pvcPrunerApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new PvcPrunerClient({ discoveryApi, fetchApi }),
+    }),
+  ],
 });
+
+/**
+ * The "Orphaned volumes" card for an entity page: shows the claims the
+ * entity's StatefulSets left behind, and prunes them. Render it inside an
+ * entity page, for entities that pass {@link isPvcPrunerAvailable}.
+ *
+ * @public
+ */
+export const EntityPvcPrunerCard = pvcPrunerPlugin.provide(
+  createComponentExtension({
+    name: 'EntityPvcPrunerCard',
+    component: {
+      lazy: () =>
+        import('./components/PvcPrunerCard').then(m => m.PvcPrunerCard),
+    },
+  }),
+);

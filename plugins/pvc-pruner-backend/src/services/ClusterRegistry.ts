@@ -3,9 +3,7 @@ import {
   RootConfigService,
 } from '@backstage/backend-plugin-api';
 import { Config } from '@backstage/config';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 
 /** A cluster from `kubernetes.clusterLocatorMethods`, as this plugin can reach it. */
 export interface ClusterTarget {
@@ -20,29 +18,6 @@ export interface ClusterTarget {
 const AUTH_PROVIDER_ANNOTATION = 'kubernetes.io/auth-provider';
 const LOCAL_PROXY_URL = 'http://localhost:8001';
 
-/**
- * client-node makes a new agent, and so a new TLS handshake, for every
- * request. One keep-alive agent per cluster makes a scan's hundreds of
- * volume reads cost round trips, not handshakes.
- */
-class KeepAliveKubeConfig extends KubeConfig {
-  private agent?: HttpAgent | HttpsAgent;
-
-  override async applySecurityAuthentication(context: RequestContext) {
-    await super.applySecurityAuthentication(context);
-    const fresh = context.getAgent();
-    // Proxy agents are left alone; plain ones are swapped for one shared keep-alive agent.
-    if (fresh instanceof HttpsAgent) {
-      this.agent ??= new HttpsAgent({ ...fresh.options, keepAlive: true });
-    } else if (fresh instanceof HttpAgent && fresh.constructor === HttpAgent) {
-      this.agent ??= new HttpAgent({ keepAlive: true });
-    } else {
-      return;
-    }
-    context.setAgent(this.agent);
-  }
-}
-
 function kubeConfigFor(options: {
   name: string;
   url: string;
@@ -52,7 +27,7 @@ function kubeConfigFor(options: {
   skipTLSVerify: boolean;
 }) {
   return () => {
-    const kc = new KeepAliveKubeConfig();
+    const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [
         {

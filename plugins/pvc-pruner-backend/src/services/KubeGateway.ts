@@ -1,6 +1,6 @@
+import { ConnectionPool } from './ConnectionPool';
 import {
   ApiException,
-  AppsV1Api,
   CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
@@ -48,9 +48,9 @@ function statusOf(body: unknown): { message?: string; reason?: string } {
  */
 export class KubeGateway {
   private readonly core: CoreV1Api;
-  private readonly apps: AppsV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly watcher: Watch;
+  private readonly pool: ConnectionPool;
 
   constructor(
     readonly cluster: string,
@@ -58,8 +58,8 @@ export class KubeGateway {
     private readonly timeoutMs: number,
     private readonly pageSize = 500,
   ) {
+    this.pool = new ConnectionPool(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
-    this.apps = kubeConfig.makeApiClient(AppsV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.watcher = new Watch(kubeConfig);
   }
@@ -115,19 +115,27 @@ export class KubeGateway {
     );
   }
 
+  /** Every page of a list, 500 objects at a time. */
   private async listAll<T>(
     what: string,
-    page: (
-      cont?: string,
-    ) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
-  ) {
+    path: string,
+    query: Record<string, string> = {},
+  ): Promise<T[]> {
     const items: T[] = [];
     let cont: string | undefined;
     do {
-      const token = cont;
-      const result = await this.call(what, () => page(token));
-      items.push(...result.items);
-      cont = result.metadata?._continue || undefined;
+      const params = new URLSearchParams({
+        ...query,
+        limit: String(this.pageSize),
+        ...(cont ? { continue: cont } : {}),
+      });
+      const page = await this.call(what, () =>
+        this.pool.getJson<{ items: T[]; metadata?: { continue?: string } }>(
+          `${path}?${params}`,
+        ),
+      );
+      items.push(...page.items);
+      cont = page.metadata?.continue || undefined;
     } while (cont);
     return items;
   }
@@ -136,46 +144,35 @@ export class KubeGateway {
     labelSelector: string,
     namespace?: string,
   ): Promise<V1StatefulSet[]> {
-    const limit = this.pageSize;
-    return this.listAll('list statefulsets', _continue =>
-      namespace
-        ? this.apps.listNamespacedStatefulSet({
-            namespace,
-            labelSelector,
-            limit,
-            _continue,
-          })
-        : this.apps.listStatefulSetForAllNamespaces({
-            labelSelector,
-            limit,
-            _continue,
-          }),
-    );
+    const path = namespace
+      ? `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets`
+      : '/apis/apps/v1/statefulsets';
+    return this.listAll('list statefulsets', path, { labelSelector });
   }
 
   readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
     return this.call(`get statefulset ${namespace}/${name}`, () =>
-      this.apps.readNamespacedStatefulSet({ namespace, name }),
+      this.pool.getJson<V1StatefulSet>(
+        `/apis/apps/v1/namespaces/${encodeURIComponent(
+          namespace,
+        )}/statefulsets/${encodeURIComponent(name)}`,
+      ),
     );
   }
 
   listClaims(namespace: string): Promise<V1PersistentVolumeClaim[]> {
-    const limit = this.pageSize;
     return this.listAll(
       `list persistentvolumeclaims in ${namespace}`,
-      _continue =>
-        this.core.listNamespacedPersistentVolumeClaim({
-          namespace,
-          limit,
-          _continue,
-        }),
+      `/api/v1/namespaces/${encodeURIComponent(
+        namespace,
+      )}/persistentvolumeclaims`,
     );
   }
 
   listPods(namespace: string): Promise<V1Pod[]> {
-    const limit = this.pageSize;
-    return this.listAll(`list pods in ${namespace}`, _continue =>
-      this.core.listNamespacedPod({ namespace, limit, _continue }),
+    return this.listAll(
+      `list pods in ${namespace}`,
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
     );
   }
 
@@ -186,7 +183,11 @@ export class KubeGateway {
   ): Promise<V1PersistentVolumeClaim | undefined> {
     return this.orUndefined(() =>
       this.call(`get persistentvolumeclaim ${namespace}/${name}`, () =>
-        this.core.readNamespacedPersistentVolumeClaim({ namespace, name }),
+        this.pool.getJson<V1PersistentVolumeClaim>(
+          `/api/v1/namespaces/${encodeURIComponent(
+            namespace,
+          )}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+        ),
       ),
     );
   }
@@ -195,7 +196,9 @@ export class KubeGateway {
   async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
     return this.orUndefined(() =>
       this.call(`get persistentvolume ${name}`, () =>
-        this.core.readPersistentVolume({ name }),
+        this.pool.getJson<V1PersistentVolume>(
+          `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
+        ),
       ),
     );
   }

@@ -10,7 +10,11 @@ import {
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { KubeGateways } from './KubeGateways';
-import { classifyInSnapshot, NamespaceSnapshot } from './orphanRule';
+import {
+  classifyInSnapshot,
+  NamespaceSnapshot,
+  withVolumes,
+} from './orphanRule';
 
 const VOLUME_READ_CONCURRENCY = 16;
 
@@ -142,8 +146,8 @@ export class OrphanFinder {
       gateway.readVolume(name),
     );
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
-    return statefulSets
-      .map(sts => classifyInSnapshot(sts, snapshotOf(sts), volumes))
+    return firstPass
+      .map(report => withVolumes(report, volumes))
       .sort(
         (a, b) =>
           a.namespace.localeCompare(b.namespace) ||

@@ -78,6 +78,16 @@ function describePods(pods: V1Pod[]) {
     .join(', ');
 }
 
+function volumeSummary(name: string, pv: V1PersistentVolume | undefined) {
+  const reclaimPolicy = pv?.spec?.persistentVolumeReclaimPolicy;
+  return {
+    name,
+    reclaimPolicy,
+    phase: pv?.status?.phase,
+    retained: reclaimPolicy === 'Retain',
+  };
+}
+
 function orphanOf(
   claim: V1PersistentVolumeClaim,
   template: string,
@@ -91,7 +101,6 @@ function orphanOf(
     | string
     | undefined;
   const capacity = claim.status?.capacity?.storage as string | undefined;
-  const reclaimPolicy = pv?.spec?.persistentVolumeReclaimPolicy;
   return {
     name: claim.metadata!.name!,
     uid: claim.metadata!.uid!,
@@ -104,14 +113,7 @@ function orphanOf(
     capacity,
     capacityBytes: parseQuantity(capacity),
     storageClassName: claim.spec?.storageClassName,
-    volume: volumeName
-      ? {
-          name: volumeName,
-          reclaimPolicy,
-          phase: pv?.status?.phase,
-          retained: reclaimPolicy === 'Retain',
-        }
-      : undefined,
+    volume: volumeName ? volumeSummary(volumeName, pv) : undefined,
     createdAt: claim.metadata?.creationTimestamp
       ? new Date(claim.metadata.creationTimestamp).toISOString()
       : undefined,
@@ -256,8 +258,7 @@ export function classifyInSnapshot(
   orphans.sort(
     (a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template),
   );
-  const bytes = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
-  return {
+  return withTotals({
     name: sts.metadata?.name ?? '',
     namespace: namespace ?? '',
     uid: sts.metadata?.uid ?? '',
@@ -279,11 +280,36 @@ export function classifyInSnapshot(
         (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) ||
         a.name.localeCompare(b.name),
     ),
-    reclaimableBytes: orphans
-      .filter(o => !o.volume?.retained)
-      .reduce((n, o) => n + bytes(o), 0),
-    retainedBytes: orphans
-      .filter(o => o.volume?.retained)
-      .reduce((n, o) => n + bytes(o), 0),
+  });
+}
+
+const bytesOf = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
+
+function withTotals(
+  report: Omit<StatefulSetOrphans, 'reclaimableBytes' | 'retainedBytes'>,
+): StatefulSetOrphans {
+  const sum = (list: OrphanedPvc[]) => list.reduce((n, o) => n + bytesOf(o), 0);
+  return {
+    ...report,
+    reclaimableBytes: sum(report.orphans.filter(o => !o.volume?.retained)),
+    retainedBytes: sum(report.orphans.filter(o => o.volume?.retained)),
   };
+}
+
+/** The report with its orphans' volumes (reclaim policy, phase) filled in from volumes read afterwards. */
+export function withVolumes(
+  report: StatefulSetOrphans,
+  volumes: Map<string, V1PersistentVolume>,
+): StatefulSetOrphans {
+  return withTotals({
+    ...report,
+    orphans: report.orphans.map(o =>
+      o.volume
+        ? {
+            ...o,
+            volume: volumeSummary(o.volume.name, volumes.get(o.volume.name)),
+          }
+        : o,
+    ),
+  });
 }

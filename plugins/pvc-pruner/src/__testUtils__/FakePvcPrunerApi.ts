@@ -1,0 +1,95 @@
+import {
+  OrphansResponse,
+  PruneEvent,
+  PruneJob,
+  PruneJobPage,
+  PruneRequest,
+} from 'backstage-plugin-pvc-pruner-common';
+import { ListPruneJobsRequest, PvcPrunerApi } from '../api/PvcPrunerApi';
+
+type Listener = {
+  after: number;
+  onEvent: (e: PruneEvent) => void;
+  done: () => void;
+};
+
+/**
+ * An in-memory PvcPrunerApi for component tests. Events are fed with
+ * `emit`; streams replay what was emitted, then follow live.
+ */
+export class FakePvcPrunerApi implements PvcPrunerApi {
+  orphans: () => Promise<OrphansResponse> = () => new Promise(() => {});
+  jobs: PruneJob[] = [];
+  nextJobId = 'job-1';
+  startError?: Error;
+  readonly started: PruneRequest[] = [];
+  readonly streamed: Array<{ jobId: string; after: number }> = [];
+  private readonly events = new Map<string, PruneEvent[]>();
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  async getOrphans(_entityRef: string): Promise<OrphansResponse> {
+    return this.orphans();
+  }
+
+  async startPrune(request: PruneRequest): Promise<{ id: string }> {
+    if (this.startError) throw this.startError;
+    this.started.push(request);
+    return { id: this.nextJobId };
+  }
+
+  async getJob(jobId: string): Promise<PruneJob> {
+    const job = this.jobs.find(j => j.id === jobId);
+    if (!job) throw new Error(`no job ${jobId}`);
+    return job;
+  }
+
+  async listJobs(request: ListPruneJobsRequest): Promise<PruneJobPage> {
+    const limit = request.limit ?? 20;
+    const start = request.cursor ? Number(request.cursor) : 0;
+    const items = this.jobs.slice(start, start + limit);
+    const more = start + limit < this.jobs.length;
+    return { items, ...(more ? { nextCursor: String(start + limit) } : {}) };
+  }
+
+  streamJobEvents(
+    jobId: string,
+    after: number,
+    onEvent: (event: PruneEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    this.streamed.push({ jobId, after });
+    return new Promise(resolve => {
+      const listener: Listener = { after, onEvent, done: resolve };
+      const set = this.listeners.get(jobId) ?? new Set();
+      this.listeners.set(jobId, set);
+      signal?.addEventListener('abort', () => {
+        set.delete(listener);
+        resolve();
+      });
+      for (const event of this.events.get(jobId) ?? []) {
+        if (event.seq > after) onEvent(event);
+        if (event.type === 'job-finished') {
+          resolve();
+          return;
+        }
+      }
+      set.add(listener);
+    });
+  }
+
+  /** Appends an event to its job's log and hands it to the open streams. */
+  emit(...events: PruneEvent[]) {
+    for (const event of events) {
+      const log = this.events.get(event.jobId) ?? [];
+      log.push(event);
+      this.events.set(event.jobId, log);
+      for (const listener of [...(this.listeners.get(event.jobId) ?? [])]) {
+        listener.onEvent(event);
+        if (event.type === 'job-finished') {
+          this.listeners.get(event.jobId)?.delete(listener);
+          listener.done();
+        }
+      }
+    }
+  }
+}

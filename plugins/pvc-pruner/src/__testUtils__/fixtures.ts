@@ -1,0 +1,131 @@
+import {
+  ClusterOrphans,
+  KeptPvc,
+  OrphanedPvc,
+  OrphansResponse,
+  PruneEvent,
+  PruneJob,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
+
+export const GiB = 2 ** 30;
+
+export function makeOrphan(
+  statefulSet: string,
+  ordinal: number,
+  overrides: Partial<OrphanedPvc> = {},
+): OrphanedPvc {
+  const name = `data-${statefulSet}-${ordinal}`;
+  return {
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: '1',
+    ordinal,
+    template: 'data',
+    phase: 'Bound',
+    requested: '10Gi',
+    requestedBytes: 10 * GiB,
+    capacity: '10Gi',
+    capacityBytes: 10 * GiB,
+    storageClassName: 'standard',
+    volume: {
+      name: `pv-${name}`,
+      reclaimPolicy: 'Delete',
+      phase: 'Bound',
+      retained: false,
+    },
+    createdAt: new Date(Date.now() - 3 * 86400_000).toISOString(),
+    deletionInProgress: false,
+    reattachesAtReplicas: ordinal + 1,
+    ...overrides,
+  };
+}
+
+export function makeStatefulSet(
+  name: string,
+  options: {
+    replicas?: number;
+    orphans?: OrphanedPvc[];
+    kept?: KeptPvc[];
+    namespace?: string;
+  } = {},
+): StatefulSetOrphans {
+  const replicas = options.replicas ?? 2;
+  const orphans = options.orphans ?? [
+    makeOrphan(name, replicas),
+    makeOrphan(name, replicas + 1),
+  ];
+  const size = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
+  return {
+    name,
+    namespace: options.namespace ?? 'shop',
+    uid: `uid-sts-${name}`,
+    replicas,
+    ordinals: { start: 0, end: replicas },
+    readyReplicas: replicas,
+    retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+    templates: ['data'],
+    orphans,
+    kept: options.kept ?? [],
+    reclaimableBytes: orphans
+      .filter(o => !o.volume?.retained)
+      .reduce((n, o) => n + size(o), 0),
+    retainedBytes: orphans
+      .filter(o => o.volume?.retained)
+      .reduce((n, o) => n + size(o), 0),
+  };
+}
+
+export function makeResponse(
+  clusters: ClusterOrphans[],
+  entityRef = 'component:default/shop',
+): OrphansResponse {
+  const all = clusters.flatMap(c => (c.ok ? c.statefulSets : []));
+  return {
+    entityRef,
+    clusters,
+    totals: {
+      orphans: all.reduce((n, s) => n + s.orphans.length, 0),
+      reclaimableBytes: all.reduce((n, s) => n + s.reclaimableBytes, 0),
+      retainedBytes: all.reduce((n, s) => n + s.retainedBytes, 0),
+    },
+  };
+}
+
+export function makeJob(overrides: Partial<PruneJob> = {}): PruneJob {
+  return {
+    id: 'job-1',
+    entityRef: 'component:default/shop',
+    cluster: 'prod',
+    namespace: 'shop',
+    statefulSet: 'db',
+    dryRun: false,
+    status: 'succeeded',
+    requestedBy: 'user:default/guest',
+    pvcs: [{ name: 'data-db-2', uid: 'uid-data-db-2' }],
+    createdAt: '2026-11-30T10:00:00.000Z',
+    startedAt: '2026-11-30T10:00:01.000Z',
+    finishedAt: '2026-11-30T10:00:05.000Z',
+    summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+    ...overrides,
+  };
+}
+
+/** Builds a job's events with increasing seq numbers. */
+export function eventFactory(jobId = 'job-1') {
+  let seq = 0;
+  return (
+    type: PruneEvent['type'],
+    overrides: Partial<PruneEvent> = {},
+  ): PruneEvent => {
+    seq += 1;
+    return {
+      jobId,
+      seq,
+      type,
+      at: new Date(Date.UTC(2026, 10, 30, 10, 0, seq)).toISOString(),
+      message: `${type}${overrides.pvc ? ` ${overrides.pvc}` : ''}`,
+      ...overrides,
+    };
+  };
+}

@@ -1,0 +1,66 @@
+import { ReactNode } from 'react';
+import { RenderResult } from '@testing-library/react';
+import { Entity } from '@backstage/catalog-model';
+import { EntityProvider } from '@backstage/plugin-catalog-react';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  TestApiProvider,
+  mockApis,
+  renderInTestApp,
+} from '@backstage/test-utils';
+import { pvcPrunerApiRef } from '../api/PvcPrunerApi';
+import { FakePvcPrunerApi } from './FakePvcPrunerApi';
+
+let counter = 0;
+
+/**
+ * An entity with a unique name: usePermission caches answers per resource,
+ * so each test asks about its own entity.
+ */
+export function makeEntity(
+  annotations: Record<string, string> = {
+    'backstage.io/kubernetes-id': 'shop',
+  },
+): Entity {
+  counter += 1;
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Component',
+    metadata: { name: `shop-${counter}`, namespace: 'default', annotations },
+    spec: { type: 'service', owner: 'team-a', lifecycle: 'production' },
+  };
+}
+
+export interface RenderOptions {
+  api: FakePvcPrunerApi;
+  entity?: Entity;
+  /** Permission name → answer; anything not named is allowed. */
+  deny?: string[];
+}
+
+/** Renders `children` in a test app with the fake API, a permission mock and an entity. */
+export async function renderWithApis(
+  children: ReactNode,
+  options: RenderOptions,
+): Promise<RenderResult & { entity: Entity }> {
+  const entity = options.entity ?? makeEntity();
+  const deny = new Set(options.deny ?? []);
+  const permissionApi = mockApis.permission({
+    authorize: request =>
+      deny.has(request.permission.name)
+        ? AuthorizeResult.DENY
+        : AuthorizeResult.ALLOW,
+  });
+  const result = await renderInTestApp(
+    <TestApiProvider
+      apis={[
+        [pvcPrunerApiRef, options.api],
+        [permissionApiRef, permissionApi],
+      ]}
+    >
+      <EntityProvider entity={entity}>{children}</EntityProvider>
+    </TestApiProvider>,
+  );
+  return { ...result, entity };
+}

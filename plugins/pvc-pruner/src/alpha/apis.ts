@@ -1,0 +1,18 @@
+import {
+  ApiBlueprint,
+  discoveryApiRef,
+  fetchApiRef,
+} from '@backstage/frontend-plugin-api';
+import { pvcPrunerApiRef } from '../api/PvcPrunerApi';
+import { PvcPrunerClient } from '../api/PvcPrunerClient';
+
+/** The pvc-pruner API client, on the discovery and fetch APIs. */
+export const pvcPrunerApi = ApiBlueprint.make({
+  params: defineParams =>
+    defineParams({
+      api: pvcPrunerApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new PvcPrunerClient({ discoveryApi, fetchApi }),
+    }),
+});

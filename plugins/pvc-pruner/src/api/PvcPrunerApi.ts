@@ -1,0 +1,66 @@
+import { createApiRef } from '@backstage/core-plugin-api';
+import {
+  OrphansResponse,
+  PruneEvent,
+  PruneJob,
+  PruneJobPage,
+  PruneRequest,
+} from 'backstage-plugin-pvc-pruner-common';
+
+/**
+ * Options for listing an entity's prune jobs, newest first.
+ *
+ * @public
+ */
+export interface ListPruneJobsRequest {
+  entityRef: string;
+  /** At most this many jobs (the backend allows 1–100, default 20). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/**
+ * The pvc-pruner backend, as the frontend sees it.
+ *
+ * @public
+ */
+export interface PvcPrunerApi {
+  /** The orphaned claims of an entity's StatefulSets, per cluster. */
+  getOrphans(entityRef: string): Promise<OrphansResponse>;
+
+  /**
+   * Starts a prune (or a dry run) of exactly the given claims. Resolves with
+   * the job id once the backend accepted it (202); a 409 names who holds the
+   * StatefulSet's lock.
+   */
+  startPrune(request: PruneRequest): Promise<{ id: string }>;
+
+  /** One job, with its summary once it finished. */
+  getJob(jobId: string): Promise<PruneJob>;
+
+  /** The entity's prune jobs, newest first. */
+  listJobs(request: ListPruneJobsRequest): Promise<PruneJobPage>;
+
+  /**
+   * Reads a job's event stream over the fetch API (so the user's token goes
+   * along), calling `onEvent` for each event with a `seq` above `after`, in
+   * order. Resolves after the `job-finished` event, or when `signal` aborts.
+   * Rejects with a `ResponseError` when the backend refuses the stream.
+   */
+  streamJobEvents(
+    jobId: string,
+    after: number,
+    onEvent: (event: PruneEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void>;
+}
+
+/**
+ * The API reference of {@link PvcPrunerApi}.
+ *
+ * @public
+ */
+export const pvcPrunerApiRef = createApiRef<PvcPrunerApi>({
+  id: 'plugin.pvc-pruner.service',
+});

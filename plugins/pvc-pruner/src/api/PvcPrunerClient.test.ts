@@ -1,0 +1,239 @@
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { ResponseError } from '@backstage/errors';
+import { mockApis, registerMswTestHooks } from '@backstage/test-utils';
+import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import { PvcPrunerClient } from './PvcPrunerClient';
+import { describeError } from '../utils/errors';
+import { eventFactory, makeJob, makeResponse } from '../__testUtils__/fixtures';
+
+const base = 'http://backstage.test/api/pvc-pruner';
+const server = setupServer();
+
+const frame = (event: PruneEvent) =>
+  `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+const sse = (body: string) =>
+  new HttpResponse(body, { headers: { 'Content-Type': 'text/event-stream' } });
+const errorBody = (status: number, name: string, message: string) =>
+  HttpResponse.json(
+    {
+      error: { name, message },
+      request: { method: 'GET', url: '/' },
+      response: { statusCode: status },
+    },
+    { status },
+  );
+
+function makeClient() {
+  const client = new PvcPrunerClient({
+    discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+    fetchApi: {
+      fetch: (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('Authorization', 'Bearer user-token');
+        return fetch(input, { ...init, headers });
+      },
+    },
+    reconnectDelayMs: 1,
+  });
+  return { client };
+}
+
+describe('PvcPrunerClient', () => {
+  registerMswTestHooks(server);
+
+  it('reads orphans with the user token', async () => {
+    let seen: { entityRef: string | null; auth: string | null } | undefined;
+    server.use(
+      http.get(`${base}/v1/orphans`, ({ request }) => {
+        seen = {
+          entityRef: new URL(request.url).searchParams.get('entityRef'),
+          auth: request.headers.get('authorization'),
+        };
+        return HttpResponse.json(makeResponse([]));
+      }),
+    );
+    const { client } = makeClient();
+    await expect(
+      client.getOrphans('component:default/shop'),
+    ).resolves.toMatchObject({ clusters: [] });
+    expect(seen).toEqual({
+      entityRef: 'component:default/shop',
+      auth: 'Bearer user-token',
+    });
+  });
+
+  it('maps errors to ResponseError, keeping the backend message', async () => {
+    server.use(
+      http.get(`${base}/v1/orphans`, () =>
+        errorBody(403, 'NotAllowedError', 'not allowed to read'),
+      ),
+      http.post(`${base}/v1/prune-jobs`, () =>
+        errorBody(
+          409,
+          'ConflictError',
+          'StatefulSet shop/db is being pruned by user:default/ann',
+        ),
+      ),
+    );
+    const { client } = makeClient();
+    const readError = await client
+      .getOrphans('component:default/shop')
+      .catch(e => e);
+    expect(readError).toBeInstanceOf(ResponseError);
+    expect(readError.statusCode).toBe(403);
+    const pruneError = await client
+      .startPrune({
+        entityRef: 'component:default/shop',
+        cluster: 'prod',
+        namespace: 'shop',
+        statefulSet: 'db',
+        pvcs: [{ name: 'a', uid: '1' }],
+      })
+      .catch(e => e);
+    expect(pruneError.statusCode).toBe(409);
+    expect(describeError(pruneError)).toBe(
+      'StatefulSet shop/db is being pruned by user:default/ann',
+    );
+  });
+
+  it('posts a prune and lists jobs with paging parameters', async () => {
+    let body: unknown;
+    let query = '';
+    server.use(
+      http.post(`${base}/v1/prune-jobs`, async ({ request }) => {
+        body = await request.json();
+        return HttpResponse.json({ id: 'job-1' }, { status: 202 });
+      }),
+      http.get(`${base}/v1/prune-jobs`, ({ request }) => {
+        query = new URL(request.url).search;
+        return HttpResponse.json({ items: [makeJob()], nextCursor: 'older' });
+      }),
+      http.get(`${base}/v1/prune-jobs/job-1`, () =>
+        HttpResponse.json(makeJob()),
+      ),
+    );
+    const { client } = makeClient();
+    const request = {
+      entityRef: 'component:default/shop',
+      cluster: 'prod',
+      namespace: 'shop',
+      statefulSet: 'db',
+      pvcs: [{ name: 'a', uid: '1' }],
+      dryRun: true,
+    };
+    await expect(client.startPrune(request)).resolves.toEqual({ id: 'job-1' });
+    expect(body).toEqual(request);
+    await expect(
+      client.listJobs({
+        entityRef: 'component:default/shop',
+        limit: 5,
+        cursor: 'c1',
+      }),
+    ).resolves.toMatchObject({ nextCursor: 'older' });
+    expect(query).toBe(
+      '?entityRef=component%3Adefault%2Fshop&limit=5&cursor=c1',
+    );
+    await expect(client.getJob('job-1')).resolves.toMatchObject({
+      id: 'job-1',
+    });
+  });
+
+  it('parses the event stream over fetch and stops after job-finished', async () => {
+    const event = eventFactory();
+    const events = [
+      event('job-queued'),
+      event('job-started'),
+      event('pvc-deleted', { pvc: 'a' }),
+      event('job-finished', { status: 'succeeded' }),
+    ];
+    let request:
+      | { after: string | null; auth: string | null; accept: string | null }
+      | undefined;
+    server.use(
+      http.get(`${base}/v1/prune-jobs/job-1/events`, ({ request: r }) => {
+        request = {
+          after: new URL(r.url).searchParams.get('after'),
+          auth: r.headers.get('authorization'),
+          accept: r.headers.get('accept'),
+        };
+        return sse(
+          `: stream of pvc-pruner job events\n\n${frame(
+            events[0],
+          )}: keep-alive\n\nevent: error\ndata: {"message":"db hiccup"}\n\n${events
+            .slice(1)
+            .map(frame)
+            .join('')}`,
+        );
+      }),
+    );
+    const { client } = makeClient();
+    const received: PruneEvent[] = [];
+    await client.streamJobEvents('job-1', 0, e => received.push(e));
+    expect(received).toEqual(events);
+    expect(request).toEqual({
+      after: '0',
+      auth: 'Bearer user-token',
+      accept: 'text/event-stream',
+    });
+  });
+
+  it('reconnects after a dropped stream from the last event it saw', async () => {
+    const event = eventFactory();
+    const events = [
+      event('job-started'),
+      event('pvc-deleting', { pvc: 'a' }),
+      event('pvc-deleted', { pvc: 'a' }),
+      event('job-finished', { status: 'succeeded' }),
+    ];
+    const afters: number[] = [];
+    server.use(
+      http.get(`${base}/v1/prune-jobs/job-1/events`, ({ request }) => {
+        const after = Number(new URL(request.url).searchParams.get('after'));
+        afters.push(after);
+        // The first connection drops after two events.
+        const batch =
+          afters.length === 1
+            ? events.slice(0, 2)
+            : events.filter(e => e.seq > after);
+        return sse(batch.map(frame).join(''));
+      }),
+    );
+    const { client } = makeClient();
+    const received: number[] = [];
+    await client.streamJobEvents('job-1', 0, e => received.push(e.seq));
+    expect(afters).toEqual([0, 2]);
+    expect(received).toEqual([1, 2, 3, 4]);
+  });
+
+  it('rejects with a ResponseError when the stream is refused', async () => {
+    server.use(
+      http.get(`${base}/v1/prune-jobs/nope/events`, () =>
+        errorBody(404, 'NotFoundError', 'No prune job with id "nope"'),
+      ),
+    );
+    const { client } = makeClient();
+    const error = await client
+      .streamJobEvents('nope', 0, () => {})
+      .catch(e => e);
+    expect(error).toBeInstanceOf(ResponseError);
+    expect(describeError(error)).toBe('No prune job with id "nope"');
+  });
+
+  it('stops when aborted', async () => {
+    server.use(
+      http.get(
+        `${base}/v1/prune-jobs/job-1/events`,
+        () =>
+          new HttpResponse(new ReadableStream({ start() {} }), {
+            headers: { 'Content-Type': 'text/event-stream' },
+          }),
+      ),
+    );
+    const { client } = makeClient();
+    const ctrl = new AbortController();
+    const done = client.streamJobEvents('job-1', 0, () => {}, ctrl.signal);
+    ctrl.abort();
+    await expect(done).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,185 @@
+import { DiscoveryApi, FetchApi } from '@backstage/core-plugin-api';
+import { ResponseError } from '@backstage/errors';
+import {
+  EventSourceMessage,
+  fetchEventSource,
+} from '@microsoft/fetch-event-source';
+import {
+  OrphansResponse,
+  PVC_PRUNER_PLUGIN_ID,
+  PruneEvent,
+  PruneJob,
+  PruneJobPage,
+  PruneRequest,
+} from 'backstage-plugin-pvc-pruner-common';
+import { ListPruneJobsRequest, PvcPrunerApi } from './PvcPrunerApi';
+
+const EVENT_STREAM = 'text/event-stream';
+/** Reconnects after a dropped stream; a received event resets the count. */
+const MAX_RECONNECTS = 5;
+
+/**
+ * Options of {@link PvcPrunerClient}.
+ *
+ * @public
+ */
+export interface PvcPrunerClientOptions {
+  discoveryApi: DiscoveryApi;
+  fetchApi: FetchApi;
+  /** Milliseconds before the first reconnect of a dropped stream; doubles each time. Default 1000. */
+  reconnectDelayMs?: number;
+}
+
+class StreamEndedEarly extends Error {}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise(resolve => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * {@link PvcPrunerApi} over HTTP: `discoveryApi` finds the backend,
+ * `fetchApi` carries the user's token, failures become `ResponseError`s.
+ *
+ * @public
+ */
+export class PvcPrunerClient implements PvcPrunerApi {
+  private readonly discoveryApi: DiscoveryApi;
+  private readonly fetchApi: FetchApi;
+  private readonly reconnectDelayMs: number;
+
+  constructor(options: PvcPrunerClientOptions) {
+    this.discoveryApi = options.discoveryApi;
+    this.fetchApi = options.fetchApi;
+    this.reconnectDelayMs = options.reconnectDelayMs ?? 1000;
+  }
+
+  async getOrphans(entityRef: string): Promise<OrphansResponse> {
+    return this.get(`/v1/orphans?${new URLSearchParams({ entityRef })}`);
+  }
+
+  async startPrune(request: PruneRequest): Promise<{ id: string }> {
+    const response = await this.fetchApi.fetch(
+      await this.url('/v1/prune-jobs'),
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(request),
+      },
+    );
+    if (!response.ok) throw await ResponseError.fromResponse(response);
+    return response.json();
+  }
+
+  async getJob(jobId: string): Promise<PruneJob> {
+    return this.get(`/v1/prune-jobs/${encodeURIComponent(jobId)}`);
+  }
+
+  async listJobs(request: ListPruneJobsRequest): Promise<PruneJobPage> {
+    const query = new URLSearchParams({ entityRef: request.entityRef });
+    if (request.limit !== undefined) query.set('limit', String(request.limit));
+    if (request.cursor) query.set('cursor', request.cursor);
+    return this.get(`/v1/prune-jobs?${query}`);
+  }
+
+  async streamJobEvents(
+    jobId: string,
+    after: number,
+    onEvent: (event: PruneEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    let last = after;
+    let finished = false;
+    let failures = 0;
+    const accept = (event: PruneEvent) => {
+      // A reconnect replays from `last`; never hand out an event twice.
+      if (event.seq <= last) return;
+      last = event.seq;
+      failures = 0;
+      if (event.type === 'job-finished') finished = true;
+      onEvent(event);
+    };
+    while (!finished && !signal?.aborted) {
+      try {
+        await this.streamOnce(jobId, last, accept, signal);
+        if (!finished && !signal?.aborted) {
+          throw new StreamEndedEarly(
+            `The event stream of job ${jobId} ended before the job finished`,
+          );
+        }
+      } catch (error) {
+        if (error instanceof ResponseError || failures >= MAX_RECONNECTS) {
+          throw error;
+        }
+        await sleep(this.reconnectDelayMs * 2 ** failures, signal);
+        failures += 1;
+      }
+    }
+  }
+
+  /** One connection: resolves when it closes, or at once after job-finished. */
+  private async streamOnce(
+    jobId: string,
+    after: number,
+    accept: (event: PruneEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const url = await this.url(
+      `/v1/prune-jobs/${encodeURIComponent(jobId)}/events?after=${after}`,
+    );
+    // Aborted while the URL was being looked up: an abort listener would never fire.
+    if (signal?.aborted) return;
+    const ctrl = new AbortController();
+    const abort = () => ctrl.abort();
+    signal?.addEventListener('abort', abort);
+    try {
+      await fetchEventSource(url, {
+        fetch: this.fetchApi.fetch,
+        signal: ctrl.signal,
+        openWhenHidden: true,
+        async onopen(response) {
+          if (!response.ok) throw await ResponseError.fromResponse(response);
+          const type = response.headers.get('content-type') ?? '';
+          if (!type.startsWith(EVENT_STREAM)) {
+            throw new Error(
+              `Expected ${EVENT_STREAM} from ${url}, got "${type}"`,
+            );
+          }
+        },
+        onmessage(message: EventSourceMessage) {
+          // `error` frames report a passing failure of the backend's store; it keeps polling.
+          if (!message.data || message.event === 'error') return;
+          const event = JSON.parse(message.data) as PruneEvent;
+          if (typeof event.seq !== 'number') return;
+          accept(event);
+          if (event.type === 'job-finished') ctrl.abort();
+        },
+        onerror(error) {
+          // Stop fetch-event-source's own retries: they would reuse the old `after`.
+          throw error;
+        },
+      });
+    } finally {
+      signal?.removeEventListener('abort', abort);
+    }
+  }
+
+  private async get<T>(path: string): Promise<T> {
+    const response = await this.fetchApi.fetch(await this.url(path));
+    if (!response.ok) throw await ResponseError.fromResponse(response);
+    return response.json();
+  }
+
+  private async url(path: string): Promise<string> {
+    return `${await this.discoveryApi.getBaseUrl(PVC_PRUNER_PLUGIN_ID)}${path}`;
+  }
+}

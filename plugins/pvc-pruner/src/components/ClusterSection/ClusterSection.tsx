@@ -1,0 +1,66 @@
+import { Box, Typography } from '@material-ui/core';
+import { Alert, AlertTitle } from '@material-ui/lab';
+import { ClusterOrphans } from 'backstage-plugin-pvc-pruner-common';
+import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
+import { StatefulSetSection } from '../StatefulSetSection';
+
+/** Props of {@link ClusterSection}. */
+export interface ClusterSectionProps {
+  entityRef: string;
+  cluster: ClusterOrphans;
+  pruneDeniedReason?: string;
+  /** The followed prunes, by {@link statefulSetKey}. */
+  jobs: Record<string, ActiveJob>;
+  onJobStarted: (job: ActiveJob) => void;
+  onJobFinished: (jobId: string) => void;
+  onJobDismissed: (jobId: string) => void;
+}
+
+/**
+ * One cluster: its StatefulSets, or the error that kept it from answering
+ * (which does not hide the other clusters).
+ */
+export function ClusterSection(props: ClusterSectionProps) {
+  const { cluster, jobs, ...rest } = props;
+  return (
+    <Box component="section" mb={3} aria-label={`Cluster ${cluster.cluster}`}>
+      <Typography variant="h5" component="h3" gutterBottom>
+        Cluster {cluster.cluster}
+      </Typography>
+      {!cluster.ok && (
+        <Alert severity="error" role="alert">
+          <AlertTitle>
+            Could not read cluster {cluster.cluster}
+            {cluster.error.statusCode
+              ? ` (HTTP ${cluster.error.statusCode})`
+              : ''}
+          </AlertTitle>
+          {cluster.error.name}: {cluster.error.message}
+        </Alert>
+      )}
+      {cluster.ok && cluster.statefulSets.length === 0 && (
+        <Typography variant="body2">
+          This entity has no StatefulSets in this cluster.
+        </Typography>
+      )}
+      {cluster.ok &&
+        cluster.statefulSets.map(sts => (
+          <StatefulSetSection
+            key={sts.uid}
+            cluster={cluster.cluster}
+            statefulSet={sts}
+            job={
+              jobs[
+                statefulSetKey({
+                  cluster: cluster.cluster,
+                  namespace: sts.namespace,
+                  statefulSet: sts.name,
+                })
+              ]
+            }
+            {...rest}
+          />
+        ))}
+    </Box>
+  );
+}

@@ -1,0 +1,2 @@
+export { ClusterSection } from './ClusterSection';
+export type { ClusterSectionProps } from './ClusterSection';

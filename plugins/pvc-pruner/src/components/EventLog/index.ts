@@ -1,0 +1,2 @@
+export { EventLog } from './EventLog';
+export type { EventLogProps } from './EventLog';

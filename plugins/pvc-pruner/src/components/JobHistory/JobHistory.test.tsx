@@ -1,0 +1,72 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { JobHistory } from './JobHistory';
+import { useJobHistory } from '../../hooks/useJobHistory';
+import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
+import { eventFactory, makeJob } from '../../__testUtils__/fixtures';
+import { renderWithApis } from '../../__testUtils__/renderWithApis';
+
+function Harness() {
+  return <JobHistory history={useJobHistory('component:default/shop', 2)} />;
+}
+
+describe('JobHistory', () => {
+  it('pages back through older jobs', async () => {
+    const api = new FakePvcPrunerApi();
+    api.jobs = [
+      makeJob({ id: 'a', statefulSet: 'db' }),
+      makeJob({
+        id: 'b',
+        statefulSet: 'cache',
+        status: 'aborted',
+        reason: 'scaled',
+      }),
+      makeJob({ id: 'c', statefulSet: 'queue', status: 'interrupted' }),
+    ];
+    await renderWithApis(<Harness />, { api });
+    expect(await screen.findByText('shop/db in prod')).toBeInTheDocument();
+    expect(screen.getByText('Aborted')).toBeInTheDocument();
+    expect(screen.queryByText('shop/queue in prod')).not.toBeInTheDocument();
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Load older prunes' }),
+    );
+    expect(await screen.findByText('shop/queue in prod')).toBeInTheDocument();
+    expect(screen.getByText('Interrupted')).toBeInTheDocument();
+    expect(
+      screen.queryByRole('button', { name: 'Load older prunes' }),
+    ).not.toBeInTheDocument();
+  });
+
+  it('replays a finished job’s events when opened', async () => {
+    const api = new FakePvcPrunerApi();
+    api.jobs = [
+      makeJob({
+        id: 'a',
+        status: 'aborted',
+        reason: 'the StatefulSet was deleted',
+      }),
+    ];
+    const event = eventFactory('a');
+    api.emit(
+      event('job-started', { message: 'Prune started on cluster prod' }),
+      event('job-finished', { status: 'aborted' }),
+    );
+    await renderWithApis(<Harness />, { api });
+    await userEvent.click(await screen.findByText('shop/db in prod'));
+    const region = screen.getByRole('region', { name: 'Prune history' });
+    expect(
+      await within(region).findByText('Prune started on cluster prod'),
+    ).toBeInTheDocument();
+    expect(
+      within(region).getByText('Prune aborted: the StatefulSet was deleted'),
+    ).toBeInTheDocument();
+    expect(api.streamed).toEqual([{ jobId: 'a', after: 0 }]);
+  });
+
+  it('says when there is no history', async () => {
+    await renderWithApis(<Harness />, { api: new FakePvcPrunerApi() });
+    expect(
+      await screen.findByText('No prunes or dry runs yet.'),
+    ).toBeInTheDocument();
+  });
+});

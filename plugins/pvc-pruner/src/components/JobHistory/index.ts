@@ -1,0 +1,2 @@
+export { JobHistory } from './JobHistory';
+export type { JobHistoryProps } from './JobHistory';

@@ -1,0 +1,2 @@
+export { JobStatusLabel } from './JobStatusLabel';
+export type { JobStatusLabelProps } from './JobStatusLabel';

@@ -1,0 +1,2 @@
+export { KeptPvcList } from './KeptPvcList';
+export type { KeptPvcListProps } from './KeptPvcList';

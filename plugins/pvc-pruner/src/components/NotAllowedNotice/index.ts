@@ -1,0 +1,2 @@
+export { NotAllowedNotice } from './NotAllowedNotice';
+export type { NotAllowedNoticeProps } from './NotAllowedNotice';

@@ -1,0 +1,160 @@
+import { ReactNode, useCallback } from 'react';
+import {
+  Box,
+  IconButton,
+  LinearProgress,
+  Tooltip,
+  Typography,
+} from '@material-ui/core';
+import RefreshIcon from '@material-ui/icons/Refresh';
+import {
+  EmptyState,
+  InfoCard,
+  Progress,
+  ResponseErrorPanel,
+} from '@backstage/core-components';
+import {
+  OrphansResponse,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+import { ActiveJob, useActiveJobs } from '../../hooks/useActiveJobs';
+import { useJobHistory } from '../../hooks/useJobHistory';
+import { useOrphans } from '../../hooks/useOrphans';
+import { isNotAllowed } from '../../utils/errors';
+import { plural } from '../../utils/format';
+import { ClusterSection } from '../ClusterSection';
+import { JobHistory } from '../JobHistory';
+import { NotAllowedNotice } from '../NotAllowedNotice';
+
+/** Props of {@link OrphanedVolumes}. */
+export interface OrphanedVolumesProps {
+  entityRef: string;
+  title: string;
+  /** Why this user may not prune; undefined when they may. */
+  pruneDeniedReason?: string;
+}
+
+function Totals({ data }: { data: OrphansResponse }) {
+  const { orphans, reclaimableBytes, retainedBytes } = data.totals;
+  return (
+    <Box mb={2}>
+      <Typography variant="body1">
+        <strong>{plural(orphans, 'orphaned claim')}</strong> ·{' '}
+        <strong>{formatBytes(reclaimableBytes)}</strong> reclaimable by pruning
+      </Typography>
+      {retainedBytes > 0 && (
+        <Typography variant="body2">
+          Plus {formatBytes(retainedBytes)} on Retain volumes: pruning frees the
+          claims, but those disks stay, and are billed, until their
+          PersistentVolumes are deleted.
+        </Typography>
+      )}
+    </Box>
+  );
+}
+
+/** The card's body once the user may read: totals, clusters, prunes and history. */
+export function OrphanedVolumes(props: OrphanedVolumesProps) {
+  const { entityRef, title, pruneDeniedReason } = props;
+  const orphans = useOrphans(entityRef);
+  const history = useJobHistory(entityRef);
+  const active = useActiveJobs(history.jobs);
+  const { retry } = orphans;
+  const { reload } = history;
+  const { start, finish, dismiss } = active;
+
+  const refresh = useCallback(() => {
+    retry();
+    reload();
+  }, [retry, reload]);
+  const onJobStarted = useCallback(
+    (job: ActiveJob) => {
+      start(job);
+      reload();
+    },
+    [start, reload],
+  );
+  const onJobFinished = useCallback(
+    (jobId: string) => {
+      finish(jobId);
+      refresh();
+    },
+    [finish, refresh],
+  );
+
+  const data = orphans.value;
+  const following = Object.keys(active.jobs).length > 0;
+  const nothingToPrune =
+    data !== undefined && data.totals.orphans === 0 && !following;
+
+  let body: ReactNode;
+  if (orphans.error && isNotAllowed(orphans.error)) {
+    body = <NotAllowedNotice entityRef={entityRef} />;
+  } else if (orphans.error && !data) {
+    body = (
+      <ResponseErrorPanel
+        error={orphans.error}
+        title="Could not list orphaned volumes"
+      />
+    );
+  } else if (!data) {
+    body = <Progress />;
+  } else {
+    body = (
+      <>
+        {orphans.error && (
+          <ResponseErrorPanel
+            error={orphans.error}
+            title="Could not refresh; showing the last answer"
+          />
+        )}
+        <Totals data={data} />
+        {nothingToPrune && (
+          <EmptyState
+            missing="data"
+            title="Nothing to prune"
+            description={`No StatefulSet of ${entityRef} left claims behind in the clusters that answered.`}
+          />
+        )}
+        {data.clusters
+          .filter(cluster => !cluster.ok || !nothingToPrune)
+          .map(cluster => (
+            <ClusterSection
+              key={cluster.cluster}
+              entityRef={entityRef}
+              cluster={cluster}
+              pruneDeniedReason={pruneDeniedReason}
+              jobs={active.jobs}
+              onJobStarted={onJobStarted}
+              onJobFinished={onJobFinished}
+              onJobDismissed={dismiss}
+            />
+          ))}
+        <JobHistory history={history} />
+      </>
+    );
+  }
+
+  return (
+    <InfoCard
+      title={title}
+      subheader="PersistentVolumeClaims left behind by scaled-down StatefulSets"
+      action={
+        <Tooltip title="Refresh">
+          <span>
+            <IconButton
+              aria-label="Refresh"
+              onClick={refresh}
+              disabled={orphans.loading}
+            >
+              <RefreshIcon />
+            </IconButton>
+          </span>
+        </Tooltip>
+      }
+    >
+      {orphans.loading && data && <LinearProgress aria-label="Refreshing" />}
+      {body}
+    </InfoCard>
+  );
+}

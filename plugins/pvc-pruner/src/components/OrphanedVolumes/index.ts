@@ -1,0 +1,2 @@
+export { OrphanedVolumes } from './OrphanedVolumes';
+export type { OrphanedVolumesProps } from './OrphanedVolumes';

@@ -1,0 +1,2 @@
+export { PruneActions } from './PruneActions';
+export type { PruneActionsProps } from './PruneActions';

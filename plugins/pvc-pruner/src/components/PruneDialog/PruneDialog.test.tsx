@@ -1,0 +1,117 @@
+import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { renderInTestApp } from '@backstage/test-utils';
+import { PruneDialog } from './PruneDialog';
+import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
+
+const sts = makeStatefulSet('db', {
+  orphans: [
+    makeOrphan('db', 2),
+    makeOrphan('db', 3, {
+      capacityBytes: 5 * GiB,
+      volume: {
+        name: 'pv-keep',
+        reclaimPolicy: 'Retain',
+        phase: 'Bound',
+        retained: true,
+      },
+    }),
+  ],
+});
+
+describe('PruneDialog', () => {
+  it('lists exactly what will be sent, and enables a real prune only once the name is typed', async () => {
+    const onConfirm = jest.fn().mockResolvedValue(undefined);
+    await renderInTestApp(
+      <PruneDialog
+        open
+        dryRun={false}
+        cluster="prod"
+        statefulSet={sts}
+        onClose={jest.fn()}
+        onConfirm={onConfirm}
+      />,
+    );
+    const dialog = screen.getByRole('dialog');
+    expect(within(dialog).getByText('data-db-2 — 10 GiB')).toBeInTheDocument();
+    expect(within(dialog).getByText('data-db-3 — 5 GiB')).toBeInTheDocument();
+    expect(
+      within(dialog).getByText(
+        /Retain: the disk pv-keep survives and is still billed/,
+      ),
+    ).toBeInTheDocument();
+    expect(
+      within(dialog).getByText(
+        /Will delete 2 claims \(15 GiB\); 5 GiB of it stays on Retain volumes/,
+      ),
+    ).toBeInTheDocument();
+
+    const confirm = within(dialog).getByRole('button', {
+      name: 'Delete 2 claims',
+    });
+    expect(confirm).toBeDisabled();
+    const input = within(dialog).getByRole('textbox', {
+      name: 'Type the StatefulSet name db to confirm',
+    });
+    await userEvent.type(input, 'd');
+    expect(confirm).toBeDisabled();
+    await userEvent.type(input, 'b');
+    expect(confirm).toBeEnabled();
+
+    // Leave out data-db-3: only data-db-2 is sent.
+    await userEvent.click(
+      within(dialog).getByRole('checkbox', { name: /data-db-3/ }),
+    );
+    expect(
+      within(dialog).getByText(/Will delete 1 claim \(10 GiB\)/),
+    ).toBeInTheDocument();
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 1 claim' }),
+    );
+    expect(onConfirm).toHaveBeenCalledWith([sts.orphans[0]]);
+  });
+
+  it('needs no name for a dry run', async () => {
+    const onConfirm = jest.fn().mockResolvedValue(undefined);
+    await renderInTestApp(
+      <PruneDialog
+        open
+        dryRun
+        cluster="prod"
+        statefulSet={sts}
+        onClose={jest.fn()}
+        onConfirm={onConfirm}
+      />,
+    );
+    expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Start dry run' }),
+    );
+    expect(onConfirm).toHaveBeenCalledWith(sts.orphans);
+  });
+
+  it('shows why the backend refused, and stays open', async () => {
+    const onConfirm = jest
+      .fn()
+      .mockRejectedValue(
+        new Error('StatefulSet shop/db is being pruned by user:default/ann'),
+      );
+    await renderInTestApp(
+      <PruneDialog
+        open
+        dryRun
+        cluster="prod"
+        statefulSet={sts}
+        onClose={jest.fn()}
+        onConfirm={onConfirm}
+      />,
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Start dry run' }),
+    );
+    expect(
+      await screen.findByText(/being pruned by user:default\/ann/),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+});

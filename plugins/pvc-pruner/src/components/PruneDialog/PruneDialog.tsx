@@ -1,0 +1,235 @@
+import { useEffect, useMemo, useState } from 'react';
+import {
+  Box,
+  Button,
+  Checkbox,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogContentText,
+  DialogTitle,
+  List,
+  ListItem,
+  ListItemIcon,
+  ListItemText,
+  TextField,
+  Typography,
+  makeStyles,
+} from '@material-ui/core';
+import { Alert } from '@material-ui/lab';
+import WarningIcon from '@material-ui/icons/Warning';
+import {
+  OrphanedPvc,
+  StatefulSetOrphans,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+import { claimBytes, claimSize, plural, podName } from '../../utils/format';
+import { describeError } from '../../utils/errors';
+
+const useStyles = makeStyles(theme => ({
+  list: {
+    maxHeight: 320,
+    overflowY: 'auto',
+    border: `1px solid ${theme.palette.divider}`,
+  },
+  retained: {
+    color: theme.palette.warning.dark,
+    display: 'inline-flex',
+    alignItems: 'center',
+    gap: theme.spacing(0.5),
+  },
+}));
+
+/** Props of {@link PruneDialog}. */
+export interface PruneDialogProps {
+  open: boolean;
+  dryRun: boolean;
+  cluster: string;
+  statefulSet: StatefulSetOrphans;
+  onClose: () => void;
+  /** Sends exactly these claims; a rejection is shown in the dialog. */
+  onConfirm: (pvcs: OrphanedPvc[]) => Promise<void>;
+}
+
+function defaultSelection(orphans: OrphanedPvc[]): Set<string> {
+  return new Set(orphans.filter(o => !o.deletionInProgress).map(o => o.uid));
+}
+
+/**
+ * Confirms a prune: lists each claim that will be sent with its size and
+ * its volume's fate, and for a real prune asks for the StatefulSet's name.
+ */
+export function PruneDialog(props: PruneDialogProps) {
+  const { open, dryRun, cluster, statefulSet: sts, onClose, onConfirm } = props;
+  const classes = useStyles();
+  const [selected, setSelected] = useState(() => defaultSelection(sts.orphans));
+  const [typed, setTyped] = useState('');
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<Error>();
+
+  useEffect(() => {
+    if (!open) return;
+    setSelected(defaultSelection(sts.orphans));
+    setTyped('');
+    setError(undefined);
+    setSubmitting(false);
+  }, [open, sts.orphans]);
+
+  const chosen = useMemo(
+    () => sts.orphans.filter(o => selected.has(o.uid)),
+    [sts.orphans, selected],
+  );
+  const bytes = chosen.reduce((n, o) => n + claimBytes(o), 0);
+  const retainedBytes = chosen
+    .filter(o => o.volume?.retained)
+    .reduce((n, o) => n + claimBytes(o), 0);
+  const nameConfirmed = dryRun || typed.trim() === sts.name;
+  const canConfirm = chosen.length > 0 && nameConfirmed && !submitting;
+  const titleId = `prune-dialog-title-${sts.namespace}-${sts.name}`;
+
+  const toggle = (uid: string) =>
+    setSelected(current => {
+      const next = new Set(current);
+      if (!next.delete(uid)) next.add(uid);
+      return next;
+    });
+
+  const confirm = async () => {
+    setSubmitting(true);
+    setError(undefined);
+    try {
+      await onConfirm(chosen);
+    } catch (e) {
+      setError(e as Error);
+      setSubmitting(false);
+    }
+  };
+
+  return (
+    <Dialog
+      open={open}
+      onClose={submitting ? undefined : onClose}
+      aria-labelledby={titleId}
+      maxWidth="md"
+      fullWidth
+    >
+      <DialogTitle id={titleId}>
+        {dryRun ? 'Dry run: prune' : 'Delete orphaned claims of'}{' '}
+        {sts.namespace}/{sts.name}
+      </DialogTitle>
+      <DialogContent>
+        <DialogContentText>
+          {dryRun
+            ? `Checks each claim below in cluster ${cluster} exactly as a prune would, without deleting anything.`
+            : `Deletes the claims below in cluster ${cluster}. A volume with reclaim policy Delete is destroyed with its data; a Retain volume stays, and is still billed, until someone deletes it.`}
+        </DialogContentText>
+        <List dense className={classes.list} aria-label="Claims to prune">
+          {sts.orphans.map(pvc => {
+            const labelId = `prune-pvc-${pvc.uid}`;
+            return (
+              <ListItem
+                key={pvc.uid}
+                button
+                onClick={() => toggle(pvc.uid)}
+                disabled={submitting}
+              >
+                <ListItemIcon>
+                  <Checkbox
+                    edge="start"
+                    checked={selected.has(pvc.uid)}
+                    tabIndex={-1}
+                    disableRipple
+                    inputProps={{ 'aria-labelledby': labelId }}
+                  />
+                </ListItemIcon>
+                <ListItemText
+                  id={labelId}
+                  primary={`${pvc.name} — ${claimSize(pvc)}`}
+                  secondary={
+                    <>
+                      {pvc.volume?.retained ? (
+                        <span className={classes.retained}>
+                          <WarningIcon fontSize="inherit" aria-hidden />
+                          Retain: the disk {pvc.volume.name} survives and is
+                          still billed.
+                        </span>
+                      ) : (
+                        `${
+                          pvc.volume
+                            ? `Volume ${pvc.volume.name} (${
+                                pvc.volume.reclaimPolicy ?? 'unknown policy'
+                              })`
+                            : 'No bound volume'
+                        }.`
+                      )}{' '}
+                      {`Reattached to pod ${podName(
+                        sts.name,
+                        pvc.ordinal,
+                      )} at ≥ ${pvc.reattachesAtReplicas} replicas if kept.`}
+                      {pvc.deletionInProgress &&
+                        ' Its deletion is already under way.'}
+                    </>
+                  }
+                />
+              </ListItem>
+            );
+          })}
+        </List>
+        <Box mt={2}>
+          <Typography variant="body2" role="status">
+            {dryRun ? 'Will check' : 'Will delete'}{' '}
+            {plural(chosen.length, 'claim')} ({formatBytes(bytes)})
+            {retainedBytes > 0 &&
+              `; ${formatBytes(retainedBytes)} of it stays on Retain volumes`}
+            .
+          </Typography>
+        </Box>
+        {!dryRun && (
+          <Box mt={2}>
+            <TextField
+              fullWidth
+              variant="outlined"
+              size="small"
+              label={`Type ${sts.name} to confirm`}
+              value={typed}
+              onChange={e => setTyped(e.target.value)}
+              disabled={submitting}
+              inputProps={{
+                'aria-label': `Type the StatefulSet name ${sts.name} to confirm`,
+                autoComplete: 'off',
+                spellCheck: false,
+              }}
+            />
+          </Box>
+        )}
+        {error && (
+          <Box mt={2}>
+            <Alert severity="error">
+              Could not start: {describeError(error)}
+            </Alert>
+          </Box>
+        )}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose} disabled={submitting}>
+          Cancel
+        </Button>
+        <Button
+          color={dryRun ? 'primary' : 'secondary'}
+          variant="contained"
+          onClick={confirm}
+          disabled={!canConfirm}
+          aria-label={
+            dryRun
+              ? 'Start dry run'
+              : `Delete ${plural(chosen.length, 'claim')}`
+          }
+        >
+          {dryRun
+            ? 'Start dry run'
+            : `Delete ${plural(chosen.length, 'claim')}`}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}

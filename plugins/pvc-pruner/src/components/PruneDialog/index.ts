@@ -1,0 +1,2 @@
+export { PruneDialog } from './PruneDialog';
+export type { PruneDialogProps } from './PruneDialog';

@@ -1,0 +1,168 @@
+import {
+  Box,
+  List,
+  ListItem,
+  ListItemText,
+  Typography,
+} from '@material-ui/core';
+import { Alert, AlertTitle } from '@material-ui/lab';
+import {
+  PruneJobStatus,
+  PruneSummary,
+  PvcOutcome,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+import { plural } from '../../utils/format';
+
+/** Props of {@link PruneOutcome}. */
+export interface PruneOutcomeProps {
+  dryRun: boolean;
+  status: PruneJobStatus;
+  reason?: string;
+  summary: PruneSummary;
+  /** List the deleted claims one by one (off where a progress table already shows them). */
+  listDeleted?: boolean;
+}
+
+function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
+  const volume = outcome.volume;
+  if (!volume) return 'no bound volume';
+  const policy = volume.reclaimPolicy ? ` (${volume.reclaimPolicy})` : '';
+  switch (volume.fate) {
+    case 'deleted':
+      return `volume ${volume.name}${policy} ${
+        dryRun ? 'would be' : 'was'
+      } deleted`;
+    case 'released':
+      return `volume ${volume.name}${policy} ${
+        dryRun ? 'would be' : 'is'
+      } released: the disk is kept and still billed`;
+    default:
+      return `volume ${volume.name}${policy}: fate not known yet`;
+  }
+}
+
+function abortedProgress(dryRun: boolean, deleted: PvcOutcome[]): string {
+  const names = deleted.map(d => d.name).join(', ');
+  if (dryRun) {
+    return deleted.length > 0
+      ? `Found deletable before it stopped: ${names}.`
+      : 'It found nothing deletable before it stopped.';
+  }
+  return deleted.length > 0
+    ? `Already deleted before it stopped: ${names}.`
+    : 'Nothing was deleted before it stopped.';
+}
+
+function OutcomeList(props: {
+  title: string;
+  items: PvcOutcome[];
+  describe: (o: PvcOutcome) => string;
+}) {
+  const { title, items, describe } = props;
+  if (items.length === 0) return null;
+  return (
+    <Box mt={1}>
+      <Typography variant="subtitle2" component="h5">
+        {title}
+      </Typography>
+      <List dense disablePadding>
+        {items.map(item => (
+          <ListItem key={item.uid || item.name} disableGutters>
+            <ListItemText
+              primary={`${item.name}${
+                item.bytes !== undefined ? ` — ${formatBytes(item.bytes)}` : ''
+              }`}
+              secondary={describe(item)}
+            />
+          </ListItem>
+        ))}
+      </List>
+    </Box>
+  );
+}
+
+/** Claims that share a reason are listed once under it. */
+function ReasonList(props: { title: string; items: PvcOutcome[] }) {
+  const { title, items } = props;
+  if (items.length === 0) return null;
+  const byReason = new Map<string, string[]>();
+  for (const item of items) {
+    const reason = item.reason ?? 'no reason given';
+    byReason.set(reason, [...(byReason.get(reason) ?? []), item.name]);
+  }
+  return (
+    <Box mt={1}>
+      <Typography variant="subtitle2" component="h5">
+        {title} ({items.length})
+      </Typography>
+      <List dense disablePadding>
+        {[...byReason].map(([reason, names]) => (
+          <ListItem key={reason} disableGutters>
+            <ListItemText primary={names.join(', ')} secondary={reason} />
+          </ListItem>
+        ))}
+      </List>
+    </Box>
+  );
+}
+
+/**
+ * The end of a prune: what was deleted (and what became of each volume),
+ * what was skipped and why, what failed, and the bytes reclaimed. An
+ * aborted job leads with its reason and what it had already deleted.
+ */
+export function PruneOutcome(props: PruneOutcomeProps) {
+  const { dryRun, status, reason, summary, listDeleted = true } = props;
+  const { deleted, skipped, failed, bytesReclaimed } = summary;
+  const deletedWord = dryRun ? 'would be deleted' : 'deleted';
+  const counts = `${deleted.length} ${deletedWord}, ${skipped.length} skipped, ${failed.length} failed`;
+  const reclaimed = `${formatBytes(bytesReclaimed)} ${
+    dryRun ? 'would be reclaimed' : 'reclaimed'
+  }`;
+  const kind = dryRun ? 'Dry run' : 'Prune';
+  return (
+    <Box mt={2}>
+      {status === 'aborted' && (
+        <Alert severity="error" role="alert">
+          <AlertTitle>
+            {kind} aborted{reason ? `: ${reason}` : ''}
+          </AlertTitle>
+          {abortedProgress(dryRun, deleted)} {counts}.
+        </Alert>
+      )}
+      {(status === 'failed' || status === 'interrupted') && (
+        <Alert
+          severity={status === 'failed' ? 'error' : 'warning'}
+          role="alert"
+        >
+          <AlertTitle>
+            {kind} {status}
+            {reason ? `: ${reason}` : ''}
+          </AlertTitle>
+          {counts}; {reclaimed}.
+        </Alert>
+      )}
+      {status === 'succeeded' && (
+        <Alert severity="success">
+          <AlertTitle>{kind} finished</AlertTitle>
+          {counts}; {reclaimed}.
+        </Alert>
+      )}
+      {listDeleted && (
+        <OutcomeList
+          title={`${dryRun ? 'Would be deleted' : 'Deleted'} (${
+            deleted.length
+          })`}
+          items={deleted}
+          describe={o => volumeFate(o, dryRun)}
+        />
+      )}
+      <ReasonList title="Skipped" items={skipped} />
+      <ReasonList title="Failed" items={failed} />
+      <Typography variant="body2">
+        <strong>{reclaimed}</strong> across {plural(deleted.length, 'claim')}.
+      </Typography>
+    </Box>
+  );
+}

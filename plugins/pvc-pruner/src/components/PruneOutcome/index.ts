@@ -1,0 +1,2 @@
+export { PruneOutcome } from './PruneOutcome';
+export type { PruneOutcomeProps } from './PruneOutcome';

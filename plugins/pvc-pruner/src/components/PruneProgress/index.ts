@@ -1,0 +1,2 @@
+export { PruneProgress } from './PruneProgress';
+export type { PruneProgressProps } from './PruneProgress';

@@ -1,0 +1,2 @@
+export { PvcProgressTable } from './PvcProgressTable';
+export type { PvcProgressTableProps } from './PvcProgressTable';

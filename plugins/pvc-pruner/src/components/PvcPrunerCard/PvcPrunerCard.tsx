@@ -1,0 +1,68 @@
+import { stringifyEntityRef } from '@backstage/catalog-model';
+import { InfoCard, Progress } from '@backstage/core-components';
+import { useEntity } from '@backstage/plugin-catalog-react';
+import { usePermission } from '@backstage/plugin-permission-react';
+import {
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+} from 'backstage-plugin-pvc-pruner-common';
+import { NotAllowedNotice } from '../NotAllowedNotice';
+import { OrphanedVolumes } from '../OrphanedVolumes';
+
+/**
+ * Props of the pvc-pruner card.
+ *
+ * @public
+ */
+export interface PvcPrunerCardProps {
+  /** The card's title; "Orphaned volumes" by default. */
+  title?: string;
+}
+
+/**
+ * The pvc-pruner card of the current entity: its StatefulSets' orphaned
+ * claims per cluster, and pruning them when the user is allowed to.
+ *
+ * @public
+ */
+export function PvcPrunerCard(props: PvcPrunerCardProps) {
+  const title = props.title ?? 'Orphaned volumes';
+  const { entity } = useEntity();
+  const entityRef = stringifyEntityRef(entity);
+  const read = usePermission({
+    permission: pvcPrunerOrphansReadPermission,
+    resourceRef: entityRef,
+  });
+  const prune = usePermission({
+    permission: pvcPrunerPrunePermission,
+    resourceRef: entityRef,
+  });
+
+  if (read.loading) {
+    return (
+      <InfoCard title={title}>
+        <Progress />
+      </InfoCard>
+    );
+  }
+  if (!read.allowed) {
+    return (
+      <InfoCard title={title}>
+        <NotAllowedNotice entityRef={entityRef} />
+      </InfoCard>
+    );
+  }
+  let pruneDeniedReason: string | undefined;
+  if (prune.loading) pruneDeniedReason = 'Checking whether you may prune…';
+  else if (!prune.allowed) {
+    pruneDeniedReason =
+      "You don't own this entity, or you're not allowed to prune its volumes (pvc-pruner.prune).";
+  }
+  return (
+    <OrphanedVolumes
+      entityRef={entityRef}
+      title={title}
+      pruneDeniedReason={pruneDeniedReason}
+    />
+  );
+}

@@ -1,0 +1,2 @@
+export { PvcPrunerCard } from './PvcPrunerCard';
+export type { PvcPrunerCardProps } from './PvcPrunerCard';

@@ -1,0 +1,2 @@
+export { PvcStateLabel } from './PvcStateLabel';
+export type { PvcStateLabelProps } from './PvcStateLabel';

@@ -1,0 +1,2 @@
+export { RenderWhenVisible } from './RenderWhenVisible';
+export type { RenderWhenVisibleProps } from './RenderWhenVisible';

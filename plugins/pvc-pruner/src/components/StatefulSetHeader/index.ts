@@ -1,0 +1,2 @@
+export { StatefulSetHeader } from './StatefulSetHeader';
+export type { StatefulSetHeaderProps } from './StatefulSetHeader';

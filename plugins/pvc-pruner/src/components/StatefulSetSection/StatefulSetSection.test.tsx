@@ -1,0 +1,106 @@
+import { useState } from 'react';
+import { act, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { StatefulSetSection } from './StatefulSetSection';
+import { ActiveJob } from '../../hooks/useActiveJobs';
+import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
+import {
+  eventFactory,
+  makeJob,
+  makeStatefulSet,
+} from '../../__testUtils__/fixtures';
+import { renderWithApis } from '../../__testUtils__/renderWithApis';
+
+const sts = makeStatefulSet('db', { replicas: 2 });
+
+function Harness() {
+  const [job, setJob] = useState<ActiveJob>();
+  return (
+    <StatefulSetSection
+      entityRef="component:default/shop"
+      cluster="prod"
+      statefulSet={sts}
+      job={job}
+      onJobStarted={setJob}
+      onJobFinished={() => setJob(j => j && { ...j, finished: true })}
+      onJobDismissed={() => setJob(undefined)}
+    />
+  );
+}
+
+describe('StatefulSetSection', () => {
+  it('prunes exactly the confirmed claims and follows the job', async () => {
+    const api = new FakePvcPrunerApi();
+    api.jobs = [makeJob({ status: 'succeeded' })];
+    await renderWithApis(<Harness />, { api });
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
+    );
+    const dialog = screen.getByRole('dialog');
+    await userEvent.type(within(dialog).getByRole('textbox'), 'db');
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 2 claims' }),
+    );
+
+    expect(api.started).toEqual([
+      {
+        entityRef: 'component:default/shop',
+        cluster: 'prod',
+        namespace: 'shop',
+        statefulSet: 'db',
+        pvcs: [
+          { name: 'data-db-2', uid: 'uid-data-db-2' },
+          { name: 'data-db-3', uid: 'uid-data-db-3' },
+        ],
+        dryRun: false,
+      },
+    ]);
+    const panel = await screen.findByRole('region', {
+      name: 'Prune of shop/db progress',
+    });
+    expect(within(panel).getByText('0 of 2 claims done')).toBeInTheDocument();
+    expect(
+      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
+    ).toBeDisabled();
+    expect(screen.getByText('A prune of db is under way.')).toBeInTheDocument();
+
+    const event = eventFactory();
+    act(() =>
+      api.emit(
+        event('job-started'),
+        event('pvc-deleted', { pvc: 'data-db-2' }),
+      ),
+    );
+    expect(within(panel).getByText('1 of 2 claims done')).toBeInTheDocument();
+    act(() =>
+      api.emit(
+        event('pvc-deleted', { pvc: 'data-db-3' }),
+        event('job-finished', { status: 'succeeded' }),
+      ),
+    );
+    expect(
+      await within(panel).findByText('Prune finished'),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
+    ).toBeEnabled();
+  });
+
+  it('keeps the dialog open with the lock holder when the backend answers 409', async () => {
+    const api = new FakePvcPrunerApi();
+    api.startError = new Error(
+      'StatefulSet shop/db is being pruned by user:default/ann since 10:00',
+    );
+    await renderWithApis(<Harness />, { api });
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Dry run prune of db' }),
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Start dry run' }),
+    );
+    expect(
+      await screen.findByText(/being pruned by user:default\/ann/),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+});

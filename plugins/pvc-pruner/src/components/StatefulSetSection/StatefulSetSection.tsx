@@ -1,0 +1,209 @@
+import { useCallback, useMemo, useState } from 'react';
+import { Box, Paper, Typography, makeStyles } from '@material-ui/core';
+import { Alert, AlertTitle } from '@material-ui/lab';
+import { useApi } from '@backstage/core-plugin-api';
+import {
+  OrphanedPvc,
+  StatefulSetOrphans,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
+import { ActiveJob } from '../../hooks/useActiveJobs';
+import { claimBytes, plural, podName } from '../../utils/format';
+import { KeptPvcList } from '../KeptPvcList';
+import { OrphanTable } from '../OrphanTable';
+import { PruneActions } from '../PruneActions';
+import { PruneDialog } from '../PruneDialog';
+import { PruneProgress } from '../PruneProgress';
+import { StatefulSetHeader } from '../StatefulSetHeader';
+
+const useStyles = makeStyles(theme => ({
+  root: { padding: theme.spacing(2), marginBottom: theme.spacing(2) },
+  alert: { marginBottom: theme.spacing(1) },
+}));
+
+/** Props of {@link StatefulSetSection}. */
+export interface StatefulSetSectionProps {
+  entityRef: string;
+  cluster: string;
+  statefulSet: StatefulSetOrphans;
+  /** Why pruning is not possible for this user; undefined when it is. */
+  pruneDeniedReason?: string;
+  /** The prune the card follows for this StatefulSet, if any. */
+  job?: ActiveJob;
+  onJobStarted: (job: ActiveJob) => void;
+  onJobFinished: (jobId: string) => void;
+  onJobDismissed: (jobId: string) => void;
+}
+
+/** "a, b, c" or "a, b, c and 12 more". */
+function listSome(names: string[], max = 5): string {
+  const shown = names.slice(0, max).join(', ');
+  return names.length > max ? `${shown} and ${names.length - max} more` : shown;
+}
+
+function RetainWarning({ orphans }: { orphans: OrphanedPvc[] }) {
+  const classes = useStyles();
+  const retained = orphans.filter(o => o.volume?.retained);
+  if (retained.length === 0) return null;
+  const bytes = retained.reduce((n, o) => n + claimBytes(o), 0);
+  return (
+    <Alert severity="warning" className={classes.alert}>
+      <AlertTitle>
+        {plural(retained.length, 'claim')} on Retain volumes (
+        {formatBytes(bytes)})
+      </AlertTitle>
+      Pruning deletes the claim, but the disk survives and is still billed until
+      someone deletes its PersistentVolume:{' '}
+      {listSome(retained.map(o => o.volume!.name))}.
+    </Alert>
+  );
+}
+
+function ReattachWarning({ sts }: { sts: StatefulSetOrphans }) {
+  const classes = useStyles();
+  if (sts.orphans.length === 0) return null;
+  const first = sts.orphans.reduce((a, b) =>
+    b.reattachesAtReplicas < a.reattachesAtReplicas ? b : a,
+  );
+  return (
+    <Alert severity="warning" className={classes.alert}>
+      <AlertTitle>Scaling up brings old data back</AlertTitle>
+      If {sts.name} is scaled to {first.reattachesAtReplicas} replicas or more,
+      the StatefulSet controller attaches {first.name} — old data and all — to
+      the new pod {podName(sts.name, first.ordinal)}
+      {sts.orphans.length > 1 &&
+        '; each claim below says at which replica count it comes back'}
+      .
+    </Alert>
+  );
+}
+
+/**
+ * One StatefulSet: what it runs, its orphans and their hazards, the claims
+ * it keeps, the prune buttons, and the prune it runs, if any.
+ */
+export function StatefulSetSection(props: StatefulSetSectionProps) {
+  const {
+    entityRef,
+    cluster,
+    statefulSet: sts,
+    pruneDeniedReason,
+    job,
+  } = props;
+  const { onJobStarted, onJobFinished, onJobDismissed } = props;
+  const classes = useStyles();
+  const api = useApi(pvcPrunerApiRef);
+  const [dialog, setDialog] = useState<{ open: boolean; dryRun: boolean }>({
+    open: false,
+    dryRun: true,
+  });
+  const busy = job && !job.finished;
+  const shownJob = useMemo(
+    () => job && enrich(job, sts.orphans),
+    [job, sts.orphans],
+  );
+
+  const confirm = useCallback(
+    async (pvcs: OrphanedPvc[]) => {
+      const { id } = await api.startPrune({
+        entityRef,
+        cluster,
+        namespace: sts.namespace,
+        statefulSet: sts.name,
+        pvcs: pvcs.map(({ name, uid }) => ({ name, uid })),
+        dryRun: dialog.dryRun,
+      });
+      onJobStarted({
+        id,
+        dryRun: dialog.dryRun,
+        cluster,
+        namespace: sts.namespace,
+        statefulSet: sts.name,
+        pvcs: pvcs.map(p => ({
+          name: p.name,
+          uid: p.uid,
+          bytes: claimBytes(p),
+        })),
+        reattached: false,
+        finished: false,
+      });
+      setDialog(d => ({ ...d, open: false }));
+    },
+    [
+      api,
+      entityRef,
+      cluster,
+      sts.namespace,
+      sts.name,
+      dialog.dryRun,
+      onJobStarted,
+    ],
+  );
+
+  let disabledReason = pruneDeniedReason;
+  if (!disabledReason && busy)
+    disabledReason = `A ${job.dryRun ? 'dry run' : 'prune'} of ${
+      sts.name
+    } is under way.`;
+  if (!disabledReason && sts.orphans.length === 0)
+    disabledReason = 'Nothing to prune.';
+
+  return (
+    <Paper
+      variant="outlined"
+      className={classes.root}
+      component="section"
+      aria-label={`StatefulSet ${sts.namespace}/${sts.name}`}
+    >
+      <StatefulSetHeader statefulSet={sts} />
+      {sts.orphans.length > 0 ? (
+        <>
+          <RetainWarning orphans={sts.orphans} />
+          <ReattachWarning sts={sts} />
+          <OrphanTable statefulSet={sts.name} orphans={sts.orphans} />
+        </>
+      ) : (
+        <Typography variant="body2">No orphaned claims.</Typography>
+      )}
+      <PruneActions
+        statefulSet={sts.name}
+        disabledReason={disabledReason}
+        denied={Boolean(pruneDeniedReason)}
+        onDryRun={() => setDialog({ open: true, dryRun: true })}
+        onPrune={() => setDialog({ open: true, dryRun: false })}
+      />
+      <Box mt={1}>
+        <KeptPvcList statefulSet={sts.name} kept={sts.kept} />
+      </Box>
+      {shownJob && (
+        <PruneProgress
+          key={shownJob.id}
+          job={shownJob}
+          onFinished={onJobFinished}
+          onDismiss={onJobDismissed}
+        />
+      )}
+      {sts.orphans.length > 0 && (
+        <PruneDialog
+          open={dialog.open}
+          dryRun={dialog.dryRun}
+          cluster={cluster}
+          statefulSet={sts}
+          onClose={() => setDialog(d => ({ ...d, open: false }))}
+          onConfirm={confirm}
+        />
+      )}
+    </Paper>
+  );
+}
+
+/** Fills in the sizes of a reattached job's claims from the orphan list. */
+function enrich(job: ActiveJob, orphans: OrphanedPvc[]): ActiveJob {
+  if (job.pvcs.every(p => p.bytes !== undefined)) return job;
+  const byUid = new Map(orphans.map(o => [o.uid, claimBytes(o)]));
+  return {
+    ...job,
+    pvcs: job.pvcs.map(p => ({ ...p, bytes: p.bytes ?? byUid.get(p.uid) })),
+  };
+}

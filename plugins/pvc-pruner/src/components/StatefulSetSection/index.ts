@@ -1,0 +1,2 @@
+export { StatefulSetSection } from './StatefulSetSection';
+export type { StatefulSetSectionProps } from './StatefulSetSection';

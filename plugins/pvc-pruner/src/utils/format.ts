@@ -1,0 +1,63 @@
+import {
+  OrphanedPvc,
+  StatefulSetOrphans,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+
+/** The bytes a claim occupies: its bound capacity, else what it requested. */
+export function claimBytes(
+  pvc: Pick<OrphanedPvc, 'capacityBytes' | 'requestedBytes'>,
+): number {
+  return pvc.capacityBytes ?? pvc.requestedBytes;
+}
+
+/** "20 GiB" for a claim, from its bound capacity or its request. */
+export function claimSize(
+  pvc: Pick<OrphanedPvc, 'capacityBytes' | 'requestedBytes'>,
+): string {
+  return formatBytes(claimBytes(pvc));
+}
+
+/** "runs ordinals 0–2", "runs ordinal 0", or "runs no pods". */
+export function ordinalsText(
+  sts: Pick<StatefulSetOrphans, 'ordinals'>,
+): string {
+  const { start, end } = sts.ordinals;
+  if (end <= start) return 'runs no pods';
+  if (end - start === 1) return `runs ordinal ${start}`;
+  return `runs ordinals ${start}–${end - 1}`;
+}
+
+/** The pod the StatefulSet controller would create for an ordinal. */
+export function podName(statefulSet: string, ordinal: number): string {
+  return `${statefulSet}-${ordinal}`;
+}
+
+/** A short age such as "45s", "12m", "5h" or "3d". */
+export function formatAge(
+  iso: string | undefined,
+  now: number = Date.now(),
+): string {
+  if (!iso) return 'unknown age';
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return 'unknown age';
+  const seconds = Math.max(0, Math.round((now - then) / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours}h`;
+  return `${Math.floor(hours / 24)}d`;
+}
+
+/** "3 claims", "1 claim". */
+export function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** A date and time for people, in their locale. */
+export function formatTime(iso: string | undefined): string {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
