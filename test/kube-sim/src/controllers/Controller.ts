@@ -1,10 +1,22 @@
 import { SimClock } from '../clock';
 import { ObjectStore } from '../store';
-import { StoreEvent } from '../types';
+import { KubeObject, StoreEvent } from '../types';
+import { StoreIndex } from './StoreIndex';
 
 export interface ControllerContext {
   store: ObjectStore;
   clock: SimClock;
+}
+
+/**
+ * Thrown by a reconcile that must wait for something it does not watch
+ * (the real controllers return an error and rely on their rate-limited
+ * queue): the key is retried after `seconds` without a warning.
+ */
+export class Requeue extends Error {
+  constructor(message: string, readonly seconds = 1) {
+    super(message);
+  }
 }
 
 /**
@@ -14,6 +26,10 @@ export interface ControllerContext {
  */
 export abstract class Controller {
   private readonly queue = new Set<string>();
+  private readonly timers = new Set<() => void>();
+  private readonly indexes: StoreIndex[] = [];
+  /** Per object uid: delays started with elapsed(), and whether they are over. */
+  private readonly delays = new Map<string, Map<string, boolean>>();
   private scheduled = false;
   private paused = false;
   private stopped = false;
@@ -33,7 +49,18 @@ export abstract class Controller {
     return [];
   }
 
+  /** An index kept current from the store, started before the controller sees events. */
+  protected index(
+    resource: string,
+    valuesOf: (obj: KubeObject) => string[],
+  ): StoreIndex {
+    const index = new StoreIndex(this.ctx.store, resource, valuesOf);
+    this.indexes.push(index);
+    return index;
+  }
+
   start() {
+    for (const index of this.indexes) index.start();
     this.unsubscribe = this.ctx.store.subscribe(event => {
       for (const key of this.keysFor(event)) this.enqueue(key);
     });
@@ -43,6 +70,9 @@ export abstract class Controller {
   stop() {
     this.stopped = true;
     this.unsubscribe?.();
+    for (const index of this.indexes) index.stop();
+    for (const cancel of this.timers) cancel();
+    this.timers.clear();
     this.queue.clear();
   }
 
@@ -55,8 +85,9 @@ export abstract class Controller {
     this.schedule();
   }
 
+  /** Nothing queued, running or waiting on a timer. */
   get idle() {
-    return this.queue.size === 0;
+    return this.queue.size === 0 && !this.scheduled && this.timers.size === 0;
   }
 
   enqueue(key: string) {
@@ -67,7 +98,45 @@ export abstract class Controller {
 
   /** Enqueues key after a simulated delay. */
   enqueueAfter(key: string, seconds: number) {
-    this.ctx.clock.after(seconds, () => this.enqueue(key));
+    if (this.stopped) return;
+    const cancel = this.ctx.clock.after(seconds, () => {
+      this.timers.delete(cancel);
+      this.enqueue(key);
+    });
+    this.timers.add(cancel);
+  }
+
+  /**
+   * True once `seconds` (simulated) have passed since the first call for
+   * (uid, tag); the first call starts the delay and enqueues key when it ends.
+   */
+  protected elapsed(
+    uid: string,
+    tag: string,
+    seconds: number,
+    key: string,
+  ): boolean {
+    let tags = this.delays.get(uid);
+    if (!tags) {
+      tags = new Map();
+      this.delays.set(uid, tags);
+    }
+    const done = tags.get(tag);
+    if (done !== undefined) return done;
+    tags.set(tag, false);
+    const started = tags;
+    const cancel = this.ctx.clock.after(seconds, () => {
+      this.timers.delete(cancel);
+      if (started.has(tag)) started.set(tag, true);
+      this.enqueue(key);
+    });
+    this.timers.add(cancel);
+    return false;
+  }
+
+  /** Drops the delays of an object that is gone. */
+  protected forget(uid: string) {
+    this.delays.delete(uid);
   }
 
   private schedule() {
@@ -90,10 +159,17 @@ export abstract class Controller {
       try {
         this.reconcile(key);
       } catch (e) {
+        if (e instanceof Requeue) {
+          this.enqueueAfter(key, e.seconds);
+          continue;
+        }
         // Conflicts and races are expected under concurrent writers: retry.
         this.enqueueAfter(key, 1);
-        if ((e as { code?: number }).code !== 409 && (e as { code?: number }).code !== 404) {
-          process.emitWarning(`kube-sim ${this.name} controller: ${(e as Error).message}`);
+        const code = (e as { code?: number }).code;
+        if (code !== 409 && code !== 404) {
+          process.emitWarning(
+            `kube-sim ${this.name} controller: ${(e as Error).message}`,
+          );
         }
       }
     }
@@ -107,5 +183,7 @@ export function splitKey(key: string): [string | undefined, string] {
 }
 
 export function keyOf(obj: { metadata: { namespace?: string; name: string } }) {
-  return obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : obj.metadata.name;
+  return obj.metadata.namespace
+    ? `${obj.metadata.namespace}/${obj.metadata.name}`
+    : obj.metadata.name;
 }

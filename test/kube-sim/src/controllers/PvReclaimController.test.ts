@@ -1,0 +1,119 @@
+import {
+  Harness,
+  manifest,
+  pvc,
+  sleep,
+  startHarness,
+  waitFor,
+} from './testUtils';
+
+const CLAIMS = 'persistentvolumeclaims';
+const VOLUMES = 'persistentvolumes';
+
+describe('PvReclaimController and PvProtectionController', () => {
+  let h: Harness;
+  afterEach(() => h.stop());
+  const boundVolume = async (storageClassName = 'standard') => {
+    h.store.create(CLAIMS, pvc('data', { storageClassName }));
+    const claim = await waitFor(() => {
+      const c = h.store.get(CLAIMS, 'default', 'data');
+      return c?.status.phase === 'Bound' && c;
+    }, 'claim bound');
+    return claim.spec.volumeName as string;
+  };
+  const volume = (name: string) => h.store.get(VOLUMES, undefined, name);
+  const phases = (name: string) =>
+    h.log
+      .filter(e => e.resource === VOLUMES && e.object.metadata.name === name)
+      .map(e => e.object.status?.phase)
+      .filter((p, i, all) => p !== all[i - 1]);
+
+  it('deletes a Released volume whose policy is Delete', async () => {
+    h = startHarness({ reclaimSeconds: 30 });
+    const name = await boundVolume();
+    h.store.delete(CLAIMS, 'default', 'data');
+    await waitFor(() => volume(name)?.status.phase === 'Released', 'released');
+    expect(volume(name)!.metadata.deletionTimestamp).toBeUndefined();
+    await waitFor(() => !volume(name), 'volume deleted');
+    expect(phases(name)).toEqual(['Pending', 'Bound', 'Released']);
+  });
+
+  it('keeps a Released volume whose policy is Retain, with its claimRef', async () => {
+    h = startHarness();
+    h.store.create(
+      'storage.k8s.io/storageclasses',
+      manifest({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: 'keep' },
+        provisioner: 'ebs.csi.aws.com',
+        reclaimPolicy: 'Retain',
+      }),
+    );
+    const name = await boundVolume('keep');
+    const uid = h.store.get(CLAIMS, 'default', 'data')!.metadata.uid;
+    h.store.delete(CLAIMS, 'default', 'data');
+    await waitFor(() => volume(name)?.status.phase === 'Released', 'released');
+    await sleep(30);
+    expect(volume(name)!.status.phase).toBe('Released');
+    expect(volume(name)!.spec.claimRef).toMatchObject({ name: 'data', uid });
+    expect(volume(name)!.metadata.deletionTimestamp).toBeUndefined();
+
+    // A new claim of the same name gets a new volume; the released one is not reused.
+    await boundVolume('keep');
+    expect(h.store.get(CLAIMS, 'default', 'data')!.spec.volumeName).not.toBe(
+      name,
+    );
+    expect(volume(name)!.status.phase).toBe('Released');
+  });
+
+  it('keeps a deleted volume while it is Bound, and lets it go once Released', async () => {
+    h = startHarness({ reclaimSeconds: 1000 });
+    const name = await boundVolume();
+    h.store.delete(VOLUMES, undefined, name);
+    await sleep(20);
+    expect(volume(name)!.metadata.deletionTimestamp).toBeDefined();
+    expect(volume(name)!.metadata.finalizers).toContain(
+      'kubernetes.io/pv-protection',
+    );
+    expect(h.store.get(CLAIMS, 'default', 'data')!.status.phase).toBe('Bound');
+
+    h.store.delete(CLAIMS, 'default', 'data');
+    await waitFor(
+      () =>
+        !volume(name)?.metadata.finalizers?.includes(
+          'kubernetes.io/pv-protection',
+        ),
+      'protection lifted',
+    );
+    // The provisioner's finalizer holds it until the disk is deleted.
+    expect(volume(name)!.metadata.finalizers).toEqual([
+      'external-provisioner.volume.kubernetes.io/finalizer',
+    ]);
+    await waitFor(() => !volume(name), 'volume gone', 5000);
+  });
+
+  it('fails to reclaim a Delete volume no provisioner made', async () => {
+    h = startHarness();
+    h.store.create(
+      VOLUMES,
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'manual' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          hostPath: { path: '/data' },
+          persistentVolumeReclaimPolicy: 'Delete',
+        },
+      }),
+    );
+    await boundVolume('');
+    h.store.delete(CLAIMS, 'default', 'data');
+    await waitFor(() => volume('manual')?.status.phase === 'Failed', 'failed');
+    expect(volume('manual')!.status.message).toBe(
+      'error getting deleter volume plugin for volume "manual": no deletable volume plugin matched',
+    );
+  });
+});

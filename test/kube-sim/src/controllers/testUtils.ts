@@ -1,0 +1,197 @@
+import { DEFAULT_CLASS_ANNOTATION } from '../admission';
+import { SimClock } from '../clock';
+import { ObjectStore } from '../store';
+import { KubeObject, StoreEvent } from '../types';
+import {
+  ControllerOptions,
+  RunningControllers,
+  startControllers,
+} from './index';
+
+/** A manifest as a client would send it (the store fills in uid, resourceVersion…). */
+export const manifest = (fields: Record<string, unknown>) =>
+  fields as unknown as KubeObject;
+
+export interface Harness {
+  store: ObjectStore;
+  controllers: RunningControllers;
+  /** Every committed change, in order. */
+  log: StoreEvent[];
+  /** Warnings the controllers emitted (unexpected reconcile errors). */
+  warnings: string[];
+  /** Stops everything; throws if a controller warned, so an afterEach fails the test. */
+  stop(): void;
+}
+
+/** A store with namespace 'default' and default class 'standard' (CSI, Delete, Immediate), plus controllers on a fast clock. */
+export function startHarness(
+  options: ControllerOptions & { timeFactor?: number } = {},
+): Harness {
+  const store = new ObjectStore();
+  const clock = new SimClock(options.timeFactor ?? 0.001);
+  store.create(
+    'namespaces',
+    manifest({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'default' },
+    }),
+  );
+  store.create(
+    'storage.k8s.io/storageclasses',
+    manifest({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: {
+        name: 'standard',
+        annotations: { [DEFAULT_CLASS_ANNOTATION]: 'true' },
+      },
+      provisioner: 'ebs.csi.aws.com',
+      reclaimPolicy: 'Delete',
+      volumeBindingMode: 'Immediate',
+    }),
+  );
+  const log: StoreEvent[] = [];
+  const unsubscribe = store.subscribe(event => log.push(event));
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  const controllers = startControllers({ store, clock, options });
+  return {
+    store,
+    controllers,
+    log,
+    warnings,
+    stop() {
+      controllers.stop();
+      clock.stop();
+      unsubscribe();
+      process.off('warning', onWarning);
+      if (warnings.length)
+        throw new Error(`controllers warned:\n${warnings.join('\n')}`);
+    },
+  };
+}
+
+/** Polls until check returns something truthy. */
+export async function waitFor<T>(
+  check: () => T | undefined | null | false,
+  what: string,
+  timeoutMs = 5000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise(resolve => setTimeout(resolve, 2));
+  }
+}
+
+export const sleep = (ms: number) =>
+  new Promise(resolve => setTimeout(resolve, ms));
+
+export function statefulSet(
+  name: string,
+  spec: Record<string, unknown> = {},
+  namespace = 'default',
+): KubeObject {
+  return manifest({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, namespace },
+    spec: {
+      replicas: 3,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name, tier: 'db' } },
+        spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: {
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: '1Gi' } },
+          },
+        },
+      ],
+      ...spec,
+    },
+  });
+}
+
+export function pvc(
+  name: string,
+  spec: Record<string, unknown> = {},
+  namespace = 'default',
+): KubeObject {
+  return manifest({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '1Gi' } },
+      ...spec,
+    },
+  });
+}
+
+export function pod(
+  name: string,
+  claims: string[] = [],
+  spec: Record<string, unknown> = {},
+  namespace = 'default',
+): KubeObject {
+  return manifest({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      containers: [{ name: 'main', image: 'busybox' }],
+      volumes: claims.map(claimName => ({
+        name: claimName,
+        persistentVolumeClaim: { claimName },
+      })),
+      ...spec,
+    },
+  });
+}
+
+/** Changes a stored object's spec through an update, as kubectl edit would. */
+export function updateSpec(
+  store: ObjectStore,
+  resource: string,
+  name: string,
+  change: (spec: any) => void,
+  namespace = 'default',
+) {
+  const copy = structuredClone(store.require(resource, namespace, name));
+  change(copy.spec);
+  return store.update(resource, copy);
+}
+
+/** Index in the log of the first event matching. */
+export function firstIndex(
+  log: StoreEvent[],
+  match: (e: StoreEvent) => boolean,
+) {
+  return log.findIndex(match);
+}
+
+export const isEvent =
+  (resource: string, type: StoreEvent['type'], name: string) =>
+  (e: StoreEvent) =>
+    e.resource === resource &&
+    e.type === type &&
+    e.object.metadata.name === name;
+
+/** The first change that marked the object for deletion. */
+export const markedDeleted =
+  (resource: string, name: string) => (e: StoreEvent) =>
+    e.resource === resource &&
+    e.object.metadata.name === name &&
+    !!e.object.metadata.deletionTimestamp &&
+    !e.previous?.metadata.deletionTimestamp;

@@ -1,0 +1,123 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  eventually,
+  expectNoDiscoveryWarnings,
+  freePort,
+  makeTempDir,
+  runKubectl,
+  spawnProcess,
+} from './helpers';
+
+jest.setTimeout(30000);
+
+const PACKAGE_DIR = join(__dirname, '..');
+
+/** `npm run sim -- <args>` without npm: the same node command line. */
+function startCli(args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return spawnProcess(
+    process.execPath,
+    [
+      '--require',
+      '@backstage/cli/config/nodeTransform.cjs',
+      'src/cli.ts',
+      ...args,
+    ],
+    env,
+    PACKAGE_DIR,
+  );
+}
+
+describe('the kube-sim CLI', () => {
+  it('starts with --https and the demo scenario, serves kubectl, and exits 0 on SIGTERM', async () => {
+    const dir = makeTempDir('kube-sim-cli-');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const port = await freePort();
+    const cli = startCli([
+      '--port',
+      String(port),
+      '--kubeconfig',
+      kubeconfig,
+      '--scenario',
+      'demo',
+      '--https',
+    ]);
+    try {
+      await eventually(
+        () => cli.stdout().includes('\n') || cli.child.exitCode !== null,
+        { timeoutMs: 20000, message: 'ready line' },
+      );
+      expect(cli.child.exitCode).toBeNull();
+      expect(cli.stdout()).toBe(
+        `kube-sim ready at https://127.0.0.1:${port} (scenario demo); kubeconfig written to ${kubeconfig}\n`,
+      );
+
+      const written = readFileSync(kubeconfig, 'utf8');
+      expect(written).toContain(`server: https://127.0.0.1:${port}`);
+      expect(written).toContain('certificate-authority-data:');
+
+      const result = await runKubectl(['get', 'sts', '-A'], {
+        kubeconfig,
+        home: join(dir, 'home'),
+        cacheDir: join(dir, 'cache'),
+      });
+      expect(result.code).toBe(0);
+      expectNoDiscoveryWarnings(result.stderr);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines[0].split(/\s{2,}/)).toEqual([
+        'NAMESPACE',
+        'NAME',
+        'READY',
+        'AGE',
+      ]);
+      expect(lines.slice(1).map(l => l.split(/\s+/).slice(0, 2))).toEqual([
+        ['search', 'search-index'],
+        ['shop', 'cart-cache'],
+        ['shop', 'orders-db'],
+      ]);
+
+      cli.kill('SIGTERM');
+      const exit = await cli.exited;
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(cli.stdout().trim().split('\n').pop()).toBe(
+        'kube-sim stopped (SIGTERM)',
+      );
+      expect(cli.stderr()).not.toMatch(/error|kube-sim:/i);
+    } finally {
+      cli.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails clearly on a scenario file that does not exist, and on a missing --kubeconfig', async () => {
+    const dir = makeTempDir('kube-sim-cli-');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const badScenario = startCli([
+      '--port',
+      '0',
+      '--kubeconfig',
+      kubeconfig,
+      '--scenario',
+      '/bad/path',
+    ]);
+    const noKubeconfig = startCli(['--port', '0']);
+    const [bad, missing] = await Promise.all([
+      badScenario.exited,
+      noKubeconfig.exited,
+    ]);
+
+    expect(bad.code).not.toBe(0);
+    expect(bad.code).not.toBeNull();
+    expect(badScenario.stdout()).toBe('');
+    expect(badScenario.stderr().trim()).toMatch(/^kube-sim: .*\/bad\/path/);
+    expect(badScenario.stderr()).toMatch(/ENOENT|no such file/);
+    expect(existsSync(kubeconfig)).toBe(false);
+
+    expect(missing.code).not.toBe(0);
+    expect(noKubeconfig.stderr()).toContain('--kubeconfig PATH is required');
+    expect(noKubeconfig.stderr()).toContain('Usage: npm run sim --');
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,730 @@
+import {
+  eventually,
+  expectNoDiscoveryWarnings,
+  KubectlResult,
+  pvc,
+  releaseFinalizers,
+  SimHarness,
+  sleep,
+  startHarness,
+  statefulSet,
+} from './helpers';
+
+jest.setTimeout(30000);
+
+/**
+ * kubectl 1.32 (the installed dispatcher picks the client from /version)
+ * driving the simulator over https, with default (server) validation.
+ * Controllers are off so that every state change seen here is kubectl's own.
+ */
+describe('kubectl against kube-sim', () => {
+  let h: SimHarness;
+
+  beforeAll(async () => {
+    h = await startHarness({ controllers: false });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** Runs kubectl, expects success and a clean stderr; returns stdout. */
+  async function ok(args: string[]): Promise<string> {
+    const result = await h.kubectl(args);
+    expect({ args, ...result }).toEqual({
+      args,
+      code: 0,
+      stdout: result.stdout,
+      stderr: '',
+    });
+    return result.stdout;
+  }
+
+  async function fails(args: string[]): Promise<KubectlResult> {
+    const result = await h.kubectl(args);
+    expect({ args, code: result.code }).toEqual({ args, code: 1 });
+    expectNoDiscoveryWarnings(result.stderr);
+    return result;
+  }
+
+  const PVC_YAML = (name: string, extra = '') => `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: kubectl-test
+${extra}spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 2Gi
+`;
+
+  describe('create, get', () => {
+    it('creates objects from a multi-document YAML file with default validation', async () => {
+      const file = h.writeFile(
+        'create.yaml',
+        `${PVC_YAML('data-web-0')}---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+  labels:
+    app: web
+spec:
+  serviceName: web
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/web:1
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests:
+          storage: 2Gi
+`,
+      );
+      const out = await ok(['create', '-f', file]);
+      expect(out.trim().split('\n')).toEqual([
+        'persistentvolumeclaim/data-web-0 created',
+        'statefulset.apps/web created',
+      ]);
+      const stored = h.sim.store.get(
+        'persistentvolumeclaims',
+        'default',
+        'data-web-0',
+      );
+      expect(stored?.spec.resources.requests.storage).toBe('2Gi');
+      expect(stored?.metadata.labels).toEqual({
+        'app.kubernetes.io/name': 'kubectl-test',
+      });
+      expect(
+        h.sim.store.get('apps/statefulsets', 'default', 'web')?.spec.replicas,
+      ).toBe(1);
+      // kubectl validated against the served OpenAPI v3 document rather than giving up on it
+      const openapi = h.sim
+        .requests()
+        .filter(r => r.path.startsWith('/openapi/v3'));
+      expect(openapi.length).toBeGreaterThan(0);
+      expect(openapi.every(r => r.status === 200)).toBe(true);
+    });
+
+    it('gets an object as JSON', async () => {
+      const obj = JSON.parse(
+        await ok(['get', 'pvc', 'data-web-0', '-o', 'json']),
+      );
+      expect(obj.kind).toBe('PersistentVolumeClaim');
+      expect(obj.apiVersion).toBe('v1');
+      expect(obj.metadata.name).toBe('data-web-0');
+      expect(obj.metadata.namespace).toBe('default');
+      expect(obj.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+      expect(obj.metadata.uid).toBe(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')
+          ?.metadata.uid,
+      );
+      expect(obj.spec.volumeMode).toBe('Filesystem');
+    });
+
+    it('gets a list as JSON', async () => {
+      const list = JSON.parse(await ok(['get', 'sts', '-o', 'json']));
+      expect(list.kind).toBe('List');
+      expect(
+        list.items.map((i: any) => `${i.kind}/${i.metadata.name}`),
+      ).toEqual(['StatefulSet/web']);
+    });
+
+    it('prints tables with the columns kube-apiserver serves', async () => {
+      const header = (out: string) =>
+        out
+          .split('\n')[0]
+          .trim()
+          .split(/\s{2,}/);
+      const pvcs = await ok(['get', 'pvc']);
+      expect(header(pvcs)).toEqual([
+        'NAME',
+        'STATUS',
+        'VOLUME',
+        'CAPACITY',
+        'ACCESS MODES',
+        'STORAGECLASS',
+        'VOLUMEATTRIBUTESCLASS',
+        'AGE',
+      ]);
+      expect(pvcs.split('\n')[1]).toMatch(/^data-web-0\s+Pending\s+/);
+
+      const sts = await ok(['get', 'sts']);
+      expect(header(sts)).toEqual(['NAME', 'READY', 'AGE']);
+      expect(sts.split('\n')[1]).toMatch(/^web\s+0\/1\s+\d+s$/);
+
+      const wide = await ok(['get', 'sts', '-o', 'wide']);
+      expect(header(wide)).toEqual([
+        'NAME',
+        'READY',
+        'AGE',
+        'CONTAINERS',
+        'IMAGES',
+      ]);
+      expect(wide.split('\n')[1]).toMatch(
+        /\smain\s+registry\.example\.com\/web:1$/,
+      );
+
+      const ns = await ok(['get', 'ns']);
+      expect(header(ns)).toEqual(['NAME', 'STATUS', 'AGE']);
+      expect(ns).toMatch(/^default\s+Active\s/m);
+
+      const all = await ok(['get', 'sts', '-A']);
+      expect(header(all)).toEqual(['NAMESPACE', 'NAME', 'READY', 'AGE']);
+
+      const none = await h.kubectl(['get', 'pods']);
+      expect(none.code).toBe(0);
+      expect(none.stdout).toBe('');
+      expect(none.stderr.trim()).toBe(
+        'No resources found in default namespace.',
+      );
+
+      // kubectl asked for server-side tables
+      const tableRequests = h.sim
+        .requests()
+        .filter(
+          r => r.resource === 'persistentvolumeclaims' && r.verb === 'list',
+        );
+      expect(tableRequests.some(r => r.query.includes('limit=500'))).toBe(true);
+    });
+
+    it('reports a missing object as NotFound', async () => {
+      const get = await fails(['get', 'pvc', 'does-not-exist']);
+      expect(get.stdout).toBe('');
+      expect(get.stderr.trim()).toBe(
+        'Error from server (NotFound): persistentvolumeclaims "does-not-exist" not found',
+      );
+      const sts = await fails(['get', 'sts', 'does-not-exist']);
+      expect(sts.stderr.trim()).toBe(
+        'Error from server (NotFound): statefulsets.apps "does-not-exist" not found',
+      );
+      const del = await fails(['delete', 'pvc', 'does-not-exist']);
+      expect(del.stderr.trim()).toBe(
+        'Error from server (NotFound): persistentvolumeclaims "does-not-exist" not found',
+      );
+    });
+
+    it('rejects an invalid name with exit code 1 and the 422 message', async () => {
+      const file = h.writeFile('invalid.yaml', PVC_YAML('Bad_Name'));
+      const result = await fails(['create', '-f', file]);
+      expect(result.stderr).toContain(
+        'The PersistentVolumeClaim "Bad_Name" is invalid',
+      );
+      expect(result.stderr).toContain(
+        'metadata.name: Invalid value: "Bad_Name"',
+      );
+      expect(result.stderr).toContain('a lowercase RFC 1123 subdomain');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'Bad_Name'),
+      ).toBeUndefined();
+    });
+
+    it('rejects a create of an existing object as AlreadyExists', async () => {
+      const file = h.writeFile('dup.yaml', PVC_YAML('data-web-0'));
+      const result = await fails(['create', '-f', file]);
+      expect(result.stderr).toContain('Error from server (AlreadyExists)');
+      expect(result.stderr).toContain(
+        'persistentvolumeclaims "data-web-0" already exists',
+      );
+    });
+  });
+
+  describe('writes', () => {
+    it('scales a StatefulSet through the scale subresource', async () => {
+      const before = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
+      expect((await ok(['scale', 'sts', 'web', '--replicas=3'])).trim()).toBe(
+        'statefulset.apps/web scaled',
+      );
+      const after = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
+      expect(after.spec.replicas).toBe(3);
+      expect(after.metadata.generation).toBe(
+        (before.metadata.generation ?? 0) + 1,
+      );
+      expect(
+        h.sim
+          .requests()
+          .some(r => r.resource === 'statefulsets/scale' && r.status === 200),
+      ).toBe(true);
+
+      // --current-replicas is a precondition checked against the Scale
+      const stale = await fails([
+        'scale',
+        'sts',
+        'web',
+        '--current-replicas=7',
+        '--replicas=1',
+      ]);
+      expect(stale.stderr).toContain('Expected replicas to be 7, was 3');
+      expect(
+        h.sim.store.get('apps/statefulsets', 'default', 'web')!.spec.replicas,
+      ).toBe(3);
+
+      expect(
+        (
+          await ok([
+            'scale',
+            'sts',
+            'web',
+            '--current-replicas=3',
+            '--replicas=2',
+          ])
+        ).trim(),
+      ).toBe('statefulset.apps/web scaled');
+      expect(
+        h.sim.store.get('apps/statefulsets', 'default', 'web')!.spec.replicas,
+      ).toBe(2);
+    });
+
+    it('labels and unlabels, honouring --overwrite', async () => {
+      expect(
+        (await ok(['label', 'pvc', 'data-web-0', 'tier=gold'])).trim(),
+      ).toBe('persistentvolumeclaim/data-web-0 labeled');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.labels?.tier,
+      ).toBe('gold');
+
+      const clash = await fails(['label', 'pvc', 'data-web-0', 'tier=silver']);
+      expect(clash.stderr.trim()).toBe(
+        "error: 'tier' already has a value (gold), and --overwrite is false",
+      );
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.labels?.tier,
+      ).toBe('gold');
+
+      await ok(['label', 'pvc', 'data-web-0', 'tier=silver', '--overwrite']);
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.labels?.tier,
+      ).toBe('silver');
+
+      await ok(['label', 'pvc', 'data-web-0', 'tier-']);
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.labels,
+      ).toEqual({
+        'app.kubernetes.io/name': 'kubectl-test',
+      });
+
+      // a label selector on get sees labels set by kubectl
+      await ok(['label', 'sts', 'web', 'team=payments']);
+      expect(
+        (await ok(['get', 'sts', '-l', 'team=payments', '-o', 'name'])).trim(),
+      ).toBe('statefulset.apps/web');
+      expect(
+        (await ok(['get', 'sts', '-l', 'team!=payments', '-o', 'name'])).trim(),
+      ).toBe('');
+    });
+
+    it('annotates', async () => {
+      expect(
+        (
+          await ok([
+            'annotate',
+            'pvc',
+            'data-web-0',
+            'example.com/owner=team-a',
+          ])
+        ).trim(),
+      ).toBe('persistentvolumeclaim/data-web-0 annotated');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.annotations,
+      ).toEqual({
+        'example.com/owner': 'team-a',
+      });
+      await ok(['annotate', 'pvc', 'data-web-0', 'example.com/owner-']);
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.annotations ?? {},
+      ).toEqual({});
+    });
+
+    it('patches with --type=merge', async () => {
+      const out = await ok([
+        'patch',
+        'pvc',
+        'data-web-0',
+        '--type=merge',
+        '-p',
+        '{"metadata":{"labels":{"merged":"yes"}}}',
+      ]);
+      expect(out.trim()).toBe('persistentvolumeclaim/data-web-0 patched');
+      const labels = h.sim.store.get(
+        'persistentvolumeclaims',
+        'default',
+        'data-web-0',
+      )!.metadata.labels;
+      expect(labels).toEqual({
+        'app.kubernetes.io/name': 'kubectl-test',
+        merged: 'yes',
+      });
+      // a patch that changes nothing is not a write (kube-apiserver skips no-op updates), so kubectl says so
+      const again = await ok([
+        'patch',
+        'pvc',
+        'data-web-0',
+        '--type=merge',
+        '-p',
+        '{"metadata":{"labels":{"merged":"yes"}}}',
+      ]);
+      expect(again.trim()).toBe(
+        'persistentvolumeclaim/data-web-0 patched (no change)',
+      );
+    });
+
+    it('patches with --type=json', async () => {
+      const out = await ok([
+        'patch',
+        'sts',
+        'web',
+        '--type=json',
+        '-p',
+        '[{"op":"replace","path":"/spec/replicas","value":5},{"op":"add","path":"/metadata/labels/patched","value":"json"}]',
+      ]);
+      expect(out.trim()).toBe('statefulset.apps/web patched');
+      const sts = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
+      expect(sts.spec.replicas).toBe(5);
+      expect(sts.metadata.labels?.patched).toBe('json');
+
+      // a failing test op changes nothing and fails the command
+      const failed = await h.kubectl([
+        'patch',
+        'sts',
+        'web',
+        '--type=json',
+        '-p',
+        '[{"op":"test","path":"/spec/replicas","value":4},{"op":"replace","path":"/spec/replicas","value":0}]',
+      ]);
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toMatch(/invalid|test/i);
+      expect(
+        h.sim.store.get('apps/statefulsets', 'default', 'web')!.spec.replicas,
+      ).toBe(5);
+    });
+
+    it('patches with the default (strategic merge) type', async () => {
+      await ok([
+        'patch',
+        'pvc',
+        'data-web-0',
+        '-p',
+        '{"metadata":{"annotations":{"strategic":"yes"}}}',
+      ]);
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!
+          .metadata.annotations?.strategic,
+      ).toBe('yes');
+    });
+
+    it('refuses a spec change of a PVC as Invalid', async () => {
+      const result = await fails([
+        'patch',
+        'pvc',
+        'data-web-0',
+        '--type=merge',
+        '-p',
+        '{"spec":{"accessModes":["ReadWriteMany"]}}',
+      ]);
+      expect(result.stderr).toContain('is invalid');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'data-web-0')!.spec
+          .accessModes,
+      ).toEqual(['ReadWriteOnce']);
+    });
+  });
+
+  describe('--dry-run=server', () => {
+    it('creates nothing', async () => {
+      const rv = h.sim.store.resourceVersion;
+      const file = h.writeFile('dry.yaml', PVC_YAML('dry-run-claim'));
+      const out = await ok(['create', '-f', file, '--dry-run=server']);
+      expect(out.trim()).toBe(
+        'persistentvolumeclaim/dry-run-claim created (server dry run)',
+      );
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'dry-run-claim'),
+      ).toBeUndefined();
+      expect(h.sim.store.resourceVersion).toBe(rv);
+      const get = await fails(['get', 'pvc', 'dry-run-claim']);
+      expect(get.stderr).toContain('not found');
+    });
+
+    it('deletes, scales and labels nothing', async () => {
+      const before = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
+      expect(
+        (await ok(['delete', 'sts', 'web', '--dry-run=server'])).trim(),
+      ).toBe('statefulset.apps "web" deleted (server dry run)');
+      expect(
+        (
+          await ok(['scale', 'sts', 'web', '--replicas=9', '--dry-run=server'])
+        ).trim(),
+      ).toBe('statefulset.apps/web scaled (server dry run)');
+      expect(
+        (
+          await ok(['label', 'sts', 'web', 'dry=run', '--dry-run=server'])
+        ).trim(),
+      ).toBe('statefulset.apps/web labeled (server dry run)');
+      const after = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
+      expect(after).toBe(before);
+      expect(after.metadata.deletionTimestamp).toBeUndefined();
+    });
+  });
+
+  describe('watch', () => {
+    it('get -w prints the current rows, then changes as they happen', async () => {
+      await ok(['create', '-f', h.writeFile('w1.yaml', PVC_YAML('watched-1'))]);
+      const watch = h.spawnKubectl([
+        'get',
+        'pvc',
+        '-w',
+        '-l',
+        'app.kubernetes.io/name=kubectl-test',
+      ]);
+      try {
+        await eventually(() => /^watched-1\s+Pending/m.test(watch.stdout()), {
+          message: 'initial rows',
+        });
+        expect(watch.stdout().split('\n')[0]).toMatch(
+          /^NAME\s+STATUS\s+VOLUME/,
+        );
+
+        h.sim.store.create(
+          'persistentvolumeclaims',
+          pvc('watched-2', 'default', {
+            labels: { 'app.kubernetes.io/name': 'kubectl-test' },
+          }),
+        );
+        await eventually(() => /^watched-2\s+Pending/m.test(watch.stdout()), {
+          message: 'added row',
+        });
+
+        // a claim without the label is filtered by the server-side selector
+        h.sim.store.create('persistentvolumeclaims', pvc('unlabelled'));
+        // a delete shows up as a Terminating row (the finalizer keeps it)
+        await ok(['delete', 'pvc', 'watched-2', '--wait=false']);
+        await eventually(
+          () => /^watched-2\s+Terminating/m.test(watch.stdout()),
+          { message: 'terminating row' },
+        );
+        expect(watch.stdout()).not.toContain('unlabelled');
+        expect(watch.child.exitCode).toBeNull();
+      } finally {
+        watch.kill();
+      }
+      const exit = await watch.exited;
+      expect(exit.signal ?? exit.code).toBeTruthy();
+      expectNoDiscoveryWarnings(watch.stderr());
+    });
+
+    it('get -w --output-watch-events -o json streams typed events', async () => {
+      const watch = h.spawnKubectl([
+        'get',
+        'sts',
+        'web',
+        '-w',
+        '--output-watch-events',
+        '-o',
+        'json',
+      ]);
+      try {
+        const events = () =>
+          watch
+            .stdout()
+            .split('\n')
+            .filter(Boolean)
+            .map(line => JSON.parse(line));
+        await eventually(() => events().length === 1, {
+          message: 'initial ADDED',
+        });
+        await ok(['label', 'sts', 'web', 'watched=yes']);
+        await eventually(() => events().length === 2, {
+          message: 'MODIFIED event',
+        });
+        await sleep(200);
+        // the object once (the watch's own initial event is dropped by kubectl), then the change
+        expect(
+          events().map(e => [
+            e.type,
+            e.object.metadata.name,
+            e.object.metadata.labels.watched,
+          ]),
+        ).toEqual([
+          ['ADDED', 'web', undefined],
+          ['MODIFIED', 'web', 'yes'],
+        ]);
+      } finally {
+        watch.kill();
+      }
+      await watch.exited;
+      expectNoDiscoveryWarnings(watch.stderr());
+    });
+  });
+
+  describe('deletion', () => {
+    it('delete --wait returns once a finalizer is released', async () => {
+      await ok([
+        'create',
+        '-f',
+        h.writeFile('del.yaml', PVC_YAML('to-delete')),
+      ]);
+      const del = h.spawnKubectl([
+        'delete',
+        'pvc',
+        'to-delete',
+        '--wait',
+        '--timeout=20s',
+      ]);
+      const marked = await eventually(
+        () =>
+          h.sim.store.get('persistentvolumeclaims', 'default', 'to-delete')
+            ?.metadata.deletionTimestamp,
+        {
+          message: 'deletionTimestamp',
+        },
+      );
+      expect(marked).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      // the finalizer holds the claim, so kubectl keeps waiting
+      await sleep(300);
+      expect(del.child.exitCode).toBeNull();
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'to-delete'),
+      ).toBeDefined();
+
+      releaseFinalizers(
+        h.sim,
+        'persistentvolumeclaims',
+        'default',
+        'to-delete',
+      );
+      const exit = await del.exited;
+      expect(exit.code).toBe(0);
+      expect(del.stdout().trim()).toBe(
+        'persistentvolumeclaim "to-delete" deleted',
+      );
+      expectNoDiscoveryWarnings(del.stderr());
+      expect(del.stderr()).toBe('');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'to-delete'),
+      ).toBeUndefined();
+      // kubectl waited with a watch pinned to the name
+      expect(
+        h.sim
+          .requests()
+          .some(
+            r =>
+              r.verb === 'watch' &&
+              r.resource === 'persistentvolumeclaims' &&
+              decodeURIComponent(r.query).includes('metadata.name=to-delete'),
+          ),
+      ).toBe(true);
+    });
+
+    it('delete --wait times out while the finalizer stays', async () => {
+      await ok(['create', '-f', h.writeFile('stuck.yaml', PVC_YAML('stuck'))]);
+      const result = await h.kubectl([
+        'delete',
+        'pvc',
+        'stuck',
+        '--timeout=1s',
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stdout.trim()).toBe(
+        'persistentvolumeclaim "stuck" deleted',
+      );
+      expect(result.stderr).toContain('timed out waiting for the condition');
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'stuck')?.metadata
+          .deletionTimestamp,
+      ).toBeDefined();
+      releaseFinalizers(h.sim, 'persistentvolumeclaims', 'default', 'stuck');
+    });
+
+    it('wait --for=delete returns when the object goes away', async () => {
+      h.sim.store.create('persistentvolumeclaims', pvc('awaited'));
+      await ok(['delete', 'pvc', 'awaited', '--wait=false']);
+      const wait = h.spawnKubectl([
+        'wait',
+        '--for=delete',
+        'pvc/awaited',
+        '--timeout=20s',
+      ]);
+      await sleep(400);
+      expect(wait.child.exitCode).toBeNull();
+      releaseFinalizers(h.sim, 'persistentvolumeclaims', 'default', 'awaited');
+      const exit = await wait.exited;
+      expect(exit.code).toBe(0);
+      expect(wait.stdout().trim()).toBe(
+        'persistentvolumeclaim/awaited condition met',
+      );
+      expectNoDiscoveryWarnings(wait.stderr());
+      expect(
+        h.sim.store.get('persistentvolumeclaims', 'default', 'awaited'),
+      ).toBeUndefined();
+    });
+
+    it('wait --for=jsonpath sees a status change', async () => {
+      h.sim.store.create('persistentvolumeclaims', pvc('to-bind'));
+      const wait = h.spawnKubectl([
+        'wait',
+        '--for=jsonpath={.status.phase}=Bound',
+        'pvc/to-bind',
+        '--timeout=20s',
+      ]);
+      await sleep(400);
+      expect(wait.child.exitCode).toBeNull();
+      const current = h.sim.store.get(
+        'persistentvolumeclaims',
+        'default',
+        'to-bind',
+      )!;
+      h.sim.store.update('persistentvolumeclaims', {
+        ...current,
+        status: { phase: 'Bound' },
+      });
+      const exit = await wait.exited;
+      expect(exit.code).toBe(0);
+      expect(wait.stdout().trim()).toBe(
+        'persistentvolumeclaim/to-bind condition met',
+      );
+    });
+
+    it('deletes a StatefulSet and reports it', async () => {
+      h.sim.store.create('apps/statefulsets', statefulSet('short-lived'));
+      expect((await ok(['delete', 'sts', 'short-lived'])).trim()).toBe(
+        'statefulset.apps "short-lived" deleted',
+      );
+      expect(
+        h.sim.store.get('apps/statefulsets', 'default', 'short-lived'),
+      ).toBeUndefined();
+    });
+  });
+
+  it('never printed discovery or OpenAPI warnings and served discovery with 200s', () => {
+    const discovery = h.sim
+      .requests()
+      .filter(
+        r =>
+          r.path === '/api' ||
+          r.path === '/apis' ||
+          r.path.startsWith('/openapi'),
+      );
+    expect(discovery.length).toBeGreaterThan(0);
+    expect(discovery.filter(r => r.status !== 200)).toEqual([]);
+  });
+});
