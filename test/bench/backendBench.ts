@@ -22,12 +22,24 @@ const dispatcher = new Agent({ connections: 32 });
 let simDispatcher: Agent;
 
 const ms = (n: number) => `${n.toFixed(0)} ms`;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
-function seedNamespace(sim: KubeSim, namespace: string, id: string, sets: number, perSet: number, orphansPerSet: number) {
+function seedNamespace(
+  sim: KubeSim,
+  namespace: string,
+  id: string,
+  sets: number,
+  perSet: number,
+  orphansPerSet: number,
+) {
   const { store } = sim;
-  store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } } as KubeObject);
+  store.create('namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  } as KubeObject);
   for (let s = 0; s < sets; s++) {
     const name = `db-${s}`;
     const labels = { app: name, 'backstage.io/kubernetes-id': id };
@@ -39,8 +51,19 @@ function seedNamespace(sim: KubeSim, namespace: string, id: string, sets: number
       spec: {
         replicas,
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'db', image: 'db:1' }] },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data' },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '1Gi' } },
+            },
+          },
+        ],
       },
     } as unknown as KubeObject);
     for (let i = 0; i < perSet; i++) {
@@ -50,19 +73,33 @@ function seedNamespace(sim: KubeSim, namespace: string, id: string, sets: number
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: claim, namespace, labels },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: volume, storageClassName: '' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+          volumeName: volume,
+          storageClassName: '',
+        },
         status: { phase: 'Bound', capacity: { storage: '1Gi' } },
       } as unknown as KubeObject);
       store.create('persistentvolumes', {
         apiVersion: 'v1',
         kind: 'PersistentVolume',
-        metadata: { name: volume },
+        metadata: {
+          name: volume,
+          annotations: { 'pv.kubernetes.io/provisioned-by': 'sim.csi.k8s.io' },
+        },
         spec: {
           capacity: { storage: '1Gi' },
           accessModes: ['ReadWriteOnce'],
           persistentVolumeReclaimPolicy: 'Delete',
-          claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace, name: claim, uid: created.metadata.uid },
-          hostPath: { path: `/tmp/${volume}` },
+          claimRef: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            namespace,
+            name: claim,
+            uid: created.metadata.uid,
+          },
+          csi: { driver: 'sim.csi.k8s.io', volumeHandle: volume },
         },
         status: { phase: 'Bound' },
       } as unknown as KubeObject);
@@ -71,7 +108,13 @@ function seedNamespace(sim: KubeSim, namespace: string, id: string, sets: number
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { name: `${name}-${i}`, namespace, labels },
-          spec: { nodeName: 'sim-node-1', containers: [{ name: 'db', image: 'db:1' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claim } }] },
+          spec: {
+            nodeName: 'sim-node-1',
+            containers: [{ name: 'db', image: 'db:1' }],
+            volumes: [
+              { name: 'data', persistentVolumeClaim: { claimName: claim } },
+            ],
+          },
         } as unknown as KubeObject);
       }
     }
@@ -82,26 +125,45 @@ function seedNamespace(sim: KubeSim, namespace: string, id: string, sets: number
 async function settled(sim: KubeSim) {
   const started = performance.now();
   while (!sim.controllersIdle()) {
-    if (performance.now() - started > 120000) throw new Error('the simulator did not settle in 2 minutes');
+    if (performance.now() - started > 120000)
+      throw new Error('the simulator did not settle in 2 minutes');
     await new Promise(resolve => setTimeout(resolve, 50));
   }
 }
 
-async function startBackend(sim: KubeSim, entities: Array<{ name: string; id: string }>) {
+async function startBackend(
+  sim: KubeSim,
+  entities: Array<{ name: string; id: string }>,
+) {
   const backend = createBackend();
   backend.add(
     mockServices.rootConfig.factory({
       data: {
-        backend: { baseUrl: `http://127.0.0.1:${PORT}`, listen: { port: PORT, host: '127.0.0.1' }, database: { client: 'better-sqlite3', connection: ':memory:' } },
+        backend: {
+          baseUrl: `http://127.0.0.1:${PORT}`,
+          listen: { port: PORT, host: '127.0.0.1' },
+          database: { client: 'better-sqlite3', connection: ':memory:' },
+        },
         kubernetes: {
           clusterLocatorMethods: [
             {
               type: 'config',
-              clusters: [{ name: 'bench', url: sim.url, authProvider: 'serviceAccount', serviceAccountToken: sim.token, caData: Buffer.from(sim.caCert!).toString('base64') }],
+              clusters: [
+                {
+                  name: 'bench',
+                  url: sim.url,
+                  authProvider: 'serviceAccount',
+                  serviceAccountToken: sim.token,
+                  caData: Buffer.from(sim.caCert!).toString('base64'),
+                },
+              ],
             },
           ],
         },
-        pvcPruner: { clusterRequestTimeoutSeconds: 60, volumeWaitTimeoutSeconds: 60 },
+        pvcPruner: {
+          clusterRequestTimeoutSeconds: 60,
+          volumeWaitTimeoutSeconds: 60,
+        },
       },
     }),
   );
@@ -113,8 +175,16 @@ async function startBackend(sim: KubeSim, entities: Array<{ name: string; id: st
       entities: entities.map(e => ({
         apiVersion: 'backstage.io/v1alpha1',
         kind: 'Component',
-        metadata: { name: e.name, namespace: 'default', annotations: { 'backstage.io/kubernetes-id': e.id } },
-        spec: { type: 'service', owner: 'group:default/bench', lifecycle: 'production' },
+        metadata: {
+          name: e.name,
+          namespace: 'default',
+          annotations: { 'backstage.io/kubernetes-id': e.id },
+        },
+        spec: {
+          type: 'service',
+          owner: 'group:default/bench',
+          lifecycle: 'production',
+        },
       })),
     }),
   );
@@ -124,9 +194,13 @@ async function startBackend(sim: KubeSim, entities: Array<{ name: string; id: st
 }
 
 async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await request(url, { headers: { accept: 'application/json', ...headers }, dispatcher: url.startsWith('https:') ? simDispatcher : dispatcher });
+  const res = await request(url, {
+    headers: { accept: 'application/json', ...headers },
+    dispatcher: url.startsWith('https:') ? simDispatcher : dispatcher,
+  });
   const body = (await res.body.json()) as any;
-  if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
+  if (res.statusCode !== 200)
+    throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
   return body;
 }
 
@@ -138,29 +212,51 @@ async function rawScan(sim: KubeSim, namespace: string, selector: string) {
     const items: any[] = [];
     let cont = '';
     do {
-      const page = await api(`${path}${path.includes('?') ? '&' : '?'}limit=500${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+      const page = await api(
+        `${path}${path.includes('?') ? '&' : '?'}limit=500${
+          cont ? `&continue=${encodeURIComponent(cont)}` : ''
+        }`,
+      );
       items.push(...page.items);
       cont = page.metadata.continue ?? '';
     } while (cont);
     return items;
   };
-  const sets = await listAll(`/apis/apps/v1/namespaces/${namespace}/statefulsets?labelSelector=${encodeURIComponent(selector)}`);
+  const sets = await listAll(
+    `/apis/apps/v1/namespaces/${namespace}/statefulsets?labelSelector=${encodeURIComponent(
+      selector,
+    )}`,
+  );
   const [claims, pods] = await Promise.all([
     listAll(`/api/v1/namespaces/${namespace}/persistentvolumeclaims`),
     listAll(`/api/v1/namespaces/${namespace}/pods`),
   ]);
-  const used = new Set(pods.flatMap((p: any) => (p.spec.volumes ?? []).map((v: any) => v.persistentVolumeClaim?.claimName)));
-  const replicas = new Map(sets.map((s: any) => [s.metadata.name, s.spec.replicas]));
+  const used = new Set(
+    pods.flatMap((p: any) =>
+      (p.spec.volumes ?? []).map(
+        (v: any) => v.persistentVolumeClaim?.claimName,
+      ),
+    ),
+  );
+  const replicas = new Map(
+    sets.map((s: any) => [s.metadata.name, s.spec.replicas]),
+  );
   const orphanVolumes = claims
     .filter((c: any) => {
       const m = c.metadata.name.match(/^data-(db-\d+)-(\d+)$/);
-      return m && replicas.has(m[1]) && Number(m[2]) >= (replicas.get(m[1]) as number) && !used.has(c.metadata.name);
+      return (
+        m &&
+        replicas.has(m[1]) &&
+        Number(m[2]) >= (replicas.get(m[1]) as number) &&
+        !used.has(c.metadata.name)
+      );
     })
     .map((c: any) => c.spec.volumeName);
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
-      while (next < orphanVolumes.length) await api(`/api/v1/persistentvolumes/${orphanVolumes[next++]}`);
+      while (next < orphanVolumes.length)
+        await api(`/api/v1/persistentvolumes/${orphanVolumes[next++]}`);
     }),
   );
   return orphanVolumes.length;
@@ -173,7 +269,8 @@ async function benchScan(sim: KubeSim) {
   let orphans = 0;
   for (let round = 0; round < 7; round++) {
     let t = performance.now();
-    orphans = (await get(`${BASE}/v1/orphans?entityRef=component:default/scan`)).totals.orphans;
+    orphans = (await get(`${BASE}/v1/orphans?entityRef=component:default/scan`))
+      .totals.orphans;
     backendTimes.push(performance.now() - t);
     t = performance.now();
     await rawScan(sim, 'scan', selector);
@@ -185,20 +282,40 @@ async function benchScan(sim: KubeSim) {
   const perPath = (re: RegExp) => log.filter(r => re.test(r.path)).length;
   const b = median(backendTimes.slice(2));
   const r = median(rawTimes.slice(2));
-  console.log(`scan: 10,000 claims / 100 StatefulSets / ${orphans} orphans: backend ${ms(b)}, raw API calls ${ms(r)}, ratio ${(b / r).toFixed(2)} (target ≤ 1.2)`);
   console.log(
-    `scan requests: ${log.length} in all; ${perPath(/statefulsets$/)} statefulset lists, ${perPath(/persistentvolumeclaims$/)} claim list pages, ${perPath(/pods$/)} pod list pages, ${perPath(/persistentvolumes\//)} volume GETs (one per orphan), ${perPath(/persistentvolumeclaims\//)} claim GETs`,
+    `scan: 10,000 claims / 100 StatefulSets / ${orphans} orphans: backend ${ms(
+      b,
+    )}, raw API calls ${ms(r)}, ratio ${(b / r).toFixed(2)} (target ≤ 1.2)`,
+  );
+  console.log(
+    `scan requests: ${log.length} in all; ${perPath(
+      /statefulsets$/,
+    )} statefulset lists, ${perPath(
+      /persistentvolumeclaims$/,
+    )} claim list pages, ${perPath(/pods$/)} pod list pages, ${perPath(
+      /persistentvolumes\//,
+    )} volume GETs (one per orphan), ${perPath(
+      /persistentvolumeclaims\//,
+    )} claim GETs`,
   );
 }
 
 async function benchPrune(sim: KubeSim) {
-  const scan = await get(`${BASE}/v1/orphans?entityRef=component:default/prune`);
+  const scan = await get(
+    `${BASE}/v1/orphans?entityRef=component:default/prune`,
+  );
   const [a, b] = scan.clusters[0].statefulSets;
   const started = performance.now();
   const post = await request(`${BASE}/v1/prune-jobs`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ entityRef: 'component:default/prune', cluster: 'bench', namespace: 'prune', statefulSet: a.name, pvcs: a.orphans.map((o: any) => ({ name: o.name, uid: o.uid })) }),
+    body: JSON.stringify({
+      entityRef: 'component:default/prune',
+      cluster: 'bench',
+      namespace: 'prune',
+      statefulSet: a.name,
+      pvcs: a.orphans.map((o: any) => ({ name: o.name, uid: o.uid })),
+    }),
     dispatcher,
   });
   const { id } = (await post.body.json()) as { id: string };
@@ -209,23 +326,66 @@ async function benchPrune(sim: KubeSim) {
     job = await get(`${BASE}/v1/prune-jobs/${id}`);
   } while (['queued', 'running'].includes(job.status));
   const jobMs = Date.parse(job.finishedAt) - Date.parse(job.createdAt);
+  if (process.env.BENCH_DEBUG) {
+    const res = await request(`${BASE}/v1/prune-jobs/${id}/events`, {
+      dispatcher,
+    });
+    const frames = (await res.body.text())
+      .split('\n')
+      .filter(l => l.startsWith('data: '))
+      .map(l => JSON.parse(l.slice(6)));
+    let prev = Date.parse(frames[0].at);
+    for (const f of frames.slice(0, 30)) {
+      console.log(
+        `${String(Date.parse(f.at) - prev).padStart(6)} ms ${f.type} ${
+          f.pvc ?? ''
+        }`,
+      );
+      prev = Date.parse(f.at);
+    }
+  }
 
   const dir = mkdtempSync(join(tmpdir(), 'bench-kubectl-'));
   writeFileSync(join(dir, 'kubeconfig'), sim.kubeconfig);
-  const kubectl = (args: string[]) => run('kubectl', ['--kubeconfig', join(dir, 'kubeconfig'), '--cache-dir', join(dir, 'cache'), ...args]);
+  const kubectl = (args: string[]) =>
+    run('kubectl', [
+      '--kubeconfig',
+      join(dir, 'kubeconfig'),
+      '--cache-dir',
+      join(dir, 'cache'),
+      ...args,
+    ]);
   await kubectl(['get', 'ns']); // warm the discovery cache, as a user's kubectl would have it
   const t = performance.now();
-  await kubectl(['delete', 'pvc', '-n', 'prune', '--wait', ...b.orphans.map((o: any) => o.name)]);
+  await kubectl([
+    'delete',
+    'pvc',
+    '-n',
+    'prune',
+    '--wait',
+    ...b.orphans.map((o: any) => o.name),
+  ]);
   const kubectlMs = performance.now() - t;
   console.log(
-    `prune: ${job.summary.deleted.length} orphans ${job.status}: job ${ms(jobMs)} (claims and volumes followed), kubectl delete --wait ${ms(kubectlMs)}, ratio ${(jobMs / kubectlMs).toFixed(2)} (target ≤ 1.5)`,
+    `prune: ${job.summary.deleted.length} orphans ${job.status}: job ${ms(
+      jobMs,
+    )} (claims and volumes followed), kubectl delete --wait ${ms(
+      kubectlMs,
+    )}, ratio ${(jobMs / kubectlMs).toFixed(2)} (target ≤ 1.5)`,
   );
-  console.log(`first SSE event: ${ms(firstEvent)} after the POST was sent, through the backend's compression (target ≤ 100 ms)`);
+  console.log(
+    `first SSE event: ${ms(
+      firstEvent,
+    )} after the POST was sent, through the backend's compression (target ≤ 100 ms)`,
+  );
 }
 
 /** Milliseconds from `since` until the first frame of the job's event stream is read. */
 async function firstSseEvent(id: string, since: number): Promise<number> {
-  const res = await request(`${BASE}/v1/prune-jobs/${id}/events`, { headers: { accept: 'text/event-stream', 'accept-encoding': 'gzip' }, dispatcher });
+  const res = await request(`${BASE}/v1/prune-jobs/${id}/events`, {
+    headers: { accept: 'text/event-stream', 'accept-encoding': 'gzip' },
+    dispatcher,
+  });
   for await (const chunk of res.body) {
     if (String(chunk).includes('event: ')) {
       const elapsed = performance.now() - since;
@@ -244,18 +404,31 @@ async function benchMemory() {
     peak = Math.max(peak, process.memoryUsage().heapUsed);
   }, 5);
   const t = performance.now();
-  const result = await get(`${BASE}/v1/orphans?entityRef=component:default/big`);
+  const result = await get(
+    `${BASE}/v1/orphans?entityRef=component:default/big`,
+  );
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().heapUsed);
   console.log(
-    `memory: scanning a 50,000-claim namespace (${result.totals.orphans} orphans) took ${ms(performance.now() - t)}; heap growth ${((peak - before) / 2 ** 20).toFixed(0)} MB at peak (target < 200 MB; the simulator runs in the same process and its serialization counts too)`,
+    `memory: scanning a 50,000-claim namespace (${
+      result.totals.orphans
+    } orphans) took ${ms(performance.now() - t)}; heap growth ${(
+      (peak - before) /
+      2 ** 20
+    ).toFixed(
+      0,
+    )} MB at peak (target < 200 MB; the simulator runs in the same process and its serialization counts too)`,
   );
 }
 
 async function main() {
   const only = new Set(process.argv.slice(2));
   const wanted = (section: string) => only.size === 0 || only.has(section);
-  const sim = await startKubeSim({ https: true, timeFactor: 0.01, historyLimit: 300000 });
+  const sim = await startKubeSim({
+    https: true,
+    timeFactor: 0.01,
+    historyLimit: 300000,
+  });
   simDispatcher = new Agent({ connections: 32, connect: { ca: sim.caCert } });
   if (wanted('scan')) seedNamespace(sim, 'scan', 'scan', 100, 100, 5);
   if (wanted('prune')) seedNamespace(sim, 'prune', 'prune', 2, 100, 100);

@@ -100,10 +100,12 @@ export class VolumeFollower {
       path: '/api/v1/persistentvolumes',
       name: volumeName,
       read: () => gateway.readVolume(volumeName),
+      // Under Delete, Released is a step on the way to deletion; Failed means the
+      // disk could not be reclaimed and stays, as under Retain.
       isDone: pv =>
         pv === undefined ||
-        (reclaimPolicy !== 'Delete' &&
-          ['Released', 'Failed'].includes(pv.status?.phase ?? '')),
+        pv.status?.phase === 'Failed' ||
+        (reclaimPolicy !== 'Delete' && pv.status?.phase === 'Released'),
       timeoutMs: this.timeoutMs,
     });
     if (!outcome.done) return 'unknown';
