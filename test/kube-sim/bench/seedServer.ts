@@ -11,7 +11,11 @@ async function main() {
   const sim = await startKubeSim({ controllers: false, historyLimit: 200000 });
   const namespaces = 10;
   for (let n = 0; n < namespaces; n++) {
-    sim.store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${n}` } as never });
+    sim.store.create('namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: `bench-${n}` } as never,
+    });
   }
   for (let s = 0; s < statefulSets; s++) {
     const namespace = `bench-${s % namespaces}`;
@@ -24,8 +28,19 @@ async function main() {
       spec: {
         replicas: 0,
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: 'db', image: 'db:1' }] } },
-        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'db', image: 'db:1' }] },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data' },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '1Gi' } },
+            },
+          },
+        ],
       },
     });
     for (let i = 0; i < perSet; i++) {
@@ -33,23 +48,39 @@ async function main() {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
         metadata: { name: `data-${name}-${i}`, namespace, labels } as never,
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+        },
       });
     }
   }
   global.gc?.();
-  process.send!({ url: sim.url, token: sim.token, pvcs: sim.store.count('persistentvolumeclaims') });
+  process.send!({
+    url: sim.url,
+    token: sim.token,
+    pvcs: sim.store.count('persistentvolumeclaims'),
+  });
   process.on('message', (msg: { type: string }) => {
     if (msg.type === 'rss') {
       global.gc?.();
-      process.send!({ rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed });
+      process.send!({
+        rss: process.memoryUsage().rss,
+        heapUsed: process.memoryUsage().heapUsed,
+      });
     }
     if (msg.type === 'update') {
-      const { namespace, name } = msg as unknown as { namespace: string; name: string };
+      const { namespace, name } = msg as unknown as {
+        namespace: string;
+        name: string;
+      };
       const pvc = sim.store.get('persistentvolumeclaims', namespace, name)!;
       sim.store.update('persistentvolumeclaims', {
         ...pvc,
-        metadata: { ...pvc.metadata, annotations: { touched: String(Date.now()) } },
+        metadata: {
+          ...pvc.metadata,
+          annotations: { touched: String(Date.now()) },
+        },
       });
     }
     if (msg.type === 'stop') void sim.close().then(() => process.exit(0));

@@ -1,7 +1,12 @@
 import { errors } from './errors';
 import type { KubeSim } from './index';
 
-type AdminRequest = { method: string; path: string; body: any; query: URLSearchParams };
+type AdminRequest = {
+  method: string;
+  path: string;
+  body: any;
+  query: URLSearchParams;
+};
 
 /**
  * The admin API under /_sim (outside /api and /apis), for tests and demos
@@ -23,13 +28,15 @@ export function createAdminHandler(sim: () => KubeSim) {
       case 'GET /faults':
         return { faults: s.faults.list(), latencyMs: s.faults.latencyMs };
       case 'POST /faults':
-        if (!body || typeof body !== 'object') throw errors.badRequest('a fault rule object is required');
+        if (!body || typeof body !== 'object')
+          throw errors.badRequest('a fault rule object is required');
         return { id: s.addFault(body) };
       case 'DELETE /faults':
         s.clearFaults();
         return { cleared: true };
       case 'POST /latency':
-        if (!Number.isFinite(body?.ms) || body.ms < 0) throw errors.badRequest('{"ms": <non-negative number>} is required');
+        if (!Number.isFinite(body?.ms) || body.ms < 0)
+          throw errors.badRequest('{"ms": <non-negative number>} is required');
         s.setLatency(body.ms);
         return { latencyMs: body.ms };
       case 'POST /watches/drop':
@@ -50,9 +57,17 @@ export function createAdminHandler(sim: () => KubeSim) {
         return { compacted: true };
       case 'POST /tokens':
         if (typeof body?.user !== 'string' || !Array.isArray(body?.rules)) {
-          throw errors.badRequest('{"user": string, "rules": PolicyRule[], "namespaces"?: string[]} is required');
+          throw errors.badRequest(
+            '{"user": string, "rules": PolicyRule[], "namespaces"?: string[]} is required',
+          );
         }
-        return { token: s.addToken({ user: body.user, rules: body.rules, namespaces: body.namespaces }) };
+        return {
+          token: s.addToken({
+            user: body.user,
+            rules: body.rules,
+            namespaces: body.namespaces,
+          }),
+        };
       default:
         return undefined;
     }

@@ -5,13 +5,22 @@ import { KubeObject } from './types';
 
 export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
 export const PV_PROTECTION = 'kubernetes.io/pv-protection';
-export const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+/** Finalizers the StorageObjectInUseProtection admission plugin adds on create. */
+const PROTECTION_FINALIZERS: Record<string, string | undefined> = {
+  PersistentVolumeClaim: PVC_PROTECTION,
+  PersistentVolume: PV_PROTECTION,
+};
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const DEFAULT_CLASS_ANNOTATION =
+  'storageclass.kubernetes.io/is-default-class';
+
+const DNS_SUBDOMAIN =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const QUANTITY = /^[+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
+const QUANTITY =
+  /^[+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
 
 type Cause = { field: string; message: string; reason?: string };
 
@@ -20,7 +29,11 @@ const LABEL_NAMED = new Set(['Namespace', 'Service']);
 
 function validateName(type: ResourceType, name: unknown, causes: Cause[]) {
   if (typeof name !== 'string' || name === '') {
-    causes.push({ field: 'metadata.name', message: 'Required value: name or generateName is required', reason: 'FieldValueRequired' });
+    causes.push({
+      field: 'metadata.name',
+      message: 'Required value: name or generateName is required',
+      reason: 'FieldValueRequired',
+    });
     return;
   }
   const label = LABEL_NAMED.has(type.kind);
@@ -29,7 +42,9 @@ function validateName(type: ResourceType, name: unknown, causes: Cause[]) {
   if (name.length > max || !pattern.test(name)) {
     causes.push({
       field: 'metadata.name',
-      message: `Invalid value: "${name}": a lowercase RFC 1123 ${label ? 'label' : 'subdomain'} must consist of lower case alphanumeric characters, '-'${
+      message: `Invalid value: "${name}": a lowercase RFC 1123 ${
+        label ? 'label' : 'subdomain'
+      } must consist of lower case alphanumeric characters, '-'${
         label ? '' : " or '.'"
       }, and must start and end with an alphanumeric character (at most ${max} characters)`,
     });
@@ -43,82 +58,197 @@ function validateLabels(labels: unknown, field: string, causes: Cause[]) {
     return;
   }
   for (const [key, value] of Object.entries(labels)) {
-    const [prefix, name] = key.includes('/') ? key.split(/\/(.*)/s) : [undefined, key];
-    if ((prefix !== undefined && !DNS_SUBDOMAIN.test(prefix)) || !LABEL_NAME.test(name) || name.length > 63) {
-      causes.push({ field: `${field}`, message: `Invalid value: "${key}": name part must consist of alphanumeric characters, '-', '_' or '.'` });
+    const [prefix, name] = key.includes('/')
+      ? key.split(/\/(.*)/s)
+      : [undefined, key];
+    if (
+      (prefix !== undefined && !DNS_SUBDOMAIN.test(prefix)) ||
+      !LABEL_NAME.test(name) ||
+      name.length > 63
+    ) {
+      causes.push({
+        field: `${field}`,
+        message: `Invalid value: "${key}": name part must consist of alphanumeric characters, '-', '_' or '.'`,
+      });
     }
-    if (typeof value !== 'string' || !LABEL_VALUE.test(value) || value.length > 63) {
-      causes.push({ field: `${field}`, message: `Invalid value: "${String(value)}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'` });
+    if (
+      typeof value !== 'string' ||
+      !LABEL_VALUE.test(value) ||
+      value.length > 63
+    ) {
+      causes.push({
+        field: `${field}`,
+        message: `Invalid value: "${String(
+          value,
+        )}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.'`,
+      });
     }
   }
 }
 
 export function isQuantity(value: unknown): boolean {
-  return (typeof value === 'string' && QUANTITY.test(value)) || (typeof value === 'number' && value >= 0);
+  return (
+    (typeof value === 'string' && QUANTITY.test(value)) ||
+    (typeof value === 'number' && value >= 0)
+  );
 }
 
 function validatePvcSpec(spec: any, path: string, causes: Cause[]) {
   if (!spec || typeof spec !== 'object') {
-    causes.push({ field: path, message: 'Required value', reason: 'FieldValueRequired' });
+    causes.push({
+      field: path,
+      message: 'Required value',
+      reason: 'FieldValueRequired',
+    });
     return;
   }
   if (!Array.isArray(spec.accessModes) || spec.accessModes.length === 0) {
-    causes.push({ field: `${path}.accessModes`, message: 'Required value: at least 1 access mode is required', reason: 'FieldValueRequired' });
+    causes.push({
+      field: `${path}.accessModes`,
+      message: 'Required value: at least 1 access mode is required',
+      reason: 'FieldValueRequired',
+    });
   }
   const storage = spec.resources?.requests?.storage;
   if (storage === undefined) {
-    causes.push({ field: `${path}.resources[storage]`, message: 'Required value', reason: 'FieldValueRequired' });
+    causes.push({
+      field: `${path}.resources[storage]`,
+      message: 'Required value',
+      reason: 'FieldValueRequired',
+    });
   } else if (!isQuantity(storage)) {
-    causes.push({ field: `${path}.resources.requests[storage]`, message: `Invalid value: "${storage}": must be a quantity` });
+    causes.push({
+      field: `${path}.resources.requests[storage]`,
+      message: `Invalid value: "${storage}": must be a quantity`,
+    });
   }
 }
 
-function validateSpec(obj: KubeObject, old: KubeObject | undefined, causes: Cause[]) {
+function validateSpec(
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  causes: Cause[],
+) {
   const spec = obj.spec;
   switch (obj.kind) {
     case 'PersistentVolumeClaim':
       validatePvcSpec(spec, 'spec', causes);
       // volumeName may be set once, when the claim is bound (ValidatePersistentVolumeClaimUpdate).
-      if (old && (JSON.stringify({ ...old.spec, resources: undefined, volumeName: undefined }) !== JSON.stringify({ ...spec, resources: undefined, volumeName: undefined }) || (old.spec.volumeName && old.spec.volumeName !== spec.volumeName))) {
-        causes.push({ field: 'spec', message: 'Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims', reason: 'FieldValueForbidden' });
+      if (
+        old &&
+        (JSON.stringify({
+          ...old.spec,
+          resources: undefined,
+          volumeName: undefined,
+        }) !==
+          JSON.stringify({
+            ...spec,
+            resources: undefined,
+            volumeName: undefined,
+          }) ||
+          (old.spec.volumeName && old.spec.volumeName !== spec.volumeName))
+      ) {
+        causes.push({
+          field: 'spec',
+          message:
+            'Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims',
+          reason: 'FieldValueForbidden',
+        });
       }
       break;
     case 'PersistentVolume':
       if (!isQuantity(spec?.capacity?.storage)) {
-        causes.push({ field: 'spec.capacity', message: 'Required value', reason: 'FieldValueRequired' });
+        causes.push({
+          field: 'spec.capacity',
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        });
       }
       break;
     case 'Pod':
       if (!Array.isArray(spec?.containers) || spec.containers.length === 0) {
-        causes.push({ field: 'spec.containers', message: 'Required value', reason: 'FieldValueRequired' });
+        causes.push({
+          field: 'spec.containers',
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        });
       }
       break;
     case 'StatefulSet': {
       if (!Number.isInteger(spec?.replicas) || spec.replicas < 0) {
-        causes.push({ field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(spec?.replicas)}: must be greater than or equal to 0` });
+        causes.push({
+          field: 'spec.replicas',
+          message: `Invalid value: ${JSON.stringify(
+            spec?.replicas,
+          )}: must be greater than or equal to 0`,
+        });
       }
       const start = spec?.ordinals?.start;
       if (start !== undefined && (!Number.isInteger(start) || start < 0)) {
-        causes.push({ field: 'spec.ordinals.start', message: `Invalid value: ${JSON.stringify(start)}: must be greater than or equal to 0` });
+        causes.push({
+          field: 'spec.ordinals.start',
+          message: `Invalid value: ${JSON.stringify(
+            start,
+          )}: must be greater than or equal to 0`,
+        });
       }
-      if (!spec?.selector || (!spec.selector.matchLabels && !spec.selector.matchExpressions)) {
-        causes.push({ field: 'spec.selector', message: 'Required value', reason: 'FieldValueRequired' });
-      } else if (!labelSelectorMatcher(spec.selector)(spec.template?.metadata?.labels)) {
-        causes.push({ field: 'spec.template.metadata.labels', message: `Invalid value: ${JSON.stringify(spec.template?.metadata?.labels ?? {})}: \`selector\` does not match template \`labels\`` });
+      if (
+        !spec?.selector ||
+        (!spec.selector.matchLabels && !spec.selector.matchExpressions)
+      ) {
+        causes.push({
+          field: 'spec.selector',
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        });
+      } else if (
+        !labelSelectorMatcher(spec.selector)(spec.template?.metadata?.labels)
+      ) {
+        causes.push({
+          field: 'spec.template.metadata.labels',
+          message: `Invalid value: ${JSON.stringify(
+            spec.template?.metadata?.labels ?? {},
+          )}: \`selector\` does not match template \`labels\``,
+        });
       }
-      if (!Array.isArray(spec?.template?.spec?.containers) || spec.template.spec.containers.length === 0) {
-        causes.push({ field: 'spec.template.spec.containers', message: 'Required value', reason: 'FieldValueRequired' });
+      if (
+        !Array.isArray(spec?.template?.spec?.containers) ||
+        spec.template.spec.containers.length === 0
+      ) {
+        causes.push({
+          field: 'spec.template.spec.containers',
+          message: 'Required value',
+          reason: 'FieldValueRequired',
+        });
       }
       (spec?.volumeClaimTemplates ?? []).forEach((t: any, i: number) => {
         if (!t?.metadata?.name || !DNS_LABEL.test(t.metadata.name)) {
-          causes.push({ field: `spec.volumeClaimTemplates[${i}].metadata.name`, message: 'Invalid value: must be a DNS label' });
+          causes.push({
+            field: `spec.volumeClaimTemplates[${i}].metadata.name`,
+            message: 'Invalid value: must be a DNS label',
+          });
         }
-        validatePvcSpec(t?.spec, `spec.volumeClaimTemplates[${i}].spec`, causes);
+        validatePvcSpec(
+          t?.spec,
+          `spec.volumeClaimTemplates[${i}].spec`,
+          causes,
+        );
       });
       if (old) {
-        const frozen = (s: any) => JSON.stringify([s?.selector, s?.volumeClaimTemplates, s?.serviceName, s?.podManagementPolicy]);
+        const frozen = (s: any) =>
+          JSON.stringify([
+            s?.selector,
+            s?.volumeClaimTemplates,
+            s?.serviceName,
+            s?.podManagementPolicy,
+          ]);
         if (frozen(old.spec) !== frozen(spec)) {
-          causes.push({ field: 'spec', message: "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden", reason: 'FieldValueForbidden' });
+          causes.push({
+            field: 'spec',
+            message:
+              "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+            reason: 'FieldValueForbidden',
+          });
         }
       }
       break;
@@ -126,7 +256,10 @@ function validateSpec(obj: KubeObject, old: KubeObject | undefined, causes: Caus
     case 'Lease': {
       const d = spec?.leaseDurationSeconds;
       if (d !== undefined && (!Number.isInteger(d) || d <= 0)) {
-        causes.push({ field: 'spec.leaseDurationSeconds', message: `Invalid value: ${d}: must be greater than 0` });
+        causes.push({
+          field: 'spec.leaseDurationSeconds',
+          message: `Invalid value: ${d}: must be greater than 0`,
+        });
       }
       break;
     }
@@ -134,7 +267,10 @@ function validateSpec(obj: KubeObject, old: KubeObject | undefined, causes: Caus
   }
 }
 
-function applyDefaults(obj: KubeObject, lookupDefaultClass?: () => string | undefined) {
+function applyDefaults(
+  obj: KubeObject,
+  lookupDefaultClass?: () => string | undefined,
+) {
   const spec = obj.spec;
   switch (obj.kind) {
     case 'PersistentVolumeClaim':
@@ -146,7 +282,9 @@ function applyDefaults(obj: KubeObject, lookupDefaultClass?: () => string | unde
       obj.status ??= { phase: 'Pending' };
       break;
     case 'PersistentVolume':
-      spec.persistentVolumeReclaimPolicy ??= spec.claimRef ? 'Delete' : 'Retain';
+      spec.persistentVolumeReclaimPolicy ??= spec.claimRef
+        ? 'Delete'
+        : 'Retain';
       spec.volumeMode ??= 'Filesystem';
       obj.status ??= { phase: 'Pending' };
       break;
@@ -158,9 +296,15 @@ function applyDefaults(obj: KubeObject, lookupDefaultClass?: () => string | unde
     case 'StatefulSet':
       spec.replicas ??= 1;
       spec.podManagementPolicy ??= 'OrderedReady';
-      spec.updateStrategy ??= { type: 'RollingUpdate', rollingUpdate: { partition: 0 } };
+      spec.updateStrategy ??= {
+        type: 'RollingUpdate',
+        rollingUpdate: { partition: 0 },
+      };
       spec.revisionHistoryLimit ??= 10;
-      spec.persistentVolumeClaimRetentionPolicy ??= { whenDeleted: 'Retain', whenScaled: 'Retain' };
+      spec.persistentVolumeClaimRetentionPolicy ??= {
+        whenDeleted: 'Retain',
+        whenScaled: 'Retain',
+      };
       spec.persistentVolumeClaimRetentionPolicy.whenDeleted ??= 'Retain';
       spec.persistentVolumeClaimRetentionPolicy.whenScaled ??= 'Retain';
       for (const t of spec.volumeClaimTemplates ?? []) {
@@ -194,23 +338,40 @@ export function admit(
 ): KubeObject {
   const causes: Cause[] = [];
   if (typeof obj.metadata !== 'object' || obj.metadata === null) {
-    throw errors.invalid({ group: type.group, kind: type.kind }, [{ field: 'metadata', message: 'Required value', reason: 'FieldValueRequired' }]);
+    throw errors.invalid({ group: type.group, kind: type.kind }, [
+      {
+        field: 'metadata',
+        message: 'Required value',
+        reason: 'FieldValueRequired',
+      },
+    ]);
   }
   validateName(type, obj.metadata.name, causes);
   validateLabels(obj.metadata.labels, 'metadata.labels', causes);
-  if (type.kind !== 'StorageClass' && type.kind !== 'Namespace' && type.kind !== 'Event' && obj.spec === undefined) {
+  if (
+    type.kind !== 'StorageClass' &&
+    type.kind !== 'Namespace' &&
+    type.kind !== 'Event' &&
+    obj.spec === undefined
+  ) {
     obj.spec = {};
   }
   applyDefaults(obj, old ? undefined : lookupDefaultClass);
   if (!old) {
-    const protection = obj.kind === 'PersistentVolumeClaim' ? PVC_PROTECTION : obj.kind === 'PersistentVolume' ? PV_PROTECTION : undefined;
+    const protection = PROTECTION_FINALIZERS[obj.kind];
     if (protection && !obj.metadata.finalizers?.includes(protection)) {
-      obj.metadata.finalizers = [...(obj.metadata.finalizers ?? []), protection];
+      obj.metadata.finalizers = [
+        ...(obj.metadata.finalizers ?? []),
+        protection,
+      ];
     }
   }
   if (causes.length === 0) validateSpec(obj, old, causes);
   if (causes.length > 0) {
-    throw errors.invalid({ group: type.group, kind: type.kind, name: obj.metadata.name }, causes);
+    throw errors.invalid(
+      { group: type.group, kind: type.kind, name: obj.metadata.name },
+      causes,
+    );
   }
   return obj;
 }

@@ -26,7 +26,9 @@ export interface AccessRequest {
   name?: string;
 }
 
-export const ADMIN_RULES: PolicyRule[] = [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }];
+export const ADMIN_RULES: PolicyRule[] = [
+  { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+];
 
 const matches = (list: string[] | undefined, value: string) =>
   list === undefined || list.includes('*') || list.includes(value);
@@ -40,7 +42,8 @@ function ruleAllows(rule: PolicyRule, req: AccessRequest) {
     (rule.resources ?? []).includes(`${base}/*`) ||
     (rule.resources ?? []).includes(`*/${req.resource.split('/')[1]}`);
   if (!resourceOk) return false;
-  if (rule.resourceNames?.length) return req.name !== undefined && rule.resourceNames.includes(req.name);
+  if (rule.resourceNames?.length)
+    return req.name !== undefined && rule.resourceNames.includes(req.name);
   return true;
 }
 
@@ -67,7 +70,10 @@ export class TokenAuthorizer {
   }
 
   allows(grant: TokenGrant, req: AccessRequest): boolean {
-    if (grant.namespaces && (req.namespace === undefined || !grant.namespaces.includes(req.namespace))) {
+    if (
+      grant.namespaces &&
+      (req.namespace === undefined || !grant.namespaces.includes(req.namespace))
+    ) {
       return false;
     }
     return grant.rules.some(rule => ruleAllows(rule, req));
@@ -76,7 +82,13 @@ export class TokenAuthorizer {
   authorize(grant: TokenGrant, req: AccessRequest) {
     if (!this.allows(grant, req)) {
       const [resource, subresource] = req.resource.split('/');
-      throw errors.forbidden(grant.user, req.verb, { group: req.apiGroup, kind: resource, name: req.name }, req.namespace, subresource);
+      throw errors.forbidden(
+        grant.user,
+        req.verb,
+        { group: req.apiGroup, kind: resource, name: req.name },
+        req.namespace,
+        subresource,
+      );
     }
   }
 }

@@ -21,13 +21,24 @@ async function main() {
   }
   const port = Number(values.port);
   const timeFactor = Number(values['time-factor']);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535\n${USAGE}`);
-  if (!(timeFactor > 0)) throw new Error(`--time-factor must be a positive number\n${USAGE}`);
-  if (!values.kubeconfig) throw new Error(`--kubeconfig PATH is required\n${USAGE}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535\n${USAGE}`);
+  if (!(timeFactor > 0))
+    throw new Error(`--time-factor must be a positive number\n${USAGE}`);
+  if (!values.kubeconfig)
+    throw new Error(`--kubeconfig PATH is required\n${USAGE}`);
 
-  const sim = await startKubeSim({ port, https: values.https, scenario: values.scenario, timeFactor, token: values.token });
+  const sim = await startKubeSim({
+    port,
+    https: values.https,
+    scenario: values.scenario,
+    timeFactor,
+    token: values.token,
+  });
   sim.writeKubeconfig(values.kubeconfig);
-  process.stdout.write(`kube-sim ready at ${sim.url} (scenario ${values.scenario}); kubeconfig written to ${values.kubeconfig}\n`);
+  process.stdout.write(
+    `kube-sim ready at ${sim.url} (scenario ${values.scenario}); kubeconfig written to ${values.kubeconfig}\n`,
+  );
 
   const shutdown = async (signal: string) => {
     await sim.close();

@@ -29,7 +29,7 @@ export interface ObjectRef {
   name?: string;
 }
 
-function details(ref: ObjectRef, extra?: Record<string, unknown>) {
+function statusDetails(ref: ObjectRef, extra?: Record<string, unknown>) {
   return {
     ...(ref.name !== undefined ? { name: ref.name } : {}),
     ...(ref.group ? { group: ref.group } : {}),
@@ -46,45 +46,95 @@ export const errors = {
   badRequest: (message: string) => new ApiError(400, 'BadRequest', message),
   unauthorized: () => new ApiError(401, 'Unauthorized', 'Unauthorized'),
   /** ref.kind is the resource ('statefulsets'); a subresource is named in the message only, as kube-apiserver does. */
-  forbidden: (user: string, verb: string, ref: ObjectRef, namespace?: string, subresource?: string) =>
+  forbidden: (
+    user: string,
+    verb: string,
+    ref: ObjectRef,
+    namespace?: string,
+    subresource?: string,
+  ) =>
     new ApiError(
       403,
       'Forbidden',
-      `${qualified(ref)}${ref.name ? ` "${ref.name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${ref.kind}${subresource ? `/${subresource}` : ''}" in API group "${ref.group}" ${
+      `${qualified(ref)}${
+        ref.name ? ` "${ref.name}"` : ''
+      } is forbidden: User "${user}" cannot ${verb} resource "${ref.kind}${
+        subresource ? `/${subresource}` : ''
+      }" in API group "${ref.group}" ${
         namespace ? `in the namespace "${namespace}"` : 'at the cluster scope'
       }`,
-      details(ref),
+      statusDetails(ref),
     ),
   notFound: (ref: ObjectRef) =>
-    new ApiError(404, 'NotFound', `${qualified(ref)} "${ref.name}" not found`, details(ref)),
+    new ApiError(
+      404,
+      'NotFound',
+      `${qualified(ref)} "${ref.name}" not found`,
+      statusDetails(ref),
+    ),
   pathNotFound: (path: string) =>
-    new ApiError(404, 'NotFound', `the server could not find the requested resource (${path})`, {}),
+    new ApiError(
+      404,
+      'NotFound',
+      `the server could not find the requested resource (${path})`,
+      {},
+    ),
   methodNotAllowed: (method: string) =>
-    new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`, {}),
+    new ApiError(
+      405,
+      'MethodNotAllowed',
+      `the server does not allow this method on the requested resource (${method})`,
+      {},
+    ),
   alreadyExists: (ref: ObjectRef) =>
-    new ApiError(409, 'AlreadyExists', `${qualified(ref)} "${ref.name}" already exists`, details(ref)),
+    new ApiError(
+      409,
+      'AlreadyExists',
+      `${qualified(ref)} "${ref.name}" already exists`,
+      statusDetails(ref),
+    ),
   conflict: (ref: ObjectRef, why: string) =>
     new ApiError(
       409,
       'Conflict',
-      `Operation cannot be fulfilled on ${qualified(ref)} "${ref.name}": ${why}`,
-      details(ref),
+      `Operation cannot be fulfilled on ${qualified(ref)} "${
+        ref.name
+      }": ${why}`,
+      statusDetails(ref),
     ),
   gone: (message: string) => new ApiError(410, 'Expired', message),
   unsupportedMediaType: (contentType: string) =>
-    new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got "${contentType}")`),
+    new ApiError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got "${contentType}")`,
+    ),
   tooLarge: (limit: number) =>
-    new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`),
-  invalid: (ref: ObjectRef, causes: Array<{ field: string; message: string; reason?: string }>) =>
+    new ApiError(
+      413,
+      'RequestEntityTooLarge',
+      `Request entity too large: limit is ${limit}`,
+    ),
+  invalid: (
+    ref: ObjectRef,
+    causes: Array<{ field: string; message: string; reason?: string }>,
+  ) =>
     new ApiError(
       422,
       'Invalid',
-      `${qualified(ref)} "${ref.name ?? ''}" is invalid: ${causes.map(c => `${c.field}: ${c.message}`).join(', ')}`,
-      details(ref, {
-        causes: causes.map(c => ({ reason: c.reason ?? 'FieldValueInvalid', message: c.message, field: c.field })),
+      `${qualified(ref)} "${ref.name ?? ''}" is invalid: ${causes
+        .map(c => `${c.field}: ${c.message}`)
+        .join(', ')}`,
+      statusDetails(ref, {
+        causes: causes.map(c => ({
+          reason: c.reason ?? 'FieldValueInvalid',
+          message: c.message,
+          field: c.field,
+        })),
       }),
     ),
   tooManyRequests: (message = 'Too many requests, please try again later.') =>
     new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds: 1 }),
-  internal: (message: string) => new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
+  internal: (message: string) =>
+    new ApiError(500, 'InternalError', `Internal error occurred: ${message}`),
 };

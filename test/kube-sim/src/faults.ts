@@ -39,7 +39,10 @@ const REASONS: Record<number, [string, string]> = {
   409: ['Conflict', 'injected fault: conflict'],
   410: ['Expired', 'injected fault: expired'],
   422: ['Invalid', 'injected fault: invalid'],
-  429: ['TooManyRequests', 'injected fault: too many requests, please try again later'],
+  429: [
+    'TooManyRequests',
+    'injected fault: too many requests, please try again later',
+  ],
   500: ['InternalError', 'Internal error occurred: injected fault'],
   503: ['ServiceUnavailable', 'injected fault: service unavailable'],
   504: ['Timeout', 'injected fault: timeout'],
@@ -52,7 +55,10 @@ export class Faults {
   private log: RequestLogEntry[] = [];
   latencyMs = 0;
 
-  constructor(private readonly logLimit = 200000, private readonly random = Math.random) {}
+  constructor(
+    private readonly logLimit = 200000,
+    private readonly random = Math.random,
+  ) {}
 
   add(rule: FaultRule): number {
     const id = this.nextId++;
@@ -74,7 +80,10 @@ export class Faults {
   }
 
   /** The delay and the error (if any) for a request. Spends `times` on rules that fire. */
-  evaluate(req: { verb: string; resource?: string; namespace?: string }): { delayMs: number; error?: ApiError } {
+  evaluate(req: { verb: string; resource?: string; namespace?: string }): {
+    delayMs: number;
+    error?: ApiError;
+  } {
     let delayMs = this.latencyMs;
     let error: ApiError | undefined;
     for (const rule of this.rules) {
@@ -88,7 +97,10 @@ export class Faults {
         if (rule.times <= 0) continue;
         rule.times -= 1;
       }
-      const [reason, message] = REASONS[rule.status] ?? ['InternalError', `injected fault ${rule.status}`];
+      const [reason, message] = REASONS[rule.status] ?? [
+        'InternalError',
+        `injected fault ${rule.status}`,
+      ];
       error =
         rule.status === 429
           ? errors.tooManyRequests(rule.message ?? message)
@@ -99,7 +111,8 @@ export class Faults {
 
   record(entry: RequestLogEntry) {
     this.log.push(entry);
-    if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
+    if (this.log.length > this.logLimit)
+      this.log.splice(0, this.log.length - this.logLimit);
   }
 
   requests(): RequestLogEntry[] {

@@ -55,7 +55,10 @@ export interface KubeSim {
   faults: Faults;
   clock: SimClock;
   /** A token limited to these RBAC rules (in these namespaces, when given). */
-  addToken(grant: { user: string; rules: PolicyRule[]; namespaces?: string[] }, token?: string): string;
+  addToken(
+    grant: { user: string; rules: PolicyRule[]; namespaces?: string[] },
+    token?: string,
+  ): string;
   /** A kubeconfig for another token (e.g. a least-privilege one). */
   kubeconfigFor(token: string): string;
   writeKubeconfig(path: string, token?: string): void;
@@ -74,10 +77,19 @@ export interface KubeSim {
   close(): Promise<void>;
 }
 
-const BOOTSTRAP_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+const BOOTSTRAP_NAMESPACES = [
+  'default',
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+];
 
-export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
-  const store = new ObjectStore({ historyLimit: options.historyLimit ?? 10000 });
+export async function startKubeSim(
+  options: KubeSimOptions = {},
+): Promise<KubeSim> {
+  const store = new ObjectStore({
+    historyLimit: options.historyLimit ?? 10000,
+  });
   const clock = new SimClock(options.timeFactor ?? 1);
   const authorizer = new TokenAuthorizer();
   const faults = new Faults();
@@ -87,7 +99,11 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   authorizer.addToken(adminGrant, token);
 
   for (const name of BOOTSTRAP_NAMESPACES) {
-    store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } as KubeObject['metadata'] });
+    store.create('namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name } as KubeObject['metadata'],
+    });
   }
   const controllers =
     options.controllers === false
@@ -102,7 +118,10 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
           },
         });
   const scenario = options.scenario ?? 'empty';
-  applyScenario(store, typeof scenario === 'string' ? loadScenario(scenario) : scenario);
+  applyScenario(
+    store,
+    typeof scenario === 'string' ? loadScenario(scenario) : scenario,
+  );
 
   const tls = options.https ? generateServingCertificate() : undefined;
   let address = '';
@@ -112,12 +131,17 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     authorizer,
     faults,
     watches,
-    settings: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000, defaultTimeoutSeconds: 1800 },
+    settings: {
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
+      defaultTimeoutSeconds: 1800,
+    },
     admin: createAdminHandler(() => sim),
     isAdmin: grant => grant === adminGrant,
     serverAddress: () => address,
   });
-  const server: Server = tls ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler) : createHttpServer(handler);
+  const server: Server = tls
+    ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler)
+    : createHttpServer(handler);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -126,7 +150,8 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
   const url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigFor = (t: string) => kubeconfigYaml({ server: url, token: t, caCert: tls?.cert });
+  const kubeconfigFor = (t: string) =>
+    kubeconfigYaml({ server: url, token: t, caCert: tls?.cert });
 
   Object.assign(sim, {
     url,
@@ -138,7 +163,8 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     clock,
     addToken: (grant: TokenGrant, t?: string) => authorizer.addToken(grant, t),
     kubeconfigFor,
-    writeKubeconfig: (path: string, t = token) => writeFileSync(path, kubeconfigFor(t), { mode: 0o600 }),
+    writeKubeconfig: (path: string, t = token) =>
+      writeFileSync(path, kubeconfigFor(t), { mode: 0o600 }),
     addFault: (rule: FaultRule) => faults.add(rule),
     clearFaults: () => faults.clear(),
     setLatency: (ms: number) => {

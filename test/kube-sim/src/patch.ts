@@ -39,7 +39,8 @@ function unescape(token: string) {
 
 function parsePointer(path: string): string[] {
   if (path === '') return [];
-  if (!path.startsWith('/')) throw errors.badRequest(`invalid JSON pointer "${path}"`);
+  if (!path.startsWith('/'))
+    throw errors.badRequest(`invalid JSON pointer "${path}"`);
   return path.slice(1).split('/').map(unescape);
 }
 
@@ -47,7 +48,9 @@ function resolveParent(doc: any, tokens: string[], path: string) {
   let node = doc;
   for (const token of tokens.slice(0, -1)) {
     if (node === null || typeof node !== 'object' || !(token in node)) {
-      throw errors.invalid({ group: '', kind: 'Patch' }, [{ field: path, message: 'path does not exist' }]);
+      throw errors.invalid({ group: '', kind: 'Patch' }, [
+        { field: path, message: 'path does not exist' },
+      ]);
     }
     node = node[token];
   }
@@ -59,19 +62,29 @@ function getAt(doc: any, path: string) {
   let node = doc;
   for (const token of tokens) {
     if (node === null || typeof node !== 'object' || !(token in node)) {
-      throw errors.invalid({ group: '', kind: 'Patch' }, [{ field: path, message: 'path does not exist' }]);
+      throw errors.invalid({ group: '', kind: 'Patch' }, [
+        { field: path, message: 'path does not exist' },
+      ]);
     }
     node = node[token];
   }
   return node;
 }
 
-function arrayIndex(arr: unknown[], token: string, forInsert: boolean, path: string) {
+function arrayIndex(
+  arr: unknown[],
+  token: string,
+  forInsert: boolean,
+  path: string,
+) {
   if (token === '-' && forInsert) return arr.length;
-  if (!/^(0|[1-9]\d*)$/.test(token)) throw errors.badRequest(`invalid array index "${token}" in "${path}"`);
+  if (!/^(0|[1-9]\d*)$/.test(token))
+    throw errors.badRequest(`invalid array index "${token}" in "${path}"`);
   const index = Number(token);
   if (index > arr.length || (!forInsert && index === arr.length)) {
-    throw errors.invalid({ group: '', kind: 'Patch' }, [{ field: path, message: 'array index out of bounds' }]);
+    throw errors.invalid({ group: '', kind: 'Patch' }, [
+      { field: path, message: 'array index out of bounds' },
+    ]);
   }
   return index;
 }
@@ -81,7 +94,8 @@ function add(doc: any, path: string, value: unknown): any {
   if (tokens.length === 0) return value;
   const parent = resolveParent(doc, tokens, path);
   const last = tokens[tokens.length - 1];
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true, path), 0, value);
+  if (Array.isArray(parent))
+    parent.splice(arrayIndex(parent, last, true, path), 0, value);
   else if (parent !== null && typeof parent === 'object') parent[last] = value;
   else throw errors.badRequest(`cannot add at "${path}"`);
   return doc;
@@ -91,19 +105,31 @@ function remove(doc: any, path: string): any {
   const tokens = parsePointer(path);
   const parent = resolveParent(doc, tokens, path);
   const last = tokens[tokens.length - 1];
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, false, path), 1);
-  else if (parent && typeof parent === 'object' && last in parent) delete parent[last];
-  else throw errors.invalid({ group: '', kind: 'Patch' }, [{ field: path, message: 'path does not exist' }]);
+  if (Array.isArray(parent))
+    parent.splice(arrayIndex(parent, last, false, path), 1);
+  else if (parent && typeof parent === 'object' && last in parent)
+    delete parent[last];
+  else
+    throw errors.invalid({ group: '', kind: 'Patch' }, [
+      { field: path, message: 'path does not exist' },
+    ]);
   return doc;
 }
 
 /** RFC 6902 JSON patch. Works on a deep copy; throws without touching the input. */
 export function jsonPatch(target: unknown, operations: unknown): unknown {
-  if (!Array.isArray(operations)) throw errors.badRequest('a JSON patch must be an array of operations');
+  if (!Array.isArray(operations))
+    throw errors.badRequest('a JSON patch must be an array of operations');
   let doc = structuredClone(target);
   for (const op of operations) {
-    if (!isObject(op) || typeof op.op !== 'string' || typeof op.path !== 'string') {
-      throw errors.badRequest('each JSON patch operation needs "op" and "path"');
+    if (
+      !isObject(op) ||
+      typeof op.op !== 'string' ||
+      typeof op.path !== 'string'
+    ) {
+      throw errors.badRequest(
+        'each JSON patch operation needs "op" and "path"',
+      );
     }
     const path = op.path;
     switch (op.op) {
@@ -126,7 +152,9 @@ export function jsonPatch(target: unknown, operations: unknown): unknown {
         break;
       case 'test':
         if (JSON.stringify(getAt(doc, path)) !== JSON.stringify(op.value)) {
-          throw errors.invalid({ group: '', kind: 'Patch' }, [{ field: path, message: 'test operation failed' }]);
+          throw errors.invalid({ group: '', kind: 'Patch' }, [
+            { field: path, message: 'test operation failed' },
+          ]);
         }
         break;
       default:

@@ -12,7 +12,8 @@ export type Matcher = (labels: Labels) => boolean;
 const matchAll: Matcher = () => true;
 
 function matchRequirement(r: Requirement, labels: Labels): boolean {
-  const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
+  const has =
+    labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
   const value = has ? labels![r.key] : undefined;
   switch (r.op) {
     case 'exists':
@@ -63,7 +64,9 @@ function parseTerm(term: string): Requirement {
   if (m) {
     const values = m[4].split(',').map(v => v.trim());
     if (values.some(v => !new RegExp(`^${VALUE}$`).test(v))) {
-      throw errors.badRequest(`unable to parse requirement: invalid label value in "${term}"`);
+      throw errors.badRequest(
+        `unable to parse requirement: invalid label value in "${term}"`,
+      );
     }
     return { key: m[1], op: m[3] as 'in' | 'notin', values };
   }
@@ -72,13 +75,18 @@ function parseTerm(term: string): Requirement {
     return { key: m[1], op: m[3] === '!=' ? 'notin' : 'in', values: [m[4]] };
   }
   m = term.match(new RegExp(`^(${KEY})\\s*(>|<)\\s*(-?\\d+)$`));
-  if (m) return { key: m[1], op: m[3] === '>' ? 'gt' : 'lt', value: Number(m[4]) };
+  if (m)
+    return { key: m[1], op: m[3] === '>' ? 'gt' : 'lt', value: Number(m[4]) };
   m = term.match(new RegExp(`^(${KEY})$`));
   if (m) return { key: m[1], op: 'exists' };
-  throw errors.badRequest(`unable to parse requirement: found '${term}', expected a valid label selector`);
+  throw errors.badRequest(
+    `unable to parse requirement: found '${term}', expected a valid label selector`,
+  );
 }
 
-export function parseLabelSelector(selector: string | undefined): Requirement[] {
+export function parseLabelSelector(
+  selector: string | undefined,
+): Requirement[] {
   if (!selector) return [];
   return splitTerms(selector).map(parseTerm);
 }
@@ -90,19 +98,31 @@ export function labelMatcher(selector: string | undefined): Matcher {
 }
 
 /** Equality requirements of a selector, which can be answered from a label index. */
-export function equalityTerms(requirements: Requirement[]): Array<[string, string]> {
+export function equalityTerms(
+  requirements: Requirement[],
+): Array<[string, string]> {
   return requirements.flatMap(r =>
-    r.op === 'in' && r.values.length === 1 ? [[r.key, r.values[0]] as [string, string]] : [],
+    r.op === 'in' && r.values.length === 1
+      ? [[r.key, r.values[0]] as [string, string]]
+      : [],
   );
 }
 
 /** metav1.LabelSelector (matchLabels + matchExpressions) as a matcher. */
 export function labelSelectorMatcher(selector: {
   matchLabels?: Record<string, string>;
-  matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+  matchExpressions?: Array<{
+    key: string;
+    operator: string;
+    values?: string[];
+  }>;
 }): Matcher {
   const requirements: Requirement[] = [
-    ...Object.entries(selector.matchLabels ?? {}).map(([key, value]) => ({ key, op: 'in' as const, values: [value] })),
+    ...Object.entries(selector.matchLabels ?? {}).map(([key, value]) => ({
+      key,
+      op: 'in' as const,
+      values: [value],
+    })),
     ...(selector.matchExpressions ?? []).map(e => {
       switch (e.operator) {
         case 'In':
@@ -114,7 +134,9 @@ export function labelSelectorMatcher(selector: {
         case 'DoesNotExist':
           return { key: e.key, op: 'notexists' as const };
         default:
-          throw errors.badRequest(`"${e.operator}" is not a valid label selector operator`);
+          throw errors.badRequest(
+            `"${e.operator}" is not a valid label selector operator`,
+          );
       }
     }),
   ];
@@ -127,14 +149,21 @@ const FIELD_GETTERS: Record<string, (o: any) => string | undefined> = {
 };
 
 /** fieldSelector on metadata.name and metadata.namespace (=, ==, !=). */
-export function fieldMatcher(selector: string | undefined): (obj: any) => boolean {
+export function fieldMatcher(
+  selector: string | undefined,
+): (obj: any) => boolean {
   if (!selector) return () => true;
   const checks = splitTerms(selector).map(term => {
     const m = term.match(/^([A-Za-z.]+)\s*(==|!=|=)\s*(.*)$/);
-    if (!m) throw errors.badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
+    if (!m)
+      throw errors.badRequest(
+        `invalid selector: '${selector}'; can't understand '${term}'`,
+      );
     const getter = FIELD_GETTERS[m[1]];
     if (!getter) {
-      throw errors.badRequest(`"${m[1]}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      throw errors.badRequest(
+        `"${m[1]}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+      );
     }
     const negate = m[2] === '!=';
     return (o: any) => (getter(o) === m[3]) !== negate;
@@ -143,7 +172,9 @@ export function fieldMatcher(selector: string | undefined): (obj: any) => boolea
 }
 
 /** The metadata.name a field selector pins, if any (lets a list skip a scan). */
-export function fieldSelectedName(selector: string | undefined): string | undefined {
+export function fieldSelectedName(
+  selector: string | undefined,
+): string | undefined {
   const m = selector?.match(/^metadata\.name==?([^,]+)$/);
   return m?.[1];
 }

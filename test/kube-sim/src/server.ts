@@ -3,7 +3,13 @@ import { TokenAuthorizer, TokenGrant } from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
 import { bodyFormat, parseBody, readBody } from './http/body';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, KUBERNETES_VERSION } from './http/discovery';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  KUBERNETES_VERSION,
+} from './http/discovery';
 import { openApiV3Document, openApiV3Index } from './http/openapi';
 import { handleResource, verbOf } from './http/resourceHandler';
 import { parseResourcePath, ResourceRoute } from './http/route';
@@ -13,7 +19,12 @@ import { ObjectStore } from './store';
 import { KubeObject } from './types';
 
 export interface AdminHandler {
-  (req: { method: string; path: string; body: unknown; query: URLSearchParams }): unknown;
+  (req: {
+    method: string;
+    path: string;
+    body: unknown;
+    query: URLSearchParams;
+  }): unknown;
 }
 
 export interface ServerContext {
@@ -30,9 +41,15 @@ export interface ServerContext {
 
 const UNAUTHENTICATED = new Set(['/version', '/healthz', '/livez', '/readyz']);
 
-function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json') {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType = 'application/json',
+) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const retryAfter = (body as { details?: { retryAfterSeconds?: number } })?.details?.retryAfterSeconds;
+  const retryAfter = (body as { details?: { retryAfterSeconds?: number } })
+    ?.details?.retryAfterSeconds;
   res.writeHead(status, {
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(text),
@@ -47,7 +64,8 @@ function tableRequested(accept: string | undefined) {
 
 function includeObjectOf(query: URLSearchParams): IncludeObject {
   const value = query.get('includeObject') ?? 'Metadata';
-  if (!['None', 'Metadata', 'Object'].includes(value)) throw errors.badRequest(`includeObject: Unsupported value: "${value}"`);
+  if (!['None', 'Metadata', 'Object'].includes(value))
+    throw errors.badRequest(`includeObject: Unsupported value: "${value}"`);
   return value as IncludeObject;
 }
 
@@ -55,11 +73,15 @@ function discovery(path: string, ctx: ServerContext): unknown {
   const segments = path.split('/').filter(Boolean);
   if (path === '/api') return apiVersions(ctx.serverAddress());
   if (path === '/apis') return apiGroupList();
-  if (segments[0] === 'api' && segments.length === 2) return apiResourceList('', segments[1]);
-  if (segments[0] === 'apis' && segments.length === 2) return apiGroup(segments[1]);
-  if (segments[0] === 'apis' && segments.length === 3) return apiResourceList(segments[1], segments[2]);
+  if (segments[0] === 'api' && segments.length === 2)
+    return apiResourceList('', segments[1]);
+  if (segments[0] === 'apis' && segments.length === 2)
+    return apiGroup(segments[1]);
+  if (segments[0] === 'apis' && segments.length === 3)
+    return apiResourceList(segments[1], segments[2]);
   if (path === '/openapi/v3') return openApiV3Index();
-  if (segments[0] === 'openapi' && segments[1] === 'v3') return openApiV3Document(segments.slice(2).join('/'));
+  if (segments[0] === 'openapi' && segments[1] === 'v3')
+    return openApiV3Document(segments.slice(2).join('/'));
   return undefined;
 }
 
@@ -73,17 +95,33 @@ async function serveResource(
   log: { verb: string; resource?: string; namespace?: string },
 ) {
   const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
-  const resource = route.subresource ? `${route.type.plural}/${route.subresource}` : route.type.plural;
+  const resource = route.subresource
+    ? `${route.type.plural}/${route.subresource}`
+    : route.type.plural;
   Object.assign(log, { verb, resource, namespace: route.namespace });
-  ctx.authorizer.authorize(grant, { verb, apiGroup: route.type.group, resource, namespace: route.namespace, name: route.name });
+  ctx.authorizer.authorize(grant, {
+    verb,
+    apiGroup: route.type.group,
+    resource,
+    namespace: route.namespace,
+    name: route.name,
+  });
 
-  const fault = ctx.faults.evaluate({ verb, resource, namespace: route.namespace });
-  if (fault.delayMs > 0) await new Promise(resolve => setTimeout(resolve, fault.delayMs));
+  const fault = ctx.faults.evaluate({
+    verb,
+    resource,
+    namespace: route.namespace,
+  });
+  if (fault.delayMs > 0)
+    await new Promise(resolve => setTimeout(resolve, fault.delayMs));
   if (fault.error) throw fault.error;
 
   const hasBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '');
   const raw = hasBody ? await readBody(req) : Buffer.alloc(0);
-  const format = hasBody && raw.length > 0 ? bodyFormat(req.headers['content-type']) : 'json';
+  const format =
+    hasBody && raw.length > 0
+      ? bodyFormat(req.headers['content-type'])
+      : 'json';
   const body = raw.length > 0 ? parseBody(raw, format) : undefined;
   const asTable = tableRequested(req.headers.accept);
   const include = asTable ? includeObjectOf(url.searchParams) : 'Object';
@@ -91,14 +129,44 @@ async function serveResource(
   const render = (o: KubeObject) => (asTable ? toTable(kind, [o], include) : o);
 
   if (verb === 'watch') {
-    serveWatch({ store: ctx.store, route, query: url.searchParams, res, registry: ctx.watches, settings: ctx.settings, render });
+    serveWatch({
+      store: ctx.store,
+      route,
+      query: url.searchParams,
+      res,
+      registry: ctx.watches,
+      settings: ctx.settings,
+      render,
+    });
     return 200;
   }
-  const result = handleResource(ctx.store, { route, verb, query: url.searchParams, body, bodyFormat: format });
+  const result = handleResource(ctx.store, {
+    route,
+    verb,
+    query: url.searchParams,
+    body,
+    bodyFormat: format,
+  });
   if (asTable && (verb === 'get' || verb === 'list')) {
     const items = result.items ?? [result.body as KubeObject];
-    const meta = (result.body as { metadata?: { resourceVersion?: string; continue?: string } }).metadata ?? {};
-    sendJson(res, result.status, toTable(kind, items, include, verb === 'list' ? { resourceVersion: meta.resourceVersion, continue: meta.continue } : {}));
+    const meta =
+      (
+        result.body as {
+          metadata?: { resourceVersion?: string; continue?: string };
+        }
+      ).metadata ?? {};
+    sendJson(
+      res,
+      result.status,
+      toTable(
+        kind,
+        items,
+        include,
+        verb === 'list'
+          ? { resourceVersion: meta.resourceVersion, continue: meta.continue }
+          : {},
+      ),
+    );
   } else {
     sendJson(res, result.status, result.body);
   }
@@ -111,13 +179,23 @@ export function createRequestHandler(ctx: ServerContext) {
     const started = process.hrtime.bigint();
     const url = new URL(req.url ?? '/', 'http://kube-sim');
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    const log: { verb: string; resource?: string; namespace?: string; user?: string } = {
+    const log: {
+      verb: string;
+      resource?: string;
+      namespace?: string;
+      user?: string;
+    } = {
       verb: (req.method ?? 'GET').toLowerCase(),
     };
     let status = 200;
     try {
       if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
-        sendJson(res, 200, path === '/version' ? KUBERNETES_VERSION : 'ok', path === '/version' ? 'application/json' : 'text/plain');
+        sendJson(
+          res,
+          200,
+          path === '/version' ? KUBERNETES_VERSION : 'ok',
+          path === '/version' ? 'application/json' : 'text/plain',
+        );
       } else {
         const grant = ctx.authorizer.authenticate(req.headers.authorization);
         log.user = grant.user;
@@ -125,21 +203,33 @@ export function createRequestHandler(ctx: ServerContext) {
         if (route) {
           status = await serveResource(req, res, url, route, grant, ctx, log);
         } else if (path.startsWith('/_sim/')) {
-          if (!ctx.isAdmin(grant)) throw errors.forbidden(grant.user, req.method ?? 'GET', { group: '', kind: 'kube-sim admin' });
+          if (!ctx.isAdmin(grant))
+            throw errors.forbidden(grant.user, req.method ?? 'GET', {
+              group: '',
+              kind: 'kube-sim admin',
+            });
           const raw = await readBody(req);
           const body = raw.length ? parseBody(raw, 'json') : undefined;
-          const answer = await ctx.admin({ method: req.method ?? 'GET', path: path.slice('/_sim'.length), body, query: url.searchParams });
+          const answer = await ctx.admin({
+            method: req.method ?? 'GET',
+            path: path.slice('/_sim'.length),
+            body,
+            query: url.searchParams,
+          });
           if (answer === undefined) throw errors.pathNotFound(path);
           sendJson(res, 200, answer);
         } else {
-          const answer = req.method === 'GET' ? discovery(path, ctx) : undefined;
+          const answer =
+            req.method === 'GET' ? discovery(path, ctx) : undefined;
           if (answer === undefined) throw errors.pathNotFound(path);
           sendJson(res, 200, answer);
         }
       }
     } catch (e) {
-      const error = e instanceof ApiError ? e : errors.internal((e as Error).message);
-      if (!(e instanceof ApiError)) process.emitWarning(`kube-sim: ${(e as Error).stack}`);
+      const error =
+        e instanceof ApiError ? e : errors.internal((e as Error).message);
+      if (!(e instanceof ApiError))
+        process.emitWarning(`kube-sim: ${(e as Error).stack}`);
       status = error.code;
       if (res.headersSent) res.end();
       else sendJson(res, error.code, error.toStatus());

@@ -5,7 +5,10 @@ import { errors } from '../errors';
 /** kube-apiserver caps request bodies at 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+export async function readBody(
+  req: IncomingMessage,
+  limit = MAX_BODY_BYTES,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
@@ -21,10 +24,19 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return Buffer.concat(chunks);
 }
 
-export type BodyFormat = 'json' | 'yaml' | 'merge-patch' | 'json-patch' | 'strategic-merge-patch' | 'apply-patch';
+export type BodyFormat =
+  | 'json'
+  | 'yaml'
+  | 'merge-patch'
+  | 'json-patch'
+  | 'strategic-merge-patch'
+  | 'apply-patch';
 
 export function bodyFormat(contentType: string | undefined): BodyFormat {
-  const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const type = (contentType ?? 'application/json')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   switch (type) {
     case '':
     case 'application/json':
@@ -50,10 +62,14 @@ export function parseBody(raw: Buffer, format: BodyFormat): unknown {
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
-    return format === 'yaml' || format === 'apply-patch' ? parseYaml(text) : JSON.parse(text);
+    return format === 'yaml' || format === 'apply-patch'
+      ? parseYaml(text)
+      : JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(
-      `the body of the request could not be decoded as ${format === 'yaml' ? 'YAML' : 'JSON'}: ${(e as Error).message.split('\n')[0]}`,
+      `the body of the request could not be decoded as ${
+        format === 'yaml' ? 'YAML' : 'JSON'
+      }: ${(e as Error).message.split('\n')[0]}`,
     );
   }
 }

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { apiVersionOf, groupVersions, RESOURCE_TYPES, ResourceType, verbsOf } from '../resources';
+import {
+  apiVersionOf,
+  groupVersions,
+  RESOURCE_TYPES,
+  ResourceType,
+  verbsOf,
+} from '../resources';
 
 export const KUBERNETES_VERSION = {
   major: '1',
@@ -13,13 +19,28 @@ export const KUBERNETES_VERSION = {
   platform: 'linux/amd64',
 };
 
-const hash = (s: string) => createHash('sha256').update(s).digest('base64').slice(0, 11);
+const hash = (s: string) =>
+  createHash('sha256').update(s).digest('base64').slice(0, 11);
 
 function subresourceEntries(t: ResourceType) {
   return (t.subresources ?? []).map(sub =>
     sub === 'scale'
-      ? { name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] }
-      : { name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] },
+      ? {
+          name: `${t.plural}/scale`,
+          singularName: '',
+          namespaced: t.namespaced,
+          group: 'autoscaling',
+          version: 'v1',
+          kind: 'Scale',
+          verbs: ['get', 'patch', 'update'],
+        }
+      : {
+          name: `${t.plural}/status`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: ['get', 'patch', 'update'],
+        },
   );
 }
 
@@ -61,12 +82,27 @@ export function apiVersions(serverAddress: string) {
 export function apiGroup(group: string) {
   const versions = groupVersions()
     .filter(gv => gv.group === group)
-    .map(gv => ({ groupVersion: `${gv.group}/${gv.version}`, version: gv.version }));
+    .map(gv => ({
+      groupVersion: `${gv.group}/${gv.version}`,
+      version: gv.version,
+    }));
   if (!group || versions.length === 0) return undefined;
-  return { kind: 'APIGroup', apiVersion: 'v1', name: group, versions, preferredVersion: versions[0] };
+  return {
+    kind: 'APIGroup',
+    apiVersion: 'v1',
+    name: group,
+    versions,
+    preferredVersion: versions[0],
+  };
 }
 
 export function apiGroupList() {
-  const groups = [...new Set(groupVersions().map(gv => gv.group))].filter(Boolean);
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(g => apiGroup(g)) };
+  const groups = [...new Set(groupVersions().map(gv => gv.group))].filter(
+    Boolean,
+  );
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: groups.map(g => apiGroup(g)),
+  };
 }

@@ -11,32 +11,55 @@ function gvPath(group: string, version: string) {
   return group ? `apis/${group}/${version}` : `api/${version}`;
 }
 
-const QUERY_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'force'].map(name => ({
-  name,
-  in: 'query',
-  schema: { type: name === 'force' ? 'boolean' : 'string' },
-  uniqueItems: true,
-}));
+const QUERY_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'force'].map(
+  name => ({
+    name,
+    in: 'query',
+    schema: { type: name === 'force' ? 'boolean' : 'string' },
+    uniqueItems: true,
+  }),
+);
 
 function schemaName(t: ResourceType) {
-  return `io.k8s.api.${t.group ? t.group.split('.')[0] : 'core'}.${t.version}.${t.kind}`;
+  return `io.k8s.api.${t.group ? t.group.split('.')[0] : 'core'}.${t.version}.${
+    t.kind
+  }`;
 }
 
 function gvDocument(group: string, version: string) {
-  const types = RESOURCE_TYPES.filter(t => t.group === group && t.version === version);
+  const types = RESOURCE_TYPES.filter(
+    t => t.group === group && t.version === version,
+  );
   const paths: Record<string, unknown> = {};
   const schemas: Record<string, unknown> = {};
   for (const t of types) {
     const gvk = { group: t.group, version: t.version, kind: t.kind };
-    const base = `/${gvPath(group, version)}${t.namespaced ? '/namespaces/{namespace}' : ''}/${t.plural}/{name}`;
+    const base = `/${gvPath(group, version)}${
+      t.namespaced ? '/namespaces/{namespace}' : ''
+    }/${t.plural}/{name}`;
     const op = (action: string) => ({
       'x-kubernetes-action': action,
       'x-kubernetes-group-version-kind': gvk,
       operationId: `${action}${t.kind}`,
       parameters: action === 'patch' || action === 'put' ? QUERY_PARAMS : [],
-      responses: { '200': { content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } } } },
+      responses: {
+        '200': {
+          content: {
+            'application/json': {
+              schema: { $ref: `#/components/schemas/${schemaName(t)}` },
+            },
+          },
+        },
+      },
     });
-    paths[base] = t.listOnly ? { get: op('get') } : { get: op('get'), put: op('put'), patch: op('patch'), delete: op('delete') };
+    paths[base] = t.listOnly
+      ? { get: op('get') }
+      : {
+          get: op('get'),
+          put: op('put'),
+          patch: op('patch'),
+          delete: op('delete'),
+        };
     schemas[schemaName(t)] = {
       type: 'object',
       description: `${t.kind} (served by kube-sim)`,
@@ -61,14 +84,27 @@ function gvDocument(group: string, version: string) {
 const documents = new Map(
   groupVersions().map(({ group, version }) => {
     const body = JSON.stringify(gvDocument(group, version));
-    return [gvPath(group, version), { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase().slice(0, 128) }];
+    return [
+      gvPath(group, version),
+      {
+        body,
+        hash: createHash('sha512')
+          .update(body)
+          .digest('hex')
+          .toUpperCase()
+          .slice(0, 128),
+      },
+    ];
   }),
 );
 
 export function openApiV3Index() {
   return {
     paths: Object.fromEntries(
-      [...documents.entries()].map(([path, doc]) => [path, { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` }]),
+      [...documents.entries()].map(([path, doc]) => [
+        path,
+        { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` },
+      ]),
     ),
   };
 }

@@ -23,7 +23,11 @@ export interface HandlerResult {
 }
 
 /** The verb RBAC sees for a request. */
-export function verbOf(method: string, route: ResourceRoute, query: URLSearchParams): string {
+export function verbOf(
+  method: string,
+  route: ResourceRoute,
+  query: URLSearchParams,
+): string {
   const watch = query.get('watch') === 'true' || query.get('watch') === '1';
   switch (method) {
     case 'GET':
@@ -46,22 +50,39 @@ export function verbOf(method: string, route: ResourceRoute, query: URLSearchPar
 }
 
 function dryRunOf(query: URLSearchParams, body?: any): boolean {
-  const values = [...query.getAll('dryRun'), ...(Array.isArray(body?.dryRun) ? body.dryRun : [])];
+  const values = [
+    ...query.getAll('dryRun'),
+    ...(Array.isArray(body?.dryRun) ? body.dryRun : []),
+  ];
   for (const v of values) {
-    if (v !== 'All') throw errors.badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+    if (v !== 'All')
+      throw errors.badRequest(
+        `dryRun: Unsupported value: "${v}": supported values: "All"`,
+      );
   }
   return values.length > 0;
 }
 
 function asObject(body: unknown, route: ResourceRoute): KubeObject {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw errors.badRequest(`the body of the request must be a ${route.type.kind} object`);
+    throw errors.badRequest(
+      `the body of the request must be a ${route.type.kind} object`,
+    );
   }
   const obj = body as KubeObject;
-  if (obj.kind !== undefined && obj.kind !== route.type.kind && !(route.subresource === 'scale' && obj.kind === 'Scale')) {
-    throw errors.badRequest(`the API version in the data (${obj.apiVersion}) and kind (${obj.kind}) do not match the resource ${route.type.plural}`);
+  if (
+    obj.kind !== undefined &&
+    obj.kind !== route.type.kind &&
+    !(route.subresource === 'scale' && obj.kind === 'Scale')
+  ) {
+    throw errors.badRequest(
+      `the API version in the data (${obj.apiVersion}) and kind (${obj.kind}) do not match the resource ${route.type.plural}`,
+    );
   }
-  if (obj.metadata !== undefined && (typeof obj.metadata !== 'object' || obj.metadata === null)) {
+  if (
+    obj.metadata !== undefined &&
+    (typeof obj.metadata !== 'object' || obj.metadata === null)
+  ) {
     throw errors.badRequest('metadata must be an object');
   }
   // As kube-apiserver's decoder: null is the zero value, any other non-object is a decode error (400).
@@ -69,9 +90,14 @@ function asObject(body: unknown, route: ResourceRoute): KubeObject {
     const value = obj[field];
     if (value === null) {
       delete obj[field];
-    } else if (value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
+    } else if (
+      value !== undefined &&
+      (typeof value !== 'object' || Array.isArray(value))
+    ) {
       throw errors.badRequest(
-        `json: cannot unmarshal ${Array.isArray(value) ? 'array' : typeof value} into Go struct field ${route.type.kind}.${field}`,
+        `json: cannot unmarshal ${
+          Array.isArray(value) ? 'array' : typeof value
+        } into Go struct field ${route.type.kind}.${field}`,
       );
     }
   }
@@ -82,7 +108,9 @@ function checkNamespace(route: ResourceRoute, obj: KubeObject) {
   if (!route.type.namespaced) return;
   const given = obj.metadata?.namespace;
   if (given && given !== route.namespace) {
-    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    throw errors.badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
   }
   obj.metadata = { ...obj.metadata, namespace: route.namespace! };
 }
@@ -102,12 +130,18 @@ function toScale(sts: KubeObject) {
     spec: { replicas: sts.spec?.replicas ?? 0 },
     status: {
       replicas: sts.status?.replicas ?? 0,
-      selector: Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`).join(','),
+      selector: Object.entries(matchLabels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
     },
   };
 }
 
-function applyPatch(current: unknown, patch: unknown, format: BodyFormat): unknown {
+function applyPatch(
+  current: unknown,
+  patch: unknown,
+  format: BodyFormat,
+): unknown {
   switch (format) {
     case 'merge-patch':
       return mergePatch(current, patch);
@@ -116,7 +150,9 @@ function applyPatch(current: unknown, patch: unknown, format: BodyFormat): unkno
     case 'json-patch':
       return jsonPatch(current, patch);
     case 'apply-patch':
-      throw errors.unsupportedMediaType('application/apply-patch+yaml (server-side apply is not supported by kube-sim)');
+      throw errors.unsupportedMediaType(
+        'application/apply-patch+yaml (server-side apply is not supported by kube-sim)',
+      );
     default:
       throw errors.unsupportedMediaType('a patch needs a patch content type');
   }
@@ -127,16 +163,25 @@ function deleteOptionsOf(query: URLSearchParams, body: any): DeleteOptions {
   if (body !== undefined && (typeof body !== 'object' || body === null)) {
     throw errors.badRequest('DeleteOptions must be an object');
   }
-  const grace = body?.gracePeriodSeconds ?? (query.has('gracePeriodSeconds') ? Number(query.get('gracePeriodSeconds')) : undefined);
+  const grace =
+    body?.gracePeriodSeconds ??
+    (query.has('gracePeriodSeconds')
+      ? Number(query.get('gracePeriodSeconds'))
+      : undefined);
   if (grace !== undefined) {
-    if (!Number.isInteger(grace)) throw errors.badRequest('gracePeriodSeconds must be an integer');
+    if (!Number.isInteger(grace))
+      throw errors.badRequest('gracePeriodSeconds must be an integer');
     options.gracePeriodSeconds = grace;
   }
-  const policy = body?.propagationPolicy ?? query.get('propagationPolicy') ?? undefined;
-  if (body?.orphanDependents === true && policy === undefined) options.propagationPolicy = 'Orphan';
+  const policy =
+    body?.propagationPolicy ?? query.get('propagationPolicy') ?? undefined;
+  if (body?.orphanDependents === true && policy === undefined)
+    options.propagationPolicy = 'Orphan';
   if (policy !== undefined) {
     if (!['Background', 'Foreground', 'Orphan'].includes(policy)) {
-      throw errors.badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+      throw errors.badRequest(
+        `propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+      );
     }
     options.propagationPolicy = policy;
   }
@@ -146,21 +191,29 @@ function deleteOptionsOf(query: URLSearchParams, body: any): DeleteOptions {
 }
 
 /** get, list, create, update, patch, delete and deletecollection for one request (watch lives in watch.ts). */
-export function handleResource(store: ObjectStore, req: ResourceRequest): HandlerResult {
+export function handleResource(
+  store: ObjectStore,
+  req: ResourceRequest,
+): HandlerResult {
   const { route, query } = req;
   const key = resourceKey(route.type);
   const ns = route.type.namespaced ? route.namespace : undefined;
-  if (route.type.listOnly && req.verb !== 'get' && req.verb !== 'list') throw errors.methodNotAllowed(req.verb);
+  if (route.type.listOnly && req.verb !== 'get' && req.verb !== 'list')
+    throw errors.methodNotAllowed(req.verb);
 
   switch (req.verb) {
     case 'get': {
       const obj = store.require(key, ns, route.name!);
-      return { status: 200, body: route.subresource === 'scale' ? toScale(obj) : obj };
+      return {
+        status: 200,
+        body: route.subresource === 'scale' ? toScale(obj) : obj,
+      };
     }
     case 'list': {
       const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
       const limit = query.has('limit') ? Number(query.get('limit')) : undefined;
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw errors.badRequest('limit must be a non-negative integer');
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0))
+        throw errors.badRequest('limit must be a non-negative integer');
       const result = store.list(key, {
         namespace: ns,
         labelSelector: query.get('labelSelector') ?? undefined,
@@ -176,7 +229,12 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
           apiVersion: apiVersionOf(route.type),
           metadata: {
             resourceVersion: result.resourceVersion,
-            ...(result.continueToken ? { continue: result.continueToken, remainingItemCount: result.remainingItemCount } : {}),
+            ...(result.continueToken
+              ? {
+                  continue: result.continueToken,
+                  remainingItemCount: result.remainingItemCount,
+                }
+              : {}),
           },
           items: result.items,
         },
@@ -185,7 +243,10 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
     case 'create': {
       const obj = asObject(req.body, route);
       checkNamespace(route, obj);
-      return { status: 201, body: store.create(key, obj, { dryRun: dryRunOf(query) }) };
+      return {
+        status: 201,
+        body: store.create(key, obj, { dryRun: dryRunOf(query) }),
+      };
     }
     case 'update':
     case 'patch': {
@@ -194,28 +255,61 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
       let desired: KubeObject;
       if (route.subresource === 'scale') {
         const before = toScale(current);
-        const scale = req.verb === 'patch' ? (applyPatch(before, req.body, req.bodyFormat) as any) : asObject(req.body, route);
+        const scale =
+          req.verb === 'patch'
+            ? (applyPatch(before, req.body, req.bodyFormat) as any)
+            : asObject(req.body, route);
         const replicas = scale?.spec?.replicas;
         const rv = scale?.metadata?.resourceVersion;
-        desired = { ...current, metadata: { ...current.metadata, resourceVersion: rv || current.metadata.resourceVersion }, spec: { ...current.spec, replicas } };
-        return { status: 200, body: toScale(store.update(key, desired, { dryRun })) };
+        desired = {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            resourceVersion: rv || current.metadata.resourceVersion,
+          },
+          spec: { ...current.spec, replicas },
+        };
+        return {
+          status: 200,
+          body: toScale(store.update(key, desired, { dryRun })),
+        };
       }
       if (req.verb === 'patch') {
-        const patched = applyPatch(current, req.body, req.bodyFormat) as KubeObject;
+        const patched = applyPatch(
+          current,
+          req.body,
+          req.bodyFormat,
+        ) as KubeObject;
         desired = asObject(patched, route);
         const rvInPatch = (req.body as any)?.metadata?.resourceVersion;
-        desired.metadata = { ...desired.metadata, resourceVersion: rvInPatch ?? current.metadata.resourceVersion };
+        desired.metadata = {
+          ...desired.metadata,
+          resourceVersion: rvInPatch ?? current.metadata.resourceVersion,
+        };
       } else {
         desired = asObject(req.body, route);
         checkNamespace(route, desired);
         if (desired.metadata?.name !== route.name) {
-          throw errors.badRequest(`the name of the object (${desired.metadata?.name}) does not match the name on the URL (${route.name})`);
+          throw errors.badRequest(
+            `the name of the object (${desired.metadata?.name}) does not match the name on the URL (${route.name})`,
+          );
         }
       }
-      desired.metadata = { ...desired.metadata, name: route.name!, ...(ns ? { namespace: ns } : {}) };
+      desired.metadata = {
+        ...desired.metadata,
+        name: route.name!,
+        ...(ns ? { namespace: ns } : {}),
+      };
       const hasStatus = (route.type.subresources ?? []).includes('status');
       if (route.subresource === 'status') {
-        desired = { ...current, metadata: { ...current.metadata, resourceVersion: desired.metadata.resourceVersion }, status: desired.status };
+        desired = {
+          ...current,
+          metadata: {
+            ...current.metadata,
+            resourceVersion: desired.metadata.resourceVersion,
+          },
+          status: desired.status,
+        };
       } else if (hasStatus) {
         desired = { ...desired, status: current.status };
       }
@@ -224,18 +318,30 @@ export function handleResource(store: ObjectStore, req: ResourceRequest): Handle
     case 'delete': {
       const options = deleteOptionsOf(query, req.body);
       const result = store.delete(key, ns, route.name!, options);
-      const pending = options.dryRun ? result.metadata.deletionTimestamp !== undefined : store.get(key, ns, route.name!) !== undefined;
+      const pending = options.dryRun
+        ? result.metadata.deletionTimestamp !== undefined
+        : store.get(key, ns, route.name!) !== undefined;
       return { status: pending ? 202 : 200, body: result };
     }
     case 'deletecollection': {
       const options = deleteOptionsOf(query, req.body);
       const labels = labelMatcher(query.get('labelSelector') ?? undefined);
       const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
-      const targets = store.list(key, { namespace: ns, filter: o => labels(o.metadata.labels) && fields(o) }).items;
-      const items = targets.map(o => store.delete(key, o.metadata.namespace, o.metadata.name, options));
+      const targets = store.list(key, {
+        namespace: ns,
+        filter: o => labels(o.metadata.labels) && fields(o),
+      }).items;
+      const items = targets.map(o =>
+        store.delete(key, o.metadata.namespace, o.metadata.name, options),
+      );
       return {
         status: 200,
-        body: { kind: `${route.type.kind}List`, apiVersion: apiVersionOf(route.type), metadata: { resourceVersion: store.resourceVersion }, items },
+        body: {
+          kind: `${route.type.kind}List`,
+          apiVersion: apiVersionOf(route.type),
+          metadata: { resourceVersion: store.resourceVersion },
+          items,
+        },
       };
     }
     default:

@@ -27,16 +27,29 @@ export function parseResourcePath(path: string): ResourceRoute | undefined {
     return undefined;
   }
   let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3 && !NAMESPACE_SUBRESOURCES.has(rest[2])) {
+  if (
+    rest[0] === 'namespaces' &&
+    rest.length >= 3 &&
+    !NAMESPACE_SUBRESOURCES.has(rest[2])
+  ) {
     namespace = rest[1];
     rest = rest.slice(2);
   }
   const [plural, name, subresource, ...extra] = rest;
   const type = findType(group, version, plural);
   if (!type || extra.length > 0) throw errors.pathNotFound(path);
-  if (namespace !== undefined && !type.namespaced) throw errors.pathNotFound(path);
-  if (subresource !== undefined && !(type.subresources ?? []).includes(subresource as 'status')) {
+  if (namespace !== undefined && !type.namespaced)
+    throw errors.pathNotFound(path);
+  if (
+    subresource !== undefined &&
+    !(type.subresources ?? []).includes(subresource as 'status')
+  ) {
     throw errors.pathNotFound(path);
   }
-  return { type, namespace, name, subresource: subresource as ResourceRoute['subresource'] };
+  return {
+    type,
+    namespace,
+    name,
+    subresource: subresource as ResourceRoute['subresource'],
+  };
 }

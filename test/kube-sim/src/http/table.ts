@@ -16,25 +16,49 @@ export function humanAge(since: string | undefined, now = Date.now()): string {
   const hours = Math.floor(minutes / 60);
   const days = Math.floor(hours / 24);
   if (seconds < 120) return `${seconds}s`;
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (minutes < 10)
+    return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
   if (minutes < 180) return `${minutes}m`;
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (hours < 8)
+    return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
   if (hours < 48) return `${hours}h`;
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  if (hours < 24 * 8)
+    return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
   if (days < 365 * 2) return `${days}d`;
   return `${Math.floor(days / 365)}y`;
 }
 
-const name: Column = { name: 'Name', type: 'string', format: 'name', cell: o => o.metadata.name };
-const age: Column = { name: 'Age', type: 'string', cell: o => humanAge(o.metadata.creationTimestamp) };
+const name: Column = {
+  name: 'Name',
+  type: 'string',
+  format: 'name',
+  cell: o => o.metadata.name,
+};
+const age: Column = {
+  name: 'Age',
+  type: 'string',
+  cell: o => humanAge(o.metadata.creationTimestamp),
+};
 const accessModes = (modes: string[] | undefined) =>
   (modes ?? [])
-    .map(m => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' } as Record<string, string>)[m] ?? m)
+    .map(
+      m =>
+        ((
+          {
+            ReadWriteOnce: 'RWO',
+            ReadOnlyMany: 'ROX',
+            ReadWriteMany: 'RWX',
+            ReadWriteOncePod: 'RWOP',
+          } as Record<string, string>
+        )[m] ?? m),
+    )
     .join(',');
 
 function podStatus(o: KubeObject) {
   if (o.metadata.deletionTimestamp) return 'Terminating';
-  const waiting = (o.status?.containerStatuses ?? []).find((c: any) => c.state?.waiting)?.state.waiting.reason;
+  const waiting = (o.status?.containerStatuses ?? []).find(
+    (c: any) => c.state?.waiting,
+  )?.state.waiting.reason;
   return waiting ?? o.status?.phase ?? 'Pending';
 }
 
@@ -44,65 +68,204 @@ const COLUMNS: Record<string, Column[]> = {
     {
       name: 'Ready',
       type: 'string',
-      cell: o => `${(o.status?.containerStatuses ?? []).filter((c: any) => c.ready).length}/${o.spec?.containers?.length ?? 0}`,
+      cell: o =>
+        `${
+          (o.status?.containerStatuses ?? []).filter((c: any) => c.ready).length
+        }/${o.spec?.containers?.length ?? 0}`,
     },
     { name: 'Status', type: 'string', cell: podStatus },
-    { name: 'Restarts', type: 'string', cell: o => String((o.status?.containerStatuses ?? []).reduce((n: number, c: any) => n + (c.restartCount ?? 0), 0)) },
+    {
+      name: 'Restarts',
+      type: 'string',
+      cell: o =>
+        String(
+          (o.status?.containerStatuses ?? []).reduce(
+            (n: number, c: any) => n + (c.restartCount ?? 0),
+            0,
+          ),
+        ),
+    },
     age,
-    { name: 'IP', type: 'string', priority: 1, cell: o => o.status?.podIP ?? '<none>' },
-    { name: 'Node', type: 'string', priority: 1, cell: o => o.spec?.nodeName ?? '<none>' },
+    {
+      name: 'IP',
+      type: 'string',
+      priority: 1,
+      cell: o => o.status?.podIP ?? '<none>',
+    },
+    {
+      name: 'Node',
+      type: 'string',
+      priority: 1,
+      cell: o => o.spec?.nodeName ?? '<none>',
+    },
   ],
   PersistentVolumeClaim: [
     name,
-    { name: 'Status', type: 'string', cell: o => (o.metadata.deletionTimestamp ? 'Terminating' : o.status?.phase ?? 'Pending') },
+    {
+      name: 'Status',
+      type: 'string',
+      cell: o =>
+        o.metadata.deletionTimestamp
+          ? 'Terminating'
+          : o.status?.phase ?? 'Pending',
+    },
     { name: 'Volume', type: 'string', cell: o => o.spec?.volumeName ?? '' },
-    { name: 'Capacity', type: 'string', cell: o => o.status?.capacity?.storage ?? '' },
-    { name: 'Access Modes', type: 'string', cell: o => accessModes(o.status?.accessModes) },
-    { name: 'StorageClass', type: 'string', cell: o => o.spec?.storageClassName ?? '<unset>' },
-    { name: 'VolumeAttributesClass', type: 'string', cell: o => o.spec?.volumeAttributesClassName ?? '<unset>' },
+    {
+      name: 'Capacity',
+      type: 'string',
+      cell: o => o.status?.capacity?.storage ?? '',
+    },
+    {
+      name: 'Access Modes',
+      type: 'string',
+      cell: o => accessModes(o.status?.accessModes),
+    },
+    {
+      name: 'StorageClass',
+      type: 'string',
+      cell: o => o.spec?.storageClassName ?? '<unset>',
+    },
+    {
+      name: 'VolumeAttributesClass',
+      type: 'string',
+      cell: o => o.spec?.volumeAttributesClassName ?? '<unset>',
+    },
     age,
-    { name: 'VolumeMode', type: 'string', priority: 1, cell: o => o.spec?.volumeMode ?? '' },
+    {
+      name: 'VolumeMode',
+      type: 'string',
+      priority: 1,
+      cell: o => o.spec?.volumeMode ?? '',
+    },
   ],
   PersistentVolume: [
     name,
-    { name: 'Capacity', type: 'string', cell: o => o.spec?.capacity?.storage ?? '' },
-    { name: 'Access Modes', type: 'string', cell: o => accessModes(o.spec?.accessModes) },
-    { name: 'Reclaim Policy', type: 'string', cell: o => o.spec?.persistentVolumeReclaimPolicy ?? '' },
-    { name: 'Status', type: 'string', cell: o => (o.metadata.deletionTimestamp ? 'Terminating' : o.status?.phase ?? '') },
-    { name: 'Claim', type: 'string', cell: o => (o.spec?.claimRef ? `${o.spec.claimRef.namespace}/${o.spec.claimRef.name}` : '') },
-    { name: 'StorageClass', type: 'string', cell: o => o.spec?.storageClassName ?? '' },
-    { name: 'VolumeAttributesClass', type: 'string', cell: o => o.spec?.volumeAttributesClassName ?? '<unset>' },
+    {
+      name: 'Capacity',
+      type: 'string',
+      cell: o => o.spec?.capacity?.storage ?? '',
+    },
+    {
+      name: 'Access Modes',
+      type: 'string',
+      cell: o => accessModes(o.spec?.accessModes),
+    },
+    {
+      name: 'Reclaim Policy',
+      type: 'string',
+      cell: o => o.spec?.persistentVolumeReclaimPolicy ?? '',
+    },
+    {
+      name: 'Status',
+      type: 'string',
+      cell: o =>
+        o.metadata.deletionTimestamp ? 'Terminating' : o.status?.phase ?? '',
+    },
+    {
+      name: 'Claim',
+      type: 'string',
+      cell: o =>
+        o.spec?.claimRef
+          ? `${o.spec.claimRef.namespace}/${o.spec.claimRef.name}`
+          : '',
+    },
+    {
+      name: 'StorageClass',
+      type: 'string',
+      cell: o => o.spec?.storageClassName ?? '',
+    },
+    {
+      name: 'VolumeAttributesClass',
+      type: 'string',
+      cell: o => o.spec?.volumeAttributesClassName ?? '<unset>',
+    },
     { name: 'Reason', type: 'string', cell: o => o.status?.reason ?? '' },
     age,
   ],
   StatefulSet: [
     name,
-    { name: 'Ready', type: 'string', cell: o => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}` },
+    {
+      name: 'Ready',
+      type: 'string',
+      cell: o => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`,
+    },
     age,
-    { name: 'Containers', type: 'string', priority: 1, cell: o => (o.spec?.template?.spec?.containers ?? []).map((c: any) => c.name).join(',') },
-    { name: 'Images', type: 'string', priority: 1, cell: o => (o.spec?.template?.spec?.containers ?? []).map((c: any) => c.image).join(',') },
+    {
+      name: 'Containers',
+      type: 'string',
+      priority: 1,
+      cell: o =>
+        (o.spec?.template?.spec?.containers ?? [])
+          .map((c: any) => c.name)
+          .join(','),
+    },
+    {
+      name: 'Images',
+      type: 'string',
+      priority: 1,
+      cell: o =>
+        (o.spec?.template?.spec?.containers ?? [])
+          .map((c: any) => c.image)
+          .join(','),
+    },
   ],
   StorageClass: [
     {
       ...name,
       cell: o =>
-        o.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true'
+        o.metadata.annotations?.[
+          'storageclass.kubernetes.io/is-default-class'
+        ] === 'true'
           ? `${o.metadata.name} (default)`
           : o.metadata.name,
     },
     { name: 'Provisioner', type: 'string', cell: o => o.provisioner ?? '' },
-    { name: 'ReclaimPolicy', type: 'string', cell: o => o.reclaimPolicy ?? 'Delete' },
-    { name: 'VolumeBindingMode', type: 'string', cell: o => o.volumeBindingMode ?? 'Immediate' },
-    { name: 'AllowVolumeExpansion', type: 'boolean', cell: o => String(o.allowVolumeExpansion ?? false) },
+    {
+      name: 'ReclaimPolicy',
+      type: 'string',
+      cell: o => o.reclaimPolicy ?? 'Delete',
+    },
+    {
+      name: 'VolumeBindingMode',
+      type: 'string',
+      cell: o => o.volumeBindingMode ?? 'Immediate',
+    },
+    {
+      name: 'AllowVolumeExpansion',
+      type: 'boolean',
+      cell: o => String(o.allowVolumeExpansion ?? false),
+    },
     age,
   ],
-  Namespace: [name, { name: 'Status', type: 'string', cell: o => o.status?.phase ?? 'Active' }, age],
-  Lease: [name, { name: 'Holder', type: 'string', cell: o => o.spec?.holderIdentity ?? '' }, age],
+  Namespace: [
+    name,
+    { name: 'Status', type: 'string', cell: o => o.status?.phase ?? 'Active' },
+    age,
+  ],
+  Lease: [
+    name,
+    { name: 'Holder', type: 'string', cell: o => o.spec?.holderIdentity ?? '' },
+    age,
+  ],
   Event: [
-    { name: 'Last Seen', type: 'string', cell: o => humanAge(o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp) },
+    {
+      name: 'Last Seen',
+      type: 'string',
+      cell: o =>
+        humanAge(
+          o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp,
+        ),
+    },
     { name: 'Type', type: 'string', cell: o => o.type ?? '' },
     { name: 'Reason', type: 'string', cell: o => o.reason ?? '' },
-    { name: 'Object', type: 'string', cell: o => `${(o.involvedObject?.kind ?? '').toLowerCase()}/${o.involvedObject?.name ?? ''}` },
+    {
+      name: 'Object',
+      type: 'string',
+      cell: o =>
+        `${(o.involvedObject?.kind ?? '').toLowerCase()}/${
+          o.involvedObject?.name ?? ''
+        }`,
+    },
     { name: 'Message', type: 'string', cell: o => o.message ?? '' },
   ],
 };
@@ -112,7 +275,11 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 function rowObject(o: KubeObject, include: IncludeObject) {
   if (include === 'None') return undefined;
   if (include === 'Object') return o;
-  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
+  return {
+    kind: 'PartialObjectMetadata',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: o.metadata,
+  };
 }
 
 /** A meta.k8s.io/v1 Table of objects of one kind, as `kubectl get` asks for. */
@@ -134,6 +301,9 @@ export function toTable(
       description: c.name,
       priority: c.priority ?? 0,
     })),
-    rows: objects.map(o => ({ cells: columns.map(c => c.cell(o)), object: rowObject(o, include) })),
+    rows: objects.map(o => ({
+      cells: columns.map(c => c.cell(o)),
+      object: rowObject(o, include),
+    })),
   };
 }

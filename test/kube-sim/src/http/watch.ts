@@ -52,10 +52,14 @@ export function serveWatch(options: {
   const key = resourceKey(route.type);
   const labels = labelMatcher(query.get('labelSelector') ?? undefined);
   const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
-  const timeoutSeconds = query.has('timeoutSeconds') ? Number(query.get('timeoutSeconds')) : settings.defaultTimeoutSeconds;
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw errors.badRequest('timeoutSeconds must be a non-negative number');
+  const timeoutSeconds = query.has('timeoutSeconds')
+    ? Number(query.get('timeoutSeconds'))
+    : settings.defaultTimeoutSeconds;
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0)
+    throw errors.badRequest('timeoutSeconds must be a non-negative number');
   const sendInitialEvents = query.get('sendInitialEvents') === 'true';
-  const bookmarks = query.get('allowWatchBookmarks') === 'true' || sendInitialEvents;
+  const bookmarks =
+    query.get('allowWatchBookmarks') === 'true' || sendInitialEvents;
   let resourceVersion = query.get('resourceVersion') ?? undefined;
   if (sendInitialEvents) resourceVersion = '0';
 
@@ -66,7 +70,8 @@ export function serveWatch(options: {
     if (started) res.write(line);
     else buffered.push(line);
   };
-  const onEvent = (event: StoreEvent) => write(event.type, render(event.object));
+  const onEvent = (event: StoreEvent) =>
+    write(event.type, render(event.object));
   const stop = store.watch(
     key,
     {
@@ -80,17 +85,25 @@ export function serveWatch(options: {
     write('BOOKMARK', {
       kind: route.type.kind,
       apiVersion: apiVersionOf(route.type),
-      metadata: { resourceVersion: store.resourceVersion, ...(annotations ? { annotations } : {}) },
+      metadata: {
+        resourceVersion: store.resourceVersion,
+        ...(annotations ? { annotations } : {}),
+      },
     });
   if (sendInitialEvents) bookmark({ 'k8s.io/initial-events-end': 'true' });
 
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' });
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    'Transfer-Encoding': 'chunked',
+    'Cache-Control': 'no-cache',
+  });
   res.flushHeaders();
   started = true;
   for (const line of buffered) res.write(line);
 
   const timers: NodeJS.Timeout[] = [];
   let closed = false;
+  let unregister = () => {};
   const close = () => {
     if (closed) return;
     closed = true;
@@ -100,9 +113,10 @@ export function serveWatch(options: {
     timers.forEach(t => clearInterval(t));
     res.end();
   };
-  const unregister = registry.add(close);
+  unregister = registry.add(close);
   if (timeoutSeconds > 0) timers.push(setTimeout(close, timeoutSeconds * 1000));
-  if (bookmarks) timers.push(setInterval(() => bookmark(), settings.bookmarkIntervalMs));
+  if (bookmarks)
+    timers.push(setInterval(() => bookmark(), settings.bookmarkIntervalMs));
   res.on('close', close);
   res.on('error', close);
 }
