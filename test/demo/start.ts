@@ -13,41 +13,56 @@
  * and errors (all of it with --verbose).
  *
  * Run: node --require @backstage/cli/config/nodeTransform.cjs test/demo/start.ts [--verbose] [--reset] [--time-factor F]
+ *        [--state-dir DIR] [--backend-port N] [--frontend-port N]
+ *
+ * `startDemo()` runs this script in a child process for the browser tests
+ * (test/e2e) and the frontend benchmark (test/bench), with a temporary state
+ * folder and ports of their own, so that they run beside a developer's demo.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import {
   createWriteStream,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   WriteStream,
 } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeSim, PolicyRule, startKubeSim } from 'kube-sim';
+import { parse as parseYaml } from 'yaml';
 
 const ROOT = resolve(__dirname, '../..');
-const DEMO_DIR = join(ROOT, '.demo');
-const LOG_DIR = join(DEMO_DIR, 'logs');
-const KUBECONFIG = join(DEMO_DIR, 'kubeconfig');
+// The state folder (--state-dir): databases, kubeconfig and logs.
+let DEMO_DIR = join(ROOT, '.demo');
+let LOG_DIR = join(DEMO_DIR, 'logs');
+let KUBECONFIG = join(DEMO_DIR, 'kubeconfig');
 const CLI = require.resolve('@backstage/cli/bin/backstage-cli', {
   paths: [ROOT],
 });
 
-// The ports of app-config.yaml (backend.baseUrl, app.baseUrl).
-const BACKEND_URL = 'http://localhost:7007';
-const FRONTEND_URL = 'http://localhost:3000';
-const FIRST_PAGE = `${FRONTEND_URL}/catalog/default/component/orders/kubernetes`;
+// The ports of app-config.yaml (backend.baseUrl, app.baseUrl); --backend-port
+// and --frontend-port override them through APP_CONFIG_* variables.
+const DEFAULT_BACKEND_PORT = 7007;
+const DEFAULT_FRONTEND_PORT = 3000;
+let BACKEND_URL = `http://localhost:${DEFAULT_BACKEND_PORT}`;
+let FRONTEND_URL = `http://localhost:${DEFAULT_FRONTEND_PORT}`;
 const READY_TIMEOUT_MS = 5 * 60_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F]]
+const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F] [--state-dir DIR] [--backend-port N] [--frontend-port N]]
   --verbose          show all output of the backend and the frontend dev server (default: warnings and errors)
-  --reset            delete the demo databases in .demo/ first (job history, catalog)
-  --time-factor F    simulated-time factor of the cluster (default 0.2: a 10 s grace period takes 2 s)`;
+  --reset            delete the demo databases in the state folder first (job history, catalog)
+  --time-factor F    simulated-time factor of the cluster (default 0.2: a 10 s grace period takes 2 s)
+  --state-dir DIR    where the databases, kubeconfig and logs go (default .demo/)
+  --backend-port N   the backend's port (default ${DEFAULT_BACKEND_PORT})
+  --frontend-port N  the frontend dev server's port (default ${DEFAULT_FRONTEND_PORT})`;
 
 /**
  * What Backstage's service account may do in the demo cluster: read what the
@@ -97,6 +112,11 @@ const BACKSTAGE_RULES: PolicyRule[] = [
 ];
 
 const started = Date.now();
+/** A path for people: relative to the working folder when inside it. */
+const shown = (path: string) => {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+};
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 // eslint-disable-next-line no-control-regex
@@ -172,10 +192,7 @@ function startChild(
         say(
           `[${name}] exited unexpectedly (${
             signal ?? `code ${code}`
-          }); last lines (all in ${relative(
-            process.cwd(),
-            log.path as string,
-          )}):`,
+          }); last lines (all in ${shown(log.path as string)}):`,
         );
         // Everything it started goes with it.
         signalGroup(child, 'SIGKILL');
@@ -254,7 +271,7 @@ function watchServerProcesses() {
       if (!server.seen || ++server.missingChecks < 3 || server.reportedDown)
         continue;
       server.reportedDown = true;
-      const logPath = relative(process.cwd(), child.log.path as string);
+      const logPath = shown(child.log.path as string);
       if (!ready) {
         say(
           `[${child.name}] the ${
@@ -371,7 +388,7 @@ async function waitFor<T>(
       say(
         `Gave up waiting for ${what} after ${
           READY_TIMEOUT_MS / 1000
-        } s; see ${relative(process.cwd(), LOG_DIR)}/`,
+        } s; see ${shown(LOG_DIR)}/`,
       );
       return stop(1);
     }
@@ -439,6 +456,12 @@ async function main() {
       verbose: { type: 'boolean', default: false },
       reset: { type: 'boolean', default: false },
       'time-factor': { type: 'string', default: '0.2' },
+      'state-dir': { type: 'string' },
+      'backend-port': { type: 'string', default: String(DEFAULT_BACKEND_PORT) },
+      'frontend-port': {
+        type: 'string',
+        default: String(DEFAULT_FRONTEND_PORT),
+      },
       help: { type: 'boolean', default: false },
     },
   });
@@ -451,10 +474,25 @@ async function main() {
   if (!(timeFactor > 0))
     throw new Error(`--time-factor must be a positive number\n${USAGE}`);
 
-  for (const port of [7007, 3000]) {
+  const backendPort = Number(values['backend-port']);
+  const frontendPort = Number(values['frontend-port']);
+  for (const option of ['backend-port', 'frontend-port'] as const) {
+    const port = Number(values[option]);
+    if (!Number.isInteger(port) || port <= 0 || port > 65535)
+      throw new Error(`--${option} ${values[option]} is not a port\n${USAGE}`);
+  }
+  BACKEND_URL = `http://localhost:${backendPort}`;
+  FRONTEND_URL = `http://localhost:${frontendPort}`;
+  if (values['state-dir']) {
+    DEMO_DIR = resolve(values['state-dir']);
+    LOG_DIR = join(DEMO_DIR, 'logs');
+    KUBECONFIG = join(DEMO_DIR, 'kubeconfig');
+  }
+
+  for (const port of [backendPort, frontendPort]) {
     if (!(await portFree(port))) {
       throw new Error(
-        `port ${port} is in use (is another demo running?); the demo needs ports 7007 and 3000`,
+        `port ${port} is in use (is another demo running?); the demo needs ports ${backendPort} and ${frontendPort}`,
       );
     }
   }
@@ -464,7 +502,7 @@ async function main() {
       /\.sqlite(-wal|-shm|-journal)?$/.test(f),
     ))
       rmSync(join(DEMO_DIR, file));
-    say('Deleted the demo databases in .demo/');
+    say(`Deleted the demo databases in ${shown(DEMO_DIR)}/`);
   }
 
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
@@ -486,11 +524,19 @@ async function main() {
     PVC_PRUNER_DEMO_KUBE_TOKEN: backstageToken,
     PVC_PRUNER_DEMO_KUBE_CA: Buffer.from(sim.caCert ?? '').toString('base64'),
   };
+  // Other ports than app-config.yaml's: override its URLs for both processes.
+  if (backendPort !== DEFAULT_BACKEND_PORT) {
+    env.APP_CONFIG_backend_baseUrl = BACKEND_URL;
+    env.APP_CONFIG_backend_listen_port = String(backendPort);
+  }
+  if (frontendPort !== DEFAULT_FRONTEND_PORT) {
+    env.APP_CONFIG_app_baseUrl = FRONTEND_URL;
+    env.APP_CONFIG_backend_cors_origin = FRONTEND_URL;
+  }
   say(
     `Starting the pvc-pruner demo: cluster ${
       sim.url
-    } (time factor ${timeFactor}), backend and frontend (logs in ${relative(
-      process.cwd(),
+    } (time factor ${timeFactor}), backend and frontend (logs in ${shown(
       LOG_DIR,
     )}/)…`,
   );
@@ -505,7 +551,8 @@ async function main() {
   ready = true;
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const kubeconfig = relative(process.cwd(), KUBECONFIG) || KUBECONFIG;
+  const FIRST_PAGE = `${FRONTEND_URL}/catalog/default/component/orders/kubernetes`;
+  const kubeconfig = shown(KUBECONFIG);
   say(
     `pvc-pruner demo ready in ${seconds} s: open ${FIRST_PAGE} (backend ${BACKEND_URL}, cluster ${sim.url})`,
   );
@@ -513,16 +560,218 @@ async function main() {
     `  Scale a StatefulSet and watch the card follow: kubectl --kubeconfig ${kubeconfig} -n shop scale sts orders-db --replicas=1`,
   );
   say(
-    `  Pages: orders, cart, search-index (another team's). Logs: ${relative(
-      process.cwd(),
+    `  Pages: orders, cart, search-index (another team's). Logs: ${shown(
       LOG_DIR,
     )}/. Ctrl-C stops everything.`,
   );
 }
 
-main().catch(e => {
-  say(`demo: ${e instanceof Error ? e.message : e}`);
-  if (existsSync(LOG_DIR) && children.length > 0)
-    say(`Logs: ${relative(process.cwd(), LOG_DIR)}/`);
-  void stop(1);
-});
+/** Options of {@link startDemo}. */
+export interface StartDemoOptions {
+  /** Default: a new temporary folder, removed by stop(). */
+  stateDir?: string;
+  backendPort?: number;
+  frontendPort?: number;
+  timeFactor?: number;
+  /** Default 150 s. */
+  readyTimeoutMs?: number;
+}
+
+/** A demo started by {@link startDemo}. */
+export interface RunningDemo {
+  stateDir: string;
+  backendUrl: string;
+  frontendUrl: string;
+  kubeconfig: string;
+  /** The simulator: URL, admin token (also in the kubeconfig) and CA. */
+  cluster: { url: string; token: string; ca: string };
+  /** A request to the simulator's admin API, e.g. `simAdmin('POST', '/faults', {...})`. */
+  simAdmin(method: string, path: string, body?: unknown): Promise<any>;
+  /** What the start script printed so far. */
+  output(): string;
+  /** Stops the simulator, backend and frontend (leaving no process), and removes a temporary state folder. */
+  stop(): Promise<void>;
+}
+
+/** The processes under a process (Linux /proc), deepest first. */
+function descendants(pid: number): number[] {
+  return (childPids(pid) ?? []).flatMap(child => [
+    ...descendants(child),
+    child,
+  ]);
+}
+
+function killPid(pid: number, signal: NodeJS.Signals) {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * For tests and benchmarks: runs this script (`--reset`, a state folder
+ * and ports of its own) in a child process, and resolves once it is ready.
+ */
+export async function startDemo(
+  options: StartDemoOptions = {},
+): Promise<RunningDemo> {
+  const temporary = !options.stateDir;
+  const stateDir = resolve(
+    options.stateDir ?? mkdtempSync(join(tmpdir(), 'pvc-pruner-demo-')),
+  );
+  const backendPort = options.backendPort ?? DEFAULT_BACKEND_PORT;
+  const frontendPort = options.frontendPort ?? DEFAULT_FRONTEND_PORT;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 150_000;
+  const env = { ...process.env };
+  // A test runner's NODE_ENV=test must not reach the demo.
+  delete env.NODE_ENV;
+  const proc = spawn(
+    process.execPath,
+    [
+      '--require',
+      require.resolve('@backstage/cli/config/nodeTransform.cjs', {
+        paths: [ROOT],
+      }),
+      __filename,
+      '--reset',
+      '--state-dir',
+      stateDir,
+      '--backend-port',
+      String(backendPort),
+      '--frontend-port',
+      String(frontendPort),
+      '--time-factor',
+      String(options.timeFactor ?? 0.2),
+    ],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  for (const stream of [proc.stdout, proc.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      output += chunk;
+    });
+  }
+  const exited = new Promise<void>(r => proc.once('exit', () => r()));
+  const running = () => proc.exitCode === null && proc.signalCode === null;
+  // The last resort when the caller ends without stop(): nothing left behind.
+  const killAll = () => {
+    if (proc.pid === undefined) return;
+    for (const pid of descendants(proc.pid)) killPid(pid, 'SIGKILL');
+    killPid(proc.pid, 'SIGKILL');
+  };
+  process.once('exit', killAll);
+  let stopped = false;
+  const stopDemo = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (proc.pid !== undefined && running()) {
+      const tree = descendants(proc.pid);
+      // The script stops everything it started on SIGINT.
+      killPid(proc.pid, 'SIGINT');
+      await Promise.race([exited, sleep(STOP_TIMEOUT_MS + 10_000)]);
+      if (running()) killAll();
+      const deadline = Date.now() + 5000;
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      while (tree.some(alive) && Date.now() < deadline) await sleep(100);
+      for (const pid of tree.filter(alive)) killPid(pid, 'SIGKILL');
+    }
+    process.removeListener('exit', killAll);
+    if (temporary) rmSync(stateDir, { recursive: true, force: true });
+  };
+
+  const deadline = Date.now() + readyTimeoutMs;
+  while (!output.includes('pvc-pruner demo ready in')) {
+    if (!running() || Date.now() > deadline) {
+      const why = running()
+        ? `was not ready within ${readyTimeoutMs / 1000} s`
+        : 'exited';
+      const logs = join(stateDir, 'logs');
+      const tails = existsSync(logs)
+        ? readdirSync(logs).map(
+            f =>
+              `--- ${f}\n${readFileSync(join(logs, f), 'utf8')
+                .split('\n')
+                .slice(-30)
+                .join('\n')}`,
+          )
+        : [];
+      await stopDemo();
+      throw new Error(`The demo ${why}:\n${output}\n${tails.join('\n')}`);
+    }
+    await sleep(200);
+  }
+
+  const kubeconfig = join(stateDir, 'kubeconfig');
+  const config = parseYaml(readFileSync(kubeconfig, 'utf8'));
+  const cluster = {
+    url: String(config.clusters[0].cluster.server),
+    token: String(config.users[0].user.token),
+    ca: Buffer.from(
+      String(config.clusters[0].cluster['certificate-authority-data']),
+      'base64',
+    ).toString('utf8'),
+  };
+  const simAdmin = (method: string, path: string, body?: unknown) =>
+    new Promise<any>((resolveRequest, reject) => {
+      const req = httpsRequest(
+        `${cluster.url}/_sim${path}`,
+        {
+          method,
+          ca: cluster.ca,
+          headers: {
+            Authorization: `Bearer ${cluster.token}`,
+            'Content-Type': 'application/json',
+          },
+        },
+        res => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', chunk => {
+            text += chunk;
+          });
+          res.on('end', () => {
+            if ((res.statusCode ?? 500) >= 300) {
+              reject(
+                new Error(
+                  `${method} /_sim${path}: HTTP ${res.statusCode} ${text}`,
+                ),
+              );
+            } else {
+              resolveRequest(text ? JSON.parse(text) : undefined);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+
+  return {
+    stateDir,
+    backendUrl: `http://localhost:${backendPort}`,
+    frontendUrl: `http://localhost:${frontendPort}`,
+    kubeconfig,
+    cluster,
+    simAdmin,
+    output: () => output,
+    stop: stopDemo,
+  };
+}
+
+if (require.main === module) {
+  main().catch(e => {
+    say(`demo: ${e instanceof Error ? e.message : e}`);
+    if (existsSync(LOG_DIR) && children.length > 0)
+      say(`Logs: ${shown(LOG_DIR)}/`);
+    void stop(1);
+  });
+}

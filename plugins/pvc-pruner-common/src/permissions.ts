@@ -30,4 +30,7 @@ export const pvcPrunerPrunePermission = createPermission({
  *
  * @public
  */
-export const pvcPrunerPermissions = [pvcPrunerOrphansReadPermission, pvcPrunerPrunePermission];
+export const pvcPrunerPermissions = [
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+];

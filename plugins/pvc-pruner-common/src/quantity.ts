@@ -15,7 +15,8 @@ const SUFFIXES: Record<string, number> = {
   Ei: 2 ** 60,
 };
 
-const QUANTITY = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E))?$/;
+const QUANTITY =
+  /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E))?$/;
 
 /**
  * Parses a Kubernetes resource quantity (`20Gi`, `1.5G`, `500M`, `1e9`) into
@@ -24,8 +25,11 @@ const QUANTITY = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|
  *
  * @public
  */
-export function parseQuantity(value: string | number | undefined): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+export function parseQuantity(
+  value: string | number | undefined,
+): number | undefined {
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? value : undefined;
   if (typeof value !== 'string') return undefined;
   const m = value.trim().match(QUANTITY);
   if (!m) return undefined;

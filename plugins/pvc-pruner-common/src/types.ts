@@ -83,7 +83,11 @@ export interface StatefulSetOrphans {
 /** @public */
 export type ClusterOrphans =
   | { cluster: string; ok: true; statefulSets: StatefulSetOrphans[] }
-  | { cluster: string; ok: false; error: { name: string; message: string; statusCode?: number } };
+  | {
+      cluster: string;
+      ok: false;
+      error: { name: string; message: string; statusCode?: number };
+    };
 
 /** Response of `GET /v1/orphans?entityRef=`. @public */
 export interface OrphansResponse {
@@ -104,10 +108,21 @@ export interface PruneRequest {
 }
 
 /** @public */
-export type PruneJobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'aborted' | 'interrupted';
+export type PruneJobStatus =
+  | 'queued'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'aborted'
+  | 'interrupted';
 
 /** @public */
-export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = ['succeeded', 'failed', 'aborted', 'interrupted'];
+export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
+  'succeeded',
+  'failed',
+  'aborted',
+  'interrupted',
+];
 
 /** What became of one claim in a prune. @public */
 export interface PvcOutcome {
@@ -118,7 +133,11 @@ export interface PvcOutcome {
   /** Why it was skipped or failed. */
   reason?: string;
   /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
-  volume?: { name: string; reclaimPolicy?: string; fate: 'deleted' | 'released' | 'unknown' };
+  volume?: {
+    name: string;
+    reclaimPolicy?: string;
+    fate: 'deleted' | 'released' | 'unknown';
+  };
 }
 
 /** @public */

@@ -46,11 +46,12 @@ export function PvcProgressTable(props: PvcProgressTableProps) {
       <Table size="small" stickyHeader aria-label="Claim progress">
         <TableHead>
           <TableRow>
-            <TableCell>Claim</TableCell>
-            <TableCell>Size</TableCell>
-            <TableCell>Status</TableCell>
-            <TableCell>Volume</TableCell>
-            <TableCell>Details</TableCell>
+            {/* nowrap: the theme's word-break would split "Details" when the Volume column is long */}
+            {['Claim', 'Size', 'Status', 'Volume', 'Details'].map(title => (
+              <TableCell key={title} className={classes.nowrap}>
+                {title}
+              </TableCell>
+            ))}
           </TableRow>
         </TableHead>
         <TableBody>

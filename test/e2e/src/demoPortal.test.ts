@@ -1,0 +1,428 @@
+/*
+ * The demo portal end to end, in Chromium: the guest finds the orphans of
+ * `orders`, dry-runs and prunes them (kubectl confirms what happened in the
+ * cluster), reloads the page in the middle of a prune and sees the card
+ * attach to it again, and is refused on another team's `search-index`.
+ *
+ * One demo (simulator + backend + frontend, test/demo/start.ts) for the whole
+ * file, in a fresh temporary state folder. Each step leaves a screenshot in
+ * test/e2e/artifacts/; the before/during/after ones of the prune are copied
+ * to docs/screenshots/ for the README.
+ */
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import type {
+  OrphansResponse,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
+import {
+  launchChromium,
+  openAsGuest,
+  PageProblems,
+  Screenshots,
+  signInIfAsked,
+  watchPage,
+} from './__testUtils__/browser';
+import { Demo, guestToken, startDemo } from './__testUtils__/demo';
+
+const ARTIFACTS = resolve(__dirname, '../artifacts');
+const DOCS_SCREENSHOTS = resolve(__dirname, '../../../docs/screenshots');
+
+/** The demo scenario's orders-db: 2 replicas, claims of ordinals 2–4 left behind. */
+const ORDERS_ORPHANS = [
+  'data-orders-db-2',
+  'data-orders-db-3',
+  'data-orders-db-4',
+  'wal-orders-db-2',
+  'wal-orders-db-3',
+];
+const ORDERS_IN_USE = [
+  'data-orders-db-0',
+  'data-orders-db-1',
+  'wal-orders-db-0',
+  'wal-orders-db-1',
+];
+/** Extra latency of each claim deletion in the simulator, so a prune's progress can be seen. */
+const DELETE_LATENCY_MS = 1500;
+/** Longer for the reload step: the job must outlive a page load. */
+const RELOAD_DELETE_LATENCY_MS = 5000;
+
+let demo: Demo;
+let browser: Browser;
+let page: Page;
+let problems: PageProblems;
+let shots: Screenshots;
+const copiedToDocs: Record<string, string> = {};
+
+const entityPage = (entity: string) =>
+  `${demo.frontendUrl}/catalog/default/component/${entity}/kubernetes`;
+const card = () => page.getByTestId('pvc-pruner-card-slot');
+const ordersSection = () =>
+  page.getByRole('region', { name: 'StatefulSet shop/orders-db' });
+const progressPanel = (kind: 'Dry run' | 'Prune') =>
+  ordersSection().getByRole('region', {
+    name: `${kind} of shop/orders-db progress`,
+  });
+
+/** The claim names in a StatefulSet section's orphan table (its first table). */
+async function orphanNames(section: Locator): Promise<string[]> {
+  const table = section.getByRole('table').first();
+  await table.waitFor();
+  const names = await table
+    .locator('tbody tr')
+    .evaluateAll(rows =>
+      rows.map(
+        row =>
+          (row.querySelector('td') as HTMLElement | null)?.innerText
+            .split('\n')[0]
+            .trim() ?? '',
+      ),
+    );
+  return names.filter(Boolean).sort();
+}
+
+/** The claim states of a progress panel, by claim name. */
+async function claimStates(panel: Locator): Promise<Record<string, string>> {
+  const rows = await panel
+    .getByRole('table', { name: 'Claim progress' })
+    .locator('tbody tr')
+    .evaluateAll(trs =>
+      trs.map(tr => [
+        (tr.querySelector('td') as HTMLElement).innerText.trim(),
+        (
+          tr.querySelector('[data-testid="pvc-state"]') as HTMLElement
+        ).innerText.trim(),
+      ]),
+    );
+  return Object.fromEntries(rows);
+}
+
+async function snap(name: string, docsName?: string) {
+  const file = await shots.take(page, name, { clip: card() });
+  if (docsName) copiedToDocs[docsName] = file;
+  return file;
+}
+
+beforeAll(async () => {
+  rmSync(ARTIFACTS, { recursive: true, force: true });
+  shots = new Screenshots(ARTIFACTS);
+  demo = await startDemo();
+  browser = await launchChromium();
+  const context = await browser.newContext({
+    viewport: { width: 1440, height: 900 },
+  });
+  page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  problems = watchPage(page);
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close().catch(() => {});
+  await demo?.stop();
+  // Only a run that got through the prune, and was asked to, updates the README's images.
+  if (
+    process.env.UPDATE_README_SCREENSHOTS &&
+    Object.keys(copiedToDocs).length === 3
+  ) {
+    mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
+    for (const [name, file] of Object.entries(copiedToDocs))
+      copyFileSync(file, join(DOCS_SCREENSHOTS, `${name}.png`));
+  }
+  if (problems?.reactWarnings.size) {
+    // eslint-disable-next-line no-console
+    console.log(
+      `React development warnings (upstream, ignored):\n${[
+        ...problems.reactWarnings,
+      ].join('\n')}`,
+    );
+  }
+}, 60_000);
+
+it('lists the orphans of orders for the signed-in guest', async () => {
+  await openAsGuest(page, entityPage('orders'), ordersSection());
+  const section = ordersSection();
+  expect(await orphanNames(section)).toEqual(ORDERS_ORPHANS);
+  await expect(
+    section.getByText(/5 orphaned claims · 100 GiB reclaimable/).isVisible(),
+  ).resolves.toBe(true);
+  // The claims of the running ordinals are kept, behind a disclosure.
+  await expect(
+    section.getByRole('button', { name: /5 claims kept, and why/ }).isVisible(),
+  ).resolves.toBe(true);
+  expect(
+    await section
+      .getByRole('button', { name: 'Prune orphaned claims of orders-db' })
+      .isEnabled(),
+  ).toBe(true);
+  await snap('orders-orphans', 'before');
+}, 120_000);
+
+it('runs a dry run through the dialog, and deletes nothing', async () => {
+  const before = await demo.claims('shop');
+  const section = ordersSection();
+  await section
+    .getByRole('button', { name: 'Dry run prune of orders-db' })
+    .click();
+  const dialog = page.getByRole('dialog', {
+    name: 'Dry run: prune shop/orders-db',
+  });
+  await dialog.waitFor();
+  await expect(dialog.getByRole('status').innerText()).resolves.toMatch(
+    /Will check 5 claims \(100 GiB\)/,
+  );
+  await shots.take(page, 'dry-run-dialog', { fit: false });
+  await dialog.getByRole('button', { name: 'Start dry run' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  const panel = progressPanel('Dry run');
+  await panel.getByText('Dry run finished').waitFor({ timeout: 60_000 });
+  await expect(
+    panel
+      .getByRole('alert')
+      .filter({ hasText: 'Dry run finished' })
+      .innerText(),
+  ).resolves.toMatch(
+    /5 would be deleted, 0 skipped, 0 failed; 100 GiB would be reclaimed/,
+  );
+  const states = await claimStates(panel);
+  expect(Object.keys(states).sort()).toEqual(ORDERS_ORPHANS);
+  expect(new Set(Object.values(states))).toEqual(new Set(['Would be deleted']));
+  await snap('dry-run-summary');
+
+  // The cluster is untouched.
+  expect(await demo.claims('shop')).toEqual(before);
+  for (const name of [...ORDERS_ORPHANS, ...ORDERS_IN_USE])
+    expect(before).toContain(name);
+
+  await panel
+    .getByRole('button', {
+      name: 'Close the results of the Dry run of shop/orders-db',
+    })
+    .click();
+  await panel.waitFor({ state: 'detached' });
+}, 120_000);
+
+it('prunes after the StatefulSet name is typed, showing progress as it goes', async () => {
+  // Each claim deletion takes a visible moment in the simulator.
+  await demo.simAdmin('POST', '/faults', {
+    verb: 'delete',
+    resource: 'persistentvolumeclaims',
+    latencyMs: DELETE_LATENCY_MS,
+  });
+  const section = ordersSection();
+  await section
+    .getByRole('button', { name: 'Prune orphaned claims of orders-db' })
+    .click();
+  const dialog = page.getByRole('dialog', {
+    name: 'Delete orphaned claims of shop/orders-db',
+  });
+  await dialog.waitFor();
+  const confirm = dialog.getByRole('button', { name: 'Delete 5 claims' });
+  expect(await confirm.isDisabled()).toBe(true);
+  const nameBox = dialog.getByRole('textbox', {
+    name: 'Type the StatefulSet name orders-db to confirm',
+  });
+  await nameBox.fill('orders');
+  expect(await confirm.isDisabled()).toBe(true);
+  await nameBox.fill('orders-db');
+  expect(await confirm.isEnabled()).toBe(true);
+  await shots.take(page, 'prune-dialog', { fit: false });
+  await confirm.click();
+  await dialog.waitFor({ state: 'hidden' });
+
+  const panel = progressPanel('Prune');
+  const bar = panel.getByRole('progressbar', {
+    name: 'Prune of shop/orders-db: claims done',
+  });
+  await bar.waitFor();
+  const seen: Array<{ value: number; states: Record<string, string> }> = [];
+  let duringShot = false;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const value = Number(await bar.getAttribute('aria-valuenow'));
+    const states = await claimStates(panel);
+    seen.push({ value, states });
+    if (!duringShot && value > 0 && value < 100) {
+      duringShot = true;
+      await snap('prune-during', 'during');
+    }
+    if (value === 100 || Date.now() > deadline) break;
+    await page.waitForTimeout(100);
+  }
+  // At least one state between the start and the end was shown.
+  const intermediate = seen.filter(s => s.value > 0 && s.value < 100);
+  expect(intermediate.length).toBeGreaterThan(0);
+  expect(
+    seen.some(s => {
+      const values = Object.values(s.states);
+      return (
+        values.includes('Deleted') &&
+        values.some(v => v === 'Pending' || v === 'Deleting…')
+      );
+    }),
+  ).toBe(true);
+
+  await panel.getByText('Prune finished').waitFor({ timeout: 60_000 });
+  await expect(
+    panel.getByRole('alert').filter({ hasText: 'Prune finished' }).innerText(),
+  ).resolves.toMatch(/5 deleted, 0 skipped, 0 failed; 100 GiB reclaimed/);
+  const states = await claimStates(panel);
+  expect(new Set(Object.values(states))).toEqual(new Set(['Deleted']));
+  // The card refreshed its orphan list when the job finished.
+  await section.getByText('No orphaned claims.').waitFor();
+  await snap('prune-after', 'after');
+
+  const claims = await demo.claims('shop');
+  for (const name of ORDERS_ORPHANS) expect(claims).not.toContain(name);
+  for (const name of [...ORDERS_IN_USE, 'data-orders-db-backup'])
+    expect(claims).toContain(name);
+
+  await panel
+    .getByRole('button', {
+      name: 'Close the results of the Prune of shop/orders-db',
+    })
+    .click();
+}, 150_000);
+
+it('attaches to a prune again after a reload in the middle of it', async () => {
+  // New orphans: scale orders-db down to one replica.
+  await demo.kubectl('-n', 'shop', 'scale', 'sts', 'orders-db', '--replicas=1');
+  await demo.kubectl(
+    '-n',
+    'shop',
+    'wait',
+    '--for=delete',
+    'pod/orders-db-1',
+    '--timeout=60s',
+  );
+  await demo.simAdmin('DELETE', '/faults');
+  await demo.simAdmin('POST', '/faults', {
+    verb: 'delete',
+    resource: 'persistentvolumeclaims',
+    latencyMs: RELOAD_DELETE_LATENCY_MS,
+  });
+  await card().getByRole('button', { name: 'Refresh' }).click();
+  const section = ordersSection();
+  await section
+    .getByRole('table')
+    .first()
+    .getByText('wal-orders-db-1')
+    .waitFor();
+  expect(await orphanNames(section)).toEqual([
+    'data-orders-db-1',
+    'wal-orders-db-1',
+  ]);
+
+  await section
+    .getByRole('button', { name: 'Prune orphaned claims of orders-db' })
+    .click();
+  const dialog = page.getByRole('dialog', {
+    name: 'Delete orphaned claims of shop/orders-db',
+  });
+  await dialog
+    .getByRole('textbox', {
+      name: 'Type the StatefulSet name orders-db to confirm',
+    })
+    .fill('orders-db');
+  await dialog.getByRole('button', { name: 'Delete 2 claims' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await progressPanel('Prune').getByRole('progressbar').waitFor();
+
+  await page.reload();
+  await signInIfAsked(page, progressPanel('Prune'));
+  const panel = progressPanel('Prune');
+  // Attached to the job while it still runs: the card only attaches to queued or running jobs.
+  await panel
+    .getByText(
+      'This prune was already under way, started by user:default/guest; showing it from the start.',
+    )
+    .waitFor();
+  const value = Number(
+    await panel.getByRole('progressbar').getAttribute('aria-valuenow'),
+  );
+  expect(value).toBeLessThan(100);
+  await snap('reload-reattached');
+
+  await panel.getByText('Prune finished').waitFor({ timeout: 60_000 });
+  await expect(
+    panel.getByRole('alert').filter({ hasText: 'Prune finished' }).innerText(),
+  ).resolves.toMatch(/2 deleted, 0 skipped, 0 failed; 40 GiB reclaimed/);
+  await snap('reload-finished');
+
+  const claims = await demo.claims('shop');
+  expect(claims).not.toContain('data-orders-db-1');
+  expect(claims).not.toContain('wal-orders-db-1');
+  expect(claims).toContain('data-orders-db-0');
+  expect(claims).toContain('wal-orders-db-0');
+  await demo.simAdmin('DELETE', '/faults');
+}, 150_000);
+
+it("refuses a prune of another team's search-index, in the card and in the API", async () => {
+  await page.goto(entityPage('search-index'));
+  const section = page.getByRole('region', {
+    name: 'StatefulSet search/search-index',
+  });
+  await section.waitFor({ timeout: 60_000 });
+  expect(await orphanNames(section)).toEqual([
+    'data-search-index-2',
+    'data-search-index-3',
+  ]);
+  const prune = section.getByRole('button', {
+    name: 'Prune orphaned claims of search-index',
+  });
+  expect(await prune.isDisabled()).toBe(true);
+  expect(
+    await section
+      .getByRole('button', { name: 'Dry run prune of search-index' })
+      .isDisabled(),
+  ).toBe(true);
+  await section
+    .getByText(
+      "You don't own this entity, or you're not allowed to prune its volumes (pvc-pruner.prune).",
+    )
+    .waitFor();
+  await snap('search-index-denied');
+
+  // The API refuses too: the guest's own token, the real claims.
+  const token = await guestToken(demo.backendUrl);
+  const entityRef = 'component:default/search-index';
+  const api = `${demo.backendUrl}/api/pvc-pruner/v1`;
+  const orphans = (await (
+    await fetch(`${api}/orphans?${new URLSearchParams({ entityRef })}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    })
+  ).json()) as OrphansResponse;
+  const cluster = orphans.clusters[0];
+  if (!cluster.ok) throw new Error(`cluster ${cluster.cluster} failed`);
+  const sts = cluster.statefulSets.find(
+    s => s.name === 'search-index',
+  ) as StatefulSetOrphans;
+  const res = await fetch(`${api}/prune-jobs`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({
+      entityRef,
+      cluster: cluster.cluster,
+      namespace: sts.namespace,
+      statefulSet: sts.name,
+      pvcs: sts.orphans.map(({ name, uid }) => ({ name, uid })),
+    }),
+  });
+  expect(res.status).toBe(403);
+  const body = (await res.json()) as { error: { name: string } };
+  expect(body.error.name).toBe('NotAllowedError');
+  expect(await demo.claims('search')).toEqual([
+    'data-search-index-0',
+    'data-search-index-1',
+    'data-search-index-2',
+    'data-search-index-3',
+  ]);
+}, 120_000);
+
+it('saw no errors in the page', () => {
+  expect(problems.errors).toEqual([]);
+});
