@@ -229,9 +229,9 @@ describe('pvcPrunerPlugin', () => {
       .set('authorization', mockCredentials.none.header());
     expect(anonymous.status).toBe(200);
     expect(anonymous.body).toEqual({ status: 'ok' });
-    expect((await request(server).get('/api/pvc-pruner/todos')).status).toBe(
-      404,
-    );
+    expect(
+      (await request(server).get('/api/pvc-pruner/v1/unknown')).status,
+    ).toBe(404);
   });
 
   it('registers its two permissions, on catalog entities, with the permission framework', async () => {

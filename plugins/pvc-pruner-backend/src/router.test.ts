@@ -233,7 +233,7 @@ describe('createRouter', () => {
   });
 
   it('answers 404 for unknown routes', async () => {
-    expect((await request(app).get('/todos')).status).toBe(404);
+    expect((await request(app).get('/v1/unknown')).status).toBe(404);
     expect((await request(app).delete('/v1/prune-jobs/x')).status).toBe(404);
   });
 

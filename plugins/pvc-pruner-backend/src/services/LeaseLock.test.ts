@@ -1,6 +1,6 @@
 import { ConflictError } from '@backstage/errors';
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeSim, startKubeSim } from 'kube-sim';
+import { KubeSim } from 'kube-sim';
+import { startShopSimulator } from './__testUtils__/shopSimulator';
 import { KubeGateway } from './KubeGateway';
 import {
   JOB_ANNOTATION,
@@ -28,20 +28,7 @@ const leaseInSim = () =>
   sim.store.get('coordination.k8s.io/leases', 'shop', 'pvc-pruner-orders-db');
 
 beforeAll(async () => {
-  sim = await startKubeSim({
-    controllers: false,
-    https: true,
-    scenario: [
-      {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: 'shop' },
-      } as any,
-    ],
-  });
-  const kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig);
-  gateway = new KubeGateway('demo', kc, 5000);
+  ({ sim, gateway } = await startShopSimulator());
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeObject, KubeSim } from 'kube-sim';
+import { startShopSimulator } from './__testUtils__/shopSimulator';
 import { KubeGateway } from './KubeGateway';
 import { StatefulSetGuard } from './StatefulSetGuard';
 
@@ -37,20 +37,7 @@ function update(name: string, change: (sts: KubeObject) => void) {
 const settle = () => new Promise(r => setTimeout(r, 150));
 
 beforeAll(async () => {
-  sim = await startKubeSim({
-    controllers: false,
-    https: true,
-    scenario: [
-      {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: 'shop' },
-      } as any,
-    ],
-  });
-  const kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig);
-  gateway = new KubeGateway('demo', kc, 5000);
+  ({ sim, gateway } = await startShopSimulator());
 });
 
 afterAll(async () => {

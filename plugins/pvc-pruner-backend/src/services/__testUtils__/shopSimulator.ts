@@ -1,0 +1,28 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeGateway } from '../KubeGateway';
+
+/**
+ * A simulator over https with namespace `shop` and no controllers, and a
+ * gateway to it as cluster "demo": the setup of the service tests that talk
+ * to Kubernetes.
+ */
+export async function startShopSimulator(): Promise<{
+  sim: KubeSim;
+  gateway: KubeGateway;
+}> {
+  const sim = await startKubeSim({
+    controllers: false,
+    https: true,
+    scenario: [
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'shop' },
+      } as KubeObject,
+    ],
+  });
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig);
+  return { sim, gateway: new KubeGateway('demo', kc, 5000) };
+}

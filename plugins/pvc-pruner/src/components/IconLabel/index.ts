@@ -1,0 +1,2 @@
+export { IconLabel } from './IconLabel';
+export type { IconLabelProps, IconLabelTone } from './IconLabel';
