@@ -129,7 +129,6 @@ function orphansPayload(entityRef: string): OrphansResponse {
           template,
           ordinal,
           reason: 'ordinal-in-use' as const,
-          message: `ordinal ${ordinal} runs now (replicas 2)`,
         })),
       ),
       reclaimableBytes: orphans

@@ -57,8 +57,8 @@ export interface KeptPvc {
   template: string;
   ordinal?: number;
   reason: KeptReason;
-  /** A sentence for people, e.g. "mounted by pod web-3 (terminating)". */
-  message: string;
+  /** For `mounted-by-pod`: the pods that reference the claim. */
+  pods?: Array<{ name: string; terminating: boolean }>;
 }
 
 /** @public */

@@ -1,4 +1,5 @@
 import type { KubeSim } from 'kube-sim';
+import { describeKept } from 'backstage-plugin-pvc-pruner-common';
 import {
   ALICE,
   BOB,
@@ -117,7 +118,9 @@ describe('a prune stays safe while the cluster changes', () => {
     expect(sts.orphans.map(o => o.name)).toEqual(['data-ledger-db-5']);
     const kept = sts.kept.find(k => k.name === 'data-ledger-db-2');
     expect(kept).toMatchObject({ ordinal: 2, reason: 'mounted-by-pod' });
-    expect(kept!.message).toBe('mounted by pod ledger-db-2 (terminating)');
+    expect(describeKept(kept!, sts)).toBe(
+      'mounted by pod ledger-db-2 (terminating)',
+    );
 
     // A request that names it anyway (e.g. from a stale page) skips it after the re-check.
     const claim = claimOf(sim, 'shop', 'data-ledger-db-2')!;

@@ -83,7 +83,6 @@ async function main() {
         },
       });
     }
-    if (msg.type === 'stop') void sim.close().then(() => process.exit(0));
   });
 }
 

@@ -3,9 +3,9 @@
  * LIST latency (label-selected and paginated), watch fan-out and RSS.
  * A script that prints figures, not a test: targets are judged by a reader.
  */
-import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
+import { forkScript } from './forkScript';
 
 type Ready = { url: string; token: string; pvcs: number };
 
@@ -18,35 +18,10 @@ function percentile(sorted: number[], p: number) {
 const ms = (n: number) => `${n.toFixed(2)} ms`;
 
 async function main() {
-  const child = fork(join(__dirname, 'seedServer.ts'), {
-    execArgv: [
-      '--expose-gc',
-      '--require',
-      require.resolve('@backstage/cli/config/nodeTransform.cjs'),
-    ],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
   const seedStart = performance.now();
-  // The TypeScript transform in the child also talks over IPC ({type: 'watch'}): listen for ours only.
-  const replies: Array<(m: any) => void> = [];
-  child.on('message', (m: any) => {
-    if (m?.type !== 'watch') replies.shift()?.(m);
-  });
-  const next = <T>() => new Promise<T>(resolve => replies.push(resolve));
-  const ready = await Promise.race([
-    next<Ready>(),
-    new Promise<never>((_, reject) =>
-      child.once('exit', code =>
-        reject(new Error(`seed server exited with ${code}`)),
-      ),
-    ),
-  ]);
+  const child = await forkScript<Ready>(join(__dirname, 'seedServer.ts'));
+  const ready = child.ready;
   const seedSeconds = (performance.now() - seedStart) / 1000;
-  const ask = <T>(msg: object) => {
-    const reply = next<T>();
-    child.send(msg);
-    return reply;
-  };
   const dispatcher = new Agent({ connections: 64, pipelining: 1 });
   const headers = {
     authorization: `Bearer ${ready.token}`,
@@ -175,14 +150,16 @@ async function main() {
   );
   streams.forEach(s => s.body.destroy());
 
-  const mem = await ask<{ rss: number; heapUsed: number }>({ type: 'rss' });
+  const mem = await child.ask<{ rss: number; heapUsed: number }>({
+    type: 'rss',
+  });
   console.log(
     `simulator RSS: ${(mem.rss / 2 ** 20).toFixed(0)} MB (heap used ${(
       mem.heapUsed /
       2 ** 20
     ).toFixed(0)} MB) holding ${ready.pvcs} PVCs`,
   );
-  child.send({ type: 'stop' });
+  child.kill();
   await dispatcher.close();
 }
 

@@ -1,4 +1,5 @@
-import { ConnectionPool } from './ConnectionPool';
+import { shareOneKeepAliveAgent } from './keepAliveAgent';
+import { RawApiReader } from './RawApiReader';
 import {
   ApiException,
   CoordinationV1Api,
@@ -50,7 +51,7 @@ export class KubeGateway {
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly watcher: Watch;
-  private readonly pool: ConnectionPool;
+  private readonly reader: RawApiReader;
 
   constructor(
     readonly cluster: string,
@@ -58,7 +59,8 @@ export class KubeGateway {
     private readonly timeoutMs: number,
     private readonly pageSize = 500,
   ) {
-    this.pool = new ConnectionPool(kubeConfig);
+    shareOneKeepAliveAgent(kubeConfig);
+    this.reader = new RawApiReader(kubeConfig);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.watcher = new Watch(kubeConfig);
@@ -130,7 +132,7 @@ export class KubeGateway {
         ...(cont ? { continue: cont } : {}),
       });
       const page = await this.call(what, () =>
-        this.pool.getJson<{ items: T[]; metadata?: { continue?: string } }>(
+        this.reader.getJson<{ items: T[]; metadata?: { continue?: string } }>(
           `${path}?${params}`,
         ),
       );
@@ -152,7 +154,7 @@ export class KubeGateway {
 
   readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
     return this.call(`get statefulset ${namespace}/${name}`, () =>
-      this.pool.getJson<V1StatefulSet>(
+      this.reader.getJson<V1StatefulSet>(
         `/apis/apps/v1/namespaces/${encodeURIComponent(
           namespace,
         )}/statefulsets/${encodeURIComponent(name)}`,
@@ -183,7 +185,7 @@ export class KubeGateway {
   ): Promise<V1PersistentVolumeClaim | undefined> {
     return this.orUndefined(() =>
       this.call(`get persistentvolumeclaim ${namespace}/${name}`, () =>
-        this.pool.getJson<V1PersistentVolumeClaim>(
+        this.reader.getJson<V1PersistentVolumeClaim>(
           `/api/v1/namespaces/${encodeURIComponent(
             namespace,
           )}/persistentvolumeclaims/${encodeURIComponent(name)}`,
@@ -196,7 +198,7 @@ export class KubeGateway {
   async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
     return this.orUndefined(() =>
       this.call(`get persistentvolume ${name}`, () =>
-        this.pool.getJson<V1PersistentVolume>(
+        this.reader.getJson<V1PersistentVolume>(
           `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
         ),
       ),

@@ -1,5 +1,6 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
+  describeKept,
   formatBytes,
   PruneJob,
   PruneJobStatus,
@@ -235,7 +236,7 @@ export class PruneRunner {
     if (kept) {
       await this.skip(job, summary, {
         ...base,
-        reason: `it is no longer an orphan: ${kept.message}`,
+        reason: `it is no longer an orphan: ${describeKept(kept, verdict)}`,
       });
 
       return;

@@ -182,7 +182,7 @@ describe('classifyClaims (the orphan rule)', () => {
       expect.objectContaining({
         name: 'data-web-3',
         reason: 'mounted-by-pod',
-        message: 'mounted by pod web-3 (terminating)',
+        pods: [{ name: 'web-3', terminating: true }],
       }),
     ]);
   });
@@ -196,7 +196,7 @@ describe('classifyClaims (the orphan rule)', () => {
     expect(result.orphans).toEqual([]);
     expect(result.kept[0]).toMatchObject({
       reason: 'mounted-by-pod',
-      message: 'mounted by pod debug-shell',
+      pods: [{ name: 'debug-shell', terminating: false }],
     });
   });
 

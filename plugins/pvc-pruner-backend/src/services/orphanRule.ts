@@ -13,6 +13,12 @@ import {
 
 const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
 
+/** Kubernetes names are ASCII: code-unit order is enough, and much cheaper than localeCompare. */
+function compareNames(a: string, b: string) {
+  if (a === b) return 0;
+  return a < b ? -1 : 1;
+}
+
 /** The ordinals a StatefulSet runs: start ≤ ordinal < end (spec.ordinals.start and spec.replicas). */
 export function runningOrdinals(sts: V1StatefulSet): {
   start: number;
@@ -65,17 +71,6 @@ export function parseClaimName(
     unparsed ??= { template: templateName, suffix };
   }
   return unparsed;
-}
-
-function describePods(pods: V1Pod[]) {
-  return pods
-    .map(
-      p =>
-        `${p.metadata?.name}${
-          p.metadata?.deletionTimestamp ? ' (terminating)' : ''
-        }`,
-    )
-    .join(', ');
 }
 
 function volumeSummary(name: string, pv: V1PersistentVolume | undefined) {
@@ -215,38 +210,29 @@ export function classifyInSnapshot(
 
   for (const [name, claim] of candidates) {
     const parsed = parseClaimName(name, sts)!;
-    const base = {
-      name,
-      uid: claim.metadata?.uid ?? '',
-      template: parsed.template,
-    };
+    const uid = claim.metadata?.uid ?? '';
+    const template = parsed.template;
     if (parsed.ordinal === undefined) {
-      kept.push({
-        ...base,
-        reason: 'not-an-ordinal',
-        message: `"${parsed.suffix}" after "${parsed.template}-${sts.metadata?.name}-" is not an ordinal of this StatefulSet`,
-      });
+      kept.push({ name, uid, template, reason: 'not-an-ordinal' });
       continue;
     }
     const ordinal = parsed.ordinal;
     if (ordinal >= ordinals.start && ordinal < ordinals.end) {
-      kept.push({
-        ...base,
-        ordinal,
-        reason: 'ordinal-in-use',
-        message: `ordinal ${ordinal} is one the StatefulSet runs (${
-          ordinals.start
-        }–${ordinals.end - 1})`,
-      });
+      kept.push({ name, uid, template, ordinal, reason: 'ordinal-in-use' });
       continue;
     }
     const pods = usedBy.get(name);
     if (pods?.length) {
       kept.push({
-        ...base,
+        name,
+        uid,
+        template,
         ordinal,
         reason: 'mounted-by-pod',
-        message: `mounted by pod ${describePods(pods)}`,
+        pods: pods.map(p => ({
+          name: p.metadata?.name ?? '',
+          terminating: Boolean(p.metadata?.deletionTimestamp),
+        })),
       });
       continue;
     }
@@ -256,7 +242,7 @@ export function classifyInSnapshot(
   }
 
   orphans.sort(
-    (a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template),
+    (a, b) => a.ordinal - b.ordinal || compareNames(a.template, b.template),
   );
   return withTotals({
     name: sts.metadata?.name ?? '',
@@ -278,7 +264,7 @@ export function classifyInSnapshot(
     kept: kept.sort(
       (a, b) =>
         (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) ||
-        a.name.localeCompare(b.name),
+        compareNames(a.name, b.name),
     ),
   });
 }

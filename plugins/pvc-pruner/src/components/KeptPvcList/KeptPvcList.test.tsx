@@ -6,17 +6,20 @@ describe('KeptPvcList', () => {
   it('shows why claims are kept when opened', async () => {
     render(
       <KeptPvcList
-        statefulSet="db"
-        kept={[
-          {
-            name: 'data-db-3',
-            uid: 'u3',
-            template: 'data',
-            ordinal: 3,
-            reason: 'mounted-by-pod',
-            message: 'mounted by pod db-3 (terminating)',
-          },
-        ]}
+        statefulSet={{
+          name: 'db',
+          ordinals: { start: 0, end: 3 },
+          kept: [
+            {
+              name: 'data-db-3',
+              uid: 'u3',
+              template: 'data',
+              ordinal: 3,
+              reason: 'mounted-by-pod',
+              pods: [{ name: 'db-3', terminating: true }],
+            },
+          ],
+        }}
       />,
     );
     expect(
@@ -29,7 +32,11 @@ describe('KeptPvcList', () => {
   });
 
   it('renders nothing when every claim is an orphan', () => {
-    const { container } = render(<KeptPvcList statefulSet="db" kept={[]} />);
+    const { container } = render(
+      <KeptPvcList
+        statefulSet={{ name: 'db', ordinals: { start: 0, end: 3 }, kept: [] }}
+      />,
+    );
     expect(container).toBeEmptyDOMElement();
   });
 });

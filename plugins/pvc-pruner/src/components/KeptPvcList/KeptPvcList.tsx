@@ -8,20 +8,23 @@ import {
   Typography,
 } from '@material-ui/core';
 import ExpandMoreIcon from '@material-ui/icons/ExpandMore';
-import { KeptPvc } from 'backstage-plugin-pvc-pruner-common';
+import {
+  describeKept,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { plural } from '../../utils/format';
 
 /** Props of {@link KeptPvcList}. */
 export interface KeptPvcListProps {
-  statefulSet: string;
-  kept: KeptPvc[];
+  statefulSet: Pick<StatefulSetOrphans, 'name' | 'ordinals' | 'kept'>;
 }
 
 /** The StatefulSet's claims that are not orphans, and why, behind a disclosure. */
 export function KeptPvcList(props: KeptPvcListProps) {
-  const { statefulSet, kept } = props;
+  const { statefulSet } = props;
+  const { kept } = statefulSet;
   if (kept.length === 0) return null;
-  const id = `kept-${statefulSet}`;
+  const id = `kept-${statefulSet.name}`;
   return (
     <Accordion variant="outlined" TransitionProps={{ unmountOnExit: true }}>
       <AccordionSummary
@@ -37,7 +40,10 @@ export function KeptPvcList(props: KeptPvcListProps) {
         <List dense disablePadding>
           {kept.map(pvc => (
             <ListItem key={pvc.uid} disableGutters>
-              <ListItemText primary={pvc.name} secondary={pvc.message} />
+              <ListItemText
+                primary={pvc.name}
+                secondary={describeKept(pvc, statefulSet)}
+              />
             </ListItem>
           ))}
         </List>

@@ -69,7 +69,6 @@ describe('PvcPrunerCard', () => {
                   template: 'data',
                   ordinal: 1,
                   reason: 'ordinal-in-use',
-                  message: 'ordinal 1 is running',
                 },
               ],
             }),

@@ -174,7 +174,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         onPrune={() => setDialog({ open: true, dryRun: false })}
       />
       <Box mt={1}>
-        <KeptPvcList statefulSet={sts.name} kept={sts.kept} />
+        <KeptPvcList statefulSet={sts} />
       </Box>
       {shownJob && (
         <PruneProgress

@@ -1,0 +1,172 @@
+/**
+ * The simulator for `npm run bench:backend`, in its own process so that the
+ * backend's heap growth is measured without the simulator's. Seeds namespaces
+ * on request and answers the parent's questions over IPC.
+ */
+import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+
+/** What the parent learns when the simulator is up. */
+export interface SimReady {
+  url: string;
+  token: string;
+  caCert: string;
+  kubeconfig: string;
+}
+
+/** Messages the parent sends; each gets exactly one reply. The parent ends the process by killing it. */
+export type SimRequest =
+  | {
+      type: 'seed';
+      namespace: string;
+      id: string;
+      sets: number;
+      perSet: number;
+      orphansPerSet: number;
+    }
+  | { type: 'settle' }
+  | { type: 'pauseControllers' }
+  | { type: 'clearRequests' }
+  | { type: 'requestPaths' };
+
+/** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
+function seedNamespace(
+  sim: KubeSim,
+  namespace: string,
+  id: string,
+  sets: number,
+  perSet: number,
+  orphansPerSet: number,
+) {
+  const { store } = sim;
+  store.create('namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  } as KubeObject);
+  for (let s = 0; s < sets; s++) {
+    const name = `db-${s}`;
+    const labels = { app: name, 'backstage.io/kubernetes-id': id };
+    const replicas = perSet - orphansPerSet;
+    store.create('apps/statefulsets', {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name, namespace, labels },
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'db', image: 'db:1' }] },
+        },
+        volumeClaimTemplates: [
+          {
+            metadata: { name: 'data' },
+            spec: {
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '1Gi' } },
+            },
+          },
+        ],
+      },
+    } as unknown as KubeObject);
+    for (let i = 0; i < perSet; i++) {
+      const claim = `data-${name}-${i}`;
+      const volume = `pv-${namespace}-${claim}`;
+      const created = store.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: claim, namespace, labels },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+          volumeName: volume,
+          storageClassName: '',
+        },
+        status: { phase: 'Bound', capacity: { storage: '1Gi' } },
+      } as unknown as KubeObject);
+      store.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: {
+          name: volume,
+          annotations: { 'pv.kubernetes.io/provisioned-by': 'sim.csi.k8s.io' },
+        },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Delete',
+          claimRef: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
+            namespace,
+            name: claim,
+            uid: created.metadata.uid,
+          },
+          csi: { driver: 'sim.csi.k8s.io', volumeHandle: volume },
+        },
+        status: { phase: 'Bound' },
+      } as unknown as KubeObject);
+      if (i < replicas) {
+        store.create('pods', {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `${name}-${i}`, namespace, labels },
+          spec: {
+            nodeName: 'sim-node-1',
+            containers: [{ name: 'db', image: 'db:1' }],
+            volumes: [
+              { name: 'data', persistentVolumeClaim: { claimName: claim } },
+            ],
+          },
+        } as unknown as KubeObject);
+      }
+    }
+  }
+}
+
+/** Waits until the simulator's controllers have nothing left to do with the seeded objects. */
+async function settled(sim: KubeSim) {
+  const started = performance.now();
+  while (!sim.controllersIdle()) {
+    if (performance.now() - started > 120000)
+      throw new Error('the simulator did not settle in 2 minutes');
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
+}
+
+async function main() {
+  const sim = await startKubeSim({
+    https: true,
+    timeFactor: 0.01,
+    historyLimit: 300000,
+  });
+  process.on('message', async (msg: SimRequest) => {
+    if (msg.type === 'seed') {
+      const { namespace, id, sets, perSet, orphansPerSet } = msg;
+      seedNamespace(sim, namespace, id, sets, perSet, orphansPerSet);
+      process.send!({ claims: sets * perSet });
+    } else if (msg.type === 'settle') {
+      await settled(sim);
+      process.send!({});
+    } else if (msg.type === 'pauseControllers') {
+      sim.pauseControllers();
+      process.send!({});
+    } else if (msg.type === 'clearRequests') {
+      sim.clearRequests();
+      process.send!({});
+    } else if (msg.type === 'requestPaths') {
+      process.send!({ paths: sim.requests().map(r => r.path) });
+    }
+  });
+  process.send!({
+    url: sim.url,
+    token: sim.token,
+    caCert: sim.caCert!,
+    kubeconfig: sim.kubeconfig,
+  } satisfies SimReady);
+}
+
+main().catch(e => {
+  process.stderr.write(`${e.stack}\n`);
+  process.exit(1);
+});
