@@ -36,7 +36,9 @@ export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
     for (const volume of pod.spec?.volumes ?? []) {
       const claim = volume.persistentVolumeClaim?.claimName;
       if (!claim) continue;
-      byClaim.set(claim, [...(byClaim.get(claim) ?? []), pod]);
+      const users = byClaim.get(claim);
+      if (users) users.push(pod);
+      else byClaim.set(claim, [pod]);
     }
   }
   return byClaim;
