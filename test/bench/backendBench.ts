@@ -28,7 +28,7 @@ const ms = (n: number) => `${n.toFixed(0)} ms`;
 const median = (xs: number[]) =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-type BenchSim = ForkedScript<SimReady>;
+type BenchSim = ForkedScript<SimReady, SimRequest>;
 
 async function get(url: string, headers: Record<string, string> = {}) {
   const res = await request(url, {
@@ -40,10 +40,6 @@ async function get(url: string, headers: Record<string, string> = {}) {
     throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
   return body;
 }
-
-/** Sends a request to the simulator's process and waits for its reply. */
-const ask = <T = unknown>(sim: BenchSim, message: SimRequest) =>
-  sim.ask<T>(message);
 
 /** The API calls a scan needs, made directly: the baseline the backend is compared with. */
 async function rawScan(sim: BenchSim, namespace: string, selector: string) {
@@ -131,9 +127,9 @@ async function benchScan(sim: BenchSim) {
       await timeRaw();
     }
   }
-  await ask(sim, { type: 'clearRequests' });
+  await sim.ask({ type: 'clearRequests' });
   await get(`${BASE}/v1/orphans?entityRef=component:default/scan`);
-  const { paths: log } = await ask<{ paths: string[] }>(sim, {
+  const { paths: log } = await sim.ask<{ paths: string[] }>({
     type: 'requestPaths',
   });
   const perPath = (re: RegExp) => log.filter(path => re.test(path)).length;
@@ -216,25 +212,6 @@ async function benchPrune(sim: BenchSim) {
   const firstEvent = await firstSseEvent(id, started);
   const job = await finished(id);
   const jobMs = Date.parse(job.finishedAt) - Date.parse(job.createdAt);
-  if (process.env.BENCH_DEBUG) {
-    const res = await request(`${BASE}/v1/prune-jobs/${id}/events`, {
-      dispatcher,
-    });
-    const frames = (await res.body.text())
-      .split('\n')
-      .filter(l => l.startsWith('data: '))
-      .map(l => JSON.parse(l.slice(6)));
-    let prev = Date.parse(frames[0].at);
-    for (const f of frames.slice(0, 30)) {
-      console.log(
-        `${String(Date.parse(f.at) - prev).padStart(6)} ms ${f.type} ${
-          f.pvc ?? ''
-        }`,
-      );
-      prev = Date.parse(f.at);
-    }
-  }
-
   const dir = mkdtempSync(join(tmpdir(), 'bench-kubectl-'));
   writeFileSync(join(dir, 'kubeconfig'), sim.ready.kubeconfig);
   const kubectl = (args: string[]) =>
@@ -292,16 +269,16 @@ async function firstSseEvent(id: string, since: number): Promise<number> {
  * Heap growth of the backend's process while it answers a scan of a
  * 50,000-claim namespace, sampled there every 5 ms.
  */
-async function benchMemory(backend: ForkedScript<unknown>) {
-  const heapWatch = (message: BackendRequest) =>
-    backend.ask<HeapGrowth>(message);
-  await heapWatch({ type: 'startHeapWatch' });
+async function benchMemory(backend: ForkedScript<unknown, BackendRequest>) {
+  await backend.ask({ type: 'startHeapWatch' });
   const t = performance.now();
   const result = await get(
     `${BASE}/v1/orphans?entityRef=component:default/big`,
   );
   const elapsed = performance.now() - t;
-  const { peakGrowthBytes } = await heapWatch({ type: 'stopHeapWatch' });
+  const { peakGrowthBytes } = await backend.ask<HeapGrowth>({
+    type: 'stopHeapWatch',
+  });
   console.log(
     `memory: scanning a 50,000-claim namespace (${
       result.totals.orphans
@@ -317,20 +294,25 @@ async function benchMemory(backend: ForkedScript<unknown>) {
 async function main() {
   const only = new Set(process.argv.slice(2));
   const wanted = (section: string) => only.size === 0 || only.has(section);
-  const sim = await forkScript<SimReady>(join(__dirname, 'simProcess.ts'));
+  const sim = await forkScript<SimReady, SimRequest>(
+    join(__dirname, 'simProcess.ts'),
+  );
   simDispatcher = new Agent({
     connections: 32,
     connect: { ca: sim.ready.caCert },
   });
-  const backend = await forkScript(join(__dirname, 'backendProcess.ts'), {
-    ...process.env,
-    BENCH_SIM: JSON.stringify(sim.ready),
-    BENCH_BACKEND_PORT: String(BACKEND_PORT),
-    LOG_LEVEL: 'warn',
-  });
+  const backend = await forkScript<unknown, BackendRequest>(
+    join(__dirname, 'backendProcess.ts'),
+    {
+      ...process.env,
+      BENCH_SIM: JSON.stringify(sim.ready),
+      BENCH_BACKEND_PORT: String(BACKEND_PORT),
+      LOG_LEVEL: 'warn',
+    },
+  );
   try {
     if (wanted('prune')) {
-      await ask(sim, {
+      await sim.ask({
         type: 'seed',
         namespace: 'prune',
         id: 'prune',
@@ -338,13 +320,13 @@ async function main() {
         perSet: 100,
         orphansPerSet: 100,
       });
-      await ask(sim, { type: 'settle' });
+      await sim.ask({ type: 'settle' });
       await benchPrune(sim);
     }
     // Scans only read: with the controllers paused, the seeded objects stay as they are.
-    await ask(sim, { type: 'pauseControllers' });
+    await sim.ask({ type: 'pauseControllers' });
     if (wanted('scan')) {
-      await ask(sim, {
+      await sim.ask({
         type: 'seed',
         namespace: 'scan',
         id: 'scan',
@@ -355,7 +337,7 @@ async function main() {
       await benchScan(sim);
     }
     if (wanted('memory')) {
-      await ask(sim, {
+      await sim.ask({
         type: 'seed',
         namespace: 'big',
         id: 'big',

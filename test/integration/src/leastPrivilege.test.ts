@@ -1,6 +1,7 @@
 import type { KubeSim, PolicyRule } from 'kube-sim';
 import {
   claimOf,
+  ORDERS_DB_ORPHANS,
   pruneAll,
   Pruner,
   rbacRules,
@@ -11,14 +12,6 @@ import {
 } from './__testUtils__/harness';
 
 jest.setTimeout(30000);
-
-const ORPHANS = [
-  'data-orders-db-2',
-  'data-orders-db-3',
-  'data-orders-db-4',
-  'wal-orders-db-2',
-  'wal-orders-db-3',
-];
 
 /** `verb group/resource` for each permission a set of rules grants. */
 function grantsOf(rules: PolicyRule[]) {
@@ -63,11 +56,13 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     });
 
     const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
-    expect(sts.orphans.map(o => o.name).sort()).toEqual(ORPHANS);
+    expect(sts.orphans.map(o => o.name).sort()).toEqual(ORDERS_DB_ORPHANS);
     expect(
       (await pruner.waitForJob(await pruner.prune(pruneAll(sts, true)))).status,
     ).toBe('succeeded');
-    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeDefined());
+    ORDERS_DB_ORPHANS.forEach(name =>
+      expect(claimOf(sim, 'shop', name)).toBeDefined(),
+    );
 
     // Hold the controllers while the first deletion lands, so the plugin must watch the claim go.
     sim.pauseControllers();
@@ -83,11 +78,15 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     sim.resumeControllers();
     const job = await pruner.waitForJob(id);
     expect(job.status).toBe('succeeded');
-    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(ORPHANS);
+    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
     expect(job.summary.deleted.every(d => d.volume?.fate === 'deleted')).toBe(
       true,
     );
-    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeUndefined());
+    ORDERS_DB_ORPHANS.forEach(name =>
+      expect(claimOf(sim, 'shop', name)).toBeUndefined(),
+    );
 
     const mine = sim
       .requests()
@@ -131,13 +130,17 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     expect(job.status).toBe('failed');
     expect(job.reason).toBe('5 claim(s) could not be deleted');
     expect(job.summary.deleted).toEqual([]);
-    expect(job.summary.failed.map(f => f.name).sort()).toEqual(ORPHANS);
+    expect(job.summary.failed.map(f => f.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
     for (const failure of job.summary.failed) {
       expect(failure.reason).toContain(
         `cluster "demo" refused delete persistentvolumeclaim shop/${failure.name}: 403 Forbidden`,
       );
     }
-    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeDefined());
+    ORDERS_DB_ORPHANS.forEach(name =>
+      expect(claimOf(sim, 'shop', name)).toBeDefined(),
+    );
     const events = await pruner.events(job.id);
     expect(events.filter(e => e.type === 'pvc-failed')).toHaveLength(5);
     expect(events[events.length - 1]).toMatchObject({

@@ -1,6 +1,7 @@
 import type { KubeSim } from 'kube-sim';
 import {
   claimOf,
+  ORDERS_DB_ORPHANS,
   pruneAll,
   Pruner,
   readSse,
@@ -13,13 +14,6 @@ import {
 
 jest.setTimeout(30000);
 
-const ORPHANS = [
-  'data-orders-db-2',
-  'data-orders-db-3',
-  'data-orders-db-4',
-  'wal-orders-db-2',
-  'wal-orders-db-3',
-];
 const IN_USE = [
   'data-orders-db-0',
   'data-orders-db-1',
@@ -47,7 +41,7 @@ describe('scan and prune of the demo cluster over HTTP', () => {
     expect(scan.clusters).toHaveLength(1);
     expect(scan.clusters[0]).toMatchObject({ cluster: 'demo', ok: true });
     const sts = statefulSetIn(scan, 'shop', 'orders-db');
-    expect(sts.orphans.map(o => o.name).sort()).toEqual(ORPHANS);
+    expect(sts.orphans.map(o => o.name).sort()).toEqual(ORDERS_DB_ORPHANS);
     expect(
       sts.orphans.every(
         o =>
@@ -88,12 +82,16 @@ describe('scan and prune of the demo cluster over HTTP', () => {
 
     expect(job.status).toBe('succeeded');
     expect(job.requestedBy).toBe('user:default/alice');
-    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(ORPHANS);
+    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
     expect(job.summary.deleted.every(d => d.volume?.fate === 'deleted')).toBe(
       true,
     );
     expect(job.summary.bytesReclaimed).toBe(5 * 20 * 2 ** 30);
-    ORPHANS.forEach(name => expect(claimOf(sim, 'shop', name)).toBeUndefined());
+    ORDERS_DB_ORPHANS.forEach(name =>
+      expect(claimOf(sim, 'shop', name)).toBeUndefined(),
+    );
     volumes.forEach(v => expect(volumeOf(sim, v)).toBeUndefined());
     [...IN_USE, 'data-orders-db-backup'].forEach(name =>
       expect(claimOf(sim, 'shop', name)).toBeDefined(),
@@ -102,7 +100,9 @@ describe('scan and prune of the demo cluster over HTTP', () => {
     const deletes = writesTo(sim).filter(
       r => r.method === 'DELETE' && r.resource === 'persistentvolumeclaims',
     );
-    expect(deletes.map(r => r.path.split('/').pop()).sort()).toEqual(ORPHANS);
+    expect(deletes.map(r => r.path.split('/').pop()).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
     expect(
       sim.store.get(
         'coordination.k8s.io/leases',
@@ -119,7 +119,7 @@ describe('scan and prune of the demo cluster over HTTP', () => {
 
   it('dry run changes nothing, and every write it sends carries dryRun=All', async () => {
     const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
-    const before = ORPHANS.map(
+    const before = ORDERS_DB_ORPHANS.map(
       name => claimOf(sim, 'shop', name)!.metadata.resourceVersion,
     );
     sim.clearRequests();
@@ -128,9 +128,13 @@ describe('scan and prune of the demo cluster over HTTP', () => {
     const job = await pruner.waitForJob(id);
 
     expect(job).toMatchObject({ status: 'succeeded', dryRun: true });
-    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(ORPHANS);
+    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
     expect(
-      ORPHANS.map(name => claimOf(sim, 'shop', name)?.metadata.resourceVersion),
+      ORDERS_DB_ORPHANS.map(
+        name => claimOf(sim, 'shop', name)?.metadata.resourceVersion,
+      ),
     ).toEqual(before);
     sts.orphans.forEach(o =>
       expect(volumeOf(sim, o.volume!.name)).toBeDefined(),

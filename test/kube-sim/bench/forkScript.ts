@@ -1,12 +1,12 @@
 import { fork } from 'node:child_process';
 
 /** A TypeScript script running in its own process, so its memory and CPU are its own. */
-export interface ForkedScript<Ready> {
+export interface ForkedScript<Ready, Request extends object = object> {
   /** What the script sent first, once it was ready. */
   ready: Ready;
   /** Sends a message and resolves with the script's next reply. */
-  ask<T>(message: object): Promise<T>;
-  send(message: object): void;
+  ask<T>(message: Request): Promise<T>;
+  send(message: Request): void;
   /** Ends the script's process. */
   kill(): void;
 }
@@ -15,10 +15,10 @@ export interface ForkedScript<Ready> {
  * Forks `path` with the Backstage TypeScript transform and resolves once the
  * script sends its first message. Replies arrive in the order asked.
  */
-export async function forkScript<Ready>(
+export async function forkScript<Ready, Request extends object = object>(
   path: string,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<ForkedScript<Ready>> {
+): Promise<ForkedScript<Ready, Request>> {
   const child = fork(path, {
     env,
     execArgv: [
@@ -42,7 +42,7 @@ export async function forkScript<Ready>(
   const ready = await Promise.race([next<Ready>(), exited]);
   return {
     ready,
-    ask: <T>(message: object) => {
+    ask: <T>(message: Request) => {
       const reply = next<T>();
       child.send(message);
       return Promise.race([reply, exited]);

@@ -31,6 +31,14 @@ import { parseAllDocuments } from 'yaml';
 export const TIME_FACTOR = 0.02;
 
 export const ORDERS_REF = 'component:default/orders';
+/** The demo scenario's shop/orders-db: 2 replicas, claims of ordinals 2–4 left behind (sorted). */
+export const ORDERS_DB_ORPHANS = [
+  'data-orders-db-2',
+  'data-orders-db-3',
+  'data-orders-db-4',
+  'wal-orders-db-2',
+  'wal-orders-db-3',
+];
 export const ALICE = 'user:default/alice';
 export const BOB = 'user:default/bob';
 
