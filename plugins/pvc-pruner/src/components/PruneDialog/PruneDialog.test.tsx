@@ -1,4 +1,5 @@
-import { screen, within } from '@testing-library/react';
+import { useState } from 'react';
+import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { renderInTestApp } from '@backstage/test-utils';
 import { PruneDialog } from './PruneDialog';
@@ -113,5 +114,45 @@ describe('PruneDialog', () => {
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();
     expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+
+  it('keeps the typed name and the selection when the card re-scans while it is open', async () => {
+    const onConfirm = jest.fn().mockResolvedValue(undefined);
+    // The card's periodic re-scan: equal content, new objects.
+    let rescan = () => {};
+    const Rescanning = () => {
+      const [scanned, setScanned] = useState(sts);
+      rescan = () =>
+        setScanned({ ...sts, orphans: sts.orphans.map(o => ({ ...o })) });
+      return (
+        <PruneDialog
+          open
+          dryRun={false}
+          cluster="prod"
+          statefulSet={scanned}
+          onClose={jest.fn()}
+          onConfirm={onConfirm}
+        />
+      );
+    };
+    await renderInTestApp(<Rescanning />);
+    const dialog = screen.getByRole('dialog');
+    await userEvent.click(
+      within(dialog).getByRole('checkbox', { name: /data-db-3/ }),
+    );
+    await userEvent.type(
+      within(dialog).getByRole('textbox', {
+        name: 'Type the StatefulSet name db to confirm',
+      }),
+      'db',
+    );
+    act(() => rescan());
+    expect(within(dialog).getByRole('textbox')).toHaveValue('db');
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 1 claim' }),
+    );
+    expect(onConfirm).toHaveBeenCalledWith([
+      expect.objectContaining({ name: 'data-db-2' }),
+    ]);
   });
 });

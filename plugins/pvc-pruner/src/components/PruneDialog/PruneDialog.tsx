@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import {
   Box,
   Button,
@@ -67,13 +67,17 @@ export function PruneDialog(props: PruneDialogProps) {
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<Error>();
 
+  // Reset when the dialog opens, not when the card's periodic re-scan hands
+  // it a new orphans list: that would wipe the name the user is typing.
+  const orphansAtOpen = useRef(sts.orphans);
+  orphansAtOpen.current = sts.orphans;
   useEffect(() => {
     if (!open) return;
-    setSelected(defaultSelection(sts.orphans));
+    setSelected(defaultSelection(orphansAtOpen.current));
     setTyped('');
     setError(undefined);
     setSubmitting(false);
-  }, [open, sts.orphans]);
+  }, [open]);
 
   const chosen = useMemo(
     () => sts.orphans.filter(o => selected.has(o.uid)),
