@@ -119,18 +119,8 @@ function orphansPayload(entityRef: string): OrphansResponse {
       retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
       templates: ['data', 'wal'],
       orphans,
-      kept: [0, 1].flatMap(ordinal =>
-        ['data', 'wal'].map(template => ({
-          name: `${template}-${name}-${ordinal}`,
-          uid: `20000000-0000-4000-8000-${String(s * 10 + ordinal).padStart(
-            12,
-            '0',
-          )}${template.length}`,
-          template,
-          ordinal,
-          reason: 'ordinal-in-use' as const,
-        })),
-      ),
+      inUse: ['data', 'wal'].map(template => ({ template, ordinals: [0, 1] })),
+      kept: [],
       reclaimableBytes: orphans
         .filter(o => !o.volume?.retained)
         .reduce((n, o) => n + o.requestedBytes, 0),

@@ -1,23 +1,33 @@
-import { describeKept } from './keptReasons';
+import { describeInUse, describeKept, formatOrdinals } from './keptReasons';
 
 const web = { name: 'web', ordinals: { start: 1, end: 4 } };
 
-describe('describeKept', () => {
-  it('names the ordinals the StatefulSet runs', () => {
-    expect(
-      describeKept(
-        {
-          name: 'data-web-2',
-          uid: 'u',
-          template: 'data',
-          ordinal: 2,
-          reason: 'ordinal-in-use',
-        },
-        web,
-      ),
-    ).toBe('ordinal 2 is one the StatefulSet runs (1–3)');
+describe('formatOrdinals', () => {
+  it.each([
+    [[], ''],
+    [[3], '3'],
+    [[0, 1, 2], '0–2'],
+    [[0, 1, 2, 5, 7, 8], '0–2, 5, 7–8'],
+  ])('writes %j as %j', (ordinals, text) => {
+    expect(formatOrdinals(ordinals)).toBe(text);
+  });
+});
+
+describe('describeInUse', () => {
+  it('names one ordinal and the ordinals the StatefulSet runs', () => {
+    expect(describeInUse({ ordinals: [2] }, web)).toBe(
+      'ordinal 2 is one the StatefulSet runs (1–3)',
+    );
   });
 
+  it('names several ordinals as ranges', () => {
+    expect(describeInUse({ ordinals: [1, 3] }, web)).toBe(
+      'ordinals 1, 3 are ones the StatefulSet runs (1–3)',
+    );
+  });
+});
+
+describe('describeKept', () => {
   it('names every pod that mounts the claim, and which are terminating', () => {
     expect(
       describeKept(

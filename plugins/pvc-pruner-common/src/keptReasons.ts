@@ -1,24 +1,53 @@
-import { KeptPvc, StatefulSetOrphans } from './types';
+import { InUsePvcs, KeptPvc, StatefulSetOrphans } from './types';
+
+type StatefulSetNaming = Pick<StatefulSetOrphans, 'name' | 'ordinals'>;
+
+/**
+ * Ascending ordinals as ranges, e.g. [0, 1, 2, 5] → "0–2, 5".
+ *
+ * @public
+ */
+export function formatOrdinals(ordinals: number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < ordinals.length; i++) {
+    const first = ordinals[i];
+    while (ordinals[i + 1] === ordinals[i] + 1) i++;
+    ranges.push(first === ordinals[i] ? `${first}` : `${first}–${ordinals[i]}`);
+  }
+  return ranges.join(', ');
+}
+
+/**
+ * Why claims of running ordinals are kept, as a sentence for people, e.g.
+ * "ordinals 0–2 are ones the StatefulSet runs (0–2)".
+ *
+ * @public
+ */
+export function describeInUse(
+  group: Pick<InUsePvcs, 'ordinals'>,
+  statefulSet: StatefulSetNaming,
+): string {
+  const { start, end } = statefulSet.ordinals;
+  const running = `(${start}–${end - 1})`;
+  return group.ordinals.length === 1
+    ? `ordinal ${group.ordinals[0]} is one the StatefulSet runs ${running}`
+    : `ordinals ${formatOrdinals(
+        group.ordinals,
+      )} are ones the StatefulSet runs ${running}`;
+}
 
 /**
  * Why a claim is kept, as a sentence for people, e.g. "mounted by pod web-3
- * (terminating)". The scan sends reasons as data (a StatefulSet can keep
- * thousands of claims); both the card and the prune job's skip reasons
- * word them here.
+ * (terminating)". The scan sends reasons as data; both the card and the prune
+ * job's skip reasons word them here.
  *
  * @public
  */
 export function describeKept(
   pvc: KeptPvc,
-  statefulSet: Pick<StatefulSetOrphans, 'name' | 'ordinals'>,
+  statefulSet: StatefulSetNaming,
 ): string {
   switch (pvc.reason) {
-    case 'ordinal-in-use': {
-      const { start, end } = statefulSet.ordinals;
-      return `ordinal ${pvc.ordinal} is one the StatefulSet runs (${start}–${
-        end - 1
-      })`;
-    }
     case 'mounted-by-pod':
       return `mounted by pod ${(pvc.pods ?? [])
         .map(p => `${p.name}${p.terminating ? ' (terminating)' : ''}`)

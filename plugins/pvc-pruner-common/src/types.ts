@@ -41,10 +41,11 @@ export interface OrphanedPvc {
   reattachesAtReplicas: number;
 }
 
-/** Why a claim that looks like a StatefulSet's is not an orphan. @public */
+/**
+ * Why a claim outside the ordinals a StatefulSet runs is still not an orphan
+ * (claims of the ordinals it runs are {@link InUsePvcs}). @public
+ */
 export type KeptReason =
-  /** The ordinal is one the StatefulSet runs now. */
-  | 'ordinal-in-use'
   /** A pod, running or terminating, still references the claim. */
   | 'mounted-by-pod'
   /** The name starts like a template's claim but the rest is not a decimal ordinal. */
@@ -61,6 +62,19 @@ export interface KeptPvc {
   pods?: Array<{ name: string; terminating: boolean }>;
 }
 
+/**
+ * A template's claims at ordinals the StatefulSet runs now: kept, because
+ * they are in use. Grouped rather than listed one by one, as a large
+ * StatefulSet has thousands. Each is named `<template>-<statefulset>-<ordinal>`.
+ *
+ * @public
+ */
+export interface InUsePvcs {
+  template: string;
+  /** The ordinals that have a claim, ascending. */
+  ordinals: number[];
+}
+
 /** @public */
 export interface StatefulSetOrphans {
   name: string;
@@ -73,6 +87,9 @@ export interface StatefulSetOrphans {
   retentionPolicy: { whenScaled: string; whenDeleted: string };
   templates: string[];
   orphans: OrphanedPvc[];
+  /** Claims of the ordinals it runs, per template. */
+  inUse: InUsePvcs[];
+  /** Claims that match a template's name but are kept for another reason. */
   kept: KeptPvc[];
   /** Capacity freed by pruning: orphans whose volume is deleted with its claim. */
   reclaimableBytes: number;

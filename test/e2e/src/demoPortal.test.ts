@@ -146,10 +146,26 @@ it('lists the orphans of orders for the signed-in guest', async () => {
   await expect(
     section.getByText(/5 orphaned claims · 100 GiB reclaimable/).isVisible(),
   ).resolves.toBe(true);
-  // The claims of the running ordinals are kept, behind a disclosure.
+  // The claims of the running ordinals (one line per template) and the hand-made backup are kept, behind a disclosure.
+  const keptButton = section.getByRole('button', {
+    name: /5 claims kept, and why/,
+  });
+  await keptButton.click();
+  for (const line of [
+    'data-orders-db-0, data-orders-db-1',
+    'wal-orders-db-0, wal-orders-db-1',
+    'data-orders-db-backup',
+    '"backup" after "data-orders-db-" is not an ordinal of this StatefulSet',
+  ])
+    await section.getByText(line, { exact: true }).waitFor();
   await expect(
-    section.getByRole('button', { name: /5 claims kept, and why/ }).isVisible(),
-  ).resolves.toBe(true);
+    section
+      .getByText('ordinals 0–1 are ones the StatefulSet runs (0–1)')
+      .count(),
+  ).resolves.toBe(2);
+  await shots.take(page, 'orders-kept');
+  await keptButton.click();
+  await section.getByText('data-orders-db-backup').waitFor({ state: 'hidden' });
   expect(
     await section
       .getByRole('button', { name: 'Prune orphaned claims of orders-db' })

@@ -56,12 +56,10 @@ describe('scan and prune of the demo cluster over HTTP', () => {
         }),
       ]),
     );
-    expect(
-      sts.kept
-        .filter(k => k.reason === 'ordinal-in-use')
-        .map(k => k.name)
-        .sort(),
-    ).toEqual(IN_USE);
+    expect(sts.inUse).toEqual([
+      { template: 'data', ordinals: [0, 1] },
+      { template: 'wal', ordinals: [0, 1] },
+    ]);
     // Only orders-db is the orders entity's (cart-cache and search-index have other ids).
     expect(
       (scan.clusters[0] as any).statefulSets.map((s: any) => s.name),

@@ -117,11 +117,16 @@ export class KubeGateway {
     );
   }
 
-  /** Every page of a list, 500 objects at a time. */
+  /**
+   * Every page of a list, 500 objects at a time. `pick` trims each object as
+   * its page arrives, so the full objects die young instead of being kept
+   * (and copied by the garbage collector) until the last page.
+   */
   private async listAll<T>(
     what: string,
     path: string,
     query: Record<string, string> = {},
+    pick?: (item: T) => T,
   ): Promise<T[]> {
     const items: T[] = [];
     let cont: string | undefined;
@@ -136,7 +141,8 @@ export class KubeGateway {
           `${path}?${params}`,
         ),
       );
-      items.push(...page.items);
+      if (pick) for (const item of page.items) items.push(pick(item));
+      else items.push(...page.items);
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return items;
@@ -162,19 +168,28 @@ export class KubeGateway {
     );
   }
 
-  listClaims(namespace: string): Promise<V1PersistentVolumeClaim[]> {
+  /** The namespace's claims, each trimmed by `pick` if given. */
+  listClaims(
+    namespace: string,
+    pick?: (claim: V1PersistentVolumeClaim) => V1PersistentVolumeClaim,
+  ): Promise<V1PersistentVolumeClaim[]> {
     return this.listAll(
       `list persistentvolumeclaims in ${namespace}`,
       `/api/v1/namespaces/${encodeURIComponent(
         namespace,
       )}/persistentvolumeclaims`,
+      {},
+      pick,
     );
   }
 
-  listPods(namespace: string): Promise<V1Pod[]> {
+  /** The namespace's pods, each trimmed by `pick` if given. */
+  listPods(namespace: string, pick?: (pod: V1Pod) => V1Pod): Promise<V1Pod[]> {
     return this.listAll(
       `list pods in ${namespace}`,
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      {},
+      pick,
     );
   }
 

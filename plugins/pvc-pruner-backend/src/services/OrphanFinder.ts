@@ -11,8 +11,10 @@ import { EntityWorkloadTarget } from './EntityWorkloads';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { KubeGateways } from './KubeGateways';
 import {
+  claimAsTheRuleReadsIt,
   classifyInSnapshot,
   NamespaceSnapshot,
+  podAsTheRuleReadsIt,
   withVolumes,
 } from './orphanRule';
 
@@ -122,8 +124,8 @@ export class OrphanFinder {
       await Promise.all(
         namespaces.map(async ns => {
           const [claims, pods] = await Promise.all([
-            gateway.listClaims(ns),
-            gateway.listPods(ns),
+            gateway.listClaims(ns, claimAsTheRuleReadsIt),
+            gateway.listPods(ns, podAsTheRuleReadsIt),
           ]);
           return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
         }),

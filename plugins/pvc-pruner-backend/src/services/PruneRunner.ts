@@ -1,5 +1,6 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
+  describeInUse,
   describeKept,
   formatBytes,
   PruneJob,
@@ -10,7 +11,11 @@ import {
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { HeldLease } from './LeaseLock';
-import { classifyClaims, parseClaimName } from './orphanRule';
+import {
+  classifyClaims,
+  parseClaimName,
+  podAsTheRuleReadsIt,
+} from './orphanRule';
 import { PruneJobStore } from './PruneJobStore';
 import { StatefulSetGuard } from './StatefulSetGuard';
 import { VolumeFollower } from './VolumeFollower';
@@ -221,7 +226,7 @@ export class PruneRunner {
         });
         return;
       }
-      const pods = await gateway.listPods(job.namespace);
+      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
       verdict = classifyClaims({
         statefulSet: guard.current,
         claims: [claim],
@@ -233,12 +238,14 @@ export class PruneRunner {
       return;
     }
     const kept = verdict.kept[0];
-    if (kept) {
+    const inUse = verdict.inUse[0];
+    if (kept || inUse) {
       await this.skip(job, summary, {
         ...base,
-        reason: `it is no longer an orphan: ${describeKept(kept, verdict)}`,
+        reason: `it is no longer an orphan: ${
+          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
+        }`,
       });
-
       return;
     }
     const orphan = verdict.orphans[0];

@@ -4,7 +4,12 @@ import type {
   V1Pod,
   V1StatefulSet,
 } from '@kubernetes/client-node';
-import { classifyClaims, OrphanRuleInput } from './orphanRule';
+import {
+  claimAsTheRuleReadsIt,
+  classifyClaims,
+  OrphanRuleInput,
+  podAsTheRuleReadsIt,
+} from './orphanRule';
 
 const NS = 'shop';
 
@@ -116,10 +121,8 @@ describe('classifyClaims (the orphan rule)', () => {
       ),
     });
     expect(names(result.orphans)).toEqual(['data-web-2', 'data-web-3']);
-    expect(result.kept.map(k => [k.name, k.reason])).toEqual([
-      ['data-web-0', 'ordinal-in-use'],
-      ['data-web-1', 'ordinal-in-use'],
-    ]);
+    expect(result.inUse).toEqual([{ template: 'data', ordinals: [0, 1] }]);
+    expect(result.kept).toEqual([]);
     expect(result.ordinals).toEqual({ start: 0, end: 2 });
   });
 
@@ -222,6 +225,7 @@ describe('classifyClaims (the orphan rule)', () => {
       ].map(n => claim(n)),
     });
     expect(result.ordinals).toEqual({ start: 3, end: 5 });
+    expect(result.inUse).toEqual([{ template: 'data', ordinals: [3, 4] }]);
     expect(names(result.orphans)).toEqual([
       'data-web-0',
       'data-web-2',
@@ -299,7 +303,22 @@ describe('classifyClaims (the orphan rule)', () => {
       ['data-web-1', 'data', 1],
       ['data-web-web-1', 'data-web', 1],
     ]);
-    expect(result.kept.map(k => k.name)).toEqual(['data-web-web-0']);
+    expect(result.inUse).toEqual([{ template: 'data-web', ordinals: [0] }]);
+    expect(result.kept).toEqual([]);
+  });
+
+  it('groups the claims of running ordinals per template, in the spec’s order, ordinals ascending', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 12, templates: ['logs', 'data'] }),
+      claims: ['data-web-10', 'data-web-2', 'logs-web-0', 'data-web-0'].map(n =>
+        claim(n),
+      ),
+    });
+    expect(result.inUse).toEqual([
+      { template: 'logs', ordinals: [0] },
+      { template: 'data', ordinals: [0, 2, 10] },
+    ]);
+    expect(result.orphans).toEqual([]);
   });
 
   it('reports size, volume and reclaim policy, and flags Retain volumes apart from reclaimable capacity', () => {
@@ -368,5 +387,43 @@ describe('classifyClaims (the orphan rule)', () => {
       whenScaled: 'Retain',
       whenDeleted: 'Retain',
     });
+  });
+
+  // The scan trims claims and pods as their list pages arrive; trimming must not change a verdict.
+  it('classifies claims and pods trimmed to the fields it reads exactly as the full objects', () => {
+    const input: OrphanRuleInput = {
+      statefulSet: sts('web', { replicas: 2, templates: ['data', 'logs'] }),
+      claims: [
+        claim('data-web-0', { volume: 'pv-0' }),
+        claim('logs-web-1'),
+        claim('data-web-2', { volume: 'pv-2', capacity: '20Gi' }),
+        claim('data-web-3', { volume: 'pv-3', deleting: true }),
+        claim('data-web-4'),
+        claim('data-web-backup'),
+        claim('data-web-5', { namespace: 'other' }),
+      ],
+      pods: [
+        pod('web-0', ['data-web-0']),
+        pod('web-4', ['data-web-4'], true),
+        pod('debug', ['data-web-2'], false, 'other'),
+      ],
+      volumes: new Map([
+        ['pv-2', pv('pv-2', 'Retain')],
+        ['pv-3', pv('pv-3', 'Delete')],
+      ]),
+    };
+    const full = classifyClaims(input);
+    expect(full.orphans.map(o => o.name)).toEqual(['data-web-2', 'data-web-3']);
+    expect(full.kept.map(k => k.name)).toEqual([
+      'data-web-4',
+      'data-web-backup',
+    ]);
+    expect(
+      classifyClaims({
+        ...input,
+        claims: input.claims.map(claimAsTheRuleReadsIt),
+        pods: input.pods.map(podAsTheRuleReadsIt),
+      }),
+    ).toEqual(full);
   });
 });

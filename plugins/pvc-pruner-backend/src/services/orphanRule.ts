@@ -5,6 +5,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import {
+  InUsePvcs,
   KeptPvc,
   OrphanedPvc,
   parseQuantity,
@@ -42,6 +43,45 @@ export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
     }
   }
   return byClaim;
+}
+
+/** The claim with only the fields the orphan rule reads. */
+export function claimAsTheRuleReadsIt(
+  claim: V1PersistentVolumeClaim,
+): V1PersistentVolumeClaim {
+  const { metadata, spec, status } = claim;
+  return {
+    metadata: metadata && {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: metadata.resourceVersion,
+      creationTimestamp: metadata.creationTimestamp,
+      deletionTimestamp: metadata.deletionTimestamp,
+    },
+    spec: spec && {
+      resources: spec.resources && { requests: spec.resources.requests },
+      storageClassName: spec.storageClassName,
+      volumeName: spec.volumeName,
+    },
+    status: status && { phase: status.phase, capacity: status.capacity },
+  };
+}
+
+/** The pod with only the fields the orphan rule reads: who it is, whether it terminates, which claims it mounts. */
+export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
+  const { metadata, spec } = pod;
+  return {
+    metadata: metadata && {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      deletionTimestamp: metadata.deletionTimestamp,
+    },
+    spec: spec && {
+      containers: [],
+      volumes: spec.volumes?.filter(v => v.persistentVolumeClaim),
+    },
+  };
 }
 
 /** A claim name parsed as `<template>-<statefulset>-<ordinal>`, or why it does not parse. */
@@ -178,8 +218,9 @@ export interface OrphanRuleInput {
  * The orphan rule. A claim is an orphan of StatefulSet S only if it is in S's
  * namespace, its name is exactly `<template>-<S>-<decimal ordinal>`, the
  * ordinal is outside the ordinals S runs now, and no pod, terminating or not,
- * references it. Claims that match a template's name but fail a test are kept,
- * with the reason.
+ * references it. Claims that match a template's name but fail a test are kept:
+ * those of running ordinals grouped per template (inUse), the others with the
+ * reason.
  */
 export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
   const snapshot = new NamespaceSnapshot(
@@ -198,13 +239,17 @@ export function classifyInSnapshot(
 ): StatefulSetOrphans {
   const namespace = sts.metadata?.namespace;
   const ordinals = runningOrdinals(sts);
+  const templates = (sts.spec?.volumeClaimTemplates ?? []).map(
+    t => t.metadata?.name ?? '',
+  );
   const usedBy = snapshot.usedBy;
   const orphans: OrphanedPvc[] = [];
   const kept: KeptPvc[] = [];
+  const inUse = new Map<string, number[]>();
   const candidates = new Map<string, V1PersistentVolumeClaim>();
-  for (const template of sts.spec?.volumeClaimTemplates ?? []) {
+  for (const template of templates) {
     for (const claim of snapshot.withPrefix(
-      `${template.metadata?.name}-${sts.metadata?.name}-`,
+      `${template}-${sts.metadata?.name}-`,
     )) {
       candidates.set(claim.metadata?.name ?? '', claim);
     }
@@ -220,7 +265,9 @@ export function classifyInSnapshot(
     }
     const ordinal = parsed.ordinal;
     if (ordinal >= ordinals.start && ordinal < ordinals.end) {
-      kept.push({ name, uid, template, ordinal, reason: 'ordinal-in-use' });
+      const inTemplate = inUse.get(template);
+      if (inTemplate) inTemplate.push(ordinal);
+      else inUse.set(template, [ordinal]);
       continue;
     }
     const pods = usedBy.get(name);
@@ -259,10 +306,14 @@ export function classifyInSnapshot(
       whenDeleted:
         sts.spec?.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? 'Retain',
     },
-    templates: (sts.spec?.volumeClaimTemplates ?? []).map(
-      t => t.metadata?.name ?? '',
-    ),
+    templates,
     orphans,
+    inUse: templates.flatMap((template): InUsePvcs[] => {
+      const inTemplate = inUse.get(template);
+      return inTemplate
+        ? [{ template, ordinals: inTemplate.sort((a, b) => a - b) }]
+        : [];
+    }),
     kept: kept.sort(
       (a, b) =>
         (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) ||

@@ -1,5 +1,6 @@
 import {
   ClusterOrphans,
+  InUsePvcs,
   KeptPvc,
   OrphanedPvc,
   OrphansResponse,
@@ -46,6 +47,7 @@ export function makeStatefulSet(
   options: {
     replicas?: number;
     orphans?: OrphanedPvc[];
+    inUse?: InUsePvcs[];
     kept?: KeptPvc[];
     namespace?: string;
   } = {},
@@ -66,6 +68,7 @@ export function makeStatefulSet(
     retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
     templates: ['data'],
     orphans,
+    inUse: options.inUse ?? [],
     kept: options.kept ?? [],
     reclaimableBytes: orphans
       .filter(o => !o.volume?.retained)

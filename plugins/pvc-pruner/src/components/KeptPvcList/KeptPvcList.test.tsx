@@ -9,6 +9,7 @@ describe('KeptPvcList', () => {
         statefulSet={{
           name: 'db',
           ordinals: { start: 0, end: 3 },
+          inUse: [],
           kept: [
             {
               name: 'data-db-3',
@@ -31,10 +32,44 @@ describe('KeptPvcList', () => {
     ).toBeInTheDocument();
   });
 
+  it('counts the claims of running ordinals and names them per template, in short when there are many', async () => {
+    render(
+      <KeptPvcList
+        statefulSet={{
+          name: 'db',
+          ordinals: { start: 0, end: 40 },
+          inUse: [
+            { template: 'data', ordinals: [...Array(40).keys()] },
+            { template: 'logs', ordinals: [0, 2] },
+          ],
+          kept: [],
+        }}
+      />,
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: /42 claims kept/ }),
+    );
+    expect(
+      screen.getByText('data-db-0 … data-db-39 (40 claims)'),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText('ordinals 0–39 are ones the StatefulSet runs (0–39)'),
+    ).toBeInTheDocument();
+    expect(screen.getByText('logs-db-0, logs-db-2')).toBeInTheDocument();
+    expect(
+      screen.getByText('ordinals 0, 2 are ones the StatefulSet runs (0–39)'),
+    ).toBeInTheDocument();
+  });
+
   it('renders nothing when every claim is an orphan', () => {
     const { container } = render(
       <KeptPvcList
-        statefulSet={{ name: 'db', ordinals: { start: 0, end: 3 }, kept: [] }}
+        statefulSet={{
+          name: 'db',
+          ordinals: { start: 0, end: 3 },
+          inUse: [],
+          kept: [],
+        }}
       />,
     );
     expect(container).toBeEmptyDOMElement();

@@ -62,15 +62,7 @@ describe('PvcPrunerCard', () => {
           statefulSets: [
             makeStatefulSet('db', {
               replicas: 2,
-              kept: [
-                {
-                  name: 'data-db-1',
-                  uid: 'k1',
-                  template: 'data',
-                  ordinal: 1,
-                  reason: 'ordinal-in-use',
-                },
-              ],
+              inUse: [{ template: 'data', ordinals: [1] }],
             }),
           ],
         },
