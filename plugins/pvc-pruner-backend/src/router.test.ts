@@ -875,6 +875,35 @@ describe('createRouter', () => {
       expect(frames.map(f => f.data.seq)).toEqual([4, 5]);
     });
 
+    it('resumes after the Last-Event-ID a reconnecting EventSource sends, which wins over ?after=', async () => {
+      const job = await storedJob();
+      await finishJob(job.id);
+
+      const frames = parseFrames(
+        (
+          await request(app)
+            .get(`/v1/prune-jobs/${job.id}/events`)
+            .query({ after: 0 })
+            .set('Last-Event-ID', '4')
+        ).text,
+      );
+
+      expect(frames.map(f => f.data.seq)).toEqual([5]);
+    });
+
+    it('answers 400 for a Last-Event-ID that is not an event number', async () => {
+      const job = await storedJob();
+
+      const response = await request(app)
+        .get(`/v1/prune-jobs/${job.id}/events`)
+        .set('Last-Event-ID', 'soon');
+
+      expect(response.status).toBe(400);
+      expect(response.body.error.message).toBe(
+        'Invalid header: Last-Event-ID: Expected number, received nan',
+      );
+    });
+
     it('ends at once when ?after= is at or past the end of a finished job’s log', async () => {
       const job = await storedJob();
       await finishJob(job.id);

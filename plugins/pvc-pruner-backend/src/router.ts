@@ -58,9 +58,9 @@ const historyQuery = entityQuery.extend({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
-const afterQuery = z.object({
-  after: z.coerce.number().int().min(0).default(0),
-});
+const eventSeq = z.coerce.number().int().min(0);
+const afterQuery = z.object({ after: eventSeq.default(0) });
+const lastEventIdHeader = z.object({ 'Last-Event-ID': eventSeq });
 
 function parse<T extends z.ZodTypeAny>(
   schema: T,
@@ -249,7 +249,14 @@ export async function createRouter(
   });
 
   router.get('/v1/prune-jobs/:id/events', async (req, res) => {
-    const { after } = parse(afterQuery, req.query, 'query');
+    const query = parse(afterQuery, req.query, 'query');
+    // A reconnecting EventSource repeats the first URL and says where it got to in this header.
+    const lastEventId = req.header('last-event-id');
+    const after = lastEventId
+      ? parse(lastEventIdHeader, { 'Last-Event-ID': lastEventId }, 'header')[
+          'Last-Event-ID'
+        ]
+      : query.after;
     const job = await readableJob(req);
     streamJobEvents({ req, res, jobId: job.id, after, store, events });
   });
