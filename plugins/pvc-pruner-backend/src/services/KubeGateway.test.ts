@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
+import { RawApiReader } from './RawApiReader';
 
 /* The gateway's contract with the plugin: every failure is a ClusterRequestError naming the cluster, never the token. */
 
@@ -119,6 +120,21 @@ describe('KubeGateway', () => {
     expect(error.message).toBe(
       'cluster "demo" did not answer get persistentvolume pv-1 within 200 ms',
     );
+  });
+
+  it('closes the request it gave up on, rather than leaving it open', async () => {
+    const gateway = new KubeGateway('demo', kc, 200);
+    sim.addFault({ verb: 'list', resource: 'pods', latencyMs: 1000 });
+    const getJson = jest.spyOn(RawApiReader.prototype, 'getJson');
+
+    await failure(gateway.listPods('shop'));
+
+    const signal = getJson.mock.calls[0][1];
+    expect(signal?.aborted).toBe(true);
+    await expect(getJson.mock.results[0].value).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    getJson.mockRestore();
   });
 
   it('reports an unreachable cluster without its token', async () => {

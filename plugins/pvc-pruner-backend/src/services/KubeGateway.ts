@@ -66,29 +66,39 @@ export class KubeGateway {
     this.watcher = new Watch(kubeConfig);
   }
 
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs a request with the cluster's timeout; `fn` gets a signal that aborts when it expires. */
+  private async call<T>(
+    what: string,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    const abandoned = new AbortController();
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new ClusterRequestError(
-              this.cluster,
-              `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`,
-              504,
-              'Timeout',
-            ),
+      timer = setTimeout(() => {
+        // Rejected first, so the race settles as a timeout, not as the abort it causes.
+        reject(
+          new ClusterRequestError(
+            this.cluster,
+            `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`,
+            504,
+            'Timeout',
           ),
-        this.timeoutMs,
-      );
+        );
+        abandoned.abort();
+      }, this.timeoutMs);
     });
     try {
-      return await Promise.race([fn(), timeout]);
+      return await Promise.race([fn(abandoned.signal), timeout]);
     } catch (e) {
       throw this.toError(what, e);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A plain GET of the API; abandoned (the connection closed) when the timeout expires. */
+  private get<T>(what: string, path: string): Promise<T> {
+    return this.call(what, signal => this.reader.getJson<T>(path, signal));
   }
 
   private toError(what: string, e: unknown): ClusterRequestError {
@@ -136,11 +146,10 @@ export class KubeGateway {
         limit: String(this.pageSize),
         ...(cont ? { continue: cont } : {}),
       });
-      const page = await this.call(what, () =>
-        this.reader.getJson<{ items: T[]; metadata?: { continue?: string } }>(
-          `${path}?${params}`,
-        ),
-      );
+      const page = await this.get<{
+        items: T[];
+        metadata?: { continue?: string };
+      }>(what, `${path}?${params}`);
       if (pick) for (const item of page.items) items.push(pick(item));
       else items.push(...page.items);
       cont = page.metadata?.continue || undefined;
@@ -159,12 +168,11 @@ export class KubeGateway {
   }
 
   readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
-    return this.call(`get statefulset ${namespace}/${name}`, () =>
-      this.reader.getJson<V1StatefulSet>(
-        `/apis/apps/v1/namespaces/${encodeURIComponent(
-          namespace,
-        )}/statefulsets/${encodeURIComponent(name)}`,
-      ),
+    return this.get(
+      `get statefulset ${namespace}/${name}`,
+      `/apis/apps/v1/namespaces/${encodeURIComponent(
+        namespace,
+      )}/statefulsets/${encodeURIComponent(name)}`,
     );
   }
 
@@ -199,12 +207,11 @@ export class KubeGateway {
     name: string,
   ): Promise<V1PersistentVolumeClaim | undefined> {
     return this.orUndefined(() =>
-      this.call(`get persistentvolumeclaim ${namespace}/${name}`, () =>
-        this.reader.getJson<V1PersistentVolumeClaim>(
-          `/api/v1/namespaces/${encodeURIComponent(
-            namespace,
-          )}/persistentvolumeclaims/${encodeURIComponent(name)}`,
-        ),
+      this.get<V1PersistentVolumeClaim>(
+        `get persistentvolumeclaim ${namespace}/${name}`,
+        `/api/v1/namespaces/${encodeURIComponent(
+          namespace,
+        )}/persistentvolumeclaims/${encodeURIComponent(name)}`,
       ),
     );
   }
@@ -212,10 +219,9 @@ export class KubeGateway {
   /** The volume, or undefined when it does not exist. */
   async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
     return this.orUndefined(() =>
-      this.call(`get persistentvolume ${name}`, () =>
-        this.reader.getJson<V1PersistentVolume>(
-          `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
-        ),
+      this.get<V1PersistentVolume>(
+        `get persistentvolume ${name}`,
+        `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
       ),
     );
   }

@@ -20,10 +20,14 @@ export class RawApiReader {
 
   constructor(private readonly kubeConfig: KubeConfig) {}
 
-  /** GETs a path of the cluster's API; a non-2xx answer throws an ApiException. */
-  async getJson<T>(path: string): Promise<T> {
+  /** GETs a path of the cluster's API; a non-2xx answer throws an ApiException, an abort an AbortError. */
+  async getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
     const { server, headers, dispatcher } = await this.connect();
-    const res = await request(`${server}${path}`, { headers, dispatcher });
+    const res = await request(`${server}${path}`, {
+      headers,
+      dispatcher,
+      signal,
+    });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const body = await res.body.text();
       throw new ApiException(
