@@ -1,6 +1,6 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { TestDatabaseId, TestDatabases } from '@backstage/backend-test-utils';
-import { InputError, NotFoundError } from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { PruneJob, PruneSummary } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
 import { NewPruneJob, PruneJobStore, timestampToIso } from './PruneJobStore';
@@ -432,6 +432,31 @@ describe.each(databases.eachSupportedId())(
       await expect(
         store.updateJob(job.id, { startedAt: 'not a time' }),
       ).rejects.toThrow(InputError);
+    });
+
+    it('never changes the status of a job that has already ended, e.g. one another replica marked interrupted', async () => {
+      const job = await store.createJob(newJob());
+      await store.updateJob(job.id, { status: 'running' });
+      clock = minutes(10);
+      await store.markInterrupted({ staleBefore: minutes(5), reason: 'gone' });
+
+      await expect(
+        store.updateJob(job.id, { status: 'succeeded' }),
+      ).rejects.toThrow(
+        new ConflictError(`Prune job ${job.id} has already ended: interrupted`),
+      );
+      const summary: PruneSummary = {
+        deleted: [{ name: 'data-orders-db-3', uid: 'u3', bytes: 1 }],
+        skipped: [],
+        failed: [],
+        bytesReclaimed: 1,
+      };
+      // What the job did before it learned that is still recorded.
+      expect(await store.updateJob(job.id, { summary })).toMatchObject({
+        status: 'interrupted',
+        reason: 'gone',
+        summary,
+      });
     });
 
     it('interrupts stale jobs and leaves fresh ones alone', async () => {

@@ -3,7 +3,7 @@ import {
   DatabaseService,
   resolvePackagePath,
 } from '@backstage/backend-plugin-api';
-import { InputError, NotFoundError } from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   PruneEvent,
   PruneJob,
@@ -303,7 +303,9 @@ export class PruneJobStore {
 
   /**
    * Writes the given fields (those not undefined) and returns the job.
-   * Throws NotFoundError for an unknown job.
+   * Throws NotFoundError for an unknown job, and ConflictError for a status
+   * change of a job that has already ended: one another replica marked
+   * interrupted stays interrupted.
    */
   async updateJob(id: string, patch: PruneJobPatch): Promise<PruneJob> {
     const update: Record<string, unknown> = {};
@@ -319,8 +321,15 @@ export class PruneJobStore {
       update.summary = JSON.stringify(patch.summary);
     }
     if (Object.keys(update).length > 0) {
-      const count = await this.db(JOBS).where({ id }).update(update);
-      if (count === 0) throw new NotFoundError(`No prune job ${id}`);
+      const row = this.db(JOBS).where({ id });
+      if (update.status !== undefined) row.whereIn('status', ACTIVE_STATUSES);
+      if ((await row.update(update)) === 0) {
+        const ended = await this.getJob(id);
+        if (!ended) throw new NotFoundError(`No prune job ${id}`);
+        throw new ConflictError(
+          `Prune job ${id} has already ended: ${ended.status}`,
+        );
+      }
     }
     const job = await this.getJob(id);
     if (!job) throw new NotFoundError(`No prune job ${id}`);

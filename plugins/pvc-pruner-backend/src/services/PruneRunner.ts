@@ -7,7 +7,9 @@ import {
   PruneJobStatus,
   PruneSummary,
   PvcOutcome,
+  TERMINAL_JOB_STATUSES,
 } from 'backstage-plugin-pvc-pruner-common';
+import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { HeldLease } from './LeaseLock';
@@ -95,6 +97,8 @@ export class PruneRunner {
       );
       const queue = this.order(job, guard, summary);
       for (const [index, confirmed] of queue.entries()) {
+        const ended = await this.endedElsewhere(job.id);
+        if (ended) return await this.keepEnding(ended, summary, follows);
         if (stopping()) {
           const reason = 'the Backstage instance running this job shut down';
           for (const rest of queue.slice(index)) {
@@ -406,6 +410,25 @@ export class PruneRunner {
     });
   }
 
+  /** The job as stored, when something else has ended it: another replica's sweep that took this instance for dead. */
+  private async endedElsewhere(jobId: string): Promise<PruneJob | undefined> {
+    const stored = await this.store.getJob(jobId);
+    return stored && TERMINAL_JOB_STATUSES.includes(stored.status)
+      ? stored
+      : undefined;
+  }
+
+  /** Leaves the job as it was ended elsewhere, but records what this run did before it noticed. */
+  private async keepEnding(
+    ended: PruneJob,
+    summary: PruneSummary,
+    follows: Promise<void>[],
+  ): Promise<PruneResult> {
+    await Promise.allSettled(follows);
+    await this.store.updateJob(ended.id, { summary });
+    return { status: ended.status, reason: ended.reason, summary };
+  }
+
   private async finish(
     job: PruneJob,
     summary: PruneSummary,
@@ -418,12 +441,19 @@ export class PruneRunner {
       (a, b) =>
         (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
     );
-    await this.store.updateJob(job.id, {
-      status,
-      reason,
-      summary,
-      finishedAt: new Date().toISOString(),
-    });
+    try {
+      await this.store.updateJob(job.id, {
+        status,
+        reason,
+        summary,
+        finishedAt: new Date().toISOString(),
+      });
+    } catch (e) {
+      const ended =
+        e instanceof ConflictError && (await this.endedElsewhere(job.id));
+      if (!ended) throw e;
+      return await this.keepEnding(ended, summary, follows);
+    }
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be deleted' : 'deleted'
     }, ${summary.skipped.length} skipped, ${summary.failed.length} failed`;
