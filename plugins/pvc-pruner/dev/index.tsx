@@ -119,11 +119,14 @@ const DemoEntityKubernetesPage = ({
         tabs={[{ id: 'kubernetes', label: 'Kubernetes' }]}
       />
       <Content>
-        <Grid container spacing={3} direction="column">
-          <Grid item data-testid="pvc-pruner-card-slot">
+        {/* As the README tells an app to place it: a full-width item of a row grid. */}
+        <Grid container spacing={3}>
+          <Grid item xs={12} data-testid="pvc-pruner-card-slot">
             <EntityPvcPrunerCard />
           </Grid>
-          <Grid item>{children}</Grid>
+          <Grid item xs={12}>
+            {children}
+          </Grid>
         </Grid>
       </Content>
     </EntityLoader>

@@ -131,7 +131,7 @@ export function OrphanTable(props: OrphanTableProps) {
       {
         title: 'Volume and reclaim policy',
         field: 'volume.name',
-        cellStyle: { minWidth: 240, wordBreak: 'break-word' },
+        cellStyle: { minWidth: 200, wordBreak: 'break-word' },
         render: pvc => <VolumeCell pvc={pvc} />,
       },
       {
