@@ -60,13 +60,20 @@ export function streamJobEvents(options: {
     );
     if (event.type === 'job-finished') close();
   };
-  /** True when the job finished and its job-finished event is at or before `last`: nothing will follow. */
+  /**
+   * True when the job finished and its job-finished event is at or before
+   * `last`. A log ends there: events after it (from a run that had not yet
+   * learnt that another replica ended its job) are never streamed.
+   */
   const logEnded = async () => {
     const job = await store.getJob(jobId);
     if (!job || !TERMINAL_JOB_STATUSES.includes(job.status)) return false;
-    const end = (await store.listEvents(jobId, 0)).pop();
-    return end?.type === 'job-finished' && end.seq <= last;
+    const end = (await store.listEvents(jobId, 0)).find(
+      e => e.type === 'job-finished',
+    );
+    return end !== undefined && end.seq <= last;
   };
+  let firstPump = true;
   const pump = async () => {
     if (pumping) {
       again = true;
@@ -77,8 +84,9 @@ export function streamJobEvents(options: {
       do {
         again = false;
         const batch = await store.listEvents(jobId, last);
-        // Nothing new and nothing ever will be (`after` is at or past the end of a finished job's log).
-        if (batch.length === 0 && (await logEnded())) close();
+        // `after` is at or past the end of a finished job's log: nothing will follow.
+        if ((firstPump || batch.length === 0) && (await logEnded())) close();
+        firstPump = false;
         for (const event of batch) {
           if (closed) return;
           send(event);

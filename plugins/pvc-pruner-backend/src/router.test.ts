@@ -891,18 +891,21 @@ describe('createRouter', () => {
       expect(frames.map(f => f.data.seq)).toEqual([5]);
     });
 
-    it('answers 400 for a Last-Event-ID that is not an event number', async () => {
-      const job = await storedJob();
+    it.each(['soon', '1e3', '0x10', '-1', '1.5'])(
+      'answers 400 for a Last-Event-ID of %j',
+      async lastEventId => {
+        const job = await storedJob();
 
-      const response = await request(app)
-        .get(`/v1/prune-jobs/${job.id}/events`)
-        .set('Last-Event-ID', 'soon');
+        const response = await request(app)
+          .get(`/v1/prune-jobs/${job.id}/events`)
+          .set('Last-Event-ID', lastEventId);
 
-      expect(response.status).toBe(400);
-      expect(response.body.error.message).toBe(
-        'Invalid header: Last-Event-ID: Expected number, received nan',
-      );
-    });
+        expect(response.status).toBe(400);
+        expect(response.body.error.message).toBe(
+          'Invalid header: Last-Event-ID: must be the seq of an event',
+        );
+      },
+    );
 
     it('ends at once when ?after= is at or past the end of a finished job’s log', async () => {
       const job = await storedJob();
@@ -916,6 +919,30 @@ describe('createRouter', () => {
         expect(response.status).toBe(200);
         expect(parseFrames(response.text)).toEqual([]);
       }
+    });
+
+    it('ends a log at its job-finished event, even when a late event follows it', async () => {
+      const job = await storedJob();
+      await finishJob(job.id);
+      // Written by a run that had not yet learnt another replica ended its job.
+      await events.append({
+        jobId: job.id,
+        type: 'pvc-deleted',
+        pvc: 'data-orders-db-3',
+        message: 'deleted late',
+      });
+
+      const replay = await request(app)
+        .get(`/v1/prune-jobs/${job.id}/events`)
+        .timeout(3000);
+      expect(parseFrames(replay.text).map(f => f.data.seq)).toEqual([
+        1, 2, 3, 4, 5,
+      ]);
+      const resumed = await request(app)
+        .get(`/v1/prune-jobs/${job.id}/events`)
+        .query({ after: 5 })
+        .timeout(3000);
+      expect(parseFrames(resumed.text)).toEqual([]);
     });
 
     it('follows a running job live until job-finished', async () => {

@@ -60,7 +60,12 @@ const historyQuery = entityQuery.extend({
 });
 const eventSeq = z.coerce.number().int().min(0);
 const afterQuery = z.object({ after: eventSeq.default(0) });
-const lastEventIdHeader = z.object({ 'Last-Event-ID': eventSeq });
+const lastEventIdHeader = z.object({
+  'Last-Event-ID': z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be the seq of an event')
+    .transform(Number),
+});
 
 function parse<T extends z.ZodTypeAny>(
   schema: T,

@@ -42,8 +42,8 @@ export interface OrphanedPvc {
 }
 
 /**
- * Why a claim outside the ordinals a StatefulSet runs is still not an orphan
- * (claims of the ordinals it runs are {@link InUsePvcs}). @public
+ * Why a claim that matches a template's name is kept, other than being a
+ * claim of an ordinal the StatefulSet runs (those are {@link InUsePvcs}). @public
  */
 export type KeptReason =
   /** A pod, running or terminating, still references the claim. */

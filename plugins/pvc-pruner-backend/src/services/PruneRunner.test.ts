@@ -148,6 +148,13 @@ describe('PruneRunner', () => {
     const stored = await store.getJob(job.id);
     expect(stored).toMatchObject({ status: 'interrupted', reason });
     expect(stored?.summary?.deleted.map(d => d.name)).toEqual(['data-web-1']);
+    expect(stored?.summary?.skipped).toEqual([
+      expect.objectContaining({
+        name: 'data-web-2',
+        reason: 'not attempted: the job was ended elsewhere (interrupted)',
+      }),
+      expect.objectContaining({ name: 'data-web-3' }),
+    ]);
     const finished = (await store.listEvents(job.id)).filter(
       e => e.type === 'job-finished',
     );

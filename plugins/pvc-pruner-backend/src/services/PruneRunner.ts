@@ -35,6 +35,14 @@ export interface PruneResult {
 
 type Confirmed = { name: string; uid: string; ordinal: number };
 
+/** Deletions finish in any order (claims are followed in parallel); report them by ordinal. */
+function sortDeleted(summary: PruneSummary) {
+  summary.deleted.sort(
+    (a, b) =>
+      (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
+  );
+}
+
 /**
  * Runs one prune job: watches the StatefulSet, re-checks each confirmed
  * claim right before deleting it (lowest ordinal first), deletes with uid +
@@ -62,23 +70,6 @@ export class PruneRunner {
       failed: [],
       bytesReclaimed: 0,
     };
-    const startedAt = new Date().toISOString();
-    await this.store.updateJob(job.id, { status: 'running', startedAt });
-    await this.events.append({
-      jobId: job.id,
-      type: 'job-started',
-      message: `${job.dryRun ? 'Dry run' : 'Prune'} started on cluster ${
-        job.cluster
-      }`,
-    });
-    await this.events.append({
-      jobId: job.id,
-      type: 'lease-acquired',
-      message: job.dryRun
-        ? `Lease ${lease.namespace}/${lease.name} is free (a dry run does not hold it)`
-        : `Holding lease ${lease.namespace}/${lease.name}`,
-    });
-
     let leaseLost: string | undefined;
     const renewal = setInterval(() => {
       lease.renew().catch(e => {
@@ -90,6 +81,22 @@ export class PruneRunner {
     let guard: StatefulSetGuard | undefined;
     const follows: Promise<void>[] = [];
     try {
+      const startedAt = new Date().toISOString();
+      await this.store.updateJob(job.id, { status: 'running', startedAt });
+      await this.events.append({
+        jobId: job.id,
+        type: 'job-started',
+        message: `${job.dryRun ? 'Dry run' : 'Prune'} started on cluster ${
+          job.cluster
+        }`,
+      });
+      await this.events.append({
+        jobId: job.id,
+        type: 'lease-acquired',
+        message: job.dryRun
+          ? `Lease ${lease.namespace}/${lease.name} is free (a dry run does not hold it)`
+          : `Holding lease ${lease.namespace}/${lease.name}`,
+      });
       guard = await StatefulSetGuard.start(
         gateway,
         job.namespace,
@@ -98,7 +105,15 @@ export class PruneRunner {
       const queue = this.order(job, guard, summary);
       for (const [index, confirmed] of queue.entries()) {
         const ended = await this.endedElsewhere(job.id);
-        if (ended) return await this.keepEnding(ended, summary, follows);
+        if (ended) {
+          for (const rest of queue.slice(index)) {
+            summary.skipped.push({
+              ...rest,
+              reason: `not attempted: the job was ended elsewhere (${ended.status})`,
+            });
+          }
+          return await this.keepEnding(ended, summary, follows);
+        }
         if (stopping()) {
           const reason = 'the Backstage instance running this job shut down';
           for (const rest of queue.slice(index)) {
@@ -412,7 +427,8 @@ export class PruneRunner {
 
   /** The job as stored, when something else has ended it: another replica's sweep that took this instance for dead. */
   private async endedElsewhere(jobId: string): Promise<PruneJob | undefined> {
-    const stored = await this.store.getJob(jobId);
+    // A failed read is not a reason to stop: the next write would fail as clearly.
+    const stored = await this.store.getJob(jobId).catch(() => undefined);
     return stored && TERMINAL_JOB_STATUSES.includes(stored.status)
       ? stored
       : undefined;
@@ -425,6 +441,7 @@ export class PruneRunner {
     follows: Promise<void>[],
   ): Promise<PruneResult> {
     await Promise.allSettled(follows);
+    sortDeleted(summary);
     await this.store.updateJob(ended.id, { summary });
     return { status: ended.status, reason: ended.reason, summary };
   }
@@ -437,10 +454,7 @@ export class PruneRunner {
     reason?: string,
   ): Promise<PruneResult> {
     await Promise.allSettled(follows);
-    summary.deleted.sort(
-      (a, b) =>
-        (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
-    );
+    sortDeleted(summary);
     try {
       await this.store.updateJob(job.id, {
         status,

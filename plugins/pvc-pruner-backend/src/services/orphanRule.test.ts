@@ -307,6 +307,14 @@ describe('classifyClaims (the orphan rule)', () => {
     expect(result.kept).toEqual([]);
   });
 
+  it('groups a template named twice in the spec once', () => {
+    const result = run({
+      statefulSet: sts('web', { replicas: 2, templates: ['data', 'data'] }),
+      claims: [claim('data-web-0'), claim('data-web-1')],
+    });
+    expect(result.inUse).toEqual([{ template: 'data', ordinals: [0, 1] }]);
+  });
+
   it('groups the claims of running ordinals per template, in the spec’s order, ordinals ascending', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 12, templates: ['logs', 'data'] }),

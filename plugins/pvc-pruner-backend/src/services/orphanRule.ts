@@ -308,7 +308,7 @@ export function classifyInSnapshot(
     },
     templates,
     orphans,
-    inUse: templates.flatMap((template): InUsePvcs[] => {
+    inUse: [...new Set(templates)].flatMap((template): InUsePvcs[] => {
       const inTemplate = inUse.get(template);
       return inTemplate
         ? [{ template, ordinals: inTemplate.sort((a, b) => a - b) }]

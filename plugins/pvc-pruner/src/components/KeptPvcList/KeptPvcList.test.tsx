@@ -1,6 +1,6 @@
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { KeptPvcList } from './KeptPvcList';
+import { KeptPvcList, KeptPvcListProps } from './KeptPvcList';
 
 describe('KeptPvcList', () => {
   it('shows why claims are kept when opened', async () => {
@@ -59,6 +59,29 @@ describe('KeptPvcList', () => {
     expect(
       screen.getByText('ordinals 0, 2 are ones the StatefulSet runs (0–39)'),
     ).toBeInTheDocument();
+  });
+
+  it('still lists kept claims from a backend that sends no inUse (an older replica mid-deploy)', async () => {
+    render(
+      <KeptPvcList
+        statefulSet={
+          {
+            name: 'db',
+            ordinals: { start: 0, end: 3 },
+            kept: [
+              {
+                name: 'data-db-backup',
+                uid: 'ub',
+                template: 'data',
+                reason: 'not-an-ordinal',
+              },
+            ],
+          } as unknown as KeptPvcListProps['statefulSet']
+        }
+      />,
+    );
+    await userEvent.click(screen.getByRole('button', { name: /1 claim kept/ }));
+    expect(screen.getByText('data-db-backup')).toBeInTheDocument();
   });
 
   it('renders nothing when every claim is an orphan', () => {

@@ -35,7 +35,8 @@ function inUseNames(group: InUsePvcs, statefulSetName: string) {
 /** The StatefulSet's claims that are not orphans, and why, behind a disclosure. */
 export function KeptPvcList(props: KeptPvcListProps) {
   const { statefulSet } = props;
-  const { inUse, kept } = statefulSet;
+  // `?? []`: during a rolling deploy, an older backend replica may answer without it.
+  const { inUse = [], kept } = statefulSet;
   const count =
     kept.length + inUse.reduce((n, group) => n + group.ordinals.length, 0);
   if (count === 0) return null;

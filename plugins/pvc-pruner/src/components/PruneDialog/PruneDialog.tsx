@@ -69,11 +69,11 @@ export function PruneDialog(props: PruneDialogProps) {
 
   // Reset when the dialog opens, not when the card's periodic re-scan hands
   // it a new orphans list: that would wipe the name the user is typing.
-  const orphansAtOpen = useRef(sts.orphans);
-  orphansAtOpen.current = sts.orphans;
+  const latestOrphans = useRef(sts.orphans);
+  latestOrphans.current = sts.orphans;
   useEffect(() => {
     if (!open) return;
-    setSelected(defaultSelection(orphansAtOpen.current));
+    setSelected(defaultSelection(latestOrphans.current));
     setTyped('');
     setError(undefined);
     setSubmitting(false);
