@@ -362,10 +362,7 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  e => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+main().catch(e => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -3,7 +3,7 @@
  * backend's heap growth is measured without the simulator's. Seeds namespaces
  * on request and answers the parent's questions over IPC.
  */
-import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeObject, KubeSim, pvc, startKubeSim, statefulSet } from 'kube-sim';
 
 /** What the parent learns when the simulator is up. */
 export interface SimReady {
@@ -47,43 +47,22 @@ function seedNamespace(
     const name = `db-${s}`;
     const labels = { app: name, 'backstage.io/kubernetes-id': id };
     const replicas = perSet - orphansPerSet;
-    store.create('apps/statefulsets', {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name, namespace, labels },
-      spec: {
-        replicas,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: { containers: [{ name: 'db', image: 'db:1' }] },
-        },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: 'data' },
-            spec: {
-              accessModes: ['ReadWriteOnce'],
-              resources: { requests: { storage: '1Gi' } },
-            },
-          },
-        ],
-      },
-    } as unknown as KubeObject);
+    store.create(
+      'apps/statefulsets',
+      statefulSet(name, { replicas }, namespace, labels),
+    );
     for (let i = 0; i < perSet; i++) {
       const claim = `data-${name}-${i}`;
       const volume = `pv-${namespace}-${claim}`;
       const created = store.create('persistentvolumeclaims', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: claim, namespace, labels },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-          volumeName: volume,
-          storageClassName: '',
-        },
+        ...pvc(
+          claim,
+          { volumeName: volume, storageClassName: '' },
+          namespace,
+          labels,
+        ),
         status: { phase: 'Bound', capacity: { storage: '1Gi' } },
-      } as unknown as KubeObject);
+      } as KubeObject);
       store.create('persistentvolumes', {
         apiVersion: 'v1',
         kind: 'PersistentVolume',

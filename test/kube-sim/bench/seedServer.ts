@@ -3,7 +3,7 @@
  * Seeds N StatefulSets with M PVCs each straight into the store, then reports
  * its URL, token and memory to the parent over IPC.
  */
-import { startKubeSim } from '../src';
+import { pvc, startKubeSim, statefulSet } from '../src';
 
 async function main() {
   const statefulSets = Number(process.env.BENCH_STATEFULSETS ?? 500);
@@ -21,38 +21,15 @@ async function main() {
     const namespace = `bench-${s % namespaces}`;
     const name = `db-${s}`;
     const labels = { app: name, 'backstage.io/kubernetes-id': `svc-${s}` };
-    sim.store.create('apps/statefulsets', {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name, namespace, labels } as never,
-      spec: {
-        replicas: 0,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: { containers: [{ name: 'db', image: 'db:1' }] },
-        },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: 'data' },
-            spec: {
-              accessModes: ['ReadWriteOnce'],
-              resources: { requests: { storage: '1Gi' } },
-            },
-          },
-        ],
-      },
-    });
+    sim.store.create(
+      'apps/statefulsets',
+      statefulSet(name, { replicas: 0 }, namespace, labels),
+    );
     for (let i = 0; i < perSet; i++) {
-      sim.store.create('persistentvolumeclaims', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: `data-${name}-${i}`, namespace, labels } as never,
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-        },
-      });
+      sim.store.create(
+        'persistentvolumeclaims',
+        pvc(`data-${name}-${i}`, {}, namespace, labels),
+      );
     }
   }
   global.gc?.();
@@ -74,11 +51,11 @@ async function main() {
         namespace: string;
         name: string;
       };
-      const pvc = sim.store.get('persistentvolumeclaims', namespace, name)!;
+      const claim = sim.store.get('persistentvolumeclaims', namespace, name)!;
       sim.store.update('persistentvolumeclaims', {
-        ...pvc,
+        ...claim,
         metadata: {
-          ...pvc.metadata,
+          ...claim.metadata,
           annotations: { touched: String(Date.now()) },
         },
       });

@@ -20,6 +20,7 @@ export type { KubeObject, StoreEvent, DeleteOptions } from './types';
 export type { PolicyRule, TokenGrant } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
+export { manifest, pvc, statefulSet } from './manifests';
 export { parseScenario, loadScenario } from './scenario';
 
 export interface KubeSimOptions {

@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeSim, pvc } from 'kube-sim';
+import { startShopSimulator } from './__testUtils__/shopSimulator';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { RawApiReader } from './RawApiReader';
 
@@ -8,32 +9,10 @@ import { RawApiReader } from './RawApiReader';
 let sim: KubeSim;
 let kc: KubeConfig;
 
-const claim = (name: string) =>
-  ({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: 'shop', labels: { app: 'db' } },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: '1Gi' } },
-    },
-  } as unknown as KubeObject);
-
 beforeAll(async () => {
-  sim = await startKubeSim({
-    controllers: false,
-    https: true,
-    scenario: [
-      {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: 'shop' },
-      } as any,
-      ...Array.from({ length: 7 }, (_, i) => claim(`data-db-${i}`)),
-    ],
-  });
-  kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig);
+  ({ sim, kubeConfig: kc } = await startShopSimulator());
+  for (let i = 0; i < 7; i++)
+    sim.store.create('persistentvolumeclaims', pvc(`data-db-${i}`, {}, 'shop'));
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
-import { KubeObject, KubeSim } from 'kube-sim';
+import { KubeSim, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from './__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { KubeGateway } from './KubeGateway';
@@ -24,35 +24,11 @@ const lease: HeldLease = {
   release: async () => {},
 };
 
-const kube = (object: object) => object as unknown as KubeObject;
-
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
   sim.store.create(
     'apps/statefulsets',
-    kube({
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: {
-        replicas: 1,
-        serviceName: 'web',
-        selector: { matchLabels: { app: 'web' } },
-        template: {
-          metadata: { labels: { app: 'web' } },
-          spec: { containers: [{ name: 'web', image: 'x' }] },
-        },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: 'data' },
-            spec: {
-              accessModes: ['ReadWriteOnce'],
-              resources: { requests: { storage: '1Gi' } },
-            },
-          },
-        ],
-      },
-    }),
+    statefulSet('web', { replicas: 1 }, 'shop'),
   );
 });
 
@@ -84,15 +60,7 @@ function createClaims(names: string[]) {
   return names.map(name => {
     const claim = sim.store.create(
       'persistentvolumeclaims',
-      kube({
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name, namespace: 'shop' },
-        spec: {
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-        },
-      }),
+      pvc(name, {}, 'shop'),
     );
     return { name, uid: claim.metadata.uid as string };
   });

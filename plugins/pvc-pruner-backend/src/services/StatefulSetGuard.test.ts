@@ -1,4 +1,4 @@
-import { KubeObject, KubeSim } from 'kube-sim';
+import { KubeObject, KubeSim, statefulSet } from 'kube-sim';
 import { startShopSimulator } from './__testUtils__/shopSimulator';
 import { KubeGateway } from './KubeGateway';
 import { StatefulSetGuard } from './StatefulSetGuard';
@@ -8,23 +8,6 @@ import { StatefulSetGuard } from './StatefulSetGuard';
 let sim: KubeSim;
 let gateway: KubeGateway;
 let guard: StatefulSetGuard | undefined;
-
-const statefulSet = (name: string, replicas: number, start?: number) =>
-  ({
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name, namespace: 'shop', labels: { app: name } },
-    spec: {
-      replicas,
-      ...(start === undefined ? {} : { ordinals: { start } }),
-      serviceName: name,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name, image: 'x' }] },
-      },
-    },
-  } as unknown as KubeObject);
 
 function update(name: string, change: (sts: KubeObject) => void) {
   const sts = structuredClone(
@@ -50,7 +33,10 @@ let db: string;
 beforeEach(() => {
   // A fresh StatefulSet for each test.
   db = `db${++n}`;
-  sim.store.create('apps/statefulsets', statefulSet(db, 2));
+  sim.store.create(
+    'apps/statefulsets',
+    statefulSet(db, { replicas: 2 }, 'shop'),
+  );
 });
 
 afterEach(() => {

@@ -7,10 +7,9 @@ import {
   RunningControllers,
   startControllers,
 } from './index';
+import { manifest } from '../manifests';
 
-/** A manifest as a client would send it (the store fills in uid, resourceVersion…). */
-export const manifest = (fields: Record<string, unknown>) =>
-  fields as unknown as KubeObject;
+export { manifest, pvc, statefulSet } from '../manifests';
 
 export interface Harness {
   store: ObjectStore;
@@ -90,54 +89,6 @@ export async function waitFor<T>(
 
 export const sleep = (ms: number) =>
   new Promise(resolve => setTimeout(resolve, ms));
-
-export function statefulSet(
-  name: string,
-  spec: Record<string, unknown> = {},
-  namespace = 'default',
-): KubeObject {
-  return manifest({
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name, namespace },
-    spec: {
-      replicas: 3,
-      serviceName: name,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name, tier: 'db' } },
-        spec: { containers: [{ name: 'main', image: 'nginx:1.27' }] },
-      },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: 'data' },
-          spec: {
-            accessModes: ['ReadWriteOnce'],
-            resources: { requests: { storage: '1Gi' } },
-          },
-        },
-      ],
-      ...spec,
-    },
-  });
-}
-
-export function pvc(
-  name: string,
-  spec: Record<string, unknown> = {},
-  namespace = 'default',
-): KubeObject {
-  return manifest({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: '1Gi' } },
-      ...spec,
-    },
-  });
-}
 
 export function pod(
   name: string,

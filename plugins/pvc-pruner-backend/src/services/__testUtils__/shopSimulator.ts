@@ -9,6 +9,7 @@ import { KubeGateway } from '../KubeGateway';
  */
 export async function startShopSimulator(): Promise<{
   sim: KubeSim;
+  kubeConfig: KubeConfig;
   gateway: KubeGateway;
 }> {
   const sim = await startKubeSim({
@@ -22,7 +23,11 @@ export async function startShopSimulator(): Promise<{
       } as KubeObject,
     ],
   });
-  const kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig);
-  return { sim, gateway: new KubeGateway('demo', kc, 5000) };
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromString(sim.kubeconfig);
+  return {
+    sim,
+    kubeConfig,
+    gateway: new KubeGateway('demo', kubeConfig, 5000),
+  };
 }
