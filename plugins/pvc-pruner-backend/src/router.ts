@@ -58,8 +58,9 @@ const historyQuery = entityQuery.extend({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
-const eventSeq = z.coerce.number().int().min(0);
-const afterQuery = z.object({ after: eventSeq.default(0) });
+const afterQuery = z.object({
+  after: z.coerce.number().int().min(0).default(0),
+});
 const lastEventIdHeader = z.object({
   'Last-Event-ID': z
     .string()

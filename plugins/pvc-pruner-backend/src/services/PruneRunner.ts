@@ -106,22 +106,20 @@ export class PruneRunner {
       for (const [index, confirmed] of queue.entries()) {
         const ended = await this.endedElsewhere(job.id);
         if (ended) {
-          for (const rest of queue.slice(index)) {
-            summary.skipped.push({
-              ...rest,
-              reason: `not attempted: the job was ended elsewhere (${ended.status})`,
-            });
-          }
+          // No events: the log already ended with the other replica's job-finished.
+          this.notAttempted(
+            queue.slice(index),
+            summary,
+            `the job was ended elsewhere (${ended.status})`,
+          );
           return await this.keepEnding(ended, summary, follows);
         }
         if (stopping()) {
           const reason = 'the Backstage instance running this job shut down';
-          for (const rest of queue.slice(index)) {
-            await this.skip(job, summary, {
-              ...rest,
-              reason: `not attempted: ${reason}`,
-            });
-          }
+          await this.announce(
+            job,
+            this.notAttempted(queue.slice(index), summary, reason),
+          );
           return await this.finish(
             job,
             summary,
@@ -132,12 +130,14 @@ export class PruneRunner {
         }
         const abortReason = guard.abortReason ?? leaseLost;
         if (abortReason) {
-          for (const rest of queue.slice(index)) {
-            await this.skip(job, summary, {
-              ...rest,
-              reason: `not attempted: the job stopped because ${abortReason}`,
-            });
-          }
+          await this.announce(
+            job,
+            this.notAttempted(
+              queue.slice(index),
+              summary,
+              `the job stopped because ${abortReason}`,
+            ),
+          );
           return await this.finish(
             job,
             summary,
@@ -202,13 +202,34 @@ export class PruneRunner {
     outcome: PvcOutcome,
   ) {
     summary.skipped.push(outcome);
-    await this.events.append({
-      jobId: job.id,
-      type: 'pvc-skipped',
-      pvc: outcome.name,
-      message: `Skipped ${outcome.name}: ${outcome.reason}`,
-      outcome,
-    });
+    await this.announce(job, [outcome]);
+  }
+
+  /** Records claims the job stops before reaching as skipped; returns their outcomes. */
+  private notAttempted(
+    rest: Confirmed[],
+    summary: PruneSummary,
+    why: string,
+  ): PvcOutcome[] {
+    const outcomes = rest.map(pvc => ({
+      ...pvc,
+      reason: `not attempted: ${why}`,
+    }));
+    summary.skipped.push(...outcomes);
+    return outcomes;
+  }
+
+  /** A pvc-skipped event for each outcome. */
+  private async announce(job: PruneJob, skipped: PvcOutcome[]) {
+    for (const outcome of skipped) {
+      await this.events.append({
+        jobId: job.id,
+        type: 'pvc-skipped',
+        pvc: outcome.name,
+        message: `Skipped ${outcome.name}: ${outcome.reason}`,
+        outcome,
+      });
+    }
   }
 
   /** Re-checks and deletes one claim; adds the follow-up that tracks its fate to `follows`. */

@@ -245,7 +245,8 @@ export function classifyInSnapshot(
   const usedBy = snapshot.usedBy;
   const orphans: OrphanedPvc[] = [];
   const kept: KeptPvc[] = [];
-  const inUse = new Map<string, number[]>();
+  // Keyed in the spec's order; a template named twice is one key.
+  const inUse = new Map(templates.map(t => [t, [] as number[]]));
   const candidates = new Map<string, V1PersistentVolumeClaim>();
   for (const template of templates) {
     for (const claim of snapshot.withPrefix(
@@ -265,9 +266,7 @@ export function classifyInSnapshot(
     }
     const ordinal = parsed.ordinal;
     if (ordinal >= ordinals.start && ordinal < ordinals.end) {
-      const inTemplate = inUse.get(template);
-      if (inTemplate) inTemplate.push(ordinal);
-      else inUse.set(template, [ordinal]);
+      inUse.get(template)!.push(ordinal);
       continue;
     }
     const pods = usedBy.get(name);
@@ -308,12 +307,14 @@ export function classifyInSnapshot(
     },
     templates,
     orphans,
-    inUse: [...new Set(templates)].flatMap((template): InUsePvcs[] => {
-      const inTemplate = inUse.get(template);
-      return inTemplate
-        ? [{ template, ordinals: inTemplate.sort((a, b) => a - b) }]
-        : [];
-    }),
+    inUse: [...inUse]
+      .filter(([, inTemplate]) => inTemplate.length > 0)
+      .map(
+        ([template, inTemplate]): InUsePvcs => ({
+          template,
+          ordinals: inTemplate.sort((a, b) => a - b),
+        }),
+      ),
     kept: kept.sort(
       (a, b) =>
         (a.ordinal ?? Infinity) - (b.ordinal ?? Infinity) ||
