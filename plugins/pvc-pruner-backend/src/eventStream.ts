@@ -3,8 +3,8 @@ import {
   PruneEvent,
   TERMINAL_JOB_STATUSES,
 } from 'backstage-plugin-pvc-pruner-common';
-import { JobEvents } from './services/JobEvents';
-import { PruneJobStore } from './services/PruneJobStore';
+import { JobEvents } from './jobs';
+import { PruneJobStore } from './database';
 
 const POLL_MS = 500;
 const KEEPALIVE_MS = 15000;

@@ -10,16 +10,16 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
 import { createRouter } from './router';
-import { ClusterRegistry } from './services/ClusterRegistry';
-import { EntityWorkloads } from './services/EntityWorkloads';
-import { JobEvents } from './services/JobEvents';
-import { KubeGateways } from './services/KubeGateways';
-import { LeaseLock } from './services/LeaseLock';
-import { OrphanFinder } from './services/OrphanFinder';
-import { PruneJobs } from './services/PruneJobs';
-import { PruneJobStore } from './services/PruneJobStore';
-import { PruneRunner } from './services/PruneRunner';
-import { VolumeFollower } from './services/VolumeFollower';
+import { PruneJobStore } from './database';
+import {
+  JobEvents,
+  LeaseLock,
+  PruneJobs,
+  PruneRunner,
+  VolumeFollower,
+} from './jobs';
+import { ClusterRegistry, KubeGateways } from './kubernetes';
+import { EntityWorkloads, OrphanFinder } from './orphans';
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned

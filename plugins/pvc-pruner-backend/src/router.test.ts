@@ -22,15 +22,9 @@ import express from 'express';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
-import {
-  EntityWorkloads,
-  EntityWorkloadTarget,
-} from './services/EntityWorkloads';
-import { JobEvents } from './services/JobEvents';
-import { OrphanFinder } from './services/OrphanFinder';
-import { JobOutcomeReporter, PruneJobs } from './services/PruneJobs';
-import { PruneJobStore } from './services/PruneJobStore';
-import { PruneResult } from './services/PruneRunner';
+import { PruneJobStore } from './database';
+import { JobEvents, JobOutcomeReporter, PruneJobs, PruneResult } from './jobs';
+import { EntityWorkloads, EntityWorkloadTarget, OrphanFinder } from './orphans';
 
 /*
  * createRouter with the real catalog lookup (EntityWorkloads on the catalog

@@ -12,15 +12,10 @@ import express from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod/v3';
 import { streamJobEvents } from './eventStream';
-import {
-  EntityWorkloads,
-  parseEntityRefStrict,
-} from './services/EntityWorkloads';
-import { JobEvents } from './services/JobEvents';
-import { OrphanFinder } from './services/OrphanFinder';
-import { PruneJobs } from './services/PruneJobs';
-import { PruneJobStore } from './services/PruneJobStore';
-import { requirePermission } from './services/requirePermission';
+import { PruneJobStore } from './database';
+import { JobEvents, PruneJobs } from './jobs';
+import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
+import { requirePermission } from './permissions';
 
 /** Request bodies above this are refused with 413 before they are parsed. */
 export const MAX_BODY = '64kb';

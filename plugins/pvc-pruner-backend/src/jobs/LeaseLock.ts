@@ -1,6 +1,6 @@
 import { ConflictError } from '@backstage/errors';
 import type { V1Lease } from '@kubernetes/client-node';
-import { ClusterRequestError, KubeGateway } from './KubeGateway';
+import { ClusterRequestError, KubeGateway } from '../kubernetes';
 
 export const REQUESTED_BY_ANNOTATION = 'pvc-pruner.backstage.io/requested-by';
 export const JOB_ANNOTATION = 'pvc-pruner.backstage.io/job-id';

@@ -11,14 +11,14 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
-import { ClusterRequestError, KubeGateway } from './KubeGateway';
+import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import { HeldLease } from './LeaseLock';
 import {
   classifyClaims,
   parseClaimName,
   podAsTheRuleReadsIt,
-} from './orphanRule';
-import { PruneJobStore } from './PruneJobStore';
+} from '../orphans';
+import { PruneJobStore } from '../database';
 import { StatefulSetGuard } from './StatefulSetGuard';
 import { VolumeFollower } from './VolumeFollower';
 

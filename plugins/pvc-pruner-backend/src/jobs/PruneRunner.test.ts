@@ -2,11 +2,11 @@ import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
 import { KubeSim, pvc, statefulSet } from 'kube-sim';
-import { startShopSimulator } from './__testUtils__/shopSimulator';
+import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
-import { KubeGateway } from './KubeGateway';
+import { KubeGateway } from '../kubernetes';
 import { HeldLease } from './LeaseLock';
-import { PruneJobStore } from './PruneJobStore';
+import { PruneJobStore } from '../database';
 import { PruneRunner } from './PruneRunner';
 import { VolumeFollower } from './VolumeFollower';
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
-import { PruneJobStore } from './PruneJobStore';
+import { PruneJobStore } from '../database';
 
 /**
  * Appends job events to the database (so any replica can replay them) and

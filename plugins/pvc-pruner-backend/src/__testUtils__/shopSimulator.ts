@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
-import { KubeGateway } from '../KubeGateway';
+import { KubeGateway } from '../kubernetes';
 
 /**
  * A simulator over https with namespace `shop` and no controllers, and a

@@ -8,8 +8,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from './EntityWorkloads';
-import { ClusterRequestError, KubeGateway } from './KubeGateway';
-import { KubeGateways } from './KubeGateways';
+import { ClusterRequestError, KubeGateway, KubeGateways } from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,

@@ -1,7 +1,7 @@
 import { ConflictError } from '@backstage/errors';
 import { KubeSim } from 'kube-sim';
-import { startShopSimulator } from './__testUtils__/shopSimulator';
-import { KubeGateway } from './KubeGateway';
+import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { KubeGateway } from '../kubernetes';
 import {
   JOB_ANNOTATION,
   LeaseLock,

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
 import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import { EntityWorkloadTarget } from './EntityWorkloads';
-import { KubeGateways } from './KubeGateways';
+import { EntityWorkloadTarget } from '../orphans';
+import { KubeGateways } from '../kubernetes';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
-import { PruneJobStore } from './PruneJobStore';
+import { PruneJobStore } from '../database';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
 export interface JobOutcomeReporter {

@@ -1,6 +1,6 @@
 import { KubeObject, KubeSim, statefulSet } from 'kube-sim';
-import { startShopSimulator } from './__testUtils__/shopSimulator';
-import { KubeGateway } from './KubeGateway';
+import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { KubeGateway } from '../kubernetes';
 import { StatefulSetGuard } from './StatefulSetGuard';
 
 /* StatefulSetGuard against the simulator's watch (no controllers: the test changes the StatefulSet itself). */

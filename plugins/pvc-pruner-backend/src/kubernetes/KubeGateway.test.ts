@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeSim, pvc } from 'kube-sim';
-import { startShopSimulator } from './__testUtils__/shopSimulator';
+import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { RawApiReader } from './RawApiReader';
 

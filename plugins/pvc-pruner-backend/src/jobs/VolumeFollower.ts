@@ -2,7 +2,7 @@ import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
-import { KubeGateway } from './KubeGateway';
+import { KubeGateway } from '../kubernetes';
 
 type Outcome<T> = { done: true; object?: T } | { done: false; object?: T };
 

@@ -1,6 +1,6 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
-import { KubeGateway } from './KubeGateway';
-import { runningOrdinals } from './orphanRule';
+import { KubeGateway } from '../kubernetes';
+import { runningOrdinals } from '../orphans';
 
 const STATEFULSETS = (namespace: string) =>
   `/apis/apps/v1/namespaces/${namespace}/statefulsets`;

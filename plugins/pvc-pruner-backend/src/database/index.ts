@@ -1,0 +1,6 @@
+export {
+  PruneJobStore,
+  timestampToIso,
+  type NewPruneJob,
+  type PruneJobPatch,
+} from './PruneJobStore';

@@ -1,0 +1,9 @@
+export { JobEvents } from './JobEvents';
+export { LeaseLock } from './LeaseLock';
+export {
+  PruneJobs,
+  type JobOutcomeReporter,
+  type PruneJobsOptions,
+} from './PruneJobs';
+export { PruneRunner, type PruneResult } from './PruneRunner';
+export { VolumeFollower } from './VolumeFollower';

@@ -1,0 +1,7 @@
+export { ClusterRegistry, type ClusterTarget } from './ClusterRegistry';
+export {
+  ClusterRequestError,
+  KubeGateway,
+  type WatchEvent,
+} from './KubeGateway';
+export { KubeGateways } from './KubeGateways';
