@@ -243,6 +243,85 @@ spec:
     });
   });
 
+  describe('imperative commands (kubectl sends these as protobuf)', () => {
+    it('create namespace', async () => {
+      expect((await ok(['create', 'namespace', 'team-a'])).trim()).toBe(
+        'namespace/team-a created',
+      );
+      const created = h.sim.store.get('namespaces', undefined, 'team-a');
+      expect(created?.status?.phase).toBe('Active');
+      const post = h.sim
+        .requests()
+        .find(r => r.verb === 'create' && r.resource === 'namespaces');
+      expect(post?.status).toBe(201);
+    });
+
+    it('run', async () => {
+      const out = await ok([
+        'run',
+        'web',
+        '-n',
+        'team-a',
+        '--image=registry.example.com/web:1',
+        '--labels=app=web',
+        '--env=MODE=demo',
+        '--port=8080',
+      ]);
+      expect(out.trim()).toBe('pod/web created');
+      const pod = h.sim.store.get('pods', 'team-a', 'web');
+      expect(pod?.metadata.labels).toEqual({ app: 'web' });
+      expect(pod?.spec.containers).toEqual([
+        expect.objectContaining({
+          name: 'web',
+          image: 'registry.example.com/web:1',
+          env: [{ name: 'MODE', value: 'demo' }],
+          ports: [expect.objectContaining({ containerPort: 8080 })],
+        }),
+      ]);
+    });
+
+    it('debug --copy-to creates the copy through the typed (protobuf) client', async () => {
+      await ok([
+        'debug',
+        'web',
+        '-n',
+        'team-a',
+        '--copy-to=web-debug',
+        '--profile=general',
+        '--image=busybox:1.36',
+        '--container=debugger',
+        '--',
+        'sleep',
+        '1d',
+      ]);
+      const copy = h.sim.store.get('pods', 'team-a', 'web-debug');
+      expect(copy?.spec.containers.map((c: any) => c.name)).toEqual([
+        'web',
+        'debugger',
+      ]);
+      expect(copy?.spec.containers[1]).toMatchObject({
+        image: 'busybox:1.36',
+        command: ['sleep', '1d'],
+        securityContext: { capabilities: { add: ['SYS_PTRACE'] } },
+      });
+      expect(copy?.spec.shareProcessNamespace).toBe(true);
+    });
+
+    it('create configmap reaches the read-only resource instead of failing on the body', async () => {
+      const result = await fails([
+        'create',
+        'configmap',
+        'settings',
+        '-n',
+        'team-a',
+        '--from-literal=mode=fast',
+      ]);
+      expect(result.stderr.trim()).toBe(
+        'error: failed to create configmap: the server does not allow this method on the requested resource (create)',
+      );
+    });
+  });
+
   describe('writes', () => {
     it('scales a StatefulSet through the scale subresource', async () => {
       const before = h.sim.store.get('apps/statefulsets', 'default', 'web')!;
