@@ -143,34 +143,6 @@ export function labelSelectorMatcher(selector: {
   return labels => requirements.every(r => matchRequirement(r, labels));
 }
 
-const FIELD_GETTERS: Record<string, (o: any) => string | undefined> = {
-  'metadata.name': o => o.metadata?.name,
-  'metadata.namespace': o => o.metadata?.namespace,
-};
-
-/** fieldSelector on metadata.name and metadata.namespace (=, ==, !=). */
-export function fieldMatcher(
-  selector: string | undefined,
-): (obj: any) => boolean {
-  if (!selector) return () => true;
-  const checks = splitTerms(selector).map(term => {
-    const m = term.match(/^([A-Za-z.]+)\s*(==|!=|=)\s*(.*)$/);
-    if (!m)
-      throw errors.badRequest(
-        `invalid selector: '${selector}'; can't understand '${term}'`,
-      );
-    const getter = FIELD_GETTERS[m[1]];
-    if (!getter) {
-      throw errors.badRequest(
-        `"${m[1]}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
-      );
-    }
-    const negate = m[2] === '!=';
-    return (o: any) => (getter(o) === m[3]) !== negate;
-  });
-  return obj => checks.every(c => c(obj));
-}
-
 /** The metadata.name a field selector pins, if any (lets a list skip a scan). */
 export function fieldSelectedName(
   selector: string | undefined,

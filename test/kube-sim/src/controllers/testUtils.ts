@@ -146,3 +146,19 @@ export const markedDeleted =
     e.object.metadata.name === name &&
     !!e.object.metadata.deletionTimestamp &&
     !e.previous?.metadata.deletionTimestamp;
+
+/** The events recorded about an object, oldest first, as `kubectl describe` lists them. */
+export function eventsAbout(store: ObjectStore, obj: KubeObject) {
+  return store
+    .list('events', { namespace: obj.metadata.namespace })
+    .items.filter(e => e.involvedObject.uid === obj.metadata.uid)
+    .map(e => ({
+      type: e.type,
+      reason: e.reason,
+      from: e.source.component,
+      message: e.message,
+      ...(e.involvedObject.fieldPath
+        ? { fieldPath: e.involvedObject.fieldPath }
+        : {}),
+    }));
+}

@@ -1,7 +1,8 @@
 import { errors } from '../errors';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../patch';
 import { apiVersionOf, resourceKey } from '../resources';
-import { fieldMatcher, labelMatcher } from '../selectors';
+import { fieldMatcher } from '../fieldSelectors';
+import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { DeleteOptions, KubeObject } from '../types';
 import { BodyFormat } from './body';
@@ -210,7 +211,7 @@ export function handleResource(
       };
     }
     case 'list': {
-      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
       const limit = query.has('limit') ? Number(query.get('limit')) : undefined;
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 0))
         throw errors.badRequest('limit must be a non-negative integer');
@@ -326,7 +327,7 @@ export function handleResource(
     case 'deletecollection': {
       const options = deleteOptionsOf(query, req.body);
       const labels = labelMatcher(query.get('labelSelector') ?? undefined);
-      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
       const targets = store.list(key, {
         namespace: ns,
         filter: o => labels(o.metadata.labels) && fields(o),
