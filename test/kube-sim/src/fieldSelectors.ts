@@ -1,4 +1,5 @@
 import { errors } from './errors';
+import { splitTerms } from './selectors';
 
 type Getter = (o: any) => unknown;
 
@@ -35,25 +36,6 @@ const FIELDS: Record<string, Record<string, Getter>> = {
   },
   namespaces: { 'status.phase': o => o.status?.phase },
 };
-
-/** Splits on commas that are not escaped with a backslash. */
-function splitTerms(selector: string): string[] {
-  const terms: string[] = [];
-  let current = '';
-  for (let i = 0; i < selector.length; i++) {
-    const ch = selector[i];
-    if (ch === '\\' && i + 1 < selector.length) {
-      current += ch + selector[++i];
-    } else if (ch === ',') {
-      terms.push(current);
-      current = '';
-    } else {
-      current += ch;
-    }
-  }
-  terms.push(current);
-  return terms.map(t => t.trim()).filter(t => t.length > 0);
-}
 
 /** fields.UnescapeValue: \\ \, and \= stand for themselves. */
 function unescape(value: string, selector: string): string {

@@ -35,12 +35,17 @@ function matchRequirement(r: Requirement, labels: Labels): boolean {
   }
 }
 
-/** Splits on commas that are not inside parentheses. */
-function splitTerms(selector: string): string[] {
+/** Splits on commas that are neither inside parentheses nor escaped with a backslash (field selectors escape). */
+export function splitTerms(selector: string): string[] {
   const terms: string[] = [];
   let depth = 0;
   let current = '';
-  for (const ch of selector) {
+  for (let i = 0; i < selector.length; i++) {
+    const ch = selector[i];
+    if (ch === '\\' && i + 1 < selector.length) {
+      current += ch + selector[++i];
+      continue;
+    }
     if (ch === '(') depth++;
     if (ch === ')') depth--;
     if (ch === ',' && depth === 0) {

@@ -6,6 +6,7 @@ import {
   pvc,
   sleep,
   startHarness,
+  storageClass,
   waitFor,
 } from './testUtils';
 
@@ -67,10 +68,7 @@ describe('ProvisioningController', () => {
     h = startHarness();
     h.store.create(
       'storage.k8s.io/storageclasses',
-      manifest({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        metadata: { name: 'late' },
+      storageClass('late', {
         provisioner: 'ebs.csi.aws.com',
         volumeBindingMode: 'WaitForFirstConsumer',
       }),
@@ -210,10 +208,7 @@ describe('ProvisioningController', () => {
     h = startHarness();
     h.store.create(
       'storage.k8s.io/storageclasses',
-      manifest({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        metadata: { name: 'local' },
+      storageClass('local', {
         provisioner: 'rancher.io/local-path',
         reclaimPolicy: 'Retain',
         volumeBindingMode: 'WaitForFirstConsumer',

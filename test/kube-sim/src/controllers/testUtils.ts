@@ -90,6 +90,19 @@ export async function waitFor<T>(
 export const sleep = (ms: number) =>
   new Promise(resolve => setTimeout(resolve, ms));
 
+/** A StorageClass; the fields given (provisioner, reclaimPolicy, volumeBindingMode, ...) go beside metadata. */
+export function storageClass(
+  name: string,
+  fields: Record<string, unknown>,
+): KubeObject {
+  return manifest({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    ...fields,
+  });
+}
+
 export function pod(
   name: string,
   claims: string[] = [],
