@@ -740,16 +740,42 @@ describe('errors are metav1.Status with the right code and reason', () => {
       expect(status.message).toContain('send it as application/json');
     });
 
-    it('a pod as kubectl sent it is created', async () => {
-      const res = await h.http('POST', '/api/v1/namespaces/default/pods', {
+    it('an update is a 415 (the decoder knows what a create needs, not every field)', async () => {
+      const res = await h.http('PUT', '/api/v1/namespaces/team-a', {
+        body: readFileSync(
+          join(__dirname, 'fixtures/protobuf/create-namespace.pb'),
+        ),
+        headers: PROTOBUF,
+      });
+      const status = expectStatus(res, 415, 'UnsupportedMediaType');
+      expect(status.message).toContain('send an update as application/json');
+    });
+
+    it('a pod as kubectl sent it is created, and deleted with its DeleteOptions', async () => {
+      const pods = '/api/v1/namespaces/default/pods';
+      const res = await h.http('POST', pods, {
         body: podProtobuf(),
         headers: PROTOBUF,
       });
       expect(res.status).toBe(201);
       expect(res.json().metadata.name).toBe('runner-debug');
-      h.sim.store.delete('pods', 'default', 'runner-debug', {
-        gracePeriodSeconds: 0,
+      // scheduled, so that only gracePeriodSeconds 0 deletes it at once
+      const created = h.sim.store.get('pods', 'default', 'runner-debug')!;
+      h.sim.store.update('pods', {
+        ...created,
+        spec: { ...created.spec, nodeName: 'sim-node-1' },
       });
+      // kubectl debug --replace deletes with gracePeriodSeconds 0, in protobuf
+      const deleted = await h.http('DELETE', `${pods}/runner-debug`, {
+        body: readFileSync(
+          join(__dirname, 'fixtures/protobuf/debug-replace-2.pb'),
+        ),
+        headers: PROTOBUF,
+      });
+      expect(deleted.status).toBe(200);
+      expect(
+        h.sim.store.get('pods', 'default', 'runner-debug'),
+      ).toBeUndefined();
     });
   });
 

@@ -1,4 +1,4 @@
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../patch';
 import { apiVersionOf, resourceKey } from '../resources';
 import { fieldMatcher } from '../fieldSelectors';
@@ -6,6 +6,7 @@ import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { DeleteOptions, KubeObject } from '../types';
 import { BodyFormat } from './body';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import { ResourceRoute } from './route';
 
 export interface ResourceRequest {
@@ -251,6 +252,13 @@ export function handleResource(
     }
     case 'update':
     case 'patch': {
+      // The decoder knows the fields a create needs, not all of an object's: an update would drop the rest.
+      if (req.bodyFormat === 'protobuf')
+        throw new ApiError(
+          415,
+          'UnsupportedMediaType',
+          `kube-sim takes ${PROTOBUF_CONTENT_TYPE} bodies for create and delete only; send an update as application/json`,
+        );
       const current = store.require(key, ns, route.name!);
       const dryRun = dryRunOf(query);
       let desired: KubeObject;
