@@ -156,6 +156,14 @@ describe('decodeKubernetesProtobuf', () => {
       Buffer.concat([Buffer.from('k8s\0', 'latin1'), Buffer.alloc(12, 0xff)]),
     ],
     [
+      'a time out of range',
+      envelope(
+        'v1',
+        'Namespace',
+        namespaceRaw(bytesField(8, varintField(1, 2 ** 50))),
+      ),
+    ],
+    [
       'a gzip-encoded raw object',
       Buffer.concat([
         envelope('v1', 'Namespace', namespaceRaw(bytesField(1, 'x'))),

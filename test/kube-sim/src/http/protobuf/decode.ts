@@ -49,6 +49,9 @@ function decodeTime(bytes: Buffer): string | undefined {
       seconds = signed(f.varint!);
   }
   if (!present) return undefined;
+  // metav1.Time's range: 0001-01-01 to 9999-12-31.
+  if (seconds < -62135596800 || seconds > 253402300799)
+    throw new ProtobufError(`time ${seconds} s is out of range`);
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
