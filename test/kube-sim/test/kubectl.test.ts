@@ -927,6 +927,22 @@ describe('kubectl describe shows the events the controllers record', () => {
     ]);
   });
 
+  it('kubectl events --for', async () => {
+    const result = await h.kubectl(['events', '--for', 'pvc/data-web-0']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map(l => l.split(/\s{2,}/).slice(1, 4)),
+    ).toEqual([
+      ['Normal', 'ExternalProvisioning', 'PersistentVolumeClaim/data-web-0'],
+      ['Normal', 'Provisioning', 'PersistentVolumeClaim/data-web-0'],
+      ['Normal', 'ProvisioningSucceeded', 'PersistentVolumeClaim/data-web-0'],
+    ]);
+  });
+
   it('describe statefulset, and the pod stopping on a scale-down', async () => {
     const pod = h.sim.store.get('pods', 'default', 'web-0')!;
     expect(
