@@ -1,7 +1,8 @@
 import { ServerResponse } from 'node:http';
 import { errors } from '../errors';
 import { apiVersionOf, resourceKey } from '../resources';
-import { fieldMatcher, labelMatcher } from '../selectors';
+import { fieldMatcher } from '../fieldSelectors';
+import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { KubeObject, StoreEvent } from '../types';
 import { ResourceRoute } from './route';
@@ -51,7 +52,7 @@ export function serveWatch(options: {
   const { store, route, query, res, registry, settings, render } = options;
   const key = resourceKey(route.type);
   const labels = labelMatcher(query.get('labelSelector') ?? undefined);
-  const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+  const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
   const timeoutSeconds = query.has('timeoutSeconds')
     ? Number(query.get('timeoutSeconds'))
     : settings.defaultTimeoutSeconds;
