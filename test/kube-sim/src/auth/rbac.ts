@@ -1,21 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { errors } from './errors';
-
-/** An RBAC PolicyRule, as in a Role or ClusterRole. */
-export interface PolicyRule {
-  apiGroups?: string[];
-  resources?: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
-
-/** What a bearer token may do: RBAC rules, limited to some namespaces when `namespaces` is set. */
-export interface TokenGrant {
-  user: string;
-  rules: PolicyRule[];
-  /** Namespaces the rules apply in (a RoleBinding); unset means cluster-wide (a ClusterRoleBinding). */
-  namespaces?: string[];
-}
+import { errors } from '../errors';
+import type {
+  AuthenticatedUser,
+  PolicyRule,
+  RbacBinding,
+  TokenGrant,
+} from './types';
 
 export interface AccessRequest {
   verb: string;
@@ -26,9 +15,18 @@ export interface AccessRequest {
   name?: string;
 }
 
+/** An authenticated request's user, plus the grant of the static token it used, if any. */
+export interface RequestUser {
+  info: AuthenticatedUser;
+  grant?: TokenGrant;
+}
+
 export const ADMIN_RULES: PolicyRule[] = [
   { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
 ];
+
+/** kube-apiserver binds this group to cluster-admin (system:masters is never subject to RBAC). */
+export const MASTERS_GROUP = 'system:masters';
 
 const matches = (list: string[] | undefined, value: string) =>
   list === undefined || list.includes('*') || list.includes(value);
@@ -47,48 +45,63 @@ function ruleAllows(rule: PolicyRule, req: AccessRequest) {
   return true;
 }
 
-/** Bearer tokens and their RBAC-like grants. */
-export class TokenAuthorizer {
-  private readonly grants = new Map<string, TokenGrant>();
+function scopeAllows(namespaces: string[] | undefined, req: AccessRequest) {
+  return (
+    !namespaces ||
+    (req.namespace !== undefined && namespaces.includes(req.namespace))
+  );
+}
 
-  /** Adds a token; returns it. A random token is made when none is given. */
-  addToken(grant: TokenGrant, token = randomBytes(24).toString('hex')): string {
-    this.grants.set(token, grant);
-    return token;
+function bindsTo(binding: RbacBinding, user: AuthenticatedUser) {
+  return binding.subjects.some(s =>
+    s.kind === 'User' ? s.name === user.name : user.groups.includes(s.name),
+  );
+}
+
+/** RBAC: a static token's own grant, plus every binding naming the user or one of its groups. */
+export class RbacAuthorizer {
+  private readonly bindings = new Set<RbacBinding>();
+
+  addBinding(binding: RbacBinding): () => void {
+    const own = { ...binding };
+    this.bindings.add(own);
+    return () => {
+      this.bindings.delete(own);
+    };
   }
 
-  removeToken(token: string) {
-    this.grants.delete(token);
-  }
-
-  /** The grant for an Authorization header value; 401 when missing or unknown. */
-  authenticate(header: string | undefined): TokenGrant {
-    const m = header?.match(/^Bearer\s+(.+)$/i);
-    const grant = m ? this.grants.get(m[1].trim()) : undefined;
-    if (!grant) throw errors.unauthorized();
-    return grant;
-  }
-
-  allows(grant: TokenGrant, req: AccessRequest): boolean {
+  allows(user: RequestUser, req: AccessRequest): boolean {
+    if (user.info.groups.includes(MASTERS_GROUP)) return true;
+    const { grant } = user;
     if (
-      grant.namespaces &&
-      (req.namespace === undefined || !grant.namespaces.includes(req.namespace))
+      grant &&
+      scopeAllows(grant.namespaces, req) &&
+      grant.rules.some(rule => ruleAllows(rule, req))
     ) {
-      return false;
+      return true;
     }
-    return grant.rules.some(rule => ruleAllows(rule, req));
+    for (const binding of this.bindings) {
+      if (
+        bindsTo(binding, user.info) &&
+        scopeAllows(binding.namespaces, req) &&
+        binding.rules.some(rule => ruleAllows(rule, req))
+      ) {
+        return true;
+      }
+    }
+    return false;
   }
 
-  authorize(grant: TokenGrant, req: AccessRequest) {
-    if (!this.allows(grant, req)) {
-      const [resource, subresource] = req.resource.split('/');
-      throw errors.forbidden(
-        grant.user,
-        req.verb,
-        { group: req.apiGroup, kind: resource, name: req.name },
-        req.namespace,
-        subresource,
-      );
-    }
+  /** Throws kube-apiserver's 403 Status, naming user, verb, resource and namespace. */
+  authorize(user: RequestUser, req: AccessRequest) {
+    if (this.allows(user, req)) return;
+    const [resource, subresource] = req.resource.split('/');
+    throw errors.forbidden(
+      user.info.name,
+      req.verb,
+      { group: req.apiGroup, kind: resource, name: req.name },
+      req.namespace,
+      subresource,
+    );
   }
 }
