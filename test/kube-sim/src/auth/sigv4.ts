@@ -14,6 +14,11 @@ const sha256Hex = (data: string) =>
 const hmac = (key: Buffer | string, data: string) =>
   createHmac('sha256', key).update(data, 'utf8').digest();
 
+const cmp = (a: string, b: string) => {
+  if (a < b) return -1;
+  return a > b ? 1 : 0;
+};
+
 /** What a presigned GET request's signature covers. */
 export interface PresignedRequest {
   path: string;
@@ -73,11 +78,6 @@ export function presignedSignature(
     .update(stringToSign, 'utf8')
     .digest('hex');
 }
-
-const cmp = (a: string, b: string) => {
-  if (a < b) return -1;
-  return a > b ? 1 : 0;
-};
 
 /** Compares two hex signatures in constant time. */
 export function signaturesEqual(a: string, b: string) {
