@@ -8,7 +8,8 @@ import {
   AwsIdentity,
   CertificateAndKey,
   ClientCertificateSubject,
-  GoogleServiceAccountKey,
+  AzureClient,
+  GoogleExternalAccountCredentials,
   KubeconfigCredential,
   KubeSimAuth,
   KubeSimAuthOptions,
@@ -37,11 +38,12 @@ export type {
   AwsIdentity,
   AwsRoleMapping,
   AwsUserMapping,
+  AzureAuthOptions,
   AzureClient,
   CertificateAndKey,
   ClientCertificateSubject,
-  GoogleServiceAccount,
-  GoogleServiceAccountKey,
+  GoogleExternalAccountCredentials,
+  GoogleFederationOptions,
   KubeconfigCredential,
   KubeSimAuthOptions,
   OidcIssuerOptions,
@@ -50,7 +52,7 @@ export type {
   RbacSubject,
   TokenGrant,
 } from './auth';
-export { createCertificateAuthority } from './auth';
+export { AKS_SCOPE, createCertificateAuthority } from './auth';
 export type { CertificateAuthority } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
@@ -123,14 +125,23 @@ export interface KubeSim {
    */
   addAwsIdentity(identity: AwsIdentity): void;
   /**
-   * A new Google service-account JSON key (as `gcloud iam service-accounts keys create`
-   * writes it) whose assertions the simulator's token endpoint accepts; its access tokens
-   * authenticate as `clientEmail`.
+   * With `auth.google`: an `external_account` credential JSON (Workload Identity Federation) whose
+   * `token_url` is this simulator's STS and whose subject token google-auth-library reads from
+   * `subjectTokenFile` (an ID token of `auth.google.subjectIssuer`). Give it, as JSON, to
+   * `kubernetes.googleServiceAccountCredentials`; GoogleServiceAccountStrategy's access tokens then
+   * authenticate as `principal://iam.googleapis.com/projects/…/workloadIdentityPools/…/subject/<sub>`.
    */
-  createGoogleServiceAccountKey(account: {
-    clientEmail: string;
-    groups?: string[];
-  }): GoogleServiceAccountKey;
+  googleExternalAccount(
+    subjectTokenFile: string,
+  ): GoogleExternalAccountCredentials;
+  /**
+   * With `auth.azure` (https only): the authority host for AZURE_AUTHORITY_HOST, beside
+   * AZURE_TENANT_ID=adfs, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (and NODE_EXTRA_CA_CERTS
+   * naming a file holding `caCert`).
+   */
+  azureAuthorityHost?: string;
+  /** Registers another Azure client (throws unless `auth.azure` was given). */
+  addAzureClient(client: AzureClient): void;
   /** A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. */
   kubeconfigFor(credential: KubeconfigCredential): string;
   writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
@@ -163,7 +174,12 @@ export async function startKubeSim(
     historyLimit: options.historyLimit ?? 10000,
   });
   const clock = new SimClock(options.timeFactor ?? 1);
-  const auth = new KubeSimAuth(options.auth ?? {}, Boolean(options.https));
+  let url = '';
+  const auth = new KubeSimAuth(
+    options.auth ?? {},
+    Boolean(options.https),
+    () => url,
+  );
   const faults = new Faults();
   const watches = new WatchRegistry();
   const token = options.token ?? randomBytes(24).toString('hex');
@@ -210,6 +226,7 @@ export async function startKubeSim(
     },
     admin: createAdminHandler(() => sim),
     isAdmin: (user: RequestUser) => user.grant === adminGrant,
+    oauthEndpoints: auth.endpoints,
     serverAddress: () => address,
   });
   // As kube-apiserver: ask for a client certificate, but let the request through without one.
@@ -232,7 +249,7 @@ export async function startKubeSim(
   });
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
-  const url = `${tls ? 'https' : 'http'}://${address}`;
+  url = `${tls ? 'https' : 'http'}://${address}`;
   const kubeconfigFor = (credential: KubeconfigCredential) =>
     kubeconfigYaml({ server: url, credential, caCert: tls?.cert });
 
@@ -251,11 +268,9 @@ export async function startKubeSim(
     addBinding: (binding: RbacBinding) => auth.authorizer.addBinding(binding),
     addOidcIssuer: (issuer: OidcIssuerOptions) => auth.oidc.addIssuer(issuer),
     addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
-    createGoogleServiceAccountKey: () => {
-      throw new Error(
-        'kube-sim: Google service-account tokens are not implemented yet',
-      );
-    },
+    googleExternalAccount: (file: string) => auth.googleExternalAccount(file),
+    azureAuthorityHost: auth.azure ? url : undefined,
+    addAzureClient: (client: AzureClient) => auth.addAzureClient(client),
     kubeconfigFor,
     writeKubeconfig: (path: string, credential: KubeconfigCredential = token) =>
       writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),

@@ -1,5 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  OAuthEndpoint,
   RbacAuthorizer,
   RequestAuthenticator,
   RequestUser,
@@ -42,6 +43,8 @@ export interface ServerContext {
   /** Answers /_sim/... for admin tokens. */
   admin: AdminHandler;
   isAdmin: (user: RequestUser) => boolean;
+  /** OAuth endpoints (Azure authority, Google STS) served without Kubernetes authentication. */
+  oauthEndpoints: OAuthEndpoint[];
   serverAddress: () => string;
 }
 
@@ -179,6 +182,27 @@ async function serveResource(
   return result.status;
 }
 
+async function serveOAuth(
+  req: IncomingMessage,
+  endpoint: OAuthEndpoint,
+  path: string,
+  res: ServerResponse,
+) {
+  const method = req.method ?? 'GET';
+  const form = new URLSearchParams(
+    method === 'POST' ? (await readBody(req)).toString('utf8') : '',
+  );
+  const answer = await endpoint.handle({
+    method,
+    path,
+    form,
+    headers: req.headers,
+  });
+  if (!answer) throw errors.pathNotFound(path);
+  sendJson(res, answer.status, answer.body);
+  return answer.status;
+}
+
 /** The request handler of the simulated kube-apiserver. */
 export function createRequestHandler(ctx: ServerContext) {
   return async (req: IncomingMessage, res: ServerResponse) => {
@@ -196,7 +220,12 @@ export function createRequestHandler(ctx: ServerContext) {
     };
     let status = 200;
     try {
-      if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
+      const oauth = ctx.oauthEndpoints.find(
+        e => path === e.prefix || path.startsWith(`${e.prefix}/`),
+      );
+      if (oauth) {
+        status = await serveOAuth(req, oauth, path, res);
+      } else if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
         sendJson(
           res,
           200,
