@@ -36,6 +36,7 @@ export type {
   AuthenticatedUser,
   AwsIamAuthOptions,
   AwsIdentity,
+  AwsRole,
   AwsRoleMapping,
   AwsUserMapping,
   AzureAuthOptions,
@@ -140,6 +141,12 @@ export interface KubeSim {
    * naming a file holding `caCert`).
    */
   azureAuthorityHost?: string;
+  /**
+   * With `auth.aws`: the simulated STS (`GetCallerIdentity`, `AssumeRole`) for AWS_ENDPOINT_URL_STS, so
+   * AwsIamStrategy's `kubernetes.io/aws-assume-role` and Backstage's AWS credentials manager reach it.
+   * The AWS SDK trusts only public CAs unless NODE_EXTRA_CA_CERTS says otherwise: use an http simulator in-process.
+   */
+  awsStsEndpoint?: string;
   /** Registers another Azure client (throws unless `auth.azure` was given). */
   addAzureClient(client: AzureClient): void;
   /** A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. */
@@ -226,7 +233,7 @@ export async function startKubeSim(
     },
     admin: createAdminHandler(() => sim),
     isAdmin: (user: RequestUser) => user.grant === adminGrant,
-    oauthEndpoints: auth.endpoints,
+    identityEndpoints: auth.endpoints,
     serverAddress: () => address,
   });
   // As kube-apiserver: ask for a client certificate, but let the request through without one.
@@ -270,6 +277,7 @@ export async function startKubeSim(
     addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
     googleExternalAccount: (file: string) => auth.googleExternalAccount(file),
     azureAuthorityHost: auth.azure ? url : undefined,
+    awsStsEndpoint: auth.aws ? `${url}/aws/sts` : undefined,
     addAzureClient: (client: AzureClient) => auth.addAzureClient(client),
     kubeconfigFor,
     writeKubeconfig: (path: string, credential: KubeconfigCredential = token) =>

@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  OAuthEndpoint,
+  IdentityEndpoint,
   RbacAuthorizer,
   RequestAuthenticator,
   RequestUser,
@@ -43,8 +43,8 @@ export interface ServerContext {
   /** Answers /_sim/... for admin tokens. */
   admin: AdminHandler;
   isAdmin: (user: RequestUser) => boolean;
-  /** OAuth endpoints (Azure authority, Google STS) served without Kubernetes authentication. */
-  oauthEndpoints: OAuthEndpoint[];
+  /** Identity-provider endpoints (Azure authority, Google STS, AWS STS) served without Kubernetes authentication. */
+  identityEndpoints: IdentityEndpoint[];
   serverAddress: () => string;
 }
 
@@ -182,24 +182,25 @@ async function serveResource(
   return result.status;
 }
 
-async function serveOAuth(
+async function serveIdentityEndpoint(
   req: IncomingMessage,
-  endpoint: OAuthEndpoint,
-  path: string,
+  endpoint: IdentityEndpoint,
+  paths: { path: string; rawPath: string },
   res: ServerResponse,
 ) {
   const method = req.method ?? 'GET';
-  const form = new URLSearchParams(
-    method === 'POST' ? (await readBody(req)).toString('utf8') : '',
-  );
+  const { path, rawPath } = paths;
+  const body = method === 'POST' ? await readBody(req) : Buffer.alloc(0);
   const answer = await endpoint.handle({
     method,
     path,
-    form,
+    rawPath,
+    body,
+    form: new URLSearchParams(body.toString('utf8')),
     headers: req.headers,
   });
   if (!answer) throw errors.pathNotFound(path);
-  sendJson(res, answer.status, answer.body);
+  sendJson(res, answer.status, answer.body, answer.contentType);
   return answer.status;
 }
 
@@ -220,11 +221,16 @@ export function createRequestHandler(ctx: ServerContext) {
     };
     let status = 200;
     try {
-      const oauth = ctx.oauthEndpoints.find(
+      const identityEndpoint = ctx.identityEndpoints.find(
         e => path === e.prefix || path.startsWith(`${e.prefix}/`),
       );
-      if (oauth) {
-        status = await serveOAuth(req, oauth, path, res);
+      if (identityEndpoint) {
+        status = await serveIdentityEndpoint(
+          req,
+          identityEndpoint,
+          { path, rawPath: url.pathname },
+          res,
+        );
       } else if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
         sendJson(
           res,

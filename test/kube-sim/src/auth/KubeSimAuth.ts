@@ -1,8 +1,9 @@
 import { RequestAuthenticator, TokenAuthenticator } from './authenticator';
 import { AwsIamAuthenticator } from './awsIam';
+import { AwsStsEndpoint } from './awsSts';
 import { AzureAuthority } from './azure';
 import { GoogleStsEndpoint } from './googleSts';
-import type { OAuthEndpoint } from './oauthEndpoint';
+import type { IdentityEndpoint } from './identityEndpoint';
 import { OidcAuthenticator } from './oidc';
 import { RbacAuthorizer } from './rbac';
 import { StaticTokens } from './tokens';
@@ -16,8 +17,8 @@ export class KubeSimAuth {
   readonly aws?: AwsIamAuthenticator;
   readonly google?: GoogleStsEndpoint;
   readonly azure?: AzureAuthority;
-  /** The OAuth endpoints served beside the API, unauthenticated. */
-  readonly endpoints: OAuthEndpoint[] = [];
+  /** The identity-provider endpoints served beside the API, unauthenticated. */
+  readonly endpoints: IdentityEndpoint[] = [];
   readonly authorizer = new RbacAuthorizer();
   readonly authenticator: RequestAuthenticator;
   /** The client CA; only with TLS, since only TLS carries client certificates. */
@@ -26,7 +27,10 @@ export class KubeSimAuth {
   /** `origin` is the server's URL, known once it listens. */
   constructor(options: KubeSimAuthOptions, tls: boolean, origin: () => string) {
     this.oidc = new OidcAuthenticator(options.oidc);
-    if (options.aws) this.aws = new AwsIamAuthenticator(options.aws);
+    if (options.aws) {
+      this.aws = new AwsIamAuthenticator(options.aws);
+      this.endpoints.push(new AwsStsEndpoint(options.aws, this.aws));
+    }
     if (options.google) {
       this.google = new GoogleStsEndpoint(options.google, origin);
       this.endpoints.push(this.google);

@@ -1,6 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { IssuedAccessTokens } from './issuedTokens';
-import { OAuthEndpoint, oauthError, OAuthRequest } from './oauthEndpoint';
+import {
+  IdentityEndpoint,
+  oauthError,
+  IdentityRequest,
+} from './identityEndpoint';
 import type { AzureAuthOptions, AzureClient } from './types';
 
 /** The Entra ID application AKS's API server accepts tokens for (what AzureIdentityStrategy asks for). */
@@ -19,7 +23,7 @@ const secretsEqual = (a: string, b: string) => {
  * login.microsoftonline.com) and reads `<authority>/.well-known/openid-configuration`, then
  * POSTs the client-credentials grant to its token endpoint. Issued tokens authenticate as the client.
  */
-export class AzureAuthority implements OAuthEndpoint {
+export class AzureAuthority implements IdentityEndpoint {
   readonly prefix = PREFIX;
   readonly tokens = new IssuedAccessTokens('aks-sim.');
   private readonly clients = new Map<string, AzureClient>();
@@ -35,7 +39,7 @@ export class AzureAuthority implements OAuthEndpoint {
     this.clients.set(client.clientId, client);
   }
 
-  handle(req: OAuthRequest) {
+  handle(req: IdentityRequest) {
     const base = `${this.origin()}${PREFIX}`;
     if (
       req.method === 'GET' &&
@@ -56,10 +60,7 @@ export class AzureAuthority implements OAuthEndpoint {
     }
     if (req.method === 'GET' && req.path === `${PREFIX}/discovery/keys`)
       return { status: 200, body: { keys: [] } };
-    if (
-      req.method === 'POST' &&
-      req.path.replace(/\/$/, '') === `${PREFIX}/oauth2/token`
-    )
+    if (req.method === 'POST' && req.path === `${PREFIX}/oauth2/token`)
       return this.token(req.form);
     return undefined;
   }

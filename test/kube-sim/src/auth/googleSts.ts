@@ -1,5 +1,9 @@
 import { IssuedAccessTokens } from './issuedTokens';
-import { OAuthEndpoint, oauthError, OAuthRequest } from './oauthEndpoint';
+import {
+  IdentityEndpoint,
+  oauthError,
+  IdentityRequest,
+} from './identityEndpoint';
 import { OidcIssuer } from './oidc';
 import type { GoogleFederationOptions } from './types';
 
@@ -30,7 +34,7 @@ function poolOf(audience: string) {
  * token of the trusted issuer) is exchanged for an access token of the federated principal
  * `principal://<pool>/subject/<sub>` (groups: `principalSet://<pool>/group/<g>`), as GKE sees it.
  */
-export class GoogleStsEndpoint implements OAuthEndpoint {
+export class GoogleStsEndpoint implements IdentityEndpoint {
   readonly prefix = PREFIX;
   readonly tokens = new IssuedAccessTokens('ya29.sim-');
   private readonly pool: string;
@@ -63,7 +67,7 @@ export class GoogleStsEndpoint implements OAuthEndpoint {
     };
   }
 
-  async handle(req: OAuthRequest) {
+  async handle(req: IdentityRequest) {
     if (req.method !== 'POST' || req.path !== TOKEN_PATH) return undefined;
     const form = req.form;
     if (form.get('grant_type') !== TOKEN_EXCHANGE)

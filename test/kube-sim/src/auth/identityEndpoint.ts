@@ -1,25 +1,33 @@
-/** A request to one of the simulator's OAuth endpoints (served without Kubernetes authentication). */
-export interface OAuthRequest {
+/** A request to one of the simulator's identity-provider endpoints (served without Kubernetes authentication). */
+export interface IdentityRequest {
   method: string;
+  /** The path without trailing slashes. */
   path: string;
-  /** The form body of a POST. */
+  /** The path as the client sent it (SigV4 signs it). */
+  rawPath: string;
+  /** The raw body (SigV4 signs its hash). */
+  body: Buffer;
+  /** The body of a form POST, parsed. */
   form: URLSearchParams;
   headers: Record<string, string | string[] | undefined>;
 }
 
-export interface OAuthResponse {
+export interface IdentityResponse {
   status: number;
+  /** JSON, or text when a string. */
   body: unknown;
+  /** Default application/json. */
+  contentType?: string;
 }
 
-/** An OAuth endpoint the simulator serves beside the Kubernetes API (Entra/ADFS, Google STS). */
-export interface OAuthEndpoint {
+/** An identity provider's endpoint the simulator serves beside the Kubernetes API (Entra/ADFS, Google STS, AWS STS). */
+export interface IdentityEndpoint {
   /** Path prefix the endpoint owns. */
   readonly prefix: string;
   /** The answer; undefined for a path under the prefix it does not serve (404). */
   handle(
-    req: OAuthRequest,
-  ): OAuthResponse | undefined | Promise<OAuthResponse | undefined>;
+    req: IdentityRequest,
+  ): IdentityResponse | undefined | Promise<IdentityResponse | undefined>;
 }
 
 /** An OAuth 2.0 error response (RFC 6749 §5.2). */
@@ -27,7 +35,7 @@ export const oauthError = (
   status: number,
   error: string,
   description: string,
-): OAuthResponse => ({
+): IdentityResponse => ({
   status,
   body: { error, error_description: description },
 });

@@ -9,5 +9,5 @@ export type { CertificateAuthority } from './x509';
 export { OidcAuthenticator } from './oidc';
 export { AwsIamAuthenticator } from './awsIam';
 export { KubeSimAuth } from './KubeSimAuth';
-export type { OAuthEndpoint, OAuthRequest } from './oauthEndpoint';
+export type { IdentityEndpoint, IdentityRequest } from './identityEndpoint';
 export { AKS_SCOPE } from './azure';

@@ -81,6 +81,20 @@ export interface AwsIdentity {
   sessionToken?: string;
   /** The caller ARN: `arn:aws:iam::<account>:user/<name>`, or `arn:aws:sts::<account>:assumed-role/<role>/<session>` for session credentials. */
   arn: string;
+  /** Session credentials only: when STS stops accepting them (ExpiredToken). */
+  expiration?: Date;
+}
+
+/** An IAM role the simulated STS lets callers assume (`AssumeRole`), as the role's trust policy says. */
+export interface AwsRole {
+  /** `arn:aws:iam::<account>:role/<name>`. */
+  arn: string;
+  /** Caller ARNs (canonical: IAM users, or roles for assumed-role sessions) it trusts; unset: every identity STS knows. */
+  trustedPrincipals?: string[];
+  /** The `sts:ExternalId` the trust policy requires. */
+  externalId?: string;
+  /** Lifetime of the session credentials, in seconds; default 3600 (short ones let tests see them expire). */
+  sessionDurationSeconds?: number;
 }
 
 /** A `mapUsers` entry of the aws-auth ConfigMap. */
@@ -108,6 +122,11 @@ export interface AwsIamAuthOptions {
   clusterId: string;
   /** Access keys the simulated STS knows. */
   identities: AwsIdentity[];
+  /**
+   * Roles the simulated STS (at `sim.awsStsEndpoint`, for AWS_ENDPOINT_URL_STS) lets callers assume;
+   * their session credentials then sign tokens that mapRoles maps.
+   */
+  roles?: AwsRole[];
   mapUsers?: AwsUserMapping[];
   mapRoles?: AwsRoleMapping[];
 }
