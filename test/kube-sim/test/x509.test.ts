@@ -186,6 +186,41 @@ describe('x509 client certificates', () => {
     expect(res.status).toBe(404);
   });
 
+  it('the admin API issues client certificates and adds and removes bindings, for other processes', async () => {
+    const issued = await h.http('POST', '/_sim/client-certificates', {
+      body: { user: 'remote', groups: ['remote-team'] },
+    });
+    expect(issued.status).toBe(200);
+    const cert = issued.json();
+    expect(cert.cert).toMatch(/BEGIN CERTIFICATE/);
+    const asRemote = () =>
+      h.http('GET', PVCS, { token: null, clientCertificate: cert });
+    expect((await asRemote()).status).toBe(403);
+
+    const added = await h.http('POST', '/_sim/bindings', {
+      body: {
+        subjects: [{ kind: 'Group', name: 'remote-team' }],
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['persistentvolumeclaims'],
+            verbs: ['list'],
+          },
+        ],
+      },
+    });
+    expect(added.status).toBe(200);
+    expect((await asRemote()).status).toBe(200);
+    const removed = await h.http('DELETE', `/_sim/bindings/${added.json().id}`);
+    expect(removed.status).toBe(200);
+    expect((await asRemote()).status).toBe(403);
+
+    const invalid = await h.http('POST', '/_sim/bindings', {
+      body: { subjects: [{ kind: 'ServiceAccount', name: 'x' }], rules: [] },
+    });
+    expect(invalid.status).toBe(400);
+  });
+
   it('over plain http there is no client CA and issuing a certificate says why', async () => {
     const sim = await startKubeSim({ https: false });
     try {
