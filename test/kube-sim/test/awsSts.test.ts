@@ -4,19 +4,20 @@ import {
   ANNOTATION_KUBERNETES_AWS_ASSUME_ROLE,
   ANNOTATION_KUBERNETES_AWS_EXTERNAL_ID,
 } from '@backstage/plugin-kubernetes-common';
+import {
+  AWS_ACCOUNT,
+  AWS_CLUSTER,
+  AWS_USER_ARN,
+  AWS_USER_KEY,
+  PVCS,
+  groupBinding,
+} from './authFixtures';
 import { SimHarness, sleep, startHarness } from './helpers';
 
 jest.setTimeout(60000);
 
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
-const CLUSTER = 'shop-eks';
-const ACCOUNT = '111122223333';
-const USER_KEY = {
-  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
-  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-};
-const PRUNER_ROLE = `arn:aws:iam::${ACCOUNT}:role/PvcPruner`;
-const LOCKED_ROLE = `arn:aws:iam::${ACCOUNT}:role/OnlyForCi`;
+const PRUNER_ROLE = `arn:aws:iam::${AWS_ACCOUNT}:role/PvcPruner`;
+const LOCKED_ROLE = `arn:aws:iam::${AWS_ACCOUNT}:role/OnlyForCi`;
 
 describe("AwsIamStrategy's aws-assume-role through the simulated STS", () => {
   let h: SimHarness;
@@ -28,20 +29,18 @@ describe("AwsIamStrategy's aws-assume-role through the simulated STS", () => {
       https: false,
       auth: {
         aws: {
-          clusterId: CLUSTER,
-          identities: [
-            { ...USER_KEY, arn: `arn:aws:iam::${ACCOUNT}:user/backstage` },
-          ],
+          clusterId: AWS_CLUSTER,
+          identities: [{ ...AWS_USER_KEY, arn: AWS_USER_ARN }],
           roles: [
             {
               arn: PRUNER_ROLE,
-              trustedPrincipals: [`arn:aws:iam::${ACCOUNT}:user/backstage`],
+              trustedPrincipals: [AWS_USER_ARN],
               externalId: 'backstage-ext',
               sessionDurationSeconds: 2,
             },
             {
               arn: LOCKED_ROLE,
-              trustedPrincipals: [`arn:aws:iam::${ACCOUNT}:user/ci`],
+              trustedPrincipals: [`arn:aws:iam::${AWS_ACCOUNT}:user/ci`],
             },
           ],
           mapRoles: [
@@ -52,18 +51,7 @@ describe("AwsIamStrategy's aws-assume-role through the simulated STS", () => {
             },
           ],
         },
-        bindings: [
-          {
-            subjects: [{ kind: 'Group', name: 'pruners' }],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['list'],
-              },
-            ],
-          },
-        ],
+        bindings: [groupBinding('pruners', ['list'])],
       },
     });
     process.env.AWS_ENDPOINT_URL_STS = h.sim.awsStsEndpoint;
@@ -75,11 +63,11 @@ describe("AwsIamStrategy's aws-assume-role through the simulated STS", () => {
   });
 
   const strategy = new AwsIamStrategy({
-    config: new ConfigReader({ aws: { mainAccount: USER_KEY } }),
+    config: new ConfigReader({ aws: { mainAccount: AWS_USER_KEY } }),
   });
   const tokenFor = async (authMetadata: Record<string, string>) => {
     const credential = await strategy.getCredential({
-      name: CLUSTER,
+      name: AWS_CLUSTER,
       url: 'https://eks.example.com',
       authMetadata,
     });
@@ -148,7 +136,7 @@ describe("AwsIamStrategy's aws-assume-role through the simulated STS", () => {
         ...headers,
         'X-Amz-Date': amzDate,
         Authorization: `AWS4-HMAC-SHA256 Credential=${
-          USER_KEY.accessKeyId
+          AWS_USER_KEY.accessKeyId
         }/${amzDate.slice(
           0,
           8,

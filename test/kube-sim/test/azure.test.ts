@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { AKS_SCOPE } from '../src';
+import { PVCS, groupBinding } from './authFixtures';
 import { SimHarness, sleep, startHarness } from './helpers';
 
 jest.setTimeout(60000);
 
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
 const CLIENT = {
   clientId: '0f6a3c1e-backstage',
   clientSecret: 'azure-client-secret-EXAMPLE',
@@ -60,18 +60,7 @@ describe('Azure client-secret credentials through the simulated authority', () =
     h = await startHarness({
       auth: {
         azure: { clients: [CLIENT] },
-        bindings: [
-          {
-            subjects: [{ kind: 'Group', name: 'aks-readers' }],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['list'],
-              },
-            ],
-          },
-        ],
+        bindings: [groupBinding('aks-readers', ['list'])],
       },
     });
   });

@@ -3,11 +3,11 @@ import { createServer, Socket } from 'node:net';
 import { ConfigReader } from '@backstage/config';
 import { GoogleServiceAccountStrategy } from '@backstage/plugin-kubernetes-backend';
 import { SignJWT } from 'jose';
+import { PVCS, groupBinding } from './authFixtures';
 import { SimHarness, startHarness } from './helpers';
 
 jest.setTimeout(60000);
 
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
 const SUBJECT_ISSUER = 'https://token.actions.example.com';
 const POOL =
   'iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/backstage';
@@ -56,18 +56,7 @@ describe('Google: GoogleServiceAccountStrategy through Workload Identity Federat
           },
         },
         bindings: [
-          {
-            subjects: [
-              { kind: 'Group', name: `principalSet://${POOL}/group/platform` },
-            ],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['list'],
-              },
-            ],
-          },
+          groupBinding(`principalSet://${POOL}/group/platform`, ['list']),
         ],
       },
     });

@@ -1,10 +1,9 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createCertificateAuthority, startKubeSim } from '../src';
+import { PVCS, groupBinding } from './authFixtures';
 import { pvc, SimHarness, startHarness } from './helpers';
 
 jest.setTimeout(30000);
-
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
 
 describe('x509 client certificates', () => {
   let h: SimHarness;
@@ -14,17 +13,7 @@ describe('x509 client certificates', () => {
       scenario: [pvc('data-web-0')],
       auth: {
         bindings: [
-          {
-            subjects: [{ kind: 'Group', name: 'team-a' }],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['get', 'list', 'watch'],
-              },
-            ],
-            namespaces: ['default'],
-          },
+          groupBinding('team-a', ['get', 'list', 'watch'], ['default']),
         ],
       },
     });
@@ -198,16 +187,7 @@ describe('x509 client certificates', () => {
     expect((await asRemote()).status).toBe(403);
 
     const added = await h.http('POST', '/_sim/bindings', {
-      body: {
-        subjects: [{ kind: 'Group', name: 'remote-team' }],
-        rules: [
-          {
-            apiGroups: [''],
-            resources: ['persistentvolumeclaims'],
-            verbs: ['list'],
-          },
-        ],
-      },
+      body: groupBinding('remote-team', ['list']),
     });
     expect(added.status).toBe(200);
     expect((await asRemote()).status).toBe(200);
