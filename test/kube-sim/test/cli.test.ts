@@ -34,20 +34,23 @@ function startCli(args: string[]) {
   );
 }
 
+/** The demo scenario over https on this port, writing this kubeconfig. */
+const demoArgs = (port: number, kubeconfig: string) => [
+  '--port',
+  String(port),
+  '--kubeconfig',
+  kubeconfig,
+  '--scenario',
+  'demo',
+  '--https',
+];
+
 describe('the kube-sim CLI', () => {
   it('starts with --https and the demo scenario, serves kubectl, and exits 0 on SIGTERM', async () => {
     const dir = makeTempDir('kube-sim-cli-');
     const kubeconfig = join(dir, 'kubeconfig');
     const port = await freePort();
-    const cli = startCli([
-      '--port',
-      String(port),
-      '--kubeconfig',
-      kubeconfig,
-      '--scenario',
-      'demo',
-      '--https',
-    ]);
+    const cli = startCli(demoArgs(port, kubeconfig));
     try {
       await eventually(
         () => cli.stdout().includes('\n') || cli.child.exitCode !== null,
@@ -160,13 +163,7 @@ describe('the kube-sim CLI', () => {
     );
     const port = await freePort();
     const cli = startCli([
-      '--port',
-      String(port),
-      '--kubeconfig',
-      kubeconfig,
-      '--scenario',
-      'demo',
-      '--https',
+      ...demoArgs(port, kubeconfig),
       '--auth-config',
       authConfig,
       '--client-cert',
