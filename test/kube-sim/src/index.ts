@@ -149,8 +149,15 @@ export interface KubeSim {
   awsStsEndpoint?: string;
   /** Registers another Azure client (throws unless `auth.azure` was given). */
   addAzureClient(client: AzureClient): void;
-  /** A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. */
-  kubeconfigFor(credential: KubeconfigCredential): string;
+  /**
+   * A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. `name`
+   * (default `kube-sim`) names its cluster and context (its user is `<name>-admin`), so kubeconfigs
+   * of several simulators can be merged; `namespace` defaults to `default`.
+   */
+  kubeconfigFor(
+    credential: KubeconfigCredential,
+    options?: { name?: string; namespace?: string },
+  ): string;
   writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
@@ -257,8 +264,10 @@ export async function startKubeSim(
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
   url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigFor = (credential: KubeconfigCredential) =>
-    kubeconfigYaml({ server: url, credential, caCert: tls?.cert });
+  const kubeconfigFor = (
+    credential: KubeconfigCredential,
+    names: { name?: string; namespace?: string } = {},
+  ) => kubeconfigYaml({ server: url, credential, caCert: tls?.cert, ...names });
 
   Object.assign(sim, {
     url,

@@ -70,6 +70,32 @@ describe('x509 client certificates', () => {
     expect(new Set(users)).toEqual(new Set(['alice']));
   });
 
+  it('names a kubeconfig cluster, context and user, so kubeconfigs of several clusters can be merged', async () => {
+    const dana = h.sim.issueClientCertificate({
+      user: 'dana',
+      groups: ['team-a'],
+    });
+    const kubeconfig = h.writeFile(
+      'named.kubeconfig',
+      h.sim.kubeconfigFor(
+        { clientCertificate: dana.cert, clientKey: dana.key },
+        { name: 'second-cluster' },
+      ),
+    );
+    const contexts = await h.kubectl(['config', 'get-contexts', '-o', 'name'], {
+      kubeconfig,
+    });
+    expect(contexts.stdout.trim()).toBe('second-cluster');
+    const get = await h.kubectl(
+      ['--context', 'second-cluster', 'get', 'pvc', '-o', 'name'],
+      { kubeconfig },
+    );
+    expect([get.code, get.stdout.trim()]).toEqual([
+      0,
+      'persistentvolumeclaim/data-web-0',
+    ]);
+  });
+
   it('@kubernetes/client-node with a client certificate in its kubeconfig', async () => {
     const bob = h.sim.issueClientCertificate({
       user: 'bob',
