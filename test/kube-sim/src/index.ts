@@ -53,8 +53,12 @@ export type {
   RbacSubject,
   TokenGrant,
 } from './auth';
-export { AKS_SCOPE, createCertificateAuthority } from './auth';
-export type { CertificateAuthority } from './auth';
+export {
+  AKS_SCOPE,
+  createCertificateAuthority,
+  createTestOidcIssuer,
+} from './auth';
+export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
 export { manifest, pvc, statefulSet } from './manifests';

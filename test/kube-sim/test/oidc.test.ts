@@ -2,6 +2,7 @@ import { generateKeyPairSync, KeyObject } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { exportJWK, SignJWT } from 'jose';
 import { groupBinding, PVCS, refusalReason } from './authFixtures';
+import { createTestOidcIssuer } from '../src';
 import { pvc, SimHarness, startHarness } from './helpers';
 
 jest.setTimeout(30000);
@@ -272,5 +273,27 @@ describe('OIDC ID tokens', () => {
     const res = await h.http('GET', PVCS, { token });
     expect(res.status).toBe(403);
     expect(res.json().message).toContain('User "robot" cannot list');
+  });
+
+  it('createTestOidcIssuer gives tests an issuer whose ID tokens are accepted until they expire', async () => {
+    const issuer = await createTestOidcIssuer({
+      issuer: 'https://test-idp.example',
+      audiences: ['pvc-pruner'],
+      usernameClaim: 'email',
+      groupsClaim: 'groups',
+      groupsPrefix: 'oidc:',
+    });
+    h.sim.addOidcIssuer(issuer.options);
+    const token = await issuer.idToken({
+      email: 'grace@example.com',
+      groups: ['platform'],
+    });
+    expect((await h.http('GET', PVCS, { token })).status).toBe(200);
+    expect(h.sim.requests().at(-1)?.user).toBe('grace@example.com');
+    const expired = await issuer.idToken(
+      { email: 'grace@example.com', groups: ['platform'] },
+      Math.floor(Date.now() / 1000) - 1,
+    );
+    expect(await refusalReason(h, expired)).toMatch(/ERR_JWT_EXPIRED/);
   });
 });

@@ -11,3 +11,5 @@ export { AwsIamAuthenticator } from './awsIam';
 export { KubeSimAuth } from './KubeSimAuth';
 export type { IdentityEndpoint, IdentityRequest } from './identityEndpoint';
 export { AKS_SCOPE } from './azure';
+export { createTestOidcIssuer } from './testIssuer';
+export type { TestOidcIssuer } from './testIssuer';
