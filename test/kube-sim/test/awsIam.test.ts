@@ -11,7 +11,7 @@ import {
   refusalReason,
   groupBinding,
 } from './authFixtures';
-import { SimHarness, startHarness } from './helpers';
+import { SimHarness, sleep, startHarness } from './helpers';
 
 jest.setTimeout(30000);
 
@@ -198,6 +198,34 @@ describe('AWS IAM authenticator tokens', () => {
     });
     expect((await h.http('GET', PVCS, { token })).status).toBe(200);
     expect(lastRequest()?.user).toBe(`reader:${AWS_ACCOUNT}:job-42`);
+  });
+
+  it('a shorter tokenLifetimeSeconds expires tokens mid-test; the strategy signs a fresh one each time', async () => {
+    const short = await startHarness({
+      https: false,
+      auth: {
+        aws: {
+          clusterId: AWS_CLUSTER,
+          identities: [{ ...AWS_USER_KEY, arn: AWS_USER_ARN }],
+          mapUsers: [{ userarn: AWS_USER_ARN, username: 'backstage' }],
+          tokenLifetimeSeconds: 2,
+        },
+      },
+    });
+    try {
+      const old = await strategyToken(AWS_CLUSTER);
+      const get = (token: string) =>
+        short.http('GET', '/api/v1/namespaces', { token });
+      expect((await get(old)).status).toBe(403);
+      await sleep(3100);
+      expect(await refusalReason(short, old)).toMatch(
+        /expired \(2 second expiration\)/,
+      );
+      expect((await get(await strategyToken(AWS_CLUSTER))).status).toBe(403);
+      expect(short.sim.requests().at(-1)?.user).toBe('backstage');
+    } finally {
+      await short.close();
+    }
   });
 
   describe('rejects with 401', () => {

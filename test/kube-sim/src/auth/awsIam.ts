@@ -160,11 +160,13 @@ export class AwsIamAuthenticator implements TokenAuthenticator {
     const amzDate = lower.get('x-amz-date') ?? '';
     const signedAt = parseAmzDate(amzDate);
     const now = this.now();
-    if (now > signedAt + PRESIGNED_URL_EXPIRATION_MS)
+    const lifetime =
+      this.options.tokenLifetimeSeconds ?? PRESIGNED_URL_EXPIRATION_MS / 1000;
+    if (now > signedAt + lifetime * 1000)
       throw new AwsTokenError(
-        `X-Amz-Date parameter is expired (15 minute expiration) ${new Date(
-          signedAt,
-        ).toISOString()}`,
+        `X-Amz-Date parameter is expired (${
+          lifetime % 60 ? `${lifetime} second` : `${lifetime / 60} minute`
+        } expiration) ${new Date(signedAt).toISOString()}`,
       );
     if (signedAt > now + PRESIGNED_URL_EXPIRATION_MS)
       throw new AwsTokenError('X-Amz-Date is too far in the future');

@@ -129,6 +129,11 @@ export interface AwsIamAuthOptions {
   roles?: AwsRole[];
   mapUsers?: AwsUserMapping[];
   mapRoles?: AwsRoleMapping[];
+  /**
+   * How long after its X-Amz-Date a token is accepted; default 900 (STS's 15 minutes). A shorter
+   * one lets a test see tokens expire mid-job without waiting a quarter of an hour.
+   */
+  tokenLifetimeSeconds?: number;
 }
 
 /**
