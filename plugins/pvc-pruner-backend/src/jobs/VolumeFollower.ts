@@ -2,7 +2,7 @@ import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
-import { KubeGateway } from '../kubernetes';
+import { KubeGateway, KubeResource } from '../kubernetes';
 
 type Outcome<T> = { done: true; object?: T } | { done: false; object?: T };
 
@@ -15,7 +15,8 @@ async function waitForObject<
   T extends { metadata?: { resourceVersion?: string } },
 >(options: {
   gateway: KubeGateway;
-  path: string;
+  resource: KubeResource;
+  namespace?: string;
   name: string;
   read: () => Promise<T | undefined>;
   isDone: (object: T | undefined) => boolean;
@@ -43,8 +44,8 @@ async function waitForObject<
     );
     options.gateway
       .watchOne<T>(
-        options.path,
-        options.name,
+        options.resource,
+        { namespace: options.namespace, name: options.name },
         first?.metadata?.resourceVersion,
         event => {
           if (event.type === 'BOOKMARK' || event.type === 'ERROR') return;
@@ -81,7 +82,8 @@ export class VolumeFollower {
   ): Promise<boolean> {
     const outcome = await waitForObject<V1PersistentVolumeClaim>({
       gateway,
-      path: `/api/v1/namespaces/${namespace}/persistentvolumeclaims`,
+      resource: 'persistentvolumeclaims',
+      namespace,
       name,
       read: () => gateway.readClaim(namespace, name),
       isDone: claim => claim === undefined,
@@ -97,7 +99,7 @@ export class VolumeFollower {
   ): Promise<VolumeFate> {
     const outcome = await waitForObject<V1PersistentVolume>({
       gateway,
-      path: '/api/v1/persistentvolumes',
+      resource: 'persistentvolumes',
       name: volumeName,
       read: () => gateway.readVolume(volumeName),
       // Under Delete, Released is a step on the way to deletion; Failed means the
