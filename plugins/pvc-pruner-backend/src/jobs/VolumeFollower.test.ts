@@ -25,10 +25,9 @@ afterEach(() => {
 
 /** A claim held by a foreign finalizer, deleted: it stays Terminating until the finalizer goes. */
 function terminatingClaim(name: string) {
-  sim.store.create(CLAIMS, {
-    ...pvc(name, {}, 'shop'),
-    metadata: { name, namespace: 'shop', finalizers: [HOLD] },
-  });
+  const claim = pvc(name, {}, 'shop');
+  claim.metadata.finalizers = [HOLD];
+  sim.store.create(CLAIMS, claim);
   sim.store.delete(CLAIMS, 'shop', name, {});
   expect(
     sim.store.get(CLAIMS, 'shop', name)?.metadata.deletionTimestamp,
