@@ -21,6 +21,7 @@ afterAll(async () => {
 
 afterEach(() => {
   sim.clearFaults();
+  sim.clearRequests();
 });
 
 /** A claim held by a foreign finalizer, deleted: it stays Terminating until the finalizer goes. */
@@ -42,6 +43,10 @@ function releaseHold(name: string) {
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
+async function watchOpened() {
+  while (!sim.requests().some(r => r.verb === 'watch')) await sleep(20);
+}
+
 describe('VolumeFollower', () => {
   it('sees a claim go even when its watch is dropped first: it reads again and watches again', async () => {
     terminatingClaim('dropped-watch');
@@ -50,7 +55,7 @@ describe('VolumeFollower', () => {
       'shop',
       'dropped-watch',
     );
-    await sleep(200);
+    await watchOpened();
     expect(sim.dropWatches()).toBeGreaterThan(0);
     await sleep(700);
     releaseHold('dropped-watch');

@@ -14,6 +14,8 @@ interface WaitOptions<T> {
   read: () => Promise<T | undefined>;
   isDone: (object: T | undefined) => boolean;
   timeoutMs: number;
+  /** Ends the wait early, undecided (the instance is shutting down). */
+  signal?: AbortSignal;
 }
 
 /** Pause before watching again after a watch that ended early, so a failing server is not hammered. */
@@ -38,10 +40,13 @@ function watchOnce<T extends { metadata?: { resourceVersion?: string } }>(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
       stop();
       resolve({ done, object: latest, ended });
     };
     const timer = setTimeout(() => settle(false, false), ms);
+    const onAbort = () => settle(false, false);
+    options.signal?.addEventListener('abort', onAbort);
     options.gateway
       .watchOne<T>(
         options.resource,
@@ -78,7 +83,7 @@ async function waitForObject<
   let latest = await options.read();
   while (!options.isDone(latest)) {
     const remaining = deadline - performance.now();
-    if (remaining <= 0) break;
+    if (remaining <= 0 || options.signal?.aborted) break;
     const watched = await watchOnce(options, latest, remaining);
     if (!watched.ended) return watched;
     await sleep(Math.min(REWATCH_DELAY_MS, remaining));
@@ -97,8 +102,10 @@ export class VolumeFollower {
     gateway: KubeGateway,
     namespace: string,
     name: string,
+    signal?: AbortSignal,
   ): Promise<boolean> {
     const outcome = await waitForObject<V1PersistentVolumeClaim>({
+      signal,
       gateway,
       resource: 'persistentvolumeclaims',
       namespace,
@@ -114,8 +121,10 @@ export class VolumeFollower {
     gateway: KubeGateway,
     volumeName: string,
     reclaimPolicy: string | undefined,
+    signal?: AbortSignal,
   ): Promise<VolumeFate> {
     const outcome = await waitForObject<V1PersistentVolume>({
+      signal,
       gateway,
       resource: 'persistentvolumes',
       name: volumeName,
