@@ -125,12 +125,21 @@ afterEach(async () => {
   await knex.destroy();
 });
 
-function createClaims(names: string[]) {
+/**
+ * Unused claims of web. Without controllers nobody would lift admission's
+ * pvc-protection finalizer, so they get only the finalizers given (as the
+ * pvc-protection controller leaves an unused claim once it is deleted).
+ */
+function createClaims(names: string[], finalizers: string[] = []) {
   return names.map(name => {
-    const claim = sim.store.create(
+    const created = sim.store.create(
       'persistentvolumeclaims',
       pvc(name, {}, 'shop'),
     );
+    const claim = sim.store.update('persistentvolumeclaims', {
+      ...created,
+      metadata: { ...created.metadata, finalizers },
+    });
     return { name, uid: claim.metadata.uid as string };
   });
 }
@@ -196,6 +205,73 @@ describe('PruneRunner', () => {
     expect(finished).toEqual([
       expect.objectContaining({ status: 'interrupted', message: reason }),
     ]);
+  });
+
+  it('accepted is not deleted: a claim a foreign finalizer holds past the follow-up ends the job incomplete, named with its finalizers', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('incomplete');
+    expect(result.reason).toBe(
+      'Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
+    expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+    expect(result.summary.terminating).toEqual([
+      expect.objectContaining({
+        name: 'data-web-2',
+        finalizers: ['acc.example/backup-hold'],
+      }),
+    ]);
+    const events = await store.listEvents(job.id);
+    expect(events.filter(e => e.pvc === 'data-web-2').map(e => e.type)).toEqual(
+      ['pvc-deleting', 'pvc-terminating'],
+    );
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'job-finished',
+      status: 'incomplete',
+      message:
+        'Prune incomplete: 1 deleted, 1 still terminating, 0 skipped, 0 failed. Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    });
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'incomplete',
+      summary: {
+        terminating: [expect.objectContaining({ name: 'data-web-2' })],
+      },
+    });
+  });
+
+  it('a failure outranks claims still terminating, and its reason names both', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+    // The first delete (data-web-1, lowest ordinal first) fails.
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 500,
+      times: 1,
+    });
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('failed');
+    expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
+    expect(result.reason).toBe(
+      '1 claim(s) could not be deleted; not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
   });
 
   describe('fencing: it proves it holds the Lease before each delete', () => {
