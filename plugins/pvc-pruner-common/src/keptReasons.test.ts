@@ -75,7 +75,10 @@ describe('describeKept', () => {
           template: 'data',
           ordinal: 5,
           reason: 'terminating',
-          finalizers: ['acc.example/backup-hold', 'kubernetes.io/pvc-protection'],
+          finalizers: [
+            'acc.example/backup-hold',
+            'kubernetes.io/pvc-protection',
+          ],
         },
         web,
       ),
