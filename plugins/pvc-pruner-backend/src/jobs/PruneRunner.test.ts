@@ -1,7 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
-import { KubeSim, pvc, statefulSet } from 'kube-sim';
+import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { KubeGateway } from '../kubernetes';
@@ -272,6 +272,53 @@ describe('PruneRunner', () => {
     expect(result.reason).toBe(
       '1 claim(s) could not be deleted; not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
     );
+  });
+
+  it('reads the pods last: nothing but the delete goes out between the in-use check and the delete', async () => {
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-web-1' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+        },
+      }),
+    );
+    const [bound] = createClaims(['data-web-1']);
+    const claim = sim.store.require(
+      'persistentvolumeclaims',
+      'shop',
+      bound.name,
+    );
+    sim.store.update('persistentvolumeclaims', {
+      ...claim,
+      spec: { ...claim.spec, volumeName: 'pv-web-1' },
+    });
+    const job = await newJob([bound]);
+    sim.clearRequests();
+
+    await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    const requests = sim
+      .requests()
+      .filter(r => r.resource !== 'leases')
+      .map(r => `${r.verb} ${r.resource}`);
+    const deleteAt = requests.indexOf('delete persistentvolumeclaims');
+    expect(requests.slice(deleteAt - 3, deleteAt + 1)).toEqual([
+      'get persistentvolumeclaims',
+      'get persistentvolumes',
+      'list pods',
+      'delete persistentvolumeclaims',
+    ]);
+    sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
   });
 
   describe('fencing: it proves it holds the Lease before each delete', () => {
