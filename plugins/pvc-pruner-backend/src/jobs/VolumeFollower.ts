@@ -36,17 +36,19 @@ function watchOnce<T extends { metadata?: { resourceVersion?: string } }>(
     let latest = from;
     let settled = false;
     let stop: () => void = () => {};
+    const cleanups: Array<() => void> = [];
     const settle = (done: boolean, ended: boolean) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      cleanups.forEach(cleanup => cleanup());
       stop();
       resolve({ done, object: latest, ended });
     };
     const timer = setTimeout(() => settle(false, false), ms);
+    cleanups.push(() => clearTimeout(timer));
     const onAbort = () => settle(false, false);
     options.signal?.addEventListener('abort', onAbort);
+    cleanups.push(() => options.signal?.removeEventListener('abort', onAbort));
     options.gateway
       .watchOne<T>(
         options.resource,
