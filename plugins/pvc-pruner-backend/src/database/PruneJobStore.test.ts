@@ -3,6 +3,7 @@ import { TestDatabaseId, TestDatabases } from '@backstage/backend-test-utils';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { PruneJob, PruneSummary } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
+import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { NewPruneJob, PruneJobStore, timestampToIso } from './PruneJobStore';
 
 /*
@@ -579,32 +580,16 @@ describe.each(databases.eachSupportedId())(
         database: databaseService(otherPool ?? knex),
       });
 
-      // Replica B's wall clock is an hour ahead (only Date is faked; timers run).
-      jest.useFakeTimers({
-        doNotFake: [
-          'hrtime',
-          'nextTick',
-          'performance',
-          'queueMicrotask',
-          'setImmediate',
-          'clearImmediate',
-          'setInterval',
-          'clearInterval',
-          'setTimeout',
-          'clearTimeout',
-        ],
-      });
-      jest.setSystemTime(Date.now() + 60 * 60_000);
-      try {
+      // Replica B's wall clock is an hour ahead.
+
+      await withWallClockSkew(60 * 60_000, async () => {
         expect(
           await replicaB.markInterrupted({
             staleAfterMs: 30_000,
             reason: 'stale',
           }),
         ).toEqual([]);
-      } finally {
-        jest.useRealTimers();
-      }
+      });
       expect((await replicaA.getJob(job.id))?.status).toBe('queued');
     });
 

@@ -1,7 +1,6 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
-import knexFactory, { Knex } from 'knex';
 import { PruneJobStore } from '../database';
+import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import {
   INTERRUPTED_REASON,
   InterruptedJobSweeper,
@@ -10,25 +9,15 @@ import {
 
 /* The sweep on Backstage's scheduler, over a real (SQLite) job store. */
 
-let knex: Knex;
+let closeStore: () => Promise<void>;
 let store: PruneJobStore;
 
 beforeEach(async () => {
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
-  store = await PruneJobStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
-  });
+  ({ store, close: closeStore } = await startMemoryJobStore());
 });
 
 afterEach(async () => {
-  await knex.destroy();
+  await closeStore();
 });
 
 const job = () =>

@@ -1,9 +1,9 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { ConflictError } from '@backstage/errors';
-import knexFactory, { Knex } from 'knex';
+import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { KubeSim } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { PruneJobStore } from '../database';
+import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import { KubeGateway } from '../kubernetes';
 import {
   JOB_ANNOTATION,
@@ -16,7 +16,7 @@ import {
 
 let sim: KubeSim;
 let gateway: KubeGateway;
-let knex: Knex;
+let closeStore: () => Promise<void>;
 let clock: PruneJobStore;
 
 /** A replica's lock: `monotonicNow` stands for its own monotonic clock. */
@@ -42,22 +42,12 @@ const leaseInSim = () =>
 
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
-  clock = await PruneJobStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
-  });
+  ({ store: clock, close: closeStore } = await startMemoryJobStore());
 });
 
 afterAll(async () => {
   await sim.close();
-  await knex.destroy();
+  await closeStore();
 });
 
 afterEach(() => {
@@ -215,32 +205,16 @@ describe('LeaseLock', () => {
   it('judges expiry by the shared (database) clock: a replica whose own clock runs an hour fast cannot take a live lease', async () => {
     await lock(30, 'backstage-a').acquire(gateway, target());
 
-    // Replica B's wall clock is an hour ahead (only Date is faked; timers run).
-    jest.useFakeTimers({
-      doNotFake: [
-        'hrtime',
-        'nextTick',
-        'performance',
-        'queueMicrotask',
-        'setImmediate',
-        'clearImmediate',
-        'setInterval',
-        'clearInterval',
-        'setTimeout',
-        'clearTimeout',
-      ],
-    });
-    jest.setSystemTime(Date.now() + 60 * 60_000);
-    try {
+    // Replica B's wall clock is an hour ahead.
+
+    await withWallClockSkew(60 * 60_000, async () => {
       await expect(
         lock(30, 'backstage-b').acquire(
           gateway,
           target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
         ),
       ).rejects.toThrow(ConflictError);
-    } finally {
-      jest.useRealTimers();
-    }
+    });
     expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-a/job-1');
   });
 

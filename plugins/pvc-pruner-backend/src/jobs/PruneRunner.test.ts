@@ -1,6 +1,4 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
-import knexFactory, { Knex } from 'knex';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
@@ -12,6 +10,7 @@ import {
   REQUESTED_BY_ANNOTATION,
 } from './LeaseLock';
 import { PruneJobStore } from '../database';
+import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import { PruneRunner } from './PruneRunner';
 import { VolumeFollower } from './VolumeFollower';
 
@@ -19,7 +18,7 @@ import { VolumeFollower } from './VolumeFollower';
 
 let sim: KubeSim;
 let gateway: KubeGateway;
-let knex: Knex;
+let closeStore: () => Promise<void>;
 let store: PruneJobStore;
 
 const LEASES = 'coordination.k8s.io/leases';
@@ -92,17 +91,7 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
-  store = await PruneJobStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
-  });
+  ({ store, close: closeStore } = await startMemoryJobStore());
 });
 
 afterEach(async () => {
@@ -122,7 +111,7 @@ afterEach(async () => {
   }
   const lease = sim.store.get(LEASES, 'shop', 'pvc-pruner-web');
   if (lease) sim.store.delete(LEASES, 'shop', 'pvc-pruner-web', {});
-  await knex.destroy();
+  await closeStore();
 });
 
 /**
