@@ -17,6 +17,7 @@ import {
   pvcPrunerPrunePermission,
   PruneJob,
   PruneRequest,
+  emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
 import express from 'express';
 import knexFactory, { Knex } from 'knex';
@@ -564,13 +565,7 @@ describe('createRouter', () => {
       reporter.finished(job, {
         status: 'aborted',
         reason: 'StatefulSet shop/orders-db changed',
-        summary: {
-          deleted: [],
-          terminating: [],
-          skipped: [],
-          failed: [],
-          bytesReclaimed: 0,
-        },
+        summary: emptyPruneSummary(),
       });
       await new Promise(r => setImmediate(r));
 

@@ -187,6 +187,17 @@ export interface PruneSummary {
   bytesReclaimed: number;
 }
 
+/** A summary of nothing done yet. @public */
+export function emptyPruneSummary(): PruneSummary {
+  return {
+    deleted: [],
+    terminating: [],
+    skipped: [],
+    failed: [],
+    bytesReclaimed: 0,
+  };
+}
+
 /** @public */
 export interface PruneJob {
   id: string;

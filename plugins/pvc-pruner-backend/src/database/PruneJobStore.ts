@@ -5,11 +5,11 @@ import {
 } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
+  emptyPruneSummary,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneJobStatus,
-  PruneSummary,
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
@@ -81,16 +81,6 @@ interface EventRow {
   outcome: string | null;
 }
 
-function emptySummary(): PruneSummary {
-  return {
-    deleted: [],
-    terminating: [],
-    skipped: [],
-    failed: [],
-    bytesReclaimed: 0,
-  };
-}
-
 /**
  * Reads a timestamp column. PostgreSQL returns a Date; SQLite returns the
  * epoch milliseconds that knex wrote for a Date (or, for values written by
@@ -144,7 +134,7 @@ function rowToJob(row: JobRow): PruneJob {
     requestedBy: row.requested_by,
     pvcs: JSON.parse(row.pvcs),
     createdAt: timestampToIso(row.created_at),
-    summary: { ...emptySummary(), ...JSON.parse(row.summary) },
+    summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
   const startedAt = optionalIso(row.started_at);
   const finishedAt = optionalIso(row.finished_at);
@@ -314,7 +304,7 @@ export class PruneJobStore {
       requestedBy: input.requestedBy,
       pvcs: input.pvcs.map(p => ({ name: p.name, uid: p.uid })),
       createdAt: createdAt.toISOString(),
-      summary: emptySummary(),
+      summary: emptyPruneSummary(),
     };
     await this.db.transaction(async tx => {
       await tx(JOBS).insert({

@@ -3,6 +3,7 @@ import {
   describeFinalizers,
   describeInUse,
   describeKept,
+  emptyPruneSummary,
   formatBytes,
   PruneJob,
   PruneJobStatus,
@@ -115,13 +116,7 @@ export class PruneRunner {
     lease: HeldLease,
     stop: AbortSignal = new AbortController().signal,
   ): Promise<PruneResult> {
-    const summary: PruneSummary = {
-      deleted: [],
-      terminating: [],
-      skipped: [],
-      failed: [],
-      bytesReclaimed: 0,
-    };
+    const summary = emptyPruneSummary();
     // The job's own heartbeat on its Lease, for as long as it runs. A failed
     // renewal is not fatal by itself: the fence before each delete decides.
     let leaseLost: string | undefined;

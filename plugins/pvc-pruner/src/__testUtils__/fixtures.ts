@@ -7,6 +7,7 @@ import {
   PruneEvent,
   PruneJob,
   StatefulSetOrphans,
+  emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
 
 export const GiB = 2 ** 30;
@@ -108,13 +109,7 @@ export function makeJob(overrides: Partial<PruneJob> = {}): PruneJob {
     createdAt: '2026-11-30T10:00:00.000Z',
     startedAt: '2026-11-30T10:00:01.000Z',
     finishedAt: '2026-11-30T10:00:05.000Z',
-    summary: {
-      deleted: [],
-      terminating: [],
-      skipped: [],
-      failed: [],
-      bytesReclaimed: 0,
-    },
+    summary: emptyPruneSummary(),
     ...overrides,
   };
 }
