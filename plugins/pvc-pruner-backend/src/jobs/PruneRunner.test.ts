@@ -237,6 +237,33 @@ describe('PruneRunner', () => {
     });
   });
 
+  it('shut down while following its last deletion: interrupted, the claim reported still terminating, not incomplete', async () => {
+    const job = await newJob(
+      createClaims(['data-web-1'], ['acc.example/backup-hold']),
+    );
+    const stop = new AbortController();
+    const events = new JobEvents(store);
+    events.subscribe(job.id, event => {
+      if (event.type === 'pvc-deleting') setTimeout(() => stop.abort(), 300);
+    });
+
+    const result = await new PruneRunner(
+      store,
+      events,
+      new VolumeFollower(30_000),
+      { renewIntervalMs: 60_000 },
+    ).run(job, gateway, await holdLease(job.id), stop.signal);
+
+    expect(result.status).toBe('interrupted');
+    expect(result.reason).toBe(
+      'Interrupted: the Backstage instance running this job shut down; run a new scan',
+    );
+    expect(result.summary.deleted).toEqual([]);
+    expect(result.summary.terminating.map(t => t.name)).toEqual(['data-web-1']);
+    // Its Lease is released.
+    expect(sim.store.get(LEASES, 'shop', 'pvc-pruner-web')).toBeUndefined();
+  });
+
   it('a failure outranks claims still terminating, and its reason names both', async () => {
     const job = await newJob([
       ...createClaims(['data-web-1']),

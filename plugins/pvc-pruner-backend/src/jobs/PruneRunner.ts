@@ -40,6 +40,9 @@ type Confirmed = { name: string; uid: string; ordinal: number };
 /** A claim that passed its live check: what to delete, and its outcome so far. */
 type Checked = { outcome: PvcOutcome; resourceVersion: string };
 
+const SHUT_DOWN = 'the Backstage instance running this job shut down';
+const INTERRUPTED_BY_SHUTDOWN = `Interrupted: ${SHUT_DOWN}; run a new scan`;
+
 /** Live checks of one claim before giving up because each outlasted the lease's proof. */
 const MAX_CHECKS = 3;
 
@@ -162,17 +165,16 @@ export class PruneRunner {
           return await this.keepEnding(ended, summary, follows);
         }
         if (stop.aborted) {
-          const reason = 'the Backstage instance running this job shut down';
           await this.announce(
             job,
-            this.notAttempted(queue.slice(index), summary, reason),
+            this.notAttempted(queue.slice(index), summary, SHUT_DOWN),
           );
           return await this.finish(
             job,
             summary,
             follows,
             'interrupted',
-            `Interrupted: ${reason}; run a new scan`,
+            INTERRUPTED_BY_SHUTDOWN,
           );
         }
         const abortReason = guard.abortReason ?? leaseLost;
@@ -217,6 +219,16 @@ export class PruneRunner {
           return await this.finish(job, summary, follows, 'aborted', e.message);
         }
       }
+      await Promise.allSettled(follows);
+      // Shut down while following the last deletions: they were not seen to the end.
+      if (stop.aborted)
+        return await this.finish(
+          job,
+          summary,
+          follows,
+          'interrupted',
+          INTERRUPTED_BY_SHUTDOWN,
+        );
       return await this.finish(job, summary, follows);
     } catch (e) {
       return await this.finish(
