@@ -128,7 +128,9 @@ export class PruneRunner {
             `Interrupted: ${reason}; run a new scan`,
           );
         }
-        const abortReason = guard.abortReason ?? leaseLost;
+        // A refused user token first: every later reason (the watch, the lease) follows from it.
+        const abortReason =
+          gateway.userTokenRefused?.message ?? guard.abortReason ?? leaseLost;
         if (abortReason) {
           await this.announce(
             job,
@@ -155,7 +157,8 @@ export class PruneRunner {
         follows,
         failed ? 'failed' : 'succeeded',
         failed
-          ? `${summary.failed.length} claim(s) could not be deleted`
+          ? gateway.userTokenRefused?.message ??
+              `${summary.failed.length} claim(s) could not be deleted`
           : undefined,
       );
     } catch (e) {
