@@ -3,7 +3,21 @@ import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
-import { ADMIN_RULES, PolicyRule, TokenAuthorizer, TokenGrant } from './auth';
+import {
+  ADMIN_RULES,
+  AwsIdentity,
+  CertificateAndKey,
+  ClientCertificateSubject,
+  GoogleServiceAccountKey,
+  KubeconfigCredential,
+  KubeSimAuth,
+  KubeSimAuthOptions,
+  OidcIssuerOptions,
+  PolicyRule,
+  RbacBinding,
+  RequestUser,
+  TokenGrant,
+} from './auth';
 import { SimClock } from './clock';
 import { startControllers } from './controllers';
 import { Faults, FaultRule } from './faults';
@@ -17,7 +31,27 @@ import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
-export type { PolicyRule, TokenGrant } from './auth';
+export type {
+  AuthenticatedUser,
+  AwsIamAuthOptions,
+  AwsIdentity,
+  AwsRoleMapping,
+  AwsUserMapping,
+  AzureClient,
+  CertificateAndKey,
+  ClientCertificateSubject,
+  GoogleServiceAccount,
+  GoogleServiceAccountKey,
+  KubeconfigCredential,
+  KubeSimAuthOptions,
+  OidcIssuerOptions,
+  PolicyRule,
+  RbacBinding,
+  RbacSubject,
+  TokenGrant,
+} from './auth';
+export { createCertificateAuthority } from './auth';
+export type { CertificateAuthority } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
 export { manifest, pvc, statefulSet } from './manifests';
@@ -43,6 +77,12 @@ export interface KubeSimOptions {
   podStartupSeconds?: number;
   provisioningSeconds?: number;
   reclaimSeconds?: number;
+  /**
+   * Authentication beyond bearer tokens (OIDC, AWS IAM, Google, Azure) and RBAC bindings
+   * for the users they yield. x509 client certificates need no option: with `https`, the
+   * server asks for one and accepts those its client CA (`clientCaCert`) signed.
+   */
+  auth?: KubeSimAuthOptions;
 }
 
 export interface KubeSim {
@@ -51,6 +91,11 @@ export interface KubeSim {
   token: string;
   /** PEM of the serving certificate when https is on; it is its own CA. */
   caCert?: string;
+  /**
+   * PEM of the client CA (https only, generated at start): a verified client certificate it
+   * signed authenticates as user CN with groups O, as kube-apiserver's `--client-ca-file`.
+   */
+  clientCaCert?: string;
   kubeconfig: string;
   store: ObjectStore;
   faults: Faults;
@@ -60,9 +105,35 @@ export interface KubeSim {
     grant: { user: string; rules: PolicyRule[]; namespaces?: string[] },
     token?: string,
   ): string;
-  /** A kubeconfig for another token (e.g. a least-privilege one). */
-  kubeconfigFor(token: string): string;
-  writeKubeconfig(path: string, token?: string): void;
+  /**
+   * A client certificate and key signed by the client CA, for user CN=`subject.user` in
+   * groups O=`subject.groups`. Throws when https is off (no TLS, no client certificates).
+   */
+  issueClientCertificate(subject: ClientCertificateSubject): CertificateAndKey;
+  /**
+   * Adds RBAC rules for users and groups, whichever method they authenticate with
+   * (a RoleBinding with `namespaces`, a ClusterRoleBinding without). Returns its removal.
+   */
+  addBinding(binding: RbacBinding): () => void;
+  /** Trusts another OIDC issuer from now on (as `auth.oidc` does at start). */
+  addOidcIssuer(issuer: OidcIssuerOptions): void;
+  /**
+   * Lets the simulated STS know another access key (e.g. session credentials of an assumed
+   * role). Throws unless `auth.aws` was given.
+   */
+  addAwsIdentity(identity: AwsIdentity): void;
+  /**
+   * A new Google service-account JSON key (as `gcloud iam service-accounts keys create`
+   * writes it) whose assertions the simulator's token endpoint accepts; its access tokens
+   * authenticate as `clientEmail`.
+   */
+  createGoogleServiceAccountKey(account: {
+    clientEmail: string;
+    groups?: string[];
+  }): GoogleServiceAccountKey;
+  /** A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. */
+  kubeconfigFor(credential: KubeconfigCredential): string;
+  writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
   setLatency(ms: number): void;
@@ -92,12 +163,12 @@ export async function startKubeSim(
     historyLimit: options.historyLimit ?? 10000,
   });
   const clock = new SimClock(options.timeFactor ?? 1);
-  const authorizer = new TokenAuthorizer();
+  const auth = new KubeSimAuth(options.auth ?? {}, Boolean(options.https));
   const faults = new Faults();
   const watches = new WatchRegistry();
   const token = options.token ?? randomBytes(24).toString('hex');
   const adminGrant: TokenGrant = { user: 'kube-sim-admin', rules: ADMIN_RULES };
-  authorizer.addToken(adminGrant, token);
+  auth.tokens.addToken(adminGrant, token);
 
   for (const name of BOOTSTRAP_NAMESPACES) {
     store.create('namespaces', {
@@ -129,7 +200,8 @@ export async function startKubeSim(
   const sim = {} as KubeSim;
   const handler = createRequestHandler({
     store,
-    authorizer,
+    authenticator: auth.authenticator,
+    authorizer: auth.authorizer,
     faults,
     watches,
     settings: {
@@ -137,11 +209,21 @@ export async function startKubeSim(
       defaultTimeoutSeconds: 1800,
     },
     admin: createAdminHandler(() => sim),
-    isAdmin: grant => grant === adminGrant,
+    isAdmin: (user: RequestUser) => user.grant === adminGrant,
     serverAddress: () => address,
   });
+  // As kube-apiserver: ask for a client certificate, but let the request through without one.
   const server: Server = tls
-    ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler)
+    ? createHttpsServer(
+        {
+          key: tls.key,
+          cert: tls.cert,
+          ca: auth.clientCaCert,
+          requestCert: true,
+          rejectUnauthorized: false,
+        },
+        handler,
+      )
     : createHttpServer(handler);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -151,21 +233,32 @@ export async function startKubeSim(
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
   const url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigFor = (t: string) =>
-    kubeconfigYaml({ server: url, token: t, caCert: tls?.cert });
+  const kubeconfigFor = (credential: KubeconfigCredential) =>
+    kubeconfigYaml({ server: url, credential, caCert: tls?.cert });
 
   Object.assign(sim, {
     url,
     token,
     caCert: tls?.cert,
+    clientCaCert: auth.clientCaCert,
     kubeconfig: kubeconfigFor(token),
     store,
     faults,
     clock,
-    addToken: (grant: TokenGrant, t?: string) => authorizer.addToken(grant, t),
+    addToken: (grant: TokenGrant, t?: string) => auth.tokens.addToken(grant, t),
+    issueClientCertificate: (subject: ClientCertificateSubject) =>
+      auth.issueClientCertificate(subject),
+    addBinding: (binding: RbacBinding) => auth.authorizer.addBinding(binding),
+    addOidcIssuer: (issuer: OidcIssuerOptions) => auth.oidc.addIssuer(issuer),
+    addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
+    createGoogleServiceAccountKey: () => {
+      throw new Error(
+        'kube-sim: Google service-account tokens are not implemented yet',
+      );
+    },
     kubeconfigFor,
-    writeKubeconfig: (path: string, t = token) =>
-      writeFileSync(path, kubeconfigFor(t), { mode: 0o600 }),
+    writeKubeconfig: (path: string, credential: KubeconfigCredential = token) =>
+      writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),
     addFault: (rule: FaultRule) => faults.add(rule),
     clearFaults: () => faults.clear(),
     setLatency: (ms: number) => {

@@ -1,5 +1,10 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { TokenAuthorizer, TokenGrant } from './auth';
+import {
+  RbacAuthorizer,
+  RequestAuthenticator,
+  RequestUser,
+  UnauthenticatedError,
+} from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
 import { bodyFormat, parseBody, readBody } from './http/body';
@@ -29,13 +34,14 @@ export interface AdminHandler {
 
 export interface ServerContext {
   store: ObjectStore;
-  authorizer: TokenAuthorizer;
+  authenticator: RequestAuthenticator;
+  authorizer: RbacAuthorizer;
   faults: Faults;
   watches: WatchRegistry;
   settings: WatchSettings;
   /** Answers /_sim/... for admin tokens. */
   admin: AdminHandler;
-  isAdmin: (grant: TokenGrant) => boolean;
+  isAdmin: (user: RequestUser) => boolean;
   serverAddress: () => string;
 }
 
@@ -90,7 +96,7 @@ async function serveResource(
   res: ServerResponse,
   url: URL,
   route: ResourceRoute,
-  grant: TokenGrant,
+  user: RequestUser,
   ctx: ServerContext,
   log: { verb: string; resource?: string; namespace?: string },
 ) {
@@ -99,7 +105,7 @@ async function serveResource(
     ? `${route.type.plural}/${route.subresource}`
     : route.type.plural;
   Object.assign(log, { verb, resource, namespace: route.namespace });
-  ctx.authorizer.authorize(grant, {
+  ctx.authorizer.authorize(user, {
     verb,
     apiGroup: route.type.group,
     resource,
@@ -184,6 +190,7 @@ export function createRequestHandler(ctx: ServerContext) {
       resource?: string;
       namespace?: string;
       user?: string;
+      authError?: string;
     } = {
       verb: (req.method ?? 'GET').toLowerCase(),
     };
@@ -197,14 +204,14 @@ export function createRequestHandler(ctx: ServerContext) {
           path === '/version' ? 'application/json' : 'text/plain',
         );
       } else {
-        const grant = ctx.authorizer.authenticate(req.headers.authorization);
-        log.user = grant.user;
+        const user = await ctx.authenticator.authenticate(req);
+        log.user = user.info.name;
         const route = parseResourcePath(path);
         if (route) {
-          status = await serveResource(req, res, url, route, grant, ctx, log);
+          status = await serveResource(req, res, url, route, user, ctx, log);
         } else if (path.startsWith('/_sim/')) {
-          if (!ctx.isAdmin(grant))
-            throw errors.forbidden(grant.user, req.method ?? 'GET', {
+          if (!ctx.isAdmin(user))
+            throw errors.forbidden(user.info.name, req.method ?? 'GET', {
               group: '',
               kind: 'kube-sim admin',
             });
@@ -231,12 +238,15 @@ export function createRequestHandler(ctx: ServerContext) {
       if (!(e instanceof ApiError))
         process.emitWarning(`kube-sim: ${(e as Error).stack}`);
       status = error.code;
+      if (e instanceof UnauthenticatedError)
+        log.authError = e.reasons.join('; ') || 'no credentials';
       if (res.headersSent) res.end();
       else sendJson(res, error.code, error.toStatus());
     } finally {
       ctx.faults.record({
         time: new Date().toISOString(),
         user: log.user,
+        ...(log.authError ? { authError: log.authError } : {}),
         verb: log.verb,
         method: req.method ?? 'GET',
         path,
