@@ -1,0 +1,487 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBackendModule } from '@backstage/backend-plugin-api';
+import { mockServices } from '@backstage/backend-test-utils';
+import type { AuthenticationStrategy } from '@backstage/plugin-kubernetes-node';
+import { JsonObject } from '@backstage/types';
+// The plugin's extension point, as a module adding a custom strategy uses it.
+// eslint-disable-next-line @backstage/no-mixed-plugin-imports
+import { pvcPrunerAuthStrategyExtensionPoint } from 'backstage-plugin-pvc-pruner-backend';
+import { exportJWK, SignJWT } from 'jose';
+import type { CertificateAndKey, KubeSim } from 'kube-sim';
+import {
+  claimOf,
+  component,
+  pruneAll,
+  rbacRules,
+  startPruner,
+  startSim,
+  statefulSetIn,
+  statefulSetObjects,
+  waitFor,
+} from './__testUtils__/harness';
+
+jest.setTimeout(60000);
+
+/*
+ * One simulator that authenticates each method as kube-apiserver does, and
+ * the real plugin reaching it with each auth provider: a scan, a real prune,
+ * and a cluster that refuses. Nothing a credential is made of may show up in
+ * a response, an event, a log line, an audit record or a database row.
+ */
+
+const ISSUER = 'https://idp.example.com/realms/platform';
+const OIDC_CLIENT = 'backstage';
+const AWS_CLUSTER = 'shop-eks';
+const ACCOUNT = '111122223333';
+const AWS_KEY = {
+  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+};
+const AWS_STRANGER_KEY = {
+  accessKeyId: 'AKIASTRANGEREXAMPLE1',
+  secretAccessKey: 'stranger/secret/K7MDENGbPxRfiCYEXAMPLEKEY',
+};
+const PRUNERS = 'pvc-pruners';
+const idp = generateKeyPairSync('rsa', { modulusLength: 2048 });
+
+let sim: KubeSim;
+
+function idToken(email: string, groups: string[], expiresInSeconds = 300) {
+  return new SignJWT({ email, email_verified: true, groups })
+    .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
+    .setIssuer(ISSUER)
+    .setAudience(OIDC_CLIENT)
+    .setSubject(email)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + expiresInSeconds)
+    .sign(idp.privateKey);
+}
+
+/** A strategy handing out one client certificate, as a custom (or Pinniped) strategy returns x509 credentials. */
+class ClientCertificateStrategy implements AuthenticationStrategy {
+  constructor(private readonly certificate: CertificateAndKey) {}
+  async getCredential() {
+    return {
+      type: 'x509 client certificate' as const,
+      ...this.certificate,
+    };
+  }
+  validateCluster() {
+    return [];
+  }
+  presentAuthMetadata() {
+    return {};
+  }
+}
+
+function x509Module(certificate: CertificateAndKey) {
+  return createBackendModule({
+    pluginId: 'pvc-pruner',
+    moduleId: 'x509-client-certificate',
+    register(env) {
+      env.registerInit({
+        deps: { strategies: pvcPrunerAuthStrategyExtensionPoint },
+        async init({ strategies }) {
+          strategies.addAuthStrategy(
+            'x509',
+            new ClientCertificateStrategy(certificate),
+          );
+        },
+      });
+    },
+  });
+}
+
+const ca = () => Buffer.from(sim.caCert!).toString('base64');
+
+/** How a platform team configures a cluster for each provider, as for the Kubernetes backend. */
+interface ProviderSetup {
+  /** The Kubernetes user the simulator authenticates the plugin's requests as. */
+  user: string;
+  cluster: JsonObject;
+  features?: any[];
+  headers?: Record<string, string>;
+  /** What the credentials are made of: none may leak. */
+  secrets: string[];
+}
+
+interface Provider {
+  name: string;
+  /** Credentials the simulator maps to a user with the plugin's RBAC. */
+  allowed(): Promise<ProviderSetup>;
+  /** Credentials of a user the cluster's RBAC grants nothing. */
+  refused(): Promise<ProviderSetup>;
+}
+
+const PROVIDERS: Provider[] = [
+  {
+    name: 'serviceAccount',
+    async allowed() {
+      const user = 'system:serviceaccount:backstage:pvc-pruner';
+      const token = sim.addToken({ user, rules: rbacRules() });
+      return {
+        user,
+        cluster: { authProvider: 'serviceAccount', serviceAccountToken: token },
+        secrets: [token],
+      };
+    },
+    async refused() {
+      const user = 'system:serviceaccount:backstage:nobody';
+      const token = sim.addToken({ user, rules: [] });
+      return {
+        user,
+        cluster: { authProvider: 'serviceAccount', serviceAccountToken: token },
+        secrets: [token],
+      };
+    },
+  },
+  {
+    name: 'x509',
+    async allowed() {
+      const certificate = sim.issueClientCertificate({
+        user: 'pvc-pruner',
+        groups: [PRUNERS],
+      });
+      return {
+        user: 'pvc-pruner',
+        cluster: { authProvider: 'x509' },
+        features: [x509Module(certificate)],
+        secrets: [certificate.key, 'PRIVATE KEY'],
+      };
+    },
+    async refused() {
+      const certificate = sim.issueClientCertificate({ user: 'nobody' });
+      return {
+        user: 'nobody',
+        cluster: { authProvider: 'x509' },
+        features: [x509Module(certificate)],
+        secrets: [certificate.key, 'PRIVATE KEY'],
+      };
+    },
+  },
+  {
+    name: 'oidc',
+    async allowed() {
+      const token = await idToken('alice@example.com', [PRUNERS]);
+      return {
+        user: 'alice@example.com',
+        cluster: { authProvider: 'oidc', oidcTokenProvider: 'okta' },
+        headers: { 'Backstage-Kubernetes-Authorization-oidc-okta': token },
+        secrets: [token, token.split('.')[2]],
+      };
+    },
+    async refused() {
+      const token = await idToken('bob@example.com', []);
+      return {
+        user: 'bob@example.com',
+        cluster: { authProvider: 'oidc', oidcTokenProvider: 'okta' },
+        headers: { 'Backstage-Kubernetes-Authorization-oidc-okta': token },
+        secrets: [token, token.split('.')[2]],
+      };
+    },
+  },
+  {
+    name: 'aws',
+    async allowed() {
+      process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
+      process.env.AWS_SECRET_ACCESS_KEY = AWS_KEY.secretAccessKey;
+      return {
+        user: 'backstage',
+        cluster: { authProvider: 'aws' },
+        secrets: [AWS_KEY.secretAccessKey, 'k8s-aws-v1.', 'X-Amz-Signature'],
+      };
+    },
+    async refused() {
+      process.env.AWS_ACCESS_KEY_ID = AWS_STRANGER_KEY.accessKeyId;
+      process.env.AWS_SECRET_ACCESS_KEY = AWS_STRANGER_KEY.secretAccessKey;
+      return {
+        user: 'stranger',
+        cluster: { authProvider: 'aws' },
+        secrets: [
+          AWS_STRANGER_KEY.secretAccessKey,
+          'k8s-aws-v1.',
+          'X-Amz-Signature',
+        ],
+      };
+    },
+  },
+];
+
+const appOf = (provider: string) => `app-${provider.toLowerCase()}`;
+const dbOf = (provider: string) => `db-${provider.toLowerCase()}`;
+/** The cluster name: for aws the EKS cluster id the token is signed for. */
+const clusterNameOf = (provider: string) =>
+  provider === 'aws' ? AWS_CLUSTER : `${provider.toLowerCase()}-cluster`;
+
+/** Records every audit event, as the auditor sees it. */
+function recordingAuditor() {
+  const records: unknown[] = [];
+  const auditor = mockServices.auditor.mock({
+    createEvent: async options => {
+      const record: Record<string, unknown> = { meta: options.meta };
+      records.push(record);
+      return {
+        success: async o => void Object.assign(record, { success: o?.meta }),
+        fail: async o =>
+          void Object.assign(record, {
+            fail: o.meta,
+            error: `${o.error.message} ${o.error.stack}`,
+          }),
+      };
+    },
+  });
+  return { auditor, records };
+}
+
+/**
+ * The plugin's SQLite database files as text: every row (and any page a
+ * deleted row left behind) is in them as written.
+ */
+function databaseFiles(directory: string) {
+  return readdirSync(directory)
+    .map(file => readFileSync(join(directory, file)).toString('utf8'))
+    .join('\n');
+}
+
+/** The plugin, reaching the simulator as `setup` says, with everything it says and stores recorded. */
+async function startWith(provider: string, setup: ProviderSetup) {
+  const { auditor, records } = recordingAuditor();
+  const logger = mockServices.logger.mock();
+  const directory = mkdtempSync(join(tmpdir(), 'pvc-pruner-db-'));
+  const pruner = await startPruner({
+    sim,
+    kubernetes: {
+      clusterLocatorMethods: [
+        {
+          type: 'config',
+          clusters: [
+            {
+              name: clusterNameOf(provider),
+              url: sim.url,
+              caData: ca(),
+              ...setup.cluster,
+            },
+          ],
+        },
+      ],
+    },
+    entities: PROVIDERS.map(p => component(appOf(p.name))).concat(
+      component('app-oidc-expiry'),
+      component('app-aws-expiry'),
+    ),
+    features: [...(setup.features ?? []), auditor.factory, logger.factory],
+    headers: setup.headers,
+    database: { client: 'better-sqlite3', connection: { directory } },
+  });
+  const texts: string[] = [];
+  const recorded = () => [
+    ...texts,
+    JSON.stringify(records),
+    JSON.stringify(
+      ['debug', 'info', 'warn', 'error'].flatMap(level =>
+        (logger as any)[level].mock.calls.map((args: unknown[]) =>
+          args.map(a => (a instanceof Error ? `${a.message} ${a.stack}` : a)),
+        ),
+      ),
+    ),
+    databaseFiles(directory),
+  ];
+  return {
+    pruner,
+    texts,
+    /** Asserts that no part of a credential was said or stored anywhere. */
+    expectNoLeak(secrets: string[]) {
+      const everything = recorded().join('\n');
+      for (const secret of secrets) expect(everything).not.toContain(secret);
+    },
+    async stop() {
+      await pruner.stop();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+beforeAll(async () => {
+  sim = await startSim(
+    [
+      ...PROVIDERS.flatMap(p =>
+        statefulSetObjects({
+          name: dbOf(p.name),
+          namespace: 'shop',
+          kubernetesId: appOf(p.name),
+          replicas: 1,
+          orphanOrdinals: [1, 2],
+        }),
+      ),
+      ...statefulSetObjects({
+        name: 'db-oidc-expiry',
+        namespace: 'shop',
+        kubernetesId: 'app-oidc-expiry',
+        replicas: 1,
+        orphanOrdinals: [1, 2, 3, 4, 5, 6, 7, 8],
+      }),
+      ...statefulSetObjects({
+        name: 'db-aws-expiry',
+        namespace: 'shop',
+        kubernetesId: 'app-aws-expiry',
+        replicas: 1,
+        orphanOrdinals: [1, 2, 3, 4, 5, 6],
+      }),
+    ],
+    {
+      auth: {
+        oidc: [
+          {
+            issuer: ISSUER,
+            audiences: [OIDC_CLIENT],
+            keys: {
+              keys: [
+                {
+                  ...(await exportJWK(idp.publicKey)),
+                  kid: 'idp-1',
+                  alg: 'RS256',
+                },
+              ],
+            },
+            usernameClaim: 'email',
+            groupsClaim: 'groups',
+          },
+        ],
+        aws: {
+          clusterId: AWS_CLUSTER,
+          identities: [
+            { ...AWS_KEY, arn: `arn:aws:iam::${ACCOUNT}:user/backstage` },
+            {
+              ...AWS_STRANGER_KEY,
+              arn: `arn:aws:iam::${ACCOUNT}:user/stranger`,
+            },
+          ],
+          mapUsers: [
+            {
+              userarn: `arn:aws:iam::${ACCOUNT}:user/backstage`,
+              username: 'backstage',
+              groups: [PRUNERS],
+            },
+            {
+              userarn: `arn:aws:iam::${ACCOUNT}:user/stranger`,
+              username: 'stranger',
+            },
+          ],
+        },
+        bindings: [
+          { subjects: [{ kind: 'Group', name: PRUNERS }], rules: rbacRules() },
+        ],
+      },
+    },
+  );
+});
+
+afterAll(async () => {
+  await sim?.close();
+  delete process.env.AWS_ACCESS_KEY_ID;
+  delete process.env.AWS_SECRET_ACCESS_KEY;
+});
+
+describe.each(PROVIDERS.map(p => [p.name, p] as const))(
+  'authProvider %s',
+  (name, provider) => {
+    it('scans and really prunes as the user the cluster authenticates, and no credential leaks', async () => {
+      const setup = await provider.allowed();
+      const run = await startWith(name, setup);
+      try {
+        sim.clearRequests();
+        const scan = await run.pruner.scan(`component:default/${appOf(name)}`);
+        run.texts.push(JSON.stringify(scan));
+        const sts = statefulSetIn(scan, 'shop', dbOf(name));
+        expect(sts.orphans.map(o => o.name)).toEqual([
+          `data-${dbOf(name)}-1`,
+          `data-${dbOf(name)}-2`,
+        ]);
+
+        const id = await run.pruner.prune(
+          pruneAll(
+            sts,
+            false,
+            `component:default/${appOf(name)}`,
+            clusterNameOf(name),
+          ),
+        );
+        const job = await run.pruner.waitForJob(id);
+        run.texts.push(
+          JSON.stringify(job),
+          JSON.stringify(await run.pruner.events(id)),
+        );
+
+        expect(job.status).toBe('succeeded');
+        expect(job.summary.deleted.map(d => d.name)).toEqual([
+          `data-${dbOf(name)}-1`,
+          `data-${dbOf(name)}-2`,
+        ]);
+        await waitFor('the claims to be gone', () =>
+          [1, 2].every(o => !claimOf(sim, 'shop', `data-${dbOf(name)}-${o}`)),
+        );
+        const deletes = sim
+          .requests()
+          .filter(
+            r =>
+              r.method === 'DELETE' && r.resource === 'persistentvolumeclaims',
+          );
+        expect(deletes.map(r => [r.user, r.status])).toEqual([
+          [setup.user, 202],
+          [setup.user, 202],
+        ]);
+        run.expectNoLeak(setup.secrets);
+      } finally {
+        await run.stop();
+      }
+    });
+
+    it('reports what a cluster refuses (403), naming the verb and resource, and no credential leaks', async () => {
+      const setup = await provider.refused();
+      const run = await startWith(name, setup);
+      try {
+        const scan = await run.pruner.scan(`component:default/${appOf(name)}`);
+        run.texts.push(JSON.stringify(scan));
+        expect(scan.clusters).toEqual([
+          {
+            cluster: clusterNameOf(name),
+            ok: false,
+            error: {
+              name: 'ClusterRequestError',
+              statusCode: 403,
+              message: `cluster "${clusterNameOf(
+                name,
+              )}" refused list statefulsets: 403 Forbidden (statefulsets.apps is forbidden: User "${
+                setup.user
+              }" cannot list resource "statefulsets" in API group "apps" at the cluster scope)`,
+            },
+          },
+        ]);
+
+        const refused = await run.pruner.post('/v1/prune-jobs', {
+          entityRef: `component:default/${appOf(name)}`,
+          cluster: clusterNameOf(name),
+          namespace: 'shop',
+          statefulSet: dbOf(name),
+          pvcs: [{ name: `data-${dbOf(name)}-1`, uid: 'x' }],
+        });
+        run.texts.push(refused.text);
+        expect(refused.status).toBe(503);
+        expect(refused.body.error).toEqual({
+          name: 'ServiceUnavailableError',
+          message: `cluster "${clusterNameOf(
+            name,
+          )}" refused list statefulsets: 403 Forbidden (statefulsets.apps is forbidden: User "${
+            setup.user
+          }" cannot list resource "statefulsets" in API group "apps" in the namespace "shop")`,
+        });
+        run.expectNoLeak(setup.secrets);
+      } finally {
+        await run.stop();
+      }
+    });
+  },
+);
