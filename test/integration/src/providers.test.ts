@@ -1,10 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBackendModule } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { AuthenticationStrategy } from '@backstage/plugin-kubernetes-node';
+import { ConfigReader } from '@backstage/config';
+import { AwsIamStrategy } from '@backstage/plugin-kubernetes-backend';
 import { JsonObject } from '@backstage/types';
 // The plugin's extension point, as a module adding a custom strategy uses it.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
@@ -485,3 +488,175 @@ describe.each(PROVIDERS.map(p => [p.name, p] as const))(
     });
   },
 );
+
+/** GETs a path of the simulator with a bearer token, as any client would; resolves with the status. */
+function getWithToken(path: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${sim.url}${path}`,
+      { ca: sim.caCert, headers: { authorization: `Bearer ${token}` } },
+      res => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('expiring credentials', () => {
+  afterEach(() => {
+    sim.setLatency(0);
+    jest.useRealTimers();
+  });
+
+  it('ends a job whose OIDC user token expires mid-job, with a reason that says so, and deletes nothing after', async () => {
+    const scanToken = await idToken('alice@example.com', [PRUNERS]);
+    const headers = {
+      'Backstage-Kubernetes-Authorization-oidc-okta': scanToken,
+    };
+    const run = await startWith('oidc', {
+      user: 'alice@example.com',
+      cluster: { authProvider: 'oidc', oidcTokenProvider: 'okta' },
+      headers,
+      secrets: [scanToken],
+    });
+    try {
+      const sts = statefulSetIn(
+        await run.pruner.scan('component:default/app-oidc-expiry'),
+        'shop',
+        'db-oidc-expiry',
+      );
+      expect(sts.orphans).toHaveLength(8);
+      // The prune carries a token that expires in 5–6 s; each claim takes four
+      // requests, so eight of them outlast it.
+      const token = await idToken('alice@example.com', [PRUNERS], 6);
+      headers['Backstage-Kubernetes-Authorization-oidc-okta'] = token;
+      sim.setLatency(250);
+
+      const id = await run.pruner.prune(
+        pruneAll(
+          sts,
+          false,
+          'component:default/app-oidc-expiry',
+          clusterNameOf('oidc'),
+        ),
+      );
+      const job = await run.pruner.waitForJob(id, 30000);
+      const events = await run.pruner.events(id);
+      run.texts.push(JSON.stringify(job), JSON.stringify(events));
+
+      expect(job.status).toBe('aborted');
+      expect(job.reason).toMatch(
+        /^your oidc token for cluster "oidc-cluster" expired or was refused \(401 on [a-z0-9 /.-]+\); sign in again and re-run$/,
+      );
+      expect(job.summary.deleted.length).toBeGreaterThan(0);
+      expect(job.summary.deleted.length).toBeLessThan(8);
+      const notAttempted = job.summary.skipped.filter(s =>
+        s.reason?.startsWith(
+          'not attempted: the job stopped because your oidc token',
+        ),
+      );
+      expect(
+        job.summary.deleted.length +
+          job.summary.failed.length +
+          notAttempted.length,
+      ).toBe(8);
+      expect(events.at(-1)).toMatchObject({
+        type: 'job-finished',
+        status: 'aborted',
+      });
+      // The cluster refused the expired token; no delete went through after that.
+      const log = sim.requests();
+      const firstRefusal = log.findIndex(r => r.status === 401);
+      expect(firstRefusal).toBeGreaterThan(0);
+      expect(
+        log
+          .slice(firstRefusal)
+          .filter(r => r.method === 'DELETE' && r.status < 300),
+      ).toEqual([]);
+      run.expectNoLeak([
+        token,
+        token.split('.')[2],
+        scanToken,
+        scanToken.split('.')[2],
+      ]);
+    } finally {
+      await run.stop();
+    }
+  });
+
+  it('keeps a job going when its AWS tokens expire mid-job: every request signs a fresh one', async () => {
+    process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = AWS_KEY.secretAccessKey;
+    const run = await startWith('aws', {
+      user: 'backstage',
+      cluster: { authProvider: 'aws' },
+      secrets: [AWS_KEY.secretAccessKey, 'k8s-aws-v1.', 'X-Amz-Signature'],
+    });
+    try {
+      const sts = statefulSetIn(
+        await run.pruner.scan('component:default/app-aws-expiry'),
+        'shop',
+        'db-aws-expiry',
+      );
+      expect(sts.orphans).toHaveLength(6);
+      // STS-presigned tokens live 15 minutes from their X-Amz-Date. Signing
+      // with a clock 14 min 57 s behind (the simulator keeps the real one)
+      // leaves each token 3 s to live: the job outlasts any single one.
+      jest.useFakeTimers({
+        now: Date.now() - (15 * 60 - 3) * 1000,
+        advanceTimers: true,
+        doNotFake: [
+          'hrtime',
+          'nextTick',
+          'performance',
+          'queueMicrotask',
+          'setImmediate',
+          'clearImmediate',
+          'setInterval',
+          'clearInterval',
+          'setTimeout',
+          'clearTimeout',
+        ],
+      });
+      const first = await new AwsIamStrategy({
+        config: new ConfigReader({}),
+      }).getCredential({ name: AWS_CLUSTER, url: sim.url, authMetadata: {} });
+      sim.setLatency(250);
+      sim.clearRequests();
+
+      const id = await run.pruner.prune(
+        pruneAll(sts, false, 'component:default/app-aws-expiry', AWS_CLUSTER),
+      );
+      const job = await run.pruner.waitForJob(id, 30000);
+      run.texts.push(
+        JSON.stringify(job),
+        JSON.stringify(await run.pruner.events(id)),
+      );
+
+      expect(job.status).toBe('succeeded');
+      expect(job.summary.deleted).toHaveLength(6);
+      const log = sim.requests();
+      expect(log.filter(r => r.status === 401)).toEqual([]);
+      const durationMs = Date.parse(log.at(-1)!.time) - Date.parse(log[0].time);
+      expect(durationMs).toBeGreaterThan(4000);
+      // A token signed when the job started, as a client caching it would still send it, is refused now.
+      expect(
+        await getWithToken(
+          '/api/v1/namespaces/shop/pods',
+          (first as { token: string }).token,
+        ),
+      ).toBe(401);
+      run.expectNoLeak([
+        AWS_KEY.secretAccessKey,
+        'k8s-aws-v1.',
+        'X-Amz-Signature',
+      ]);
+    } finally {
+      jest.useRealTimers();
+      await run.stop();
+    }
+  });
+});
