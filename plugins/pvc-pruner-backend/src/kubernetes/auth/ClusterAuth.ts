@@ -76,9 +76,9 @@ function hasUserToken(cluster: ClusterDetails, auth: KubernetesRequestAuth) {
 
 /**
  * Cluster credentials through Backstage's own AuthenticationStrategy classes,
- * behind a DispatchStrategy keyed by `authProvider`, plus any strategy added
- * through pvc-pruner's extension point (as a module adds one to the
- * Kubernetes backend's).
+ * behind a DispatchStrategy keyed by `authProvider`. Strategies added through
+ * pvc-pruner's extension point replace the defaults, exactly as strategies
+ * added to the Kubernetes backend's do, so both reach the same clusters.
  */
 export class ClusterAuth {
   private constructor(
@@ -91,9 +91,10 @@ export class ClusterAuth {
     logger: LoggerService;
     extraStrategies?: Map<string, AuthenticationStrategy>;
   }): ClusterAuth {
-    const strategies = defaultStrategies(options.config, options.logger);
-    for (const [key, strategy] of options.extraStrategies ?? [])
-      strategies.set(key, strategy);
+    // As in the Kubernetes backend: strategies added through the extension point replace the defaults.
+    const strategies = options.extraStrategies?.size
+      ? new Map(options.extraStrategies)
+      : defaultStrategies(options.config, options.logger);
     return new ClusterAuth(
       strategies,
       new DispatchStrategy({
