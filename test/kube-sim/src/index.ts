@@ -8,7 +8,8 @@ import {
   AwsIdentity,
   CertificateAndKey,
   ClientCertificateSubject,
-  GoogleServiceAccountKey,
+  AzureClient,
+  GoogleExternalAccountCredentials,
   KubeconfigCredential,
   KubeSimAuth,
   KubeSimAuthOptions,
@@ -35,13 +36,15 @@ export type {
   AuthenticatedUser,
   AwsIamAuthOptions,
   AwsIdentity,
+  AwsRole,
   AwsRoleMapping,
   AwsUserMapping,
+  AzureAuthOptions,
   AzureClient,
   CertificateAndKey,
   ClientCertificateSubject,
-  GoogleServiceAccount,
-  GoogleServiceAccountKey,
+  GoogleExternalAccountCredentials,
+  GoogleFederationOptions,
   KubeconfigCredential,
   KubeSimAuthOptions,
   OidcIssuerOptions,
@@ -50,8 +53,12 @@ export type {
   RbacSubject,
   TokenGrant,
 } from './auth';
-export { createCertificateAuthority } from './auth';
-export type { CertificateAuthority } from './auth';
+export {
+  AKS_SCOPE,
+  createCertificateAuthority,
+  createTestOidcIssuer,
+} from './auth';
+export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
 export { manifest, pvc, statefulSet } from './manifests';
@@ -123,16 +130,38 @@ export interface KubeSim {
    */
   addAwsIdentity(identity: AwsIdentity): void;
   /**
-   * A new Google service-account JSON key (as `gcloud iam service-accounts keys create`
-   * writes it) whose assertions the simulator's token endpoint accepts; its access tokens
-   * authenticate as `clientEmail`.
+   * With `auth.google`: an `external_account` credential JSON (Workload Identity Federation) whose
+   * `token_url` is this simulator's STS and whose subject token google-auth-library reads from
+   * `subjectTokenFile` (an ID token of `auth.google.subjectIssuer`). Give it, as JSON, to
+   * `kubernetes.googleServiceAccountCredentials`; GoogleServiceAccountStrategy's access tokens then
+   * authenticate as `principal://iam.googleapis.com/projects/…/workloadIdentityPools/…/subject/<sub>`.
    */
-  createGoogleServiceAccountKey(account: {
-    clientEmail: string;
-    groups?: string[];
-  }): GoogleServiceAccountKey;
-  /** A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. */
-  kubeconfigFor(credential: KubeconfigCredential): string;
+  googleExternalAccount(
+    subjectTokenFile: string,
+  ): GoogleExternalAccountCredentials;
+  /**
+   * With `auth.azure` (https only): the authority host for AZURE_AUTHORITY_HOST, beside
+   * AZURE_TENANT_ID=adfs, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (and NODE_EXTRA_CA_CERTS
+   * naming a file holding `caCert`).
+   */
+  azureAuthorityHost?: string;
+  /**
+   * With `auth.aws`: the simulated STS (`GetCallerIdentity`, `AssumeRole`) for AWS_ENDPOINT_URL_STS, so
+   * AwsIamStrategy's `kubernetes.io/aws-assume-role` and Backstage's AWS credentials manager reach it.
+   * The AWS SDK trusts only public CAs unless NODE_EXTRA_CA_CERTS says otherwise: use an http simulator in-process.
+   */
+  awsStsEndpoint?: string;
+  /** Registers another Azure client (throws unless `auth.azure` was given). */
+  addAzureClient(client: AzureClient): void;
+  /**
+   * A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. `name`
+   * (default `kube-sim`) names its cluster and context (its user is `<name>-admin`), so kubeconfigs
+   * of several simulators can be merged; `namespace` defaults to `default`.
+   */
+  kubeconfigFor(
+    credential: KubeconfigCredential,
+    options?: { name?: string; namespace?: string },
+  ): string;
   writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
@@ -163,7 +192,12 @@ export async function startKubeSim(
     historyLimit: options.historyLimit ?? 10000,
   });
   const clock = new SimClock(options.timeFactor ?? 1);
-  const auth = new KubeSimAuth(options.auth ?? {}, Boolean(options.https));
+  let url = '';
+  const auth = new KubeSimAuth(
+    options.auth ?? {},
+    Boolean(options.https),
+    () => url,
+  );
   const faults = new Faults();
   const watches = new WatchRegistry();
   const token = options.token ?? randomBytes(24).toString('hex');
@@ -210,6 +244,7 @@ export async function startKubeSim(
     },
     admin: createAdminHandler(() => sim),
     isAdmin: (user: RequestUser) => user.grant === adminGrant,
+    identityEndpoints: auth.endpoints,
     serverAddress: () => address,
   });
   // As kube-apiserver: ask for a client certificate, but let the request through without one.
@@ -232,9 +267,11 @@ export async function startKubeSim(
   });
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
-  const url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigFor = (credential: KubeconfigCredential) =>
-    kubeconfigYaml({ server: url, credential, caCert: tls?.cert });
+  url = `${tls ? 'https' : 'http'}://${address}`;
+  const kubeconfigFor = (
+    credential: KubeconfigCredential,
+    names: { name?: string; namespace?: string } = {},
+  ) => kubeconfigYaml({ server: url, credential, caCert: tls?.cert, ...names });
 
   Object.assign(sim, {
     url,
@@ -251,11 +288,10 @@ export async function startKubeSim(
     addBinding: (binding: RbacBinding) => auth.authorizer.addBinding(binding),
     addOidcIssuer: (issuer: OidcIssuerOptions) => auth.oidc.addIssuer(issuer),
     addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
-    createGoogleServiceAccountKey: () => {
-      throw new Error(
-        'kube-sim: Google service-account tokens are not implemented yet',
-      );
-    },
+    googleExternalAccount: (file: string) => auth.googleExternalAccount(file),
+    azureAuthorityHost: auth.azure ? url : undefined,
+    awsStsEndpoint: auth.aws ? `${url}/aws/sts` : undefined,
+    addAzureClient: (client: AzureClient) => auth.addAzureClient(client),
     kubeconfigFor,
     writeKubeconfig: (path: string, credential: KubeconfigCredential = token) =>
       writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),

@@ -1,5 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  IdentityEndpoint,
   RbacAuthorizer,
   RequestAuthenticator,
   RequestUser,
@@ -42,6 +43,8 @@ export interface ServerContext {
   /** Answers /_sim/... for admin tokens. */
   admin: AdminHandler;
   isAdmin: (user: RequestUser) => boolean;
+  /** Identity-provider endpoints (Azure authority, Google STS, AWS STS) served without Kubernetes authentication. */
+  identityEndpoints: IdentityEndpoint[];
   serverAddress: () => string;
 }
 
@@ -179,6 +182,28 @@ async function serveResource(
   return result.status;
 }
 
+async function serveIdentityEndpoint(
+  req: IncomingMessage,
+  endpoint: IdentityEndpoint,
+  paths: { path: string; rawPath: string },
+  res: ServerResponse,
+) {
+  const method = req.method ?? 'GET';
+  const { path, rawPath } = paths;
+  const body = method === 'POST' ? await readBody(req) : Buffer.alloc(0);
+  const answer = await endpoint.handle({
+    method,
+    path,
+    rawPath,
+    body,
+    form: new URLSearchParams(body.toString('utf8')),
+    headers: req.headers,
+  });
+  if (!answer) throw errors.pathNotFound(path);
+  sendJson(res, answer.status, answer.body, answer.contentType);
+  return answer.status;
+}
+
 /** The request handler of the simulated kube-apiserver. */
 export function createRequestHandler(ctx: ServerContext) {
   return async (req: IncomingMessage, res: ServerResponse) => {
@@ -196,7 +221,17 @@ export function createRequestHandler(ctx: ServerContext) {
     };
     let status = 200;
     try {
-      if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
+      const identityEndpoint = ctx.identityEndpoints.find(
+        e => path === e.prefix || path.startsWith(`${e.prefix}/`),
+      );
+      if (identityEndpoint) {
+        status = await serveIdentityEndpoint(
+          req,
+          identityEndpoint,
+          { path, rawPath: url.pathname },
+          res,
+        );
+      } else if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
         sendJson(
           res,
           200,

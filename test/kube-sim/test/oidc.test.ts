@@ -1,11 +1,12 @@
 import { generateKeyPairSync, KeyObject } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { exportJWK, SignJWT } from 'jose';
+import { groupBinding, PVCS, refusalReason } from './authFixtures';
+import { createTestOidcIssuer } from '../src';
 import { pvc, SimHarness, startHarness } from './helpers';
 
 jest.setTimeout(30000);
 
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
 const ISSUER = 'https://idp.example.com/realms/platform';
 const CLIENT_ID = 'backstage';
 
@@ -74,16 +75,7 @@ describe('OIDC ID tokens', () => {
           },
         ],
         bindings: [
-          {
-            subjects: [{ kind: 'Group', name: 'oidc:platform' }],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['get', 'list', 'delete'],
-              },
-            ],
-          },
+          groupBinding('oidc:platform', ['get', 'list', 'delete']),
           {
             subjects: [{ kind: 'User', name: 'viewer@example.com' }],
             rules: [
@@ -257,13 +249,7 @@ describe('OIDC ID tokens', () => {
       ],
     ];
     it.each(cases)('%s', async (_name, make, reason) => {
-      const token = await make();
-      const res = await h.http('GET', PVCS, { token });
-      expect(res.status).toBe(401);
-      expect(res.json()).toMatchObject({ code: 401, reason: 'Unauthorized' });
-      const logged = lastRequest()?.authError ?? '';
-      expect(logged).toMatch(reason);
-      expect(logged).not.toContain(token);
+      expect(await refusalReason(h, await make())).toMatch(reason);
     });
   });
 
@@ -287,5 +273,27 @@ describe('OIDC ID tokens', () => {
     const res = await h.http('GET', PVCS, { token });
     expect(res.status).toBe(403);
     expect(res.json().message).toContain('User "robot" cannot list');
+  });
+
+  it('createTestOidcIssuer gives tests an issuer whose ID tokens are accepted until they expire', async () => {
+    const issuer = await createTestOidcIssuer({
+      issuer: 'https://test-idp.example',
+      audiences: ['pvc-pruner'],
+      usernameClaim: 'email',
+      groupsClaim: 'groups',
+      groupsPrefix: 'oidc:',
+    });
+    h.sim.addOidcIssuer(issuer.options);
+    const token = await issuer.idToken({
+      email: 'grace@example.com',
+      groups: ['platform'],
+    });
+    expect((await h.http('GET', PVCS, { token })).status).toBe(200);
+    expect(h.sim.requests().at(-1)?.user).toBe('grace@example.com');
+    const expired = await issuer.idToken(
+      { email: 'grace@example.com', groups: ['platform'] },
+      Math.floor(Date.now() / 1000) - 1,
+    );
+    expect(await refusalReason(h, expired)).toMatch(/ERR_JWT_EXPIRED/);
   });
 });

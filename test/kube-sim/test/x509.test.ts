@@ -1,10 +1,9 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { createCertificateAuthority, startKubeSim } from '../src';
+import { PVCS, groupBinding } from './authFixtures';
 import { pvc, SimHarness, startHarness } from './helpers';
 
 jest.setTimeout(30000);
-
-const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
 
 describe('x509 client certificates', () => {
   let h: SimHarness;
@@ -14,17 +13,7 @@ describe('x509 client certificates', () => {
       scenario: [pvc('data-web-0')],
       auth: {
         bindings: [
-          {
-            subjects: [{ kind: 'Group', name: 'team-a' }],
-            rules: [
-              {
-                apiGroups: [''],
-                resources: ['persistentvolumeclaims'],
-                verbs: ['get', 'list', 'watch'],
-              },
-            ],
-            namespaces: ['default'],
-          },
+          groupBinding('team-a', ['get', 'list', 'watch'], ['default']),
         ],
       },
     });
@@ -79,6 +68,32 @@ describe('x509 client certificates', () => {
       .map(r => r.user);
     expect(users.length).toBeGreaterThan(0);
     expect(new Set(users)).toEqual(new Set(['alice']));
+  });
+
+  it('names a kubeconfig cluster, context and user, so kubeconfigs of several clusters can be merged', async () => {
+    const dana = h.sim.issueClientCertificate({
+      user: 'dana',
+      groups: ['team-a'],
+    });
+    const kubeconfig = h.writeFile(
+      'named.kubeconfig',
+      h.sim.kubeconfigFor(
+        { clientCertificate: dana.cert, clientKey: dana.key },
+        { name: 'second-cluster' },
+      ),
+    );
+    const contexts = await h.kubectl(['config', 'get-contexts', '-o', 'name'], {
+      kubeconfig,
+    });
+    expect(contexts.stdout.trim()).toBe('second-cluster');
+    const get = await h.kubectl(
+      ['--context', 'second-cluster', 'get', 'pvc', '-o', 'name'],
+      { kubeconfig },
+    );
+    expect([get.code, get.stdout.trim()]).toEqual([
+      0,
+      'persistentvolumeclaim/data-web-0',
+    ]);
   });
 
   it('@kubernetes/client-node with a client certificate in its kubeconfig', async () => {
@@ -184,6 +199,32 @@ describe('x509 client certificates', () => {
       },
     );
     expect(res.status).toBe(404);
+  });
+
+  it('the admin API issues client certificates and adds and removes bindings, for other processes', async () => {
+    const issued = await h.http('POST', '/_sim/client-certificates', {
+      body: { user: 'remote', groups: ['remote-team'] },
+    });
+    expect(issued.status).toBe(200);
+    const cert = issued.json();
+    expect(cert.cert).toMatch(/BEGIN CERTIFICATE/);
+    const asRemote = () =>
+      h.http('GET', PVCS, { token: null, clientCertificate: cert });
+    expect((await asRemote()).status).toBe(403);
+
+    const added = await h.http('POST', '/_sim/bindings', {
+      body: groupBinding('remote-team', ['list']),
+    });
+    expect(added.status).toBe(200);
+    expect((await asRemote()).status).toBe(200);
+    const removed = await h.http('DELETE', `/_sim/bindings/${added.json().id}`);
+    expect(removed.status).toBe(200);
+    expect((await asRemote()).status).toBe(403);
+
+    const invalid = await h.http('POST', '/_sim/bindings', {
+      body: { subjects: [{ kind: 'ServiceAccount', name: 'x' }], rules: [] },
+    });
+    expect(invalid.status).toBe(400);
   });
 
   it('over plain http there is no client CA and issuing a certificate says why', async () => {

@@ -20,7 +20,8 @@ const ALLOWED_PARAMETERS = new Set([
   'x-amz-signedheaders',
 ]);
 
-class AwsTokenError extends Error {}
+/** Why STS or the authenticator refused; its message never quotes the token. */
+export class AwsTokenError extends Error {}
 
 function parseAmzDate(value: string) {
   const m = value.match(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/);
@@ -36,7 +37,7 @@ function stsRegion(host: string) {
 }
 
 /** arn:aws:sts::<acct>:assumed-role/<role>/<session> → arn:aws:iam::<acct>:role/<role>, as aws-iam-authenticator canonicalises. */
-function parseArn(arn: string) {
+export function parseArn(arn: string) {
   const m = arn.match(/^arn:([^:]+):(iam|sts)::(\d{12}):(.+)$/);
   if (!m) throw new AwsTokenError(`malformed caller ARN ${arn}`);
   const [, partition, service, accountId, resource] = m;
@@ -84,6 +85,24 @@ export class AwsIamAuthenticator implements TokenAuthenticator {
   addIdentity(identity: AwsIdentity) {
     parseArn(identity.arn);
     this.identities.set(identity.accessKeyId, identity);
+  }
+
+  /** The identity of an access key, checked as STS checks the credentials of a request. */
+  identityOf(accessKeyId: string, sessionToken: string | undefined) {
+    const identity = this.identities.get(accessKeyId);
+    if (!identity)
+      throw new AwsTokenError(
+        'InvalidClientTokenId: the access key is not known to STS',
+      );
+    if ((identity.sessionToken ?? undefined) !== sessionToken)
+      throw new AwsTokenError(
+        'InvalidClientTokenId: the security token is invalid',
+      );
+    if (identity.expiration && this.now() >= identity.expiration.getTime())
+      throw new AwsTokenError(
+        'ExpiredToken: the security token included in the request is expired',
+      );
+    return identity;
   }
 
   async authenticateToken(token: string): Promise<RequestUser | undefined> {
@@ -156,17 +175,10 @@ export class AwsIamAuthenticator implements TokenAuthenticator {
     const scope = scopeParts.join('/');
     if (scope !== `${amzDate.slice(0, 8)}/${region}/sts/aws4_request`)
       throw new AwsTokenError('credential scope does not match the request');
-    const identity = this.identities.get(accessKeyId);
-    if (!identity)
-      throw new AwsTokenError(
-        'InvalidClientTokenId: the access key is not known to STS',
-      );
-    if (
-      (identity.sessionToken ?? undefined) !== lower.get('x-amz-security-token')
-    )
-      throw new AwsTokenError(
-        'InvalidClientTokenId: the security token is invalid',
-      );
+    const identity = this.identityOf(
+      accessKeyId,
+      lower.get('x-amz-security-token'),
+    );
 
     const expected = presignedSignature(
       {

@@ -9,3 +9,7 @@ export type { CertificateAuthority } from './x509';
 export { OidcAuthenticator } from './oidc';
 export { AwsIamAuthenticator } from './awsIam';
 export { KubeSimAuth } from './KubeSimAuth';
+export type { IdentityEndpoint, IdentityRequest } from './identityEndpoint';
+export { AKS_SCOPE } from './azure';
+export { createTestOidcIssuer } from './testIssuer';
+export type { TestOidcIssuer } from './testIssuer';

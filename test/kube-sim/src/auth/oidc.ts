@@ -38,7 +38,7 @@ function claimStrings(value: unknown, claim: string): string[] {
 }
 
 /** One issuer's JWT authenticator, as kube-apiserver's `--oidc-*` flags configure it. */
-class OidcIssuer {
+export class OidcIssuer {
   private readonly keys: KeyInput[];
 
   constructor(private readonly options: OidcIssuerOptions) {

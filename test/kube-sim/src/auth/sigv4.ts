@@ -8,8 +8,8 @@ export function awsUriEncode(value: string) {
   );
 }
 
-const sha256Hex = (data: string) =>
-  createHash('sha256').update(data, 'utf8').digest('hex');
+export const sha256Hex = (data: string | Buffer) =>
+  createHash('sha256').update(data).digest('hex');
 
 const hmac = (key: Buffer | string, data: string) =>
   createHmac('sha256', key).update(data, 'utf8').digest();
@@ -19,28 +19,25 @@ const cmp = (a: string, b: string) => {
   return a > b ? 1 : 0;
 };
 
-/** What a presigned GET request's signature covers. */
-export interface PresignedRequest {
+/** What a SigV4 signature covers. */
+export interface SignedRequest {
+  method: string;
   path: string;
-  /** Every query parameter, X-Amz-Signature included (it is left out of the canonical query). */
+  /** Query parameters; X-Amz-Signature (of a presigned URL) is left out of the canonical query. */
   query: Map<string, string>;
-  /** Lower-case names of the signed headers and the values the verifier gives them. */
+  /** Lower-case names of the signed headers and their values. */
   headers: Map<string, string>;
   signedHeaders: string[];
   /** `yyyymmddThhmmssZ`. */
   amzDate: string;
   /** `<yyyymmdd>/<region>/<service>/aws4_request`. */
   scope: string;
+  /** Hex SHA-256 of the body. */
+  payloadHash: string;
 }
 
-/**
- * The AWS Signature Version 4 of a presigned GET with an empty body: canonical request,
- * string to sign and the HMAC chain from the secret key, as the AWS docs define them.
- */
-export function presignedSignature(
-  request: PresignedRequest,
-  secretAccessKey: string,
-): string {
+/** The AWS Signature Version 4: canonical request, string to sign and the HMAC chain from the secret key, as the AWS docs define them. */
+export function signatureOf(request: SignedRequest, secretAccessKey: string) {
   const canonicalQuery = [...request.query]
     .filter(([key]) => key !== 'X-Amz-Signature')
     .map(([key, value]) => [awsUriEncode(key), awsUriEncode(value)])
@@ -56,12 +53,12 @@ export function presignedSignature(
     )
     .join('');
   const canonicalRequest = [
-    'GET',
+    request.method,
     request.path,
     canonicalQuery,
     canonicalHeaders,
     request.signedHeaders.join(';'),
-    sha256Hex(''),
+    request.payloadHash,
   ].join('\n');
   const stringToSign = [
     'AWS4-HMAC-SHA256',
@@ -77,6 +74,31 @@ export function presignedSignature(
   return createHmac('sha256', signingKey)
     .update(stringToSign, 'utf8')
     .digest('hex');
+}
+
+/** The signature of a presigned GET (empty body), as STS checks a presigned GetCallerIdentity URL. */
+export function presignedSignature(
+  request: Omit<SignedRequest, 'method' | 'payloadHash'>,
+  secretAccessKey: string,
+) {
+  return signatureOf(
+    { ...request, method: 'GET', payloadHash: sha256Hex('') },
+    secretAccessKey,
+  );
+}
+
+/** `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=a;b, Signature=hex` → its parts. */
+export function parseAuthorizationHeader(header: string | undefined) {
+  const m = header?.match(
+    /^AWS4-HMAC-SHA256\s+Credential=([^/,\s]+)\/([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]+)$/,
+  );
+  if (!m) return undefined;
+  return {
+    accessKeyId: m[1],
+    scope: m[2],
+    signedHeaders: m[3].split(';'),
+    signature: m[4],
+  };
 }
 
 /** Compares two hex signatures in constant time. */

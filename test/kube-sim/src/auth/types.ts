@@ -81,6 +81,20 @@ export interface AwsIdentity {
   sessionToken?: string;
   /** The caller ARN: `arn:aws:iam::<account>:user/<name>`, or `arn:aws:sts::<account>:assumed-role/<role>/<session>` for session credentials. */
   arn: string;
+  /** Session credentials only: when STS stops accepting them (ExpiredToken). */
+  expiration?: Date;
+}
+
+/** An IAM role the simulated STS lets callers assume (`AssumeRole`), as the role's trust policy says. */
+export interface AwsRole {
+  /** `arn:aws:iam::<account>:role/<name>`. */
+  arn: string;
+  /** Caller ARNs (canonical: IAM users, or roles for assumed-role sessions) it trusts; unset: every identity STS knows. */
+  trustedPrincipals?: string[];
+  /** The `sts:ExternalId` the trust policy requires. */
+  externalId?: string;
+  /** Lifetime of the session credentials, in seconds; default 3600 (short ones let tests see them expire). */
+  sessionDurationSeconds?: number;
 }
 
 /** A `mapUsers` entry of the aws-auth ConfigMap. */
@@ -108,27 +122,47 @@ export interface AwsIamAuthOptions {
   clusterId: string;
   /** Access keys the simulated STS knows. */
   identities: AwsIdentity[];
+  /**
+   * Roles the simulated STS (at `sim.awsStsEndpoint`, for AWS_ENDPOINT_URL_STS) lets callers assume;
+   * their session credentials then sign tokens that mapRoles maps.
+   */
+  roles?: AwsRole[];
   mapUsers?: AwsUserMapping[];
   mapRoles?: AwsRoleMapping[];
 }
 
-/** A Google service account whose JWT-bearer assertions the simulator's token endpoint accepts. */
-export interface GoogleServiceAccount {
-  clientEmail: string;
-  /** The public key of the account's `private_key`. */
-  publicKey: string | KeyObject;
-  /** Groups the Kubernetes user gets (besides `system:authenticated`). */
-  groups?: string[];
+/**
+ * Google Workload Identity Federation, which GoogleServiceAccountStrategy reaches with an
+ * `external_account` credential JSON (its `token_url` can point here; a service-account key's
+ * `token_uri` cannot: google-auth-library's gtoken always posts to www.googleapis.com).
+ */
+export interface GoogleFederationOptions {
+  /** The pool provider, `//iam.googleapis.com/projects/<n>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`. */
+  audience: string;
+  /** The OIDC issuer whose ID tokens the provider accepts as subject tokens (prefix options are ignored). */
+  subjectIssuer: OidcIssuerOptions;
+  /** Lifetime of issued access tokens; default 3600. */
+  tokenLifetimeSeconds?: number;
 }
 
-/** A Microsoft Entra app registration whose client-secret grants the simulator's token endpoint accepts. */
+/** A Microsoft Entra / ADFS app registration whose client-secret grant the simulator's authority accepts. */
 export interface AzureClient {
-  tenantId: string;
   clientId: string;
   clientSecret: string;
   /** The Kubernetes user name; default the client id. */
   username?: string;
   groups?: string[];
+}
+
+/**
+ * An authority for @azure/identity's EnvironmentCredential (what DefaultAzureCredential tries first):
+ * AZURE_TENANT_ID=adfs, AZURE_AUTHORITY_HOST=`sim.azureAuthorityHost`, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET,
+ * and the process must trust `sim.caCert` (NODE_EXTRA_CA_CERTS), since identity requires https.
+ */
+export interface AzureAuthOptions {
+  clients: AzureClient[];
+  /** Lifetime of issued access tokens; default 3600. */
+  tokenLifetimeSeconds?: number;
 }
 
 /** Authentication methods beyond the admin token, each as kube-apiserver configures it. */
@@ -137,10 +171,10 @@ export interface KubeSimAuthOptions {
   oidc?: OidcIssuerOptions[];
   /** aws-iam-authenticator tokens. */
   aws?: AwsIamAuthOptions;
-  /** Google service accounts, through the simulator's OAuth token endpoint. */
-  google?: { serviceAccounts: GoogleServiceAccount[] };
-  /** Entra app registrations, through the simulator's authority endpoints. */
-  azure?: { clients: AzureClient[] };
+  /** Google Workload Identity Federation, through the simulator's STS token endpoint. */
+  google?: GoogleFederationOptions;
+  /** Azure client-secret credentials, through the simulator's authority (https only). */
+  azure?: AzureAuthOptions;
   /** RBAC bindings for users and groups. */
   bindings?: RbacBinding[];
 }
@@ -166,14 +200,11 @@ export type KubeconfigCredential =
   | { token: string }
   | { clientCertificate: string; clientKey: string };
 
-/** A Google service-account JSON key, as `gcloud iam service-accounts keys create` writes it. */
-export interface GoogleServiceAccountKey {
-  type: 'service_account';
-  project_id: string;
-  private_key_id: string;
-  private_key: string;
-  client_email: string;
-  client_id: string;
-  auth_uri: string;
-  token_uri: string;
+/** An `external_account` credential JSON, for `kubernetes.googleServiceAccountCredentials`. */
+export interface GoogleExternalAccountCredentials {
+  type: 'external_account';
+  audience: string;
+  subject_token_type: string;
+  token_url: string;
+  credential_source: { file: string };
 }
