@@ -1,5 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +19,7 @@ import { JsonObject } from '@backstage/types';
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import { pvcPrunerAuthStrategyExtensionPoint } from 'backstage-plugin-pvc-pruner-backend';
 import { exportJWK, SignJWT } from 'jose';
-import type { CertificateAndKey, KubeSim } from 'kube-sim';
+import { CertificateAndKey, KubeObject, KubeSim, startKubeSim } from 'kube-sim';
 import {
   claimOf,
   component,
@@ -23,7 +29,9 @@ import {
   startSim,
   statefulSetIn,
   statefulSetObjects,
+  TIME_FACTOR,
   waitFor,
+  waitForSettled,
 } from './__testUtils__/harness';
 
 jest.setTimeout(60000);
@@ -97,8 +105,6 @@ function x509Module(certificate: CertificateAndKey) {
     },
   });
 }
-
-const ca = () => Buffer.from(sim.caCert!).toString('base64');
 
 /** How a platform team configures a cluster for each provider, as for the Kubernetes backend. */
 interface ProviderSetup {
@@ -250,21 +256,28 @@ function databaseFiles(directory: string) {
 }
 
 /** The plugin, reaching the simulator as `setup` says, with everything it says and stores recorded. */
-async function startWith(provider: string, setup: ProviderSetup) {
+async function startWith(
+  provider: string,
+  setup: ProviderSetup,
+  on: { sim: KubeSim; kubernetes?: JsonObject } = { sim },
+) {
   const { auditor, records } = recordingAuditor();
   const logger = mockServices.logger.mock();
   const directory = mkdtempSync(join(tmpdir(), 'pvc-pruner-db-'));
   const pruner = await startPruner({
-    sim,
+    sim: on.sim,
     kubernetes: {
+      ...on.kubernetes,
       clusterLocatorMethods: [
         {
           type: 'config',
           clusters: [
             {
               name: clusterNameOf(provider),
-              url: sim.url,
-              caData: ca(),
+              url: on.sim.url,
+              ...(on.sim.caCert
+                ? { caData: Buffer.from(on.sim.caCert).toString('base64') }
+                : {}),
               ...setup.cluster,
             },
           ],
@@ -274,6 +287,7 @@ async function startWith(provider: string, setup: ProviderSetup) {
     entities: PROVIDERS.map(p => component(appOf(p.name))).concat(
       component('app-oidc-expiry'),
       component('app-aws-expiry'),
+      component('app-googleserviceaccount'),
     ),
     features: [...(setup.features ?? []), auditor.factory, logger.factory],
     headers: setup.headers,
@@ -656,6 +670,170 @@ describe('expiring credentials', () => {
       ]);
     } finally {
       jest.useRealTimers();
+      await run.stop();
+    }
+  });
+});
+
+describe('authProvider googleServiceAccount (Workload Identity Federation)', () => {
+  // Plain http: google-auth-library, in this process, trusts only the public CAs.
+  const SUBJECT_ISSUER = 'https://token.actions.example.com';
+  const POOL =
+    'iam.googleapis.com/projects/123456789/locations/global/workloadIdentityPools/backstage';
+  const AUDIENCE = `//${POOL}/providers/ci`;
+  const subjectKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  let googleSim: KubeSim;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pvc-pruner-google-'));
+    googleSim = await startKubeSim({
+      scenario: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
+        {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          metadata: { name: 'standard' },
+          provisioner: 'sim.csi.k8s.io',
+          reclaimPolicy: 'Delete',
+          volumeBindingMode: 'Immediate',
+        },
+        ...statefulSetObjects({
+          name: 'db-google',
+          namespace: 'shop',
+          kubernetesId: 'app-googleserviceaccount',
+          replicas: 1,
+          orphanOrdinals: [1, 2],
+        }),
+      ] as KubeObject[],
+      timeFactor: TIME_FACTOR,
+      auth: {
+        google: {
+          audience: AUDIENCE,
+          subjectIssuer: {
+            issuer: SUBJECT_ISSUER,
+            audiences: [AUDIENCE],
+            keys: [subjectKeys.publicKey],
+            groupsClaim: 'teams',
+          },
+        },
+        bindings: [
+          {
+            subjects: [
+              { kind: 'Group', name: `principalSet://${POOL}/group/pruners` },
+            ],
+            rules: rbacRules(),
+          },
+        ],
+      },
+    });
+    await waitForSettled(googleSim);
+  });
+
+  afterAll(async () => {
+    await googleSim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The external_account credential JSON of a workload whose subject token names `teams`. */
+  async function credentialsFor(subject: string, teams: string[]) {
+    const file = join(dir, `${subject}.jwt`);
+    writeFileSync(
+      file,
+      await new SignJWT({ sub: subject, teams })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuer(SUBJECT_ISSUER)
+        .setAudience(AUDIENCE)
+        .setExpirationTime('10m')
+        .sign(subjectKeys.privateKey),
+    );
+    return JSON.stringify(googleSim.googleExternalAccount(file));
+  }
+
+  const setupOf = (subject: string) => ({
+    user: `principal://${POOL}/subject/${subject}`,
+    cluster: { authProvider: 'googleServiceAccount' },
+    secrets: ['ya29.'],
+  });
+
+  it('scans and really prunes as the federated principal, and no access token leaks', async () => {
+    const run = await startWith('googleServiceAccount', setupOf('backstage'), {
+      sim: googleSim,
+      kubernetes: {
+        googleServiceAccountCredentials: await credentialsFor('backstage', [
+          'pruners',
+        ]),
+      },
+    });
+    try {
+      googleSim.clearRequests();
+      const scan = await run.pruner.scan(
+        'component:default/app-googleserviceaccount',
+      );
+      run.texts.push(JSON.stringify(scan));
+      const sts = statefulSetIn(scan, 'shop', 'db-google');
+      expect(sts.orphans.map(o => o.name)).toEqual([
+        'data-db-google-1',
+        'data-db-google-2',
+      ]);
+      const id = await run.pruner.prune(
+        pruneAll(
+          sts,
+          false,
+          'component:default/app-googleserviceaccount',
+          clusterNameOf('googleServiceAccount'),
+        ),
+      );
+      const job = await run.pruner.waitForJob(id);
+      run.texts.push(
+        JSON.stringify(job),
+        JSON.stringify(await run.pruner.events(id)),
+      );
+
+      expect(job.status).toBe('succeeded');
+      expect(job.summary.deleted.map(d => d.name)).toEqual([
+        'data-db-google-1',
+        'data-db-google-2',
+      ]);
+      expect(
+        googleSim
+          .requests()
+          .filter(
+            r =>
+              r.method === 'DELETE' && r.resource === 'persistentvolumeclaims',
+          )
+          .map(r => [r.user, r.status]),
+      ).toEqual([
+        [`principal://${POOL}/subject/backstage`, 202],
+        [`principal://${POOL}/subject/backstage`, 202],
+      ]);
+      run.expectNoLeak(['ya29.']);
+    } finally {
+      await run.stop();
+    }
+  });
+
+  it('reports what the cluster refuses a principal without RBAC (403)', async () => {
+    const run = await startWith('googleServiceAccount', setupOf('stranger'), {
+      sim: googleSim,
+      kubernetes: {
+        googleServiceAccountCredentials: await credentialsFor('stranger', []),
+      },
+    });
+    try {
+      const scan = await run.pruner.scan(
+        'component:default/app-googleserviceaccount',
+      );
+      expect(scan.clusters[0]).toMatchObject({
+        ok: false,
+        error: {
+          statusCode: 403,
+          message: expect.stringContaining(
+            `User "principal://${POOL}/subject/stranger" cannot list resource "statefulsets"`,
+          ),
+        },
+      });
+    } finally {
       await run.stop();
     }
   });
