@@ -1,8 +1,11 @@
 /*
  * `npm start`: the pvc-pruner demo portal, all in one terminal.
  *
- *   1. the Kubernetes API simulator (test/kube-sim) with the demo scenario,
- *      over https, in this process; its kubeconfig goes to .demo/kubeconfig;
+ *   1. two Kubernetes API simulators (test/kube-sim) over https, in this
+ *      process: "demo" (the demo scenario, a service-account token in
+ *      app-config.yaml) and "warehouse" (scenarios/warehouse.yaml, found
+ *      through the catalog locator, reached with an x509 client certificate);
+ *      .demo/kubeconfig has a context for each;
  *   2. the demo backend (plugins/pvc-pruner-backend, `backstage-cli package start`),
  *      pointed at the simulator through the PVC_PRUNER_DEMO_* variables that
  *      app-config.yaml substitutes;

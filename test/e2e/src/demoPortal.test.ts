@@ -150,6 +150,8 @@ it('lists the orphans of orders for the signed-in guest', async () => {
   const warehouse = card()
     .getByRole('region', { name: 'Cluster warehouse' })
     .getByRole('region', { name: 'StatefulSet fulfilment/orders-archive' });
+  // Below the fold: its tables render once it scrolls into view.
+  await warehouse.scrollIntoViewIfNeeded();
   expect(await orphanNames(warehouse)).toEqual([
     'data-orders-archive-2',
     'data-orders-archive-3',
