@@ -6,6 +6,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,18 @@ const AWS_STRANGER_KEY = {
   secretAccessKey: 'stranger/secret/K7MDENGbPxRfiCYEXAMPLEKEY',
 };
 const PRUNERS = 'pvc-pruners';
+const AKS_SCOPE = '6dae42f8-4368-4678-94ff-3960e28e3630/.default';
+const AKS_USER = {
+  clientId: '0f6a3c1e-aks-user',
+  clientSecret: 'aks-user-secret-EXAMPLE',
+  username: 'alice@contoso.com',
+  groups: [PRUNERS],
+};
+const AKS_STRANGER = {
+  clientId: '7c1d9e2a-aks-stranger',
+  clientSecret: 'aks-stranger-secret-EXAMPLE',
+  username: 'mallory@contoso.com',
+};
 const idp = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
 let sim: KubeSim;
@@ -193,6 +206,27 @@ const PROVIDERS: Provider[] = [
     },
   },
   {
+    name: 'aks',
+    async allowed() {
+      const token = await aksToken(AKS_USER);
+      return {
+        user: AKS_USER.username,
+        cluster: { authProvider: 'aks' },
+        headers: { 'Backstage-Kubernetes-Authorization-aks': token },
+        secrets: [token, AKS_USER.clientSecret],
+      };
+    },
+    async refused() {
+      const token = await aksToken(AKS_STRANGER);
+      return {
+        user: AKS_STRANGER.username,
+        cluster: { authProvider: 'aks' },
+        headers: { 'Backstage-Kubernetes-Authorization-aks': token },
+        secrets: [token, AKS_STRANGER.clientSecret],
+      };
+    },
+  },
+  {
     name: 'aws',
     async allowed() {
       process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
@@ -288,6 +322,7 @@ async function startWith(
       component('app-oidc-expiry'),
       component('app-aws-expiry'),
       component('app-googleserviceaccount'),
+      component('app-google'),
     ),
     features: [...(setup.features ?? []), auditor.factory, logger.factory],
     headers: setup.headers,
@@ -388,6 +423,7 @@ beforeAll(async () => {
             },
           ],
         },
+        azure: { clients: [AKS_USER, AKS_STRANGER] },
         bindings: [
           { subjects: [{ kind: 'Group', name: PRUNERS }], rules: rbacRules() },
         ],
@@ -502,6 +538,54 @@ describe.each(PROVIDERS.map(p => [p.name, p] as const))(
     });
   },
 );
+
+/** POSTs an OAuth form to one of the simulator's identity endpoints; resolves with its access_token. */
+function accessToken(
+  url: string,
+  form: Record<string, string>,
+  ca?: string,
+): Promise<string> {
+  const body = new URLSearchParams(form).toString();
+  const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        ca,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      res => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', chunk => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          const parsed = JSON.parse(text);
+          if (parsed.access_token) resolve(parsed.access_token);
+          else reject(new Error(`${url}: ${res.statusCode} ${text}`));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** An AKS-scoped Entra access token, as the user's Microsoft sign-in would hold one (here: the simulator's authority). */
+function aksToken(client: { clientId: string; clientSecret: string }) {
+  return accessToken(
+    `${sim.azureAuthorityHost}/adfs/oauth2/token`,
+    {
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      scope: AKS_SCOPE,
+    },
+    sim.caCert,
+  );
+}
 
 /** GETs a path of the simulator with a bearer token, as any client would; resolves with the status. */
 function getWithToken(path: string, token: string): Promise<number> {
@@ -675,7 +759,7 @@ describe('expiring credentials', () => {
   });
 });
 
-describe('authProvider googleServiceAccount (Workload Identity Federation)', () => {
+describe('authProviders googleServiceAccount (Workload Identity Federation) and google (a user token)', () => {
   // Plain http: google-auth-library, in this process, trusts only the public CAs.
   const SUBJECT_ISSUER = 'https://token.actions.example.com';
   const POOL =
@@ -704,6 +788,13 @@ describe('authProvider googleServiceAccount (Workload Identity Federation)', () 
           kubernetesId: 'app-googleserviceaccount',
           replicas: 1,
           orphanOrdinals: [1, 2],
+        }),
+        ...statefulSetObjects({
+          name: 'db-google-user',
+          namespace: 'shop',
+          kubernetesId: 'app-google',
+          replicas: 1,
+          orphanOrdinals: [1],
         }),
       ] as KubeObject[],
       timeFactor: TIME_FACTOR,
@@ -749,6 +840,27 @@ describe('authProvider googleServiceAccount (Workload Identity Federation)', () 
     );
     return JSON.stringify(googleSim.googleExternalAccount(file));
   }
+
+  /** A user's Google access token: the simulator's STS stands in for the user's Google sign-in. */
+  const googleUserToken = async () => {
+    const subject = await new SignJWT({ sub: 'alice', teams: ['pruners'] })
+      .setProtectedHeader({ alg: 'RS256' })
+      .setIssuer(SUBJECT_ISSUER)
+      .setAudience(AUDIENCE)
+      .setExpirationTime('10m')
+      .sign(subjectKeys.privateKey);
+    return {
+      sim: googleSim,
+      user: `principal://${POOL}/subject/alice`,
+      token: await accessToken(`${googleSim.url}/google/sts/v1/token`, {
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        audience: AUDIENCE,
+        subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        subject_token: subject,
+        requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      }),
+    };
+  };
 
   const setupOf = (subject: string) => ({
     user: `principal://${POOL}/subject/${subject}`,
@@ -833,6 +945,48 @@ describe('authProvider googleServiceAccount (Workload Identity Federation)', () 
           ),
         },
       });
+    } finally {
+      await run.stop();
+    }
+  });
+
+  it('scans and really prunes with the user’s Google access token, which the cluster authenticates', async () => {
+    const google = await googleUserToken();
+    const run = await startWith(
+      'google',
+      {
+        user: google.user,
+        cluster: { authProvider: 'google' },
+        headers: { 'Backstage-Kubernetes-Authorization-google': google.token },
+        secrets: [google.token],
+      },
+      { sim: google.sim },
+    );
+    try {
+      const scan = await run.pruner.scan('component:default/app-google');
+      const sts = statefulSetIn(scan, 'shop', 'db-google-user');
+      expect(sts.orphans.map(o => o.name)).toEqual(['data-db-google-user-1']);
+      const id = await run.pruner.prune(
+        pruneAll(sts, false, 'component:default/app-google', 'google-cluster'),
+      );
+      const job = await run.pruner.waitForJob(id);
+      run.texts.push(
+        JSON.stringify(scan),
+        JSON.stringify(job),
+        JSON.stringify(await run.pruner.events(id)),
+      );
+      expect(job.status).toBe('succeeded');
+      expect(
+        google.sim
+          .requests()
+          .filter(
+            r =>
+              r.method === 'DELETE' && r.resource === 'persistentvolumeclaims',
+          )
+          .map(r => r.user)
+          .at(-1),
+      ).toBe(google.user);
+      run.expectNoLeak([google.token]);
     } finally {
       await run.stop();
     }
