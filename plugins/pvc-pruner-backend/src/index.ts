@@ -1,1 +1,2 @@
 export { pvcPrunerPlugin as default } from './plugin';
+export { pvcPrunerAuthStrategyExtensionPoint } from './plugin';

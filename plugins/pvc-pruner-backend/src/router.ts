@@ -15,6 +15,12 @@ import { streamJobEvents } from './eventStream';
 import { PruneJobStore } from './database';
 import { JobEvents, PruneJobs } from './jobs';
 import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
+import {
+  authProviderOf,
+  ClusterRegistry,
+  requestAuthFromHeaders,
+  userTokenKeyOf,
+} from './kubernetes';
 import { requirePermission } from './permissions';
 
 /** Request bodies above this are refused with 413 before they are parsed. */
@@ -87,6 +93,7 @@ export interface RouterOptions {
   jobs: PruneJobs;
   store: PruneJobStore;
   events: JobEvents;
+  clusters: ClusterRegistry;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -103,6 +110,7 @@ export async function createRouter(
     jobs,
     store,
     events,
+    clusters,
   } = options;
   const router = Router();
   router.use(express.json({ limit: MAX_BODY }));
@@ -129,6 +137,19 @@ export async function createRouter(
     res.json({ status: 'ok' });
   });
 
+  // The clusters and their auth providers, as the Kubernetes backend's /clusters lists them: the card asks the user for the tokens of client-side providers.
+  router.get('/v1/clusters', async (req, res) => {
+    await httpAuth.credentials(req, { allow: ['user', 'service'] });
+    res.json({
+      items: (await clusters.list()).map(c => ({
+        name: c.name,
+        ...(c.title ? { title: c.title } : {}),
+        authProvider: authProviderOf(c),
+        ...(userTokenKeyOf(c) ? { userTokenKey: userTokenKeyOf(c) } : {}),
+      })),
+    });
+  });
+
   router.get('/v1/orphans', async (req, res) => {
     const { entityRef } = parse(entityQuery, req.query, 'query');
     const credentials = await httpAuth.credentials(req, {
@@ -148,7 +169,10 @@ export async function createRouter(
         entityRef: target.entityRef,
         credentials,
       });
-      const result = await orphanFinder.findForEntity(target);
+      const result = await orphanFinder.findForEntity(
+        target,
+        requestAuthFromHeaders(req.headers),
+      );
       await audit.success({ meta: { orphans: result.totals.orphans } });
       res.json(result);
     } catch (error) {
@@ -219,6 +243,7 @@ export async function createRouter(
                 })),
           crashed: (_job, error) => void audit.fail({ error }),
         },
+        requestAuthFromHeaders(req.headers),
       );
       res.status(202).json({ id: job.id });
     } catch (error) {
