@@ -264,6 +264,25 @@ describe('PruneRunner', () => {
     expect(sim.store.get(LEASES, 'shop', 'pvc-pruner-web')).toBeUndefined();
   });
 
+  it('frees its Lease before it says it has finished, so a re-run started on that word is not refused', async () => {
+    const job = await newJob(createClaims(['data-web-1']));
+    const events = new JobEvents(store);
+    let leaseAtFinish: unknown = 'not seen';
+    events.subscribe(job.id, event => {
+      if (event.type === 'job-finished')
+        leaseAtFinish = sim.store.get(LEASES, 'shop', 'pvc-pruner-web');
+    });
+
+    const result = await runner(events).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.summary.failed).toEqual([]);
+    expect(leaseAtFinish).toBeUndefined();
+  });
+
   it('a failure outranks claims still terminating, and its reason names both', async () => {
     const job = await newJob([
       ...createClaims(['data-web-1']),

@@ -135,6 +135,16 @@ export class PruneRunner {
     }, this.options.renewIntervalMs);
     let guard: StatefulSetGuard | undefined;
     const follows: Promise<void>[] = [];
+    // Every follow-up ends and the Lease is free before the job says it has
+    // finished, so a re-run started on that word is not refused with a 409.
+    let settled: Promise<void> | undefined;
+    const settle = () =>
+      (settled ??= (async () => {
+        await Promise.allSettled(follows);
+        clearInterval(renewal);
+        guard?.stop();
+        await lease.release().catch(() => undefined);
+      })());
     try {
       const startedAt = new Date().toISOString();
       await this.store.updateJob(job.id, { status: 'running', startedAt });
@@ -167,7 +177,7 @@ export class PruneRunner {
             summary,
             `the job was ended elsewhere (${ended.status})`,
           );
-          return await this.keepEnding(ended, summary, follows);
+          return await this.keepEnding(ended, summary, settle);
         }
         if (stop.aborted) {
           await this.announce(
@@ -177,7 +187,7 @@ export class PruneRunner {
           return await this.finish(
             job,
             summary,
-            follows,
+            settle,
             'interrupted',
             INTERRUPTED_BY_SHUTDOWN,
           );
@@ -197,7 +207,7 @@ export class PruneRunner {
           return await this.finish(
             job,
             summary,
-            follows,
+            settle,
             'aborted',
             abortReason,
           );
@@ -223,7 +233,7 @@ export class PruneRunner {
               `the job stopped because ${e.message}`,
             ),
           );
-          return await this.finish(job, summary, follows, 'aborted', e.message);
+          return await this.finish(job, summary, settle, 'aborted', e.message);
         }
       }
       await Promise.allSettled(follows);
@@ -232,7 +242,7 @@ export class PruneRunner {
         return await this.finish(
           job,
           summary,
-          follows,
+          settle,
           'interrupted',
           INTERRUPTED_BY_SHUTDOWN,
         );
@@ -240,19 +250,17 @@ export class PruneRunner {
         summary,
         gateway.userTokenRefused?.message,
       );
-      return await this.finish(job, summary, follows, status, reason);
+      return await this.finish(job, summary, settle, status, reason);
     } catch (e) {
       return await this.finish(
         job,
         summary,
-        follows,
+        settle,
         'failed',
         (e as Error).message,
       );
     } finally {
-      clearInterval(renewal);
-      guard?.stop();
-      await lease.release().catch(() => undefined);
+      await settle();
     }
   }
 
@@ -616,9 +624,9 @@ export class PruneRunner {
   private async keepEnding(
     ended: PruneJob,
     summary: PruneSummary,
-    follows: Promise<void>[],
+    settle: () => Promise<void>,
   ): Promise<PruneResult> {
-    await Promise.allSettled(follows);
+    await settle();
     sortDeleted(summary);
     await this.store.updateJob(ended.id, { summary });
     return { status: ended.status, reason: ended.reason, summary };
@@ -628,11 +636,11 @@ export class PruneRunner {
   private async finish(
     job: PruneJob,
     summary: PruneSummary,
-    follows: Promise<void>[],
+    settle: () => Promise<void>,
     ending?: PruneJobStatus,
     endingReason?: string,
   ): Promise<PruneResult> {
-    await Promise.allSettled(follows);
+    await settle();
     sortDeleted(summary);
     const { status, reason } = ending
       ? { status: ending, reason: endingReason }
@@ -648,7 +656,7 @@ export class PruneRunner {
       const ended =
         e instanceof ConflictError && (await this.endedElsewhere(job.id));
       if (!ended) throw e;
-      return await this.keepEnding(ended, summary, follows);
+      return await this.keepEnding(ended, summary, settle);
     }
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be deleted' : 'deleted'
