@@ -18,8 +18,15 @@ import {
   PruneRunner,
   VolumeFollower,
 } from './jobs';
-import { ClusterRegistry, KubeGateways } from './kubernetes';
-import { EntityWorkloads, OrphanFinder } from './orphans';
+import { ClusterCaches, ClusterRegistry, KubeGateways } from './kubernetes';
+import {
+  claimAsTheRuleReadsIt,
+  EntityWorkloads,
+  OrphanFinder,
+  podAsTheRuleReadsIt,
+  statefulSetAsTheRuleReadsIt,
+  volumeAsTheRuleReadsIt,
+} from './orphans';
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned
@@ -73,6 +80,16 @@ export const pvcPrunerPlugin = createBackendPlugin({
           ClusterRegistry.fromConfig(config, logger),
           options.clusterRequestTimeoutMs,
         );
+        const caches = new ClusterCaches(gateways, {
+          trim: {
+            statefulSet: statefulSetAsTheRuleReadsIt,
+            claim: claimAsTheRuleReadsIt,
+            pod: podAsTheRuleReadsIt,
+            volume: volumeAsTheRuleReadsIt,
+          },
+          logger,
+        });
+        lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
@@ -103,7 +120,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             permissions,
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
-            orphanFinder: new OrphanFinder(gateways),
+            orphanFinder: new OrphanFinder(gateways, caches),
             jobs,
             store,
             events,

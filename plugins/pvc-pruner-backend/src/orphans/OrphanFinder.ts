@@ -8,7 +8,13 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from './EntityWorkloads';
-import { ClusterRequestError, KubeGateway, KubeGateways } from '../kubernetes';
+import {
+  ClusterCache,
+  ClusterCaches,
+  ClusterRequestError,
+  KubeGateway,
+  KubeGateways,
+} from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
@@ -58,10 +64,21 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
  * Finds provably unused claims: lists the entity's StatefulSets in every
  * cluster, then per namespace every claim and pod (by name, not selector:
  * the StatefulSet controller copies only matchLabels onto claims), and
- * applies the orphan rule. Only the orphans' volumes are read one by one.
+ * applies the orphan rule. Reads a cluster's watch cache once it is synced;
+ * until then (or without one) reads live, and only the orphans' volumes one
+ * by one.
  */
 export class OrphanFinder {
-  constructor(private readonly gateways: KubeGateways) {}
+  /** The last snapshot built per cached namespace, reused until its claims or pods change. */
+  private readonly snapshots = new Map<
+    string,
+    { generation: string; snapshot: NamespaceSnapshot }
+  >();
+
+  constructor(
+    private readonly gateways: KubeGateways,
+    private readonly caches?: ClusterCaches,
+  ) {}
 
   async findForEntity(target: EntityWorkloadTarget): Promise<OrphansResponse> {
     const clusters = this.gateways
@@ -85,6 +102,20 @@ export class OrphanFinder {
       clusters.map(async c => {
         try {
           const gateway = this.gateways.for(c.name);
+          const cache = this.caches?.ready(c.name);
+          const cached = cache?.statefulSetsMatching(
+            target.labelSelector,
+            target.namespace,
+          );
+          if (cache && cached) {
+            const staleness = cache.staleness();
+            return {
+              cluster: c.name,
+              ok: true as const,
+              statefulSets: this.classifyCached(cache, cached),
+              ...(staleness ? { staleness } : {}),
+            };
+          }
           const statefulSets = await gateway.listStatefulSets(
             target.labelSelector,
             target.namespace,
@@ -126,7 +157,7 @@ export class OrphanFinder {
             gateway.listClaims(ns, claimAsTheRuleReadsIt),
             gateway.listPods(ns, podAsTheRuleReadsIt),
           ]);
-          return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
+          return [ns, NamespaceSnapshot.of(ns, claims, pods)] as const;
         }),
       ),
     );
@@ -147,12 +178,46 @@ export class OrphanFinder {
       gateway.readVolume(name),
     );
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
-    return firstPass
-      .map(report => withVolumes(report, volumes))
-      .sort(
-        (a, b) =>
-          a.namespace.localeCompare(b.namespace) ||
-          a.name.localeCompare(b.name),
-      );
+    return sorted(firstPass.map(report => withVolumes(report, volumes)));
   }
+
+  /** The same classification from a synced watch cache: no request to the cluster. */
+  private classifyCached(
+    cache: ClusterCache,
+    statefulSets: V1StatefulSet[],
+  ): StatefulSetOrphans[] {
+    const volumes = cache.volumes.inNamespace('');
+    return sorted(
+      statefulSets.map(sts =>
+        classifyInSnapshot(
+          sts,
+          this.cachedSnapshot(cache, sts.metadata?.namespace ?? ''),
+          volumes,
+        ),
+      ),
+    );
+  }
+
+  private cachedSnapshot(cache: ClusterCache, namespace: string) {
+    const key = `${cache.cluster}/${namespace}`;
+    const generation = `${cache.claims.generation(
+      namespace,
+    )}/${cache.pods.generation(namespace)}`;
+    const last = this.snapshots.get(key);
+    if (last?.generation === generation) return last.snapshot;
+    const snapshot = NamespaceSnapshot.fromIndex(
+      namespace,
+      cache.claims.inNamespace(namespace),
+      cache.pods.indexed(namespace),
+    );
+    this.snapshots.set(key, { generation, snapshot });
+    return snapshot;
+  }
+}
+
+function sorted(reports: StatefulSetOrphans[]): StatefulSetOrphans[] {
+  return reports.sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  );
 }

@@ -5,11 +5,14 @@ export {
 } from './EntityWorkloads';
 export { OrphanFinder } from './OrphanFinder';
 export {
+  claimAsTheRuleReadsIt,
   classifyClaims,
   classifyInSnapshot,
   NamespaceSnapshot,
   parseClaimName,
   podAsTheRuleReadsIt,
   runningOrdinals,
+  statefulSetAsTheRuleReadsIt,
+  volumeAsTheRuleReadsIt,
   withVolumes,
 } from './orphanRule';
