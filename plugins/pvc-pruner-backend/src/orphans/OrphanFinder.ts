@@ -102,7 +102,7 @@ export class OrphanFinder {
       clusters.map(async c => {
         try {
           const gateway = this.gateways.for(c.name);
-          const cache = this.caches?.ready(c.name);
+          const cache = await this.caches?.whenReady(c.name);
           const cached = cache?.statefulSetsMatching(
             target.labelSelector,
             target.namespace,
@@ -113,7 +113,8 @@ export class OrphanFinder {
               cluster: c.name,
               ok: true as const,
               statefulSets: this.classifyCached(cache, cached),
-              ...(staleness ? { staleness } : {}),
+              // Under a second is the gap between a list and its watch, not staleness.
+              ...(staleness?.secondsSinceSync ? { staleness } : {}),
             };
           }
           const statefulSets = await gateway.listStatefulSets(

@@ -101,6 +101,19 @@ export class ClusterCache {
     return this.reflectors.every(r => r.synced && !r.refused);
   }
 
+  /** Resolves with {@link ready} once every kind is listed (or refused), or when `timeoutMs` has passed. */
+  async untilReady(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.reflectors.map(r => r.firstListSettled)),
+      new Promise(resolve => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return this.ready;
+  }
+
   /** Undefined while every watch is connected. */
   staleness(now = Date.now()): ClusterStaleness | undefined {
     const lost = this.reflectors.filter(r => r.disconnectedSince !== undefined);

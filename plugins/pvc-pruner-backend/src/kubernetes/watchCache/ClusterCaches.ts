@@ -3,6 +3,14 @@ import { KubeGateways } from '../KubeGateways';
 import { ClusterCache, WatchCacheTrimmers } from './ClusterCache';
 import { ReflectorTiming } from './Reflector';
 
+/**
+ * How long a scan waits for a cache that an earlier scan started and that is
+ * still listing, rather than add a live scan's load to the API server while
+ * the cache reads the same objects (a 10,000-claim namespace lists in well
+ * under a second). The scan that starts a cache reads live at once.
+ */
+const SYNC_WAIT_MS = 3000;
+
 /** client-go's reflector backs off from 800 ms to 30 s; a watch under a second is a failure. */
 const DEFAULT_TIMING: ReflectorTiming = {
   minBackoffMs: 800,
@@ -33,6 +41,22 @@ export class ClusterCaches {
    * caller reads live), and the cache is started if it was not.
    */
   ready(cluster: string): ClusterCache | undefined {
+    const cache = this.started(cluster);
+    return cache?.ready ? cache : undefined;
+  }
+
+  /**
+   * Like {@link ready}, but a cache an earlier call started and that is
+   * still listing is waited for, up to a few seconds.
+   */
+  async whenReady(cluster: string): Promise<ClusterCache | undefined> {
+    const existed = this.caches.has(cluster);
+    const cache = this.started(cluster);
+    if (!cache || cache.ready || !existed) return this.ready(cluster);
+    return (await cache.untilReady(SYNC_WAIT_MS)) ? cache : undefined;
+  }
+
+  private started(cluster: string): ClusterCache | undefined {
     if (this.stopped) return undefined;
     let cache = this.caches.get(cluster);
     if (!cache) {
@@ -52,7 +76,7 @@ export class ClusterCaches {
       this.caches.set(cluster, cache);
       cache.start();
     }
-    return cache.ready ? cache : undefined;
+    return cache;
   }
 
   /** Ends every watch and retry timer (the plugin's shutdown hook). */

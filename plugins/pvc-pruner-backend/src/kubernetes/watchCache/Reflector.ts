@@ -45,6 +45,11 @@ export class Reflector<T extends KubeObject> {
   private lostAt?: number;
   private refusal?: ClusterRequestError;
   private running?: Promise<void>;
+  private settleFirstList!: () => void;
+  /** Settles once the first list filled the store, or the reflector gave up or stopped. */
+  readonly firstListSettled = new Promise<void>(resolve => {
+    this.settleFirstList = resolve;
+  });
 
   constructor(
     private readonly gateway: KubeGateway,
@@ -121,6 +126,7 @@ export class Reflector<T extends KubeObject> {
       }
     }
     this.markLost();
+    this.settleFirstList();
   }
 
   private async list() {
@@ -132,6 +138,7 @@ export class Reflector<T extends KubeObject> {
     this.resourceVersion = resourceVersion;
     // In step with the cluster as of now, until a watch follows it from here.
     this.lostAt = Date.now();
+    this.settleFirstList();
   }
 
   /** Follows the watch into the store until it ends; rejects on a failure other than 410. */
