@@ -1,6 +1,6 @@
 /**
- * The simulator for `npm run bench:backend`, in its own process so that the
- * backend's heap growth is measured without the simulator's. Seeds namespaces
+ * The simulator for `npm run bench:backend` and `bench:fleet`, in its own
+ * process so that the backend's heap growth is measured without the simulator's. Seeds namespaces
  * on request and answers the parent's questions over IPC.
  */
 import { KubeObject, KubeSim, pvc, startKubeSim, statefulSet } from 'kube-sim';
@@ -26,7 +26,18 @@ export type SimRequest =
   | { type: 'settle' }
   | { type: 'pauseControllers' }
   | { type: 'clearRequests' }
-  | { type: 'requestPaths' };
+  | { type: 'requestPaths' }
+  | { type: 'requestCounts' }
+  | { type: 'scale'; namespace: string; name: string; replicas: number };
+
+/** Requests served since the log was last cleared, by verb, and the watch events written since then. */
+export interface RequestCounts {
+  byVerb: Record<string, number>;
+  /** Watches answered 200 (a watch is one request however long it lasts). */
+  watchesOpened: number;
+  /** ADDED/MODIFIED/DELETED events written on watches (bookmarks not included). */
+  watchEvents: number;
+}
 
 /** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
 function seedNamespace(
@@ -119,6 +130,13 @@ async function main() {
     timeFactor: 0.01,
     historyLimit: 300000,
   });
+  let watchEvents = 0;
+  const watch = sim.store.watch.bind(sim.store);
+  sim.store.watch = (resource, options, onEvent) =>
+    watch(resource, options, event => {
+      watchEvents++;
+      onEvent(event);
+    });
   process.on('message', async (msg: SimRequest) => {
     if (msg.type === 'seed') {
       const { namespace, id, sets, perSet, orphansPerSet } = msg;
@@ -132,6 +150,24 @@ async function main() {
       process.send!({});
     } else if (msg.type === 'clearRequests') {
       sim.clearRequests();
+      watchEvents = 0;
+      process.send!({});
+    } else if (msg.type === 'requestCounts') {
+      const log = sim.requests();
+      const byVerb: Record<string, number> = {};
+      for (const r of log) byVerb[r.verb] = (byVerb[r.verb] ?? 0) + 1;
+      process.send!({
+        byVerb,
+        watchesOpened: log.filter(r => r.verb === 'watch' && r.status === 200)
+          .length,
+        watchEvents,
+      } satisfies RequestCounts);
+    } else if (msg.type === 'scale') {
+      const sts = structuredClone(
+        sim.store.require('apps/statefulsets', msg.namespace, msg.name),
+      );
+      sts.spec.replicas = msg.replicas;
+      sim.store.update('apps/statefulsets', sts);
       process.send!({});
     } else if (msg.type === 'requestPaths') {
       process.send!({ paths: sim.requests().map(r => r.path) });

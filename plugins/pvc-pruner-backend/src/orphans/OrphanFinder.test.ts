@@ -181,6 +181,26 @@ describe('OrphanFinder with a watch cache', () => {
       await new Promise(r => setTimeout(r, 20));
     }
     expect(names).toEqual(['data-db-2', 'data-db-5']);
+
+    // A volume's change reaches the report of an unchanged StatefulSet and namespace.
+    const retainedOf = async () => {
+      const scan = await finder.findForEntity(target);
+      const section = scan.clusters[0];
+      return section.ok
+        ? section.statefulSets[0].orphans.find(o => o.name === 'data-db-2')
+            ?.volume?.retained
+        : undefined;
+    };
+    expect(await retainedOf()).toBe(true);
+    const pv = structuredClone(
+      sim.store.require('persistentvolumes', undefined, 'pv-2'),
+    );
+    pv.spec.persistentVolumeReclaimPolicy = 'Delete';
+    sim.store.update('persistentvolumes', pv);
+    const until2 = Date.now() + 5000;
+    while ((await retainedOf()) && Date.now() < until2)
+      await new Promise(r => setTimeout(r, 20));
+    expect(await retainedOf()).toBe(false);
     expect(sim.requests().filter(r => r.verb === 'list')).toEqual([]);
   });
 

@@ -7,6 +7,7 @@ import {
   OrphansResponse,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
+import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import {
   ClusterCache,
@@ -69,11 +70,7 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
  * by one.
  */
 export class OrphanFinder {
-  /** The last snapshot built per cached namespace, reused until its claims or pods change. */
-  private readonly snapshots = new Map<
-    string,
-    { generation: string; snapshot: NamespaceSnapshot }
-  >();
+  private readonly cached = new CachedClassifier();
 
   constructor(
     private readonly gateways: KubeGateways,
@@ -187,32 +184,7 @@ export class OrphanFinder {
     cache: ClusterCache,
     statefulSets: V1StatefulSet[],
   ): StatefulSetOrphans[] {
-    const volumes = cache.volumes.inNamespace('');
-    return sorted(
-      statefulSets.map(sts =>
-        classifyInSnapshot(
-          sts,
-          this.cachedSnapshot(cache, sts.metadata?.namespace ?? ''),
-          volumes,
-        ),
-      ),
-    );
-  }
-
-  private cachedSnapshot(cache: ClusterCache, namespace: string) {
-    const key = `${cache.cluster}/${namespace}`;
-    const generation = `${cache.claims.generation(
-      namespace,
-    )}/${cache.pods.generation(namespace)}`;
-    const last = this.snapshots.get(key);
-    if (last?.generation === generation) return last.snapshot;
-    const snapshot = NamespaceSnapshot.fromIndex(
-      namespace,
-      cache.claims.inNamespace(namespace),
-      cache.pods.indexed(namespace),
-    );
-    this.snapshots.set(key, { generation, snapshot });
-    return snapshot;
+    return sorted(statefulSets.map(sts => this.cached.classify(cache, sts)));
   }
 }
 
