@@ -88,6 +88,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
             volume: volumeAsTheRuleReadsIt,
           },
           logger,
+          // As long as a cluster may take to answer at all.
+          syncWaitMs: options.clusterRequestTimeoutMs,
         });
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });

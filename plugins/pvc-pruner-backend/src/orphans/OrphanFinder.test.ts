@@ -106,6 +106,7 @@ beforeEach(() => {
       volume: volumeAsTheRuleReadsIt,
     },
     logger: mockServices.logger.mock(),
+    syncWaitMs: 5000,
     timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
   });
   finder = new OrphanFinder(gateways, caches);

@@ -9,6 +9,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
+import { SharedInFlight } from './SharedInFlight';
 import {
   ClusterCache,
   ClusterCaches,
@@ -71,6 +72,7 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
  */
 export class OrphanFinder {
   private readonly cached = new CachedClassifier();
+  private readonly liveScans = new SharedInFlight<ClusterOrphans>();
 
   constructor(
     private readonly gateways: KubeGateways,
@@ -96,37 +98,7 @@ export class OrphanFinder {
       };
     }
     const sections = await Promise.all(
-      clusters.map(async c => {
-        try {
-          const gateway = this.gateways.for(c.name);
-          const cache = await this.caches?.whenReady(c.name);
-          const cached = cache?.statefulSetsMatching(
-            target.labelSelector,
-            target.namespace,
-          );
-          if (cache && cached) {
-            const staleness = cache.staleness();
-            return {
-              cluster: c.name,
-              ok: true as const,
-              statefulSets: this.classifyCached(cache, cached),
-              // Under a second is the gap between a list and its watch, not staleness.
-              ...(staleness?.secondsSinceSync ? { staleness } : {}),
-            };
-          }
-          const statefulSets = await gateway.listStatefulSets(
-            target.labelSelector,
-            target.namespace,
-          );
-          return {
-            cluster: c.name,
-            ok: true as const,
-            statefulSets: await this.classify(gateway, statefulSets),
-          };
-        } catch (e) {
-          return errorSection(c.name, e);
-        }
-      }),
+      clusters.map(c => this.sectionOf(c.name, target)),
     );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
     return {
@@ -138,6 +110,46 @@ export class OrphanFinder {
         retainedBytes: found.reduce((n, s) => n + s.retainedBytes, 0),
       },
     };
+  }
+
+  private async sectionOf(
+    cluster: string,
+    target: EntityWorkloadTarget,
+  ): Promise<ClusterOrphans> {
+    try {
+      const gateway = this.gateways.for(cluster);
+      const cache = await this.caches?.whenReady(cluster);
+      const cached = cache?.statefulSetsMatching(
+        target.labelSelector,
+        target.namespace,
+      );
+      if (cache && cached) {
+        const staleness = cache.staleness();
+        return {
+          cluster,
+          ok: true,
+          statefulSets: this.classifyCached(cache, cached),
+          // Under a second is the gap between a list and its watch, not staleness.
+          ...(staleness?.secondsSinceSync ? { staleness } : {}),
+        };
+      }
+      return await this.liveScans.run(
+        `${cluster}\n${target.labelSelector}\n${target.namespace ?? ''}`,
+        async () => ({
+          cluster,
+          ok: true,
+          statefulSets: await this.classify(
+            gateway,
+            await gateway.listStatefulSets(
+              target.labelSelector,
+              target.namespace,
+            ),
+          ),
+        }),
+      );
+    } catch (e) {
+      return errorSection(cluster, e);
+    }
   }
 
   /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */

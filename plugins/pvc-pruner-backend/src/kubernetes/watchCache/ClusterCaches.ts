@@ -3,14 +3,6 @@ import { KubeGateways } from '../KubeGateways';
 import { ClusterCache, WatchCacheTrimmers } from './ClusterCache';
 import { ReflectorTiming } from './Reflector';
 
-/**
- * How long a scan waits for a cache that an earlier scan started and that is
- * still listing, rather than add a live scan's load to the API server while
- * the cache reads the same objects (a 10,000-claim namespace lists in well
- * under a second). The scan that starts a cache reads live at once.
- */
-const SYNC_WAIT_MS = 3000;
-
 /** client-go's reflector backs off from 800 ms to 30 s; a watch under a second is a failure. */
 const DEFAULT_TIMING: ReflectorTiming = {
   minBackoffMs: 800,
@@ -32,6 +24,12 @@ export class ClusterCaches {
     private readonly options: {
       trim: WatchCacheTrimmers;
       logger: LoggerService;
+      /**
+       * How long a scan waits for a cache that an earlier scan started and
+       * that is still listing, rather than add a live scan's load to the API
+       * server while the cache reads the same objects.
+       */
+      syncWaitMs: number;
       timing?: Partial<ReflectorTiming>;
     },
   ) {}
@@ -47,13 +45,16 @@ export class ClusterCaches {
 
   /**
    * Like {@link ready}, but a cache an earlier call started and that is
-   * still listing is waited for, up to a few seconds.
+   * still listing is waited for, up to `syncWaitMs`. The call that starts a
+   * cache gets undefined at once: that scan reads live.
    */
   async whenReady(cluster: string): Promise<ClusterCache | undefined> {
     const existed = this.caches.has(cluster);
     const cache = this.started(cluster);
     if (!cache || cache.ready || !existed) return this.ready(cluster);
-    return (await cache.untilReady(SYNC_WAIT_MS)) ? cache : undefined;
+    return (await cache.untilReady(this.options.syncWaitMs))
+      ? cache
+      : undefined;
   }
 
   private started(cluster: string): ClusterCache | undefined {

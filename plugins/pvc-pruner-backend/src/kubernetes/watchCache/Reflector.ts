@@ -46,7 +46,7 @@ export class Reflector<T extends KubeObject> {
   private refusal?: ClusterRequestError;
   private running?: Promise<void>;
   private settleFirstList!: () => void;
-  /** Settles once the first list filled the store, or the reflector gave up or stopped. */
+  /** Settles once the first list attempt ended (filled the store, or failed), or the reflector stopped. */
   readonly firstListSettled = new Promise<void>(resolve => {
     this.settleFirstList = resolve;
   });
@@ -117,6 +117,7 @@ export class Reflector<T extends KubeObject> {
           break;
         }
         failures++;
+        this.settleFirstList();
         this.logger.debug(
           `pvc-pruner: ${this.kind.resource} of cluster "${
             this.gateway.cluster
