@@ -15,7 +15,7 @@ import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
 import type { SimReady, SimRequest } from './simProcess';
 import type { BackendRequest, HeapGrowth } from './backendProcess';
-import { getJson, median, ms } from './figures';
+import { getJson, median, ms, SCAN_NAMESPACE } from './figures';
 
 const run = promisify(execFile);
 const BACKEND_PORT = 7099;
@@ -327,14 +327,7 @@ async function main() {
     // Scans only read: with the controllers paused, the seeded objects stay as they are.
     await sim.ask({ type: 'pauseControllers' });
     if (wanted('scan')) {
-      await sim.ask({
-        type: 'seed',
-        namespace: 'scan',
-        id: 'scan',
-        sets: 100,
-        perSet: 100,
-        orphansPerSet: 5,
-      });
+      await sim.ask(SCAN_NAMESPACE);
       await benchScan(sim);
     }
     if (wanted('memory')) {

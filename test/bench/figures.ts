@@ -1,4 +1,5 @@
 import { Dispatcher, request } from 'undici';
+import type { SimRequest } from './simProcess';
 
 /** Helpers the benchmark scripts share: how they fetch and how they print figures. */
 
@@ -27,3 +28,13 @@ export async function getJson(
     throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
   return body;
 }
+
+/** The namespace both benchmarks scan: 100 StatefulSets of 100 claims, 5 orphans each (10,000 claims, 9,500 pods, 10,000 volumes). */
+export const SCAN_NAMESPACE: SimRequest = {
+  type: 'seed',
+  namespace: 'scan',
+  id: 'scan',
+  sets: 100,
+  perSet: 100,
+  orphansPerSet: 5,
+};

@@ -14,7 +14,7 @@ import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
 import type { RequestCounts, SimReady, SimRequest } from './simProcess';
 import type { BackendRequest, MemoryUse } from './backendProcess';
-import { getJson, median, ms, percentile } from './figures';
+import { getJson, median, ms, percentile, SCAN_NAMESPACE } from './figures';
 
 const dispatcher = new Agent({ connections: 128 });
 const MB = 2 ** 20;
@@ -57,16 +57,7 @@ const cardScan = (backend: BenchBackend) =>
     dispatcher,
   );
 
-/** 100 StatefulSets of 100 claims, 5 orphans each: 10,000 claims, 9,500 pods, 10,000 volumes. */
-const seedCardNamespace = (sim: BenchSim) =>
-  sim.ask({
-    type: 'seed',
-    namespace: 'scan',
-    id: 'scan',
-    sets: 100,
-    perSet: 100,
-    orphansPerSet: 5,
-  });
+const seedCardNamespace = (sim: BenchSim) => sim.ask(SCAN_NAMESPACE);
 
 /** Until the backend's cache watches every kind it holds (the simulator saw the four watches). */
 async function cacheWatching(sim: BenchSim) {
@@ -179,12 +170,12 @@ async function viewerLoad(sim: BenchSim, viewers: number, port: number) {
       times.push(performance.now() - t);
     }
   };
-  // The cluster changes meanwhile, so the watches carry events: a replica goes and comes back every 15 s.
+  // The cluster changes meanwhile, so the watches carry events: every 15 s a replica (StatefulSet and pod) goes or comes back.
   const churn = async () => {
     for (let k = 1; start + k * REFRESH_MS < end; k++) {
       await sleep(start + k * REFRESH_MS - REFRESH_MS / 2 - performance.now());
       await sim.ask({
-        type: 'scale',
+        type: 'scaleByHand',
         namespace: 'scan',
         name: 'db-0',
         replicas: k % 2 ? 94 : 95,
@@ -213,8 +204,9 @@ async function viewerLoad(sim: BenchSim, viewers: number, port: number) {
 async function benchViewerLoad() {
   const sim = await startSim();
   try {
+    // Controllers paused: the only changes are the scripted ones below, the same in both runs.
+    await sim.ask({ type: 'pauseControllers' });
     await seedCardNamespace(sim);
-    await sim.ask({ type: 'settle' });
     const runs = [];
     for (const [viewers, port] of [
       [1, 7101],

@@ -28,7 +28,7 @@ export type SimRequest =
   | { type: 'clearRequests' }
   | { type: 'requestPaths' }
   | { type: 'requestCounts' }
-  | { type: 'scale'; namespace: string; name: string; replicas: number };
+  | { type: 'scaleByHand'; namespace: string; name: string; replicas: number };
 
 /** Requests served since the log was last cleared, by verb, and the watch events written since then. */
 export interface RequestCounts {
@@ -37,6 +37,30 @@ export interface RequestCounts {
   watchesOpened: number;
   /** ADDED/MODIFIED/DELETED events written on watches (bookmarks not included). */
   watchEvents: number;
+}
+
+/** Pod `ordinal` of StatefulSet `name`, mounting its `data` claim. */
+function podOf(
+  namespace: string,
+  name: string,
+  ordinal: number,
+  labels: Record<string, string>,
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${name}-${ordinal}`, namespace, labels },
+    spec: {
+      nodeName: 'sim-node-1',
+      containers: [{ name: 'db', image: 'db:1' }],
+      volumes: [
+        {
+          name: 'data',
+          persistentVolumeClaim: { claimName: `data-${name}-${ordinal}` },
+        },
+      ],
+    },
+  } as unknown as KubeObject;
 }
 
 /** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
@@ -96,20 +120,7 @@ function seedNamespace(
         },
         status: { phase: 'Bound' },
       } as unknown as KubeObject);
-      if (i < replicas) {
-        store.create('pods', {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `${name}-${i}`, namespace, labels },
-          spec: {
-            nodeName: 'sim-node-1',
-            containers: [{ name: 'db', image: 'db:1' }],
-            volumes: [
-              { name: 'data', persistentVolumeClaim: { claimName: claim } },
-            ],
-          },
-        } as unknown as KubeObject);
-      }
+      if (i < replicas) store.create('pods', podOf(namespace, name, i, labels));
     }
   }
 }
@@ -162,12 +173,24 @@ async function main() {
           .length,
         watchEvents,
       } satisfies RequestCounts);
-    } else if (msg.type === 'scale') {
+    } else if (msg.type === 'scaleByHand') {
+      // With the controllers paused: the new replica count, and the pod the controller would add or remove.
+      const { namespace, name, replicas } = msg;
       const sts = structuredClone(
-        sim.store.require('apps/statefulsets', msg.namespace, msg.name),
+        sim.store.require('apps/statefulsets', namespace, name),
       );
-      sts.spec.replicas = msg.replicas;
+      const before = sts.spec.replicas;
+      sts.spec.replicas = replicas;
       sim.store.update('apps/statefulsets', sts);
+      for (let i = replicas; i < before; i++)
+        sim.store.delete('pods', namespace, `${name}-${i}`, {
+          gracePeriodSeconds: 0,
+        });
+      for (let i = before; i < replicas; i++)
+        sim.store.create(
+          'pods',
+          podOf(namespace, name, i, sts.metadata.labels ?? {}),
+        );
       process.send!({});
     } else if (msg.type === 'requestPaths') {
       process.send!({ paths: sim.requests().map(r => r.path) });

@@ -19,14 +19,7 @@ import {
   VolumeFollower,
 } from './jobs';
 import { ClusterCaches, ClusterRegistry, KubeGateways } from './kubernetes';
-import {
-  claimAsTheRuleReadsIt,
-  EntityWorkloads,
-  OrphanFinder,
-  podAsTheRuleReadsIt,
-  statefulSetAsTheRuleReadsIt,
-  volumeAsTheRuleReadsIt,
-} from './orphans';
+import { EntityWorkloads, OrphanFinder, WATCH_CACHE_TRIMMERS } from './orphans';
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned
@@ -81,12 +74,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options.clusterRequestTimeoutMs,
         );
         const caches = new ClusterCaches(gateways, {
-          trim: {
-            statefulSet: statefulSetAsTheRuleReadsIt,
-            claim: claimAsTheRuleReadsIt,
-            pod: podAsTheRuleReadsIt,
-            volume: volumeAsTheRuleReadsIt,
-          },
+          trim: WATCH_CACHE_TRIMMERS,
           logger,
           // As long as a cluster may take to answer at all.
           syncWaitMs: options.clusterRequestTimeoutMs,

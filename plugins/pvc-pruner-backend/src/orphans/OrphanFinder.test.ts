@@ -1,15 +1,11 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { Entity } from '@backstage/catalog-model';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import { eventually } from '../__testUtils__/eventually';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { ClusterCaches, ClusterRegistry, KubeGateways } from '../kubernetes';
 import { OrphanFinder } from './OrphanFinder';
-import {
-  claimAsTheRuleReadsIt,
-  podAsTheRuleReadsIt,
-  statefulSetAsTheRuleReadsIt,
-  volumeAsTheRuleReadsIt,
-} from './orphanRule';
+import { WATCH_CACHE_TRIMMERS } from './orphanRule';
 
 jest.setTimeout(20000);
 
@@ -23,16 +19,6 @@ const target = {
   entityRef: 'component:default/db',
   labelSelector: 'app=db',
 };
-
-async function until<T>(what: string, check: () => T | undefined | false) {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise(r => setTimeout(r, 10));
-  }
-}
 
 function volume(name: string, claim: string, reclaimPolicy: string) {
   return manifest({
@@ -99,12 +85,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   caches = new ClusterCaches(gateways, {
-    trim: {
-      statefulSet: statefulSetAsTheRuleReadsIt,
-      claim: claimAsTheRuleReadsIt,
-      pod: podAsTheRuleReadsIt,
-      volume: volumeAsTheRuleReadsIt,
-    },
+    trim: WATCH_CACHE_TRIMMERS,
     logger: mockServices.logger.mock(),
     syncWaitMs: 5000,
     timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
@@ -133,7 +114,7 @@ describe('OrphanFinder with a watch cache', () => {
       ]),
     );
 
-    await until('the cache', () => caches.ready('demo'));
+    await eventually('the cache', () => caches.ready('demo'));
     sim.clearRequests();
     const cached = await finder.findForEntity(target);
 
@@ -162,7 +143,7 @@ describe('OrphanFinder with a watch cache', () => {
 
   it('answers from what the watches delivered since', async () => {
     await finder.findForEntity(target);
-    await until('the cache', () => caches.ready('demo'));
+    await eventually('the cache', () => caches.ready('demo'));
     sim.clearRequests();
     sim.store.create(
       'persistentvolumeclaims',
@@ -207,7 +188,7 @@ describe('OrphanFinder with a watch cache', () => {
 
   it('says how old its answer may be while a watch is disconnected, and which', async () => {
     await finder.findForEntity(target);
-    await until(
+    await eventually(
       'the cache watching',
       () => caches.ready('demo') && !caches.ready('demo')!.staleness(),
     );

@@ -12,7 +12,6 @@ export {
   parseClaimName,
   podAsTheRuleReadsIt,
   runningOrdinals,
-  statefulSetAsTheRuleReadsIt,
-  volumeAsTheRuleReadsIt,
+  WATCH_CACHE_TRIMMERS,
   withVolumes,
 } from './orphanRule';

@@ -11,6 +11,7 @@ import {
   parseQuantity,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
+import type { WatchCacheTrimmers } from '../kubernetes';
 
 const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
 
@@ -130,6 +131,14 @@ export function volumeAsTheRuleReadsIt(
     status: status && { phase: status.phase },
   };
 }
+
+/** What the watch cache keeps of each kind: what the orphan rule reads. */
+export const WATCH_CACHE_TRIMMERS: WatchCacheTrimmers = {
+  statefulSet: statefulSetAsTheRuleReadsIt,
+  claim: claimAsTheRuleReadsIt,
+  pod: podAsTheRuleReadsIt,
+  volume: volumeAsTheRuleReadsIt,
+};
 
 /** A claim name parsed as `<template>-<statefulset>-<ordinal>`, or why it does not parse. */
 export type ParsedClaimName =

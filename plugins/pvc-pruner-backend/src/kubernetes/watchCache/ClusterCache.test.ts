@@ -3,22 +3,12 @@ import { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import { eventually } from '../../__testUtils__/eventually';
 import { startShopSimulator } from '../../__testUtils__/shopSimulator';
-import {
-  claimAsTheRuleReadsIt,
-  podAsTheRuleReadsIt,
-  statefulSetAsTheRuleReadsIt,
-  volumeAsTheRuleReadsIt,
-} from '../../orphans';
+import { podAsTheRuleReadsIt, WATCH_CACHE_TRIMMERS } from '../../orphans';
 import { KubeGateway } from '../KubeGateway';
 import { ClusterCache } from './ClusterCache';
 
-const TRIM = {
-  statefulSet: statefulSetAsTheRuleReadsIt,
-  claim: claimAsTheRuleReadsIt,
-  pod: podAsTheRuleReadsIt,
-  volume: volumeAsTheRuleReadsIt,
-};
 jest.setTimeout(20000);
 
 const FAST = { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 };
@@ -27,21 +17,16 @@ let sim: KubeSim;
 let kubeConfig: KubeConfig;
 let cache: ClusterCache | undefined;
 
-async function until<T>(what: string, check: () => T | undefined | false) {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise(r => setTimeout(r, 10));
-  }
-}
-
 function startCache(
   kc = kubeConfig,
   gateway = new KubeGateway('demo', kc, 5000),
 ) {
-  cache = new ClusterCache(gateway, TRIM, FAST, mockServices.logger.mock());
+  cache = new ClusterCache(
+    gateway,
+    WATCH_CACHE_TRIMMERS,
+    FAST,
+    mockServices.logger.mock(),
+  );
   cache.start();
   return cache;
 }
@@ -95,12 +80,12 @@ afterEach(async () => {
 describe('ClusterCache', () => {
   it('lists each kind cluster-wide, then follows it by a watch with bookmarks from the list version', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
+    await eventually('synced', () => c.ready);
     const claimList = requestsFor('persistentvolumeclaims', 'list');
     expect(claimList.map(r => r.path)).toEqual([
       '/api/v1/persistentvolumeclaims',
     ]);
-    await until(
+    await eventually(
       'watching claims',
       () => requestsFor('persistentvolumeclaims', 'watch').length,
     );
@@ -111,11 +96,13 @@ describe('ClusterCache', () => {
     expect(Number(watch.get('resourceVersion'))).toBeGreaterThan(0);
 
     sim.store.create('persistentvolumeclaims', pvc('data-db-1', {}, 'shop'));
-    await until('the new claim', () => c.claims.get('shop', 'data-db-1'));
+    await eventually('the new claim', () => c.claims.get('shop', 'data-db-1'));
     sim.store.create('apps/statefulsets', statefulSet('web', {}, 'shop'));
-    await until('the new StatefulSet', () => c.statefulSets.get('shop', 'web'));
+    await eventually('the new StatefulSet', () =>
+      c.statefulSets.get('shop', 'web'),
+    );
     sim.store.delete('apps/statefulsets', 'shop', 'web');
-    await until(
+    await eventually(
       'the StatefulSet gone',
       () => !c.statefulSets.get('shop', 'web'),
     );
@@ -124,7 +111,7 @@ describe('ClusterCache', () => {
 
   it('keeps objects trimmed to what the orphan rule reads, and pods indexed by the claims they mount', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
+    await eventually('synced', () => c.ready);
 
     const cached = c.pods.get('shop', 'db-0')!;
     expect(cached).toEqual(
@@ -141,17 +128,19 @@ describe('ClusterCache', () => {
     expect(c.statefulSets.get('shop', 'db')?.spec?.template).toEqual({});
 
     sim.store.delete('pods', 'shop', 'db-0', { gracePeriodSeconds: 0 });
-    await until(
+    await eventually(
       'the pod gone from the index',
       () => !c.pods.indexed('shop').has('data-db-0'),
     );
     sim.store.create('pods', pod('db-0', 'data-db-0'));
-    await until('the pod back', () => c.pods.indexed('shop').has('data-db-0'));
+    await eventually('the pod back', () =>
+      c.pods.indexed('shop').has('data-db-0'),
+    );
   });
 
   it('resumes after a bookmark without a re-list, even once older history is compacted', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
+    await eventually('synced', () => c.ready);
     // Changes no cached kind sees: only a bookmark carries the claims watch past them.
     sim.store.create(
       'namespaces',
@@ -166,7 +155,7 @@ describe('ClusterCache', () => {
     sim.compact();
     sim.dropWatches();
 
-    await until('watching again', () =>
+    await eventually('watching again', () =>
       requestsFor('persistentvolumeclaims', 'watch').find(
         r => new URLSearchParams(r.query).get('resourceVersion') === version,
       ),
@@ -176,8 +165,8 @@ describe('ClusterCache', () => {
 
   it('re-lists when its version is too old (410), and picks up what changed meanwhile', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
-    await until('watching', () => c.staleness() === undefined);
+    await eventually('synced', () => c.ready);
+    await eventually('watching', () => c.staleness() === undefined);
     sim.pauseControllers();
     // In one tick: a change, history forgotten, watches dropped; the re-watch gets 410.
     sim.store.create(
@@ -192,14 +181,14 @@ describe('ClusterCache', () => {
     sim.dropWatches();
     sim.store.create('persistentvolumeclaims', pvc('data-db-7', {}, 'shop'));
 
-    await until(
+    await eventually(
       'the re-list',
       () => requestsFor('persistentvolumeclaims', 'list').length === 2,
     );
     expect(
       requestsFor('persistentvolumeclaims', 'watch').map(r => r.status),
     ).toContain(410);
-    await until('the claim made while disconnected', () =>
+    await eventually('the claim made while disconnected', () =>
       c.claims.get('shop', 'data-db-7'),
     );
     sim.store.delete('persistentvolumeclaims', 'shop', 'data-db-7');
@@ -255,7 +244,7 @@ describe('ClusterCache', () => {
         currentContext: 'fake',
       });
       const c = startCache(kc);
-      await until(
+      await eventually(
         'a re-list after the ERROR event',
         () =>
           served.filter(s => s === 'list /api/v1/persistentvolumeclaims')
@@ -271,8 +260,8 @@ describe('ClusterCache', () => {
 
   it('reports how long ago it last followed the cluster while a watch is down, and which', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
-    await until('watching', () => c.staleness() === undefined);
+    await eventually('synced', () => c.ready);
+    await eventually('watching', () => c.staleness() === undefined);
     sim.addFault({
       verb: 'watch',
       resource: 'persistentvolumeclaims',
@@ -282,7 +271,7 @@ describe('ClusterCache', () => {
     sim.dropWatches();
 
     // Every watch was dropped; all but the claims' reconnect.
-    const staleness = await until('only the claims disconnected', () => {
+    const staleness = await eventually('only the claims disconnected', () => {
       const s = c.staleness(droppedAt + 7000);
       return s?.disconnectedWatches.length === 1 && s;
     });
@@ -292,7 +281,7 @@ describe('ClusterCache', () => {
     expect(c.ready).toBe(true);
 
     sim.clearFaults();
-    await until('reconnected', () => c.staleness() === undefined);
+    await eventually('reconnected', () => c.staleness() === undefined);
   });
 
   it('turns itself off when the service account may not list or watch cluster-wide', async () => {
@@ -310,7 +299,7 @@ describe('ClusterCache', () => {
     const kc = new KubeConfig();
     kc.loadFromString(sim.kubeconfigFor(token));
     const c = startCache(kc);
-    await until(
+    await eventually(
       'every kind refused',
       () =>
         requestsFor('persistentvolumes', 'list').some(r => r.status === 403) &&
@@ -324,11 +313,11 @@ describe('ClusterCache', () => {
 
   it('stop ends every watch and retry timer', async () => {
     const c = startCache();
-    await until('synced', () => c.ready);
-    await until('watching', () => c.staleness() === undefined);
+    await eventually('synced', () => c.ready);
+    await eventually('watching', () => c.staleness() === undefined);
     sim.addFault({ verb: 'watch', resource: 'pods', status: 503 });
     sim.dropWatches();
-    await until('retrying pods', () =>
+    await eventually('retrying pods', () =>
       requestsFor('pods', 'watch').some(r => r.status === 503),
     );
 

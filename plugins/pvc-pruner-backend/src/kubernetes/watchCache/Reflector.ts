@@ -45,6 +45,8 @@ export class Reflector<T extends KubeObject> {
   private lostAt?: number;
   private refusal?: ClusterRequestError;
   private running?: Promise<void>;
+  /** A watch request still connecting (it is closed as soon as it connects if stopped meanwhile). */
+  private connecting?: Promise<void>;
   private settleFirstList!: () => void;
   /** Settles once the first list attempt ended (filled the store, or failed), or the reflector stopped. */
   readonly firstListSettled = new Promise<void>(resolve => {
@@ -89,6 +91,7 @@ export class Reflector<T extends KubeObject> {
     clearTimeout(this.sleepTimer);
     this.wakeUp?.();
     await this.running;
+    await this.connecting;
   }
 
   private async run() {
@@ -173,7 +176,7 @@ export class Reflector<T extends KubeObject> {
         else finish(error.statusCode === 410 ? 'expired' : error);
       };
       this.closeWatch = () => finish('stopped');
-      this.gateway
+      this.connecting = this.gateway
         .watchCollection<T>(
           this.kind.path,
           this.resourceVersion!,
