@@ -24,8 +24,13 @@ import {
   PruneRunner,
   VolumeFollower,
 } from './jobs';
-import { ClusterAuth, ClusterRegistry, KubeGateways } from './kubernetes';
-import { EntityWorkloads, OrphanFinder } from './orphans';
+import {
+  ClusterAuth,
+  ClusterCaches,
+  ClusterRegistry,
+  KubeGateways,
+} from './kubernetes';
+import { EntityWorkloads, OrphanFinder, WATCH_CACHE_TRIMMERS } from './orphans';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -117,6 +122,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
           clusterAuth,
           options.clusterRequestTimeoutMs,
         );
+        const caches = new ClusterCaches({
+          trim: WATCH_CACHE_TRIMMERS,
+          logger,
+          // As long as a cluster may take to answer at all.
+          syncWaitMs: options.clusterRequestTimeoutMs,
+        });
+        lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
@@ -153,7 +165,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             permissions,
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
-            orphanFinder: new OrphanFinder(gateways),
+            orphanFinder: new OrphanFinder(gateways, caches),
             jobs,
             store,
             events,

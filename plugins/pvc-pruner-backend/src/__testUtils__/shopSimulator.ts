@@ -1,4 +1,4 @@
-import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeObject, KubeSim, KubeSimOptions, startKubeSim } from 'kube-sim';
 import { ClusterConnection, KubeGateway } from '../kubernetes';
 
 /** A connection to the simulator with a bearer token (the admin token unless told). */
@@ -19,12 +19,15 @@ export function connectionTo(
  * gateway to it as cluster "demo": the setup of the service tests that talk
  * to Kubernetes.
  */
-export async function startShopSimulator(): Promise<{
+export async function startShopSimulator(
+  options: Pick<KubeSimOptions, 'bookmarkIntervalMs'> = {},
+): Promise<{
   sim: KubeSim;
   connection: ClusterConnection;
   gateway: KubeGateway;
 }> {
   const sim = await startKubeSim({
+    ...options,
     controllers: false,
     https: true,
     scenario: [

@@ -22,3 +22,8 @@ export {
 } from './auth';
 export { clusterFailure } from './clusterFailure';
 export type { GkeCluster, GkeClusterClient } from './locators';
+export {
+  ClusterCache,
+  ClusterCaches,
+  type WatchCacheTrimmers,
+} from './watchCache';

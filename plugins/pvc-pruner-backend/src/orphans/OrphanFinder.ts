@@ -3,13 +3,22 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import {
   ClusterOrphans,
   OrphansResponse,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
+import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
-import { ClusterRequestError, KubeGateway, KubeGateways } from '../kubernetes';
+import { SharedInFlight } from './SharedInFlight';
+import {
+  ClusterCache,
+  ClusterCaches,
+  ClusterRequestError,
+  KubeGateway,
+  KubeGateways,
+} from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
@@ -59,10 +68,18 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
  * Finds provably unused claims: lists the entity's StatefulSets in every
  * cluster, then per namespace every claim and pod (by name, not selector:
  * the StatefulSet controller copies only matchLabels onto claims), and
- * applies the orphan rule. Only the orphans' volumes are read one by one.
+ * applies the orphan rule. Reads a cluster's watch cache once it is synced;
+ * until then (or without one) reads live, and only the orphans' volumes one
+ * by one.
  */
 export class OrphanFinder {
-  constructor(private readonly gateways: KubeGateways) {}
+  private readonly cached = new CachedClassifier();
+  private readonly liveScans = new SharedInFlight<ClusterOrphans>();
+
+  constructor(
+    private readonly gateways: KubeGateways,
+    private readonly caches?: ClusterCaches,
+  ) {}
 
   /** `requestAuth` carries the user's tokens for clusters of client-side providers. */
   async findForEntity(
@@ -87,22 +104,7 @@ export class OrphanFinder {
       };
     }
     const sections = await Promise.all(
-      clusters.map(async c => {
-        try {
-          const gateway = this.gateways.forCluster(c, requestAuth);
-          const statefulSets = await gateway.listStatefulSets(
-            target.labelSelector,
-            target.namespace,
-          );
-          return {
-            cluster: c.name,
-            ok: true as const,
-            statefulSets: await this.classify(gateway, statefulSets),
-          };
-        } catch (e) {
-          return errorSection(c.name, e);
-        }
-      }),
+      clusters.map(c => this.sectionOf(c, target, requestAuth)),
     );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
     return {
@@ -114,6 +116,50 @@ export class OrphanFinder {
         retainedBytes: found.reduce((n, s) => n + s.retainedBytes, 0),
       },
     };
+  }
+
+  private async sectionOf(
+    cluster: ClusterDetails,
+    target: EntityWorkloadTarget,
+    requestAuth: KubernetesRequestAuth,
+  ): Promise<ClusterOrphans> {
+    try {
+      const gateway = this.gateways.forCluster(cluster, requestAuth);
+      const cache = await this.caches?.whenReady(gateway);
+      const cached = cache?.statefulSetsMatching(
+        target.labelSelector,
+        target.namespace,
+      );
+      if (cache && cached) {
+        const staleness = cache.staleness();
+        return {
+          cluster: cluster.name,
+          ok: true,
+          statefulSets: this.classifyCached(cache, cached),
+          // Under a second is the gap between a list and its watch, not staleness.
+          ...(staleness?.secondsSinceSync ? { staleness } : {}),
+        };
+      }
+      const scan = async (): Promise<ClusterOrphans> => ({
+        cluster: cluster.name,
+        ok: true,
+        statefulSets: await this.classify(
+          gateway,
+          await gateway.listStatefulSets(
+            target.labelSelector,
+            target.namespace,
+          ),
+        ),
+      });
+      // One user's scan is never shared with another's: each sees what their own token may.
+      if (gateway.actsForUser) return await scan();
+      return await this.liveScans.run(
+        `${cluster.name}\n${target.labelSelector}\n${target.namespace ?? ''}`,
+        scan,
+      );
+    } catch (e) {
+      return errorSection(cluster.name, e);
+    }
   }
 
   /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */
@@ -131,7 +177,7 @@ export class OrphanFinder {
             gateway.listClaims(ns, claimAsTheRuleReadsIt),
             gateway.listPods(ns, podAsTheRuleReadsIt),
           ]);
-          return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
+          return [ns, NamespaceSnapshot.of(ns, claims, pods)] as const;
         }),
       ),
     );
@@ -152,12 +198,21 @@ export class OrphanFinder {
       gateway.readVolume(name),
     );
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
-    return firstPass
-      .map(report => withVolumes(report, volumes))
-      .sort(
-        (a, b) =>
-          a.namespace.localeCompare(b.namespace) ||
-          a.name.localeCompare(b.name),
-      );
+    return sorted(firstPass.map(report => withVolumes(report, volumes)));
   }
+
+  /** The same classification from a synced watch cache: no request to the cluster. */
+  private classifyCached(
+    cache: ClusterCache,
+    statefulSets: V1StatefulSet[],
+  ): StatefulSetOrphans[] {
+    return sorted(statefulSets.map(sts => this.cached.classify(cache, sts)));
+  }
+}
+
+function sorted(reports: StatefulSetOrphans[]): StatefulSetOrphans[] {
+  return reports.sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  );
 }

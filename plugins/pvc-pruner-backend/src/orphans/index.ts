@@ -5,11 +5,13 @@ export {
 } from './EntityWorkloads';
 export { OrphanFinder } from './OrphanFinder';
 export {
+  claimAsTheRuleReadsIt,
   classifyClaims,
   classifyInSnapshot,
   NamespaceSnapshot,
   parseClaimName,
   podAsTheRuleReadsIt,
   runningOrdinals,
+  WATCH_CACHE_TRIMMERS,
   withVolumes,
 } from './orphanRule';
