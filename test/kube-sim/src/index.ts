@@ -15,11 +15,20 @@ import { ObjectStore } from './store';
 import { generateServingCertificate } from './tls';
 import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
+import { ApiHistory } from './history';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
 export type { PolicyRule, TokenGrant } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
+export { ApiHistory, historyNow } from './history';
+export type {
+  ClaimDeletion,
+  LeaseWrite,
+  PodReference,
+  RecordedRequest,
+  StatefulSetState,
+} from './history';
 export { manifest, pvc, statefulSet } from './manifests';
 export { parseScenario, loadScenario } from './scenario';
 
@@ -37,6 +46,8 @@ export interface KubeSimOptions {
   /** Watch events kept for replay; older versions get 410. */
   historyLimit?: number;
   bookmarkIntervalMs?: number;
+  /** Record every request, claim deletion and Lease write for an oracle (`sim.history`). Default false. */
+  recordHistory?: boolean;
   /** Run the controllers (default true). */
   controllers?: boolean;
   /** Simulated seconds for pod start-up, volume provisioning and reclaim. */
@@ -54,6 +65,8 @@ export interface KubeSim {
   kubeconfig: string;
   store: ObjectStore;
   faults: Faults;
+  /** Set when started with `recordHistory`. */
+  history?: ApiHistory;
   clock: SimClock;
   /** A token limited to these RBAC rules (in these namespaces, when given). */
   addToken(
@@ -95,6 +108,7 @@ export async function startKubeSim(
   const authorizer = new TokenAuthorizer();
   const faults = new Faults();
   const watches = new WatchRegistry();
+  const history = options.recordHistory ? new ApiHistory(store) : undefined;
   const token = options.token ?? randomBytes(24).toString('hex');
   const adminGrant: TokenGrant = { user: 'kube-sim-admin', rules: ADMIN_RULES };
   authorizer.addToken(adminGrant, token);
@@ -131,6 +145,7 @@ export async function startKubeSim(
     store,
     authorizer,
     faults,
+    history,
     watches,
     settings: {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
@@ -161,6 +176,7 @@ export async function startKubeSim(
     kubeconfig: kubeconfigFor(token),
     store,
     faults,
+    history,
     clock,
     addToken: (grant: TokenGrant, t?: string) => authorizer.addToken(grant, t),
     kubeconfigFor,

@@ -2,6 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { TokenAuthorizer, TokenGrant } from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
+import { ApiHistory } from './history';
 import { bodyFormat, parseBody, readBody } from './http/body';
 import {
   apiGroup,
@@ -31,6 +32,8 @@ export interface ServerContext {
   store: ObjectStore;
   authorizer: TokenAuthorizer;
   faults: Faults;
+  /** Records what was served, for an oracle (see history.ts). */
+  history?: ApiHistory;
   watches: WatchRegistry;
   settings: WatchSettings;
   /** Answers /_sim/... for admin tokens. */
@@ -127,6 +130,26 @@ async function serveResource(
   const include = asTable ? includeObjectOf(url.searchParams) : 'Object';
   const kind = route.subresource === 'scale' ? 'Scale' : route.type.kind;
   const render = (o: KubeObject) => (asTable ? toTable(kind, [o], include) : o);
+  const given = body as
+    | {
+        metadata?: { name?: string };
+        dryRun?: unknown;
+        preconditions?: { uid?: string; resourceVersion?: string };
+      }
+    | undefined;
+  const seq = ctx.history?.arrived(
+    {
+      injectedLatencyMs: fault.delayMs,
+      user: grant.user,
+      userAgent: req.headers['user-agent'],
+      verb,
+      resource,
+      namespace: route.namespace,
+      name: route.name ?? given?.metadata?.name,
+      dryRun: url.searchParams.has('dryRun') || Array.isArray(given?.dryRun),
+    },
+    given?.preconditions,
+  );
 
   if (verb === 'watch') {
     serveWatch({
@@ -138,15 +161,24 @@ async function serveResource(
       settings: ctx.settings,
       render,
     });
+    if (seq !== undefined) ctx.history!.served(seq, 200);
     return 200;
   }
-  const result = handleResource(ctx.store, {
-    route,
-    verb,
-    query: url.searchParams,
-    body,
-    bodyFormat: format,
-  });
+  let result;
+  try {
+    result = handleResource(ctx.store, {
+      route,
+      verb,
+      query: url.searchParams,
+      body,
+      bodyFormat: format,
+    });
+  } catch (e) {
+    if (seq !== undefined)
+      ctx.history!.served(seq, e instanceof ApiError ? e.code : 500);
+    throw e;
+  }
+  if (seq !== undefined) ctx.history!.served(seq, result.status);
   if (asTable && (verb === 'get' || verb === 'list')) {
     const items = result.items ?? [result.body as KubeObject];
     const meta =
