@@ -1,4 +1,4 @@
-import { ApiError, errors } from './errors';
+import { ApiError } from './errors';
 
 /** A rule that makes matching requests fail or slow down. */
 export interface FaultRule {
