@@ -15,7 +15,12 @@ import { openApiV3Document, openApiV3Index } from './http/openapi';
 import { handleResource, verbOf } from './http/resourceHandler';
 import { parseResourcePath, ResourceRoute } from './http/route';
 import { IncludeObject, toTable } from './http/table';
-import { serveWatch, WatchRegistry, WatchSettings } from './http/watch';
+import {
+  serveWatch,
+  serveWatchError,
+  WatchRegistry,
+  WatchSettings,
+} from './http/watch';
 import { ObjectStore } from './store';
 import { KubeObject } from './types';
 
@@ -117,7 +122,14 @@ async function serveResource(
   });
   if (fault.delayMs > 0)
     await new Promise(resolve => setTimeout(resolve, fault.delayMs));
-  if (fault.error) throw fault.error;
+  if (fault.error) {
+    // An expired watch is never an HTTP 410 on a real server (see serveWatchError).
+    if (verb === 'watch' && fault.error.code === 410) {
+      serveWatchError(res, fault.error);
+      return 200;
+    }
+    throw fault.error;
+  }
 
   const hasBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '');
   const raw = hasBody ? await readBody(req) : Buffer.alloc(0);

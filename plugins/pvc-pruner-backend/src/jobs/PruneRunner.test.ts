@@ -5,7 +5,12 @@ import { KubeSim, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { KubeGateway } from '../kubernetes';
-import { HeldLease } from './LeaseLock';
+import {
+  HeldLease,
+  JOB_ANNOTATION,
+  LeaseLock,
+  REQUESTED_BY_ANNOTATION,
+} from './LeaseLock';
 import { PruneJobStore } from '../database';
 import { PruneRunner } from './PruneRunner';
 import { VolumeFollower } from './VolumeFollower';
@@ -17,12 +22,62 @@ let gateway: KubeGateway;
 let knex: Knex;
 let store: PruneJobStore;
 
-const lease: HeldLease = {
-  name: 'pvc-pruner-web',
-  namespace: 'shop',
-  renew: async () => {},
-  release: async () => {},
-};
+const LEASES = 'coordination.k8s.io/leases';
+
+/** The job's real Lease on StatefulSet web; `monotonicNow` stands for this process's monotonic clock. */
+function holdLease(
+  jobId: string,
+  monotonicNow?: () => number,
+): Promise<HeldLease> {
+  return new LeaseLock({
+    leaseDurationSeconds: 30,
+    holderPrefix: 'backstage-a',
+    clock: store,
+    monotonicNow,
+  }).acquire(gateway, {
+    namespace: 'shop',
+    statefulSet: 'web',
+    jobId,
+    requestedBy: 'user:default/alice',
+    dryRun: false,
+  });
+}
+
+/** Another replica's job takes the Lease over (as if it had expired there). */
+function stealLease() {
+  const stolen = structuredClone(
+    sim.store.require(LEASES, 'shop', 'pvc-pruner-web'),
+  );
+  stolen.spec.holderIdentity = 'backstage-b/job-2';
+  stolen.metadata.annotations = {
+    [REQUESTED_BY_ANNOTATION]: 'user:default/bob',
+    [JOB_ANNOTATION]: 'job-2',
+  };
+  sim.store.update(LEASES, stolen);
+}
+
+const claimDeletes = () =>
+  sim
+    .requests()
+    .filter(r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims')
+    .map(r => r.path.split('/').pop());
+
+function newJob(pvcs: Array<{ name: string; uid: string }>) {
+  return store.createJob({
+    entityRef: 'component:default/web',
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'web',
+    dryRun: false,
+    requestedBy: 'user:default/alice',
+    pvcs,
+  });
+}
+
+const runner = (events: JobEvents) =>
+  new PruneRunner(store, events, new VolumeFollower(500), {
+    renewIntervalMs: 60_000,
+  });
 
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
@@ -53,6 +108,20 @@ beforeEach(async () => {
 afterEach(async () => {
   sim.clearFaults();
   sim.clearRequests();
+  // No controllers: claims deleted by a test are kept Terminating by pvc-protection.
+  for (const claim of sim.store.list('persistentvolumeclaims').items) {
+    const name = claim.metadata.name;
+    if (!claim.metadata.deletionTimestamp)
+      sim.store.delete('persistentvolumeclaims', 'shop', name, {});
+    const left = sim.store.get('persistentvolumeclaims', 'shop', name);
+    if (left)
+      sim.store.update('persistentvolumeclaims', {
+        ...left,
+        metadata: { ...left.metadata, finalizers: [] },
+      });
+  }
+  const lease = sim.store.get(LEASES, 'shop', 'pvc-pruner-web');
+  if (lease) sim.store.delete(LEASES, 'shop', 'pvc-pruner-web', {});
   await knex.destroy();
 });
 
@@ -92,19 +161,17 @@ describe('PruneRunner', () => {
       // Another replica took this one for dead (its heartbeat was late).
       if (event.type === 'pvc-deleting')
         sweep ??= store.markInterrupted({
-          staleBefore: new Date(Date.now() + 60_000),
+          // Its heartbeat counts as a minute late.
+          staleAfterMs: -60_000,
           reason,
         });
     });
 
-    const result = await new PruneRunner(
-      store,
-      events,
-      new VolumeFollower(500),
-      {
-        renewIntervalMs: 60_000,
-      },
-    ).run(job, gateway, lease);
+    const result = await runner(events).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
 
     expect(result.status).toBe('interrupted');
     const deletes = sim
@@ -129,5 +196,104 @@ describe('PruneRunner', () => {
     expect(finished).toEqual([
       expect.objectContaining({ status: 'interrupted', message: reason }),
     ]);
+  });
+
+  describe('fencing: it proves it holds the Lease before each delete', () => {
+    it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1') {
+          // SIGSTOP for longer than the lease; another replica took it meanwhile.
+          monotonic += 31_000;
+          stealLease();
+        }
+      });
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(claimDeletes()).toEqual([]);
+      expect(result.status).toBe('aborted');
+      expect(result.reason).toMatch(
+        /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
+      );
+      expect(result.summary.deleted).toEqual([]);
+      expect(result.summary.skipped.map(s => s.name)).toEqual([
+        'data-web-1',
+        'data-web-2',
+      ]);
+      expect(result.summary.skipped[0].reason).toMatch(
+        /^not attempted: the job stopped because the lease shop\/pvc-pruner-web is now held by/,
+      );
+      // The new holder's lease is left alone.
+      expect(
+        sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
+      ).toBe('backstage-b/job-2');
+    });
+
+    it('a process frozen between two deletes stops before the second', async () => {
+      const job = await newJob(
+        createClaims(['data-web-1', 'data-web-2', 'data-web-3']),
+      );
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-2') {
+          monotonic += 31_000;
+          stealLease();
+        }
+      });
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(claimDeletes()).toEqual(['data-web-1']);
+      expect(result.status).toBe('aborted');
+      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+      const finished = (await store.listEvents(job.id)).filter(
+        e => e.type === 'job-finished',
+      );
+      expect(finished).toEqual([
+        expect.objectContaining({
+          status: 'aborted',
+          message: expect.stringMatching(
+            /^Prune aborted: 1 deleted, 2 skipped, 0 failed\. the lease shop\/pvc-pruner-web is now held by user:default\/bob/,
+          ),
+        }),
+      ]);
+    });
+
+    it('a process frozen while nobody took its lease renews it on waking, checks the claim again, and carries on', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1')
+          monotonic += 31_000;
+      });
+      sim.clearRequests();
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(result.status).toBe('succeeded');
+      expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2']);
+      // One renewal on waking, then data-web-1 was read again before its delete.
+      const requests = sim.requests();
+      const renewal = requests.findIndex(
+        r => r.resource === 'leases' && r.method === 'PUT',
+      );
+      const firstDelete = requests.findIndex(r => r.verb === 'delete');
+      expect(renewal).toBeGreaterThan(-1);
+      expect(
+        requests
+          .slice(renewal, firstDelete)
+          .filter(
+            r => r.verb === 'get' && r.resource === 'persistentvolumeclaims',
+          ),
+      ).toHaveLength(1);
+    });
   });
 });

@@ -12,7 +12,7 @@ import {
 import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
-import { HeldLease } from './LeaseLock';
+import { HeldLease, LeaseLostError } from './LeaseLock';
 import {
   classifyClaims,
   parseClaimName,
@@ -34,6 +34,12 @@ export interface PruneResult {
 }
 
 type Confirmed = { name: string; uid: string; ordinal: number };
+
+/** A claim that passed its live check: what to delete, and its outcome so far. */
+type Checked = { outcome: PvcOutcome; resourceVersion: string };
+
+/** Live checks of one claim before giving up because each outlasted the lease's proof. */
+const MAX_CHECKS = 3;
 
 /** Deletions finish in any order (claims are followed in parallel); report them by ordinal. */
 function sortDeleted(summary: PruneSummary) {
@@ -57,12 +63,16 @@ export class PruneRunner {
     private readonly options: PruneRunnerOptions,
   ) {}
 
-  /** `stopping` tells the job its Backstage instance is shutting down: it stops before the next delete. */
+  /**
+   * `stop` aborts when the Backstage instance shuts down: the job stops
+   * before its next delete, stops following the deletions already accepted,
+   * records itself interrupted and releases its Lease.
+   */
   async run(
     job: PruneJob,
     gateway: KubeGateway,
     lease: HeldLease,
-    stopping: () => boolean = () => false,
+    stop: AbortSignal = new AbortController().signal,
   ): Promise<PruneResult> {
     const summary: PruneSummary = {
       deleted: [],
@@ -70,12 +80,12 @@ export class PruneRunner {
       failed: [],
       bytesReclaimed: 0,
     };
+    // The job's own heartbeat on its Lease, for as long as it runs. A failed
+    // renewal is not fatal by itself: the fence before each delete decides.
     let leaseLost: string | undefined;
     const renewal = setInterval(() => {
       lease.renew().catch(e => {
-        leaseLost ??= `the lease ${lease.namespace}/${
-          lease.name
-        } could not be renewed (${(e as Error).message})`;
+        if (e instanceof LeaseLostError) leaseLost ??= e.message;
       });
     }, this.options.renewIntervalMs);
     let guard: StatefulSetGuard | undefined;
@@ -114,7 +124,7 @@ export class PruneRunner {
           );
           return await this.keepEnding(ended, summary, follows);
         }
-        if (stopping()) {
+        if (stop.aborted) {
           const reason = 'the Backstage instance running this job shut down';
           await this.announce(
             job,
@@ -146,7 +156,29 @@ export class PruneRunner {
             abortReason,
           );
         }
-        await this.pruneOne(job, gateway, guard, confirmed, summary, follows);
+        try {
+          await this.pruneOne(
+            job,
+            gateway,
+            guard,
+            lease,
+            confirmed,
+            summary,
+            follows,
+            stop,
+          );
+        } catch (e) {
+          if (!(e instanceof LeaseLostError)) throw e;
+          await this.announce(
+            job,
+            this.notAttempted(
+              queue.slice(index),
+              summary,
+              `the job stopped because ${e.message}`,
+            ),
+          );
+          return await this.finish(job, summary, follows, 'aborted', e.message);
+        }
       }
       const failed = summary.failed.length > 0;
       return await this.finish(
@@ -232,99 +264,57 @@ export class PruneRunner {
     }
   }
 
-  /** Re-checks and deletes one claim; adds the follow-up that tracks its fate to `follows`. */
+  /**
+   * Re-checks and deletes one claim; adds the follow-up that tracks its fate
+   * to `follows`. Fenced: the job proves it holds its Lease before the live
+   * check, and the delete goes out only while that proof is fresh, so a
+   * process paused during the check proves it again and checks again.
+   * Throws LeaseLostError when it cannot.
+   */
   private async pruneOne(
     job: PruneJob,
     gateway: KubeGateway,
     guard: StatefulSetGuard,
+    lease: HeldLease,
     confirmed: Confirmed,
     summary: PruneSummary,
     follows: Promise<void>[],
+    stop: AbortSignal,
   ): Promise<void> {
+    let checked: Checked | undefined;
+    let announced = false;
+    for (let attempt = 1; ; attempt++) {
+      await lease.confirm();
+      checked = await this.recheck(job, gateway, guard, confirmed, summary);
+      if (!checked) return;
+      if (!announced) {
+        announced = true;
+        await this.events.append({
+          jobId: job.id,
+          type: 'pvc-deleting',
+          pvc: confirmed.name,
+          message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+            confirmed.name
+          } (${formatBytes(checked.outcome.bytes ?? 0)})`,
+        });
+      }
+      if (lease.isFresh()) break;
+      if (attempt === MAX_CHECKS)
+        throw new LeaseLostError(
+          `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
+        );
+    }
+    const { outcome, resourceVersion } = checked;
     const base = {
-      name: confirmed.name,
-      uid: confirmed.uid,
-      ordinal: confirmed.ordinal,
+      name: outcome.name,
+      uid: outcome.uid,
+      ordinal: outcome.ordinal,
     };
-    let claim: V1PersistentVolumeClaim | undefined;
-    let verdict;
-    try {
-      claim = await gateway.readClaim(job.namespace, confirmed.name);
-      if (!claim) {
-        await this.skip(job, summary, {
-          ...base,
-          reason: 'it no longer exists',
-        });
-
-        return;
-      }
-      if (claim.metadata?.uid !== confirmed.uid) {
-        await this.skip(job, summary, {
-          ...base,
-          reason:
-            'it was deleted and recreated since you confirmed it (uid changed)',
-        });
-        return;
-      }
-      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
-      verdict = classifyClaims({
-        statefulSet: guard.current,
-        claims: [claim],
-        pods,
-        volumes: new Map(),
-      });
-    } catch (e) {
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return;
-    }
-    const kept = verdict.kept[0];
-    const inUse = verdict.inUse[0];
-    if (kept || inUse) {
-      await this.skip(job, summary, {
-        ...base,
-        reason: `it is no longer an orphan: ${
-          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
-        }`,
-      });
-      return;
-    }
-    const orphan = verdict.orphans[0];
-    const bytes = orphan.capacityBytes ?? orphan.requestedBytes;
-    const volumeName = claim.spec?.volumeName;
-    const reclaimPolicy = volumeName
-      ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
-          ?.persistentVolumeReclaimPolicy
-      : undefined;
-    const outcome: PvcOutcome = {
-      ...base,
-      bytes,
-      ...(volumeName
-        ? {
-            volume: {
-              name: volumeName,
-              reclaimPolicy,
-              fate: 'unknown' as const,
-            },
-          }
-        : {}),
-    };
-
-    await this.events.append({
-      jobId: job.id,
-      type: 'pvc-deleting',
-      pvc: confirmed.name,
-      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-        confirmed.name
-      } (${formatBytes(bytes)})`,
-    });
     try {
       await gateway.deleteClaim(
         job.namespace,
         confirmed.name,
-        {
-          uid: confirmed.uid,
-          resourceVersion: claim.metadata!.resourceVersion!,
-        },
+        { uid: confirmed.uid, resourceVersion },
         job.dryRun,
       );
     } catch (e) {
@@ -344,7 +334,8 @@ export class PruneRunner {
       return;
     }
     if (job.dryRun) {
-      const fate = reclaimPolicy === 'Retain' ? 'released' : 'deleted';
+      const fate =
+        outcome.volume?.reclaimPolicy === 'Retain' ? 'released' : 'deleted';
       await this.deleted(job, summary, {
         ...outcome,
         ...(outcome.volume ? { volume: { ...outcome.volume, fate } } : {}),
@@ -352,7 +343,7 @@ export class PruneRunner {
       return;
     }
     follows.push(
-      this.followUp(job, gateway, summary, outcome).catch(e => {
+      this.followUp(job, gateway, summary, outcome, stop).catch(e => {
         summary.failed.push({
           ...outcome,
           reason: `could not follow the deletion: ${(e as Error).message}`,
@@ -361,14 +352,100 @@ export class PruneRunner {
     );
   }
 
+  /**
+   * The live check right before a delete: the claim is the one confirmed
+   * (uid) and still an orphan of the StatefulSet as the guard sees it now.
+   * Undefined when it was skipped or failed instead (already recorded).
+   */
+  private async recheck(
+    job: PruneJob,
+    gateway: KubeGateway,
+    guard: StatefulSetGuard,
+    confirmed: Confirmed,
+    summary: PruneSummary,
+  ): Promise<Checked | undefined> {
+    const base = {
+      name: confirmed.name,
+      uid: confirmed.uid,
+      ordinal: confirmed.ordinal,
+    };
+    let claim: V1PersistentVolumeClaim | undefined;
+    let reclaimPolicy: string | undefined;
+    let verdict;
+    try {
+      claim = await gateway.readClaim(job.namespace, confirmed.name);
+      if (!claim) {
+        await this.skip(job, summary, {
+          ...base,
+          reason: 'it no longer exists',
+        });
+        return undefined;
+      }
+      if (claim.metadata?.uid !== confirmed.uid) {
+        await this.skip(job, summary, {
+          ...base,
+          reason:
+            'it was deleted and recreated since you confirmed it (uid changed)',
+        });
+        return undefined;
+      }
+      const volumeName = claim.spec?.volumeName;
+      reclaimPolicy = volumeName
+        ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
+            ?.persistentVolumeReclaimPolicy
+        : undefined;
+      // Pods last: the in-use check is the read closest to the delete.
+      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
+      verdict = classifyClaims({
+        statefulSet: guard.current,
+        claims: [claim],
+        pods,
+        volumes: new Map(),
+      });
+    } catch (e) {
+      await this.fail(job, summary, { ...base, reason: (e as Error).message });
+      return undefined;
+    }
+    const kept = verdict.kept[0];
+    const inUse = verdict.inUse[0];
+    if (kept || inUse) {
+      await this.skip(job, summary, {
+        ...base,
+        reason: `it is no longer an orphan: ${
+          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
+        }`,
+      });
+      return undefined;
+    }
+    const orphan = verdict.orphans[0];
+    const volumeName = claim.spec?.volumeName;
+    return {
+      resourceVersion: claim.metadata!.resourceVersion!,
+      outcome: {
+        ...base,
+        bytes: orphan.capacityBytes ?? orphan.requestedBytes,
+        ...(volumeName
+          ? {
+              volume: {
+                name: volumeName,
+                reclaimPolicy,
+                fate: 'unknown' as const,
+              },
+            }
+          : {}),
+      },
+    };
+  }
+
   private async followUp(
     job: PruneJob,
     gateway: KubeGateway,
     summary: PruneSummary,
     outcome: PvcOutcome,
+    stop: AbortSignal,
   ) {
     const gone = await this.follower
-      .claimGone(gateway, job.namespace, outcome.name)
+      .claimGone(gateway, job.namespace, outcome.name, stop)
       .catch(() => false);
     if (!gone) {
       await this.deleted(
@@ -382,7 +459,12 @@ export class PruneRunner {
     await this.deleted(job, summary, outcome);
     if (!outcome.volume) return;
     const fate = await this.follower
-      .volumeFate(gateway, outcome.volume.name, outcome.volume.reclaimPolicy)
+      .volumeFate(
+        gateway,
+        outcome.volume.name,
+        outcome.volume.reclaimPolicy,
+        stop,
+      )
       .catch(() => 'unknown' as const);
     outcome.volume.fate = fate;
     if (fate === 'deleted') {
