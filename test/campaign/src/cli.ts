@@ -21,7 +21,7 @@ import { judge } from './oracle';
 import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
 import { formatReport, replayCommand, ScenarioResult } from './report';
-import { runScenario } from './runScenario';
+import { failedRun, runScenario } from './runScenario';
 import { generateScenario } from './scenario';
 
 const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas R] [--replay SCENARIO_SEED] [--max-minutes M] [--keep-logs]
@@ -148,10 +148,16 @@ async function main(): Promise<number> {
         replicas: replicaCount,
         leaseDurationSeconds: LEASE_SECONDS,
       });
-      const run = await runScenario(
-        { sim, replicas, clients, log: say },
-        scenario,
-      );
+      let run;
+      try {
+        run = await runScenario({ sim, replicas, clients, log: say }, scenario);
+      } catch (e) {
+        run = failedRun(scenario, e as Error);
+        for (const r of replicas) {
+          r.thaw();
+          if (!r.alive) await r.start().catch(() => undefined);
+        }
+      }
       const judgement = judge(run);
       results.push({ index, seed: scenarioSeedValue, run, judgement });
       const statuses = Object.entries(judgement.jobsByStatus)

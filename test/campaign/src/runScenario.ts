@@ -400,12 +400,7 @@ export async function runScenario(
     .items.map(c => structuredClone(c));
   const audit = replicas
     .flatMap(r => r.auditEvents())
-    .filter(
-      a =>
-        a.plugin === 'pvc-pruner' &&
-        a.eventId === 'prune' &&
-        a.meta?.namespace === ns,
-    );
+    .filter(a => a.eventId === 'prune' && a.meta?.namespace === ns);
   const inScenario = (r: { namespace?: string }) =>
     r.namespace === ns || r.namespace === undefined;
   const run: ScenarioRun = {
@@ -425,4 +420,22 @@ export async function runScenario(
   sim.clearFaults();
   cleanUp(sim, scenario);
   return run;
+}
+
+/** A scenario the harness could not run to the end: judged as failed, with the reason. */
+export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
+  return {
+    scenario,
+    requests: [],
+    deletions: [],
+    leaseWrites: [],
+    sent: [],
+    jobs: [],
+    finalClaims: [],
+    audit: [],
+    replicaOfUser: new Map(),
+    faults: {},
+    harnessErrors: [`the scenario could not run: ${error.message}`],
+    durationMs: 0,
+  };
 }

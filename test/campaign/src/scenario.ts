@@ -165,7 +165,7 @@ export function generateScenario(
     }
     // Names with a non-canonical ordinal: never one of this StatefulSet's.
     if (random.chance(0.3)) {
-      const odd = random.pick(['01', '1a', '+1', '007']);
+      const odd = random.pick(['01', '1a', 'x1', '007']);
       claims.push({
         name: `${sts.templates[0]}-${sts.name}-${odd}`,
         reclaimPolicy: 'Delete',
@@ -313,13 +313,13 @@ export function generateScenario(
 
   let processFault: ProcessFault | undefined;
   const p = random.next();
-  if (p < 0.07)
+  if (p < 0.05)
     processFault = {
       kind: 'kill-9',
       atMs: random.int(0, 800),
       restartAfterMs: random.int(500, 3000),
     };
-  else if (p < 0.16)
+  else if (p < 0.13)
     processFault = {
       kind: 'sigstop',
       atMs: random.int(0, 800),
