@@ -135,6 +135,21 @@ function createClaims(names: string[]) {
   });
 }
 
+/**
+ * Runs `freeze` once, right after the pod check of the `nth` re-check: the
+ * moment between a claim's last live check and its delete, where a process
+ * frozen by SIGSTOP (or a long pause) wakes up believing it still holds the Lease.
+ */
+function freezeAfterPodCheck(nth: number, freeze: () => void) {
+  const listPods = gateway.listPods.bind(gateway);
+  let calls = 0;
+  jest.spyOn(gateway, 'listPods').mockImplementation(async (...args) => {
+    const pods = await listPods(...args);
+    if (++calls === nth) freeze();
+    return pods;
+  });
+}
+
 describe('PruneRunner', () => {
   it('stops before its next delete once another replica has marked its job interrupted, and leaves it so', async () => {
     const pvcs = createClaims(['data-web-1', 'data-web-2', 'data-web-3']);
@@ -198,18 +213,47 @@ describe('PruneRunner', () => {
     ]);
   });
 
+  it('sends each delete right after its pod check: the event it writes does not sit in between (found by the safety campaign, seed 2371220831)', async () => {
+    const pvcs = createClaims(['data-web-1']);
+    const job = await newJob(pvcs);
+    const events = new JobEvents(store);
+    const append = events.append.bind(events);
+    // A slow database: writing "Deleting data-web-1" takes 400 ms.
+    jest.spyOn(events, 'append').mockImplementation(async event => {
+      if (event.type === 'pvc-deleting')
+        await new Promise(resolve => setTimeout(resolve, 400));
+      return append(event);
+    });
+
+    await runner(events).run(job, gateway, await holdLease(job.id));
+
+    const served = sim.requests();
+    const podList = served
+      .filter(r => r.verb === 'list' && r.resource === 'pods')
+      .pop()!;
+    const claimDelete = served.find(
+      r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims',
+    )!;
+    const podListAnswered = Date.parse(podList.time);
+    const deleteArrived = Date.parse(claimDelete.time) - claimDelete.durationMs;
+    expect(deleteArrived - podListAnswered).toBeLessThan(200);
+    expect((await store.listEvents(job.id)).map(e => e.type)).toEqual(
+      expect.arrayContaining(['pvc-deleting', 'pvc-deleted']),
+    );
+  });
+
   describe('fencing: it proves it holds the Lease before each delete', () => {
+    afterEach(() => jest.restoreAllMocks());
+
     it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1') {
-          // SIGSTOP for longer than the lease; another replica took it meanwhile.
-          monotonic += 31_000;
-          stealLease();
-        }
+      freezeAfterPodCheck(1, () => {
+        // SIGSTOP for longer than the lease; another replica took it meanwhile.
+        monotonic += 31_000;
+        stealLease();
       });
 
       const result = await runner(events).run(job, gateway, lease);
@@ -240,11 +284,9 @@ describe('PruneRunner', () => {
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-2') {
-          monotonic += 31_000;
-          stealLease();
-        }
+      freezeAfterPodCheck(2, () => {
+        monotonic += 31_000;
+        stealLease();
       });
 
       const result = await runner(events).run(job, gateway, lease);
@@ -270,9 +312,8 @@ describe('PruneRunner', () => {
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1')
-          monotonic += 31_000;
+      freezeAfterPodCheck(1, () => {
+        monotonic += 31_000;
       });
       sim.clearRequests();
 

@@ -282,22 +282,10 @@ export class PruneRunner {
     stop: AbortSignal,
   ): Promise<void> {
     let checked: Checked | undefined;
-    let announced = false;
     for (let attempt = 1; ; attempt++) {
       await lease.confirm();
       checked = await this.recheck(job, gateway, guard, confirmed, summary);
       if (!checked) return;
-      if (!announced) {
-        announced = true;
-        await this.events.append({
-          jobId: job.id,
-          type: 'pvc-deleting',
-          pvc: confirmed.name,
-          message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-            confirmed.name
-          } (${formatBytes(checked.outcome.bytes ?? 0)})`,
-        });
-      }
       if (lease.isFresh()) break;
       if (attempt === MAX_CHECKS)
         throw new LeaseLostError(
@@ -310,14 +298,30 @@ export class PruneRunner {
       uid: outcome.uid,
       ordinal: outcome.ordinal,
     };
-    try {
-      await gateway.deleteClaim(
+    // The delete leaves right after the in-use check; the announcement is
+    // written meanwhile, not in between: a database write there would be a
+    // second round trip in which a pod could start using the claim unseen.
+    // A failed announcement alone does not undo a delete that went out; the
+    // follow-up's own writes report a database that stays down.
+    const [announced, deletion] = await Promise.allSettled([
+      this.events.append({
+        jobId: job.id,
+        type: 'pvc-deleting',
+        pvc: confirmed.name,
+        message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+          confirmed.name
+        } (${formatBytes(outcome.bytes ?? 0)})`,
+      }),
+      gateway.deleteClaim(
         job.namespace,
         confirmed.name,
         { uid: confirmed.uid, resourceVersion },
         job.dryRun,
-      );
-    } catch (e) {
+      ),
+    ]);
+    if (deletion.status === 'rejected') {
+      if (announced.status === 'rejected') throw announced.reason;
+      const e = deletion.reason;
       if (
         e instanceof ClusterRequestError &&
         (e.statusCode === 409 || e.statusCode === 404)
