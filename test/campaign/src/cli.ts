@@ -178,6 +178,8 @@ async function main(): Promise<number> {
               }; replay: ${replayCommand(scenarioSeedValue, replicaCount)}`
         }`,
       );
+      for (const v of judgement.violations.slice(0, 5))
+        say(`    ${v.invariant}: ${v.detail}`);
       // Drop what the oracle no longer needs: the run holds the whole history.
       run.requests.length = 0;
     }

@@ -128,7 +128,7 @@ export function judge(run: ScenarioRun): Judgement {
       else inUseDuringFlight++;
     }
 
-    // 2. The last live re-check (claim and pods), and how long before the delete was sent.
+    // 2. The last live re-check (claim, then pods), and how long before the delete was sent.
     const before = run.requests.filter(
       r => r.user === d.request.user && r.seq < d.request.seq && ok(r),
     );
@@ -151,12 +151,11 @@ export function judge(run: ScenarioRun): Judgement {
         `${name}: no live read of the claim and its pods before the delete`,
       );
     } else {
-      const lastCheck = Math.max(lastClaimRead.at, lastPodList.at);
+      // The pods are the in-use evidence (a claim's uid and version are held by the delete's preconditions).
+      const lastCheck = lastPodList.at;
       const window = sentAt - lastCheck;
       windowsMs.push(window);
-      const between = before.filter(
-        r => r.seq > Math.max(lastClaimRead.seq, lastPodList.seq),
-      );
+      const between = before.filter(r => r.seq > lastPodList.seq);
       if (window > ONE_ROUND_TRIP_MS)
         flag(
           'check-to-delete-window-over-one-round-trip',
