@@ -28,7 +28,7 @@ const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas
   --scenarios N     how many scenarios (default 20)
   --seed S          the campaign's seed; scenario i's seed is derived from it (default: random)
   --replicas R      backend replicas (default 2)
-  --replay X        run the one scenario of seed X (as a failure prints it)
+  --replay X[,Y…]   run the scenarios of these seeds (as a failure prints them)
   --max-minutes M   start no new scenario after M minutes
   --keep-logs       keep the replicas' logs (their folder is printed)`;
 
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
     throw new Error(`--seed must be an integer\n${USAGE}`);
   const seeds =
     values.replay !== undefined
-      ? [Number(values.replay)]
+      ? values.replay.split(',').map(Number)
       : Array.from({ length: count }, (_, i) => scenarioSeed(seed, i));
 
   const started = Date.now();
