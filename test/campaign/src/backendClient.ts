@@ -115,8 +115,11 @@ export class BackendClient {
       let buffer = '';
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
+        for (
+          let end = buffer.indexOf('\n\n');
+          end >= 0;
+          end = buffer.indexOf('\n\n')
+        ) {
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const data = frame

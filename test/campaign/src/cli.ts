@@ -13,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startKubeSim } from 'kube-sim';
+// test/demo is the repository's demo script, not a package: the campaign
+// runs the same backend, with the same cluster rules and guest sign-in.
+// eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { BACKSTAGE_RULES, guestToken } from '../../demo/start';
 import { BackendClient } from './backendClient';
 import { createStorageClasses } from './cluster';
@@ -95,13 +98,14 @@ async function main(): Promise<number> {
     if (!values['keep-logs']) rmSync(workDir, { recursive: true, force: true });
   };
   process.on('exit', () => replicas.forEach(r => r.killNow()));
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.on(signal, () => {
-      if (stopping) process.exit(130);
-      stopping = true;
-      say(`${signal}: stopping the replicas and the simulator…`);
-      void stopAll().then(() => process.exit(130));
-    });
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    say(`${signal}: stopping the replicas and the simulator…`);
+    void stopAll().then(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   try {
     const settings = {

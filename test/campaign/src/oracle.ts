@@ -89,7 +89,7 @@ export function judge(run: ScenarioRun): Judgement {
     violations.push({ invariant, detail });
   const windowsMs: number[] = [];
   let inUseDuringFlight = 0;
-  let lostWithKilledReplica = 0;
+  const lost = { withKilledReplica: 0 };
   let deletions = 0;
   const ns = run.scenario.namespace;
 
@@ -267,7 +267,7 @@ export function judge(run: ScenarioRun): Judgement {
       job,
       deletedBy.get(job.id) ?? new Set(),
       flag,
-      () => lostWithKilledReplica++,
+      () => lost.withKilledReplica++,
     );
     judgeAudit(run, job, flag);
   }
@@ -298,7 +298,7 @@ export function judge(run: ScenarioRun): Judgement {
     deletions,
     windowsMs,
     inUseDuringFlight,
-    lostWithKilledReplica,
+    lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,
     jobDurationsMs,
   };

@@ -15,11 +15,16 @@ import {
   WriteStream,
 } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+// test/demo is the repository's demo script, not a package: the campaign
+// runs the same backend, with the same cluster rules and guest sign-in.
+// eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { demoBackendEnv, guestToken } from '../../demo/start';
 
-const ROOT = resolve(__dirname, '../../..');
-const BACKEND_DIR = join(ROOT, 'plugins/pvc-pruner-backend');
+const BACKEND_DIR = dirname(
+  require.resolve('backstage-plugin-pvc-pruner-backend/package.json'),
+);
+const ROOT = resolve(BACKEND_DIR, '../..');
 const READY_TIMEOUT_MS = 120_000;
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
@@ -296,8 +301,7 @@ export function auditFields(line: string): Record<string, unknown> | undefined {
   }
   const fields: Record<string, unknown> = {};
   const key = / ([A-Za-z][\w]*)=/g;
-  let match: RegExpExecArray | null;
-  while ((match = key.exec(text))) {
+  for (let match = key.exec(text); match; match = key.exec(text)) {
     const start = match.index + match[0].length;
     const end = valueEnd(text, start);
     const raw = text.slice(start, end);

@@ -252,8 +252,7 @@ export async function runScenario(
     });
   }
 
-  let mounts = 0;
-  for (const event of scenario.chaos) {
+  for (const [n, event] of scenario.chaos.entries()) {
     at(event.atMs, `chaos ${event.kind}`, async () => {
       count(`chaos: ${event.kind}`);
       if (event.kind === 'scale')
@@ -265,7 +264,7 @@ export async function runScenario(
       else if (event.kind === 'recreate-orphan')
         await chaos.recreateClaim(sim, scenario, event.claim);
       else if (event.kind === 'mount-orphan')
-        chaos.mount(sim, ns, event.claim, `intruder-${mounts++}`);
+        chaos.mount(sim, ns, event.claim, `intruder-${n}`);
     });
   }
 
