@@ -232,10 +232,20 @@ describe('the oracle', () => {
 
   it('flags a second round trip between the last live check and the delete', () => {
     const run = scenarioRun();
-    run.requests[2].at = T - 400;
+    run.requests[1].at = T - 410; // the claim read
+    run.requests[2].at = T - 400; // the pod list: a 10 ms round trip, then 400 ms until the delete
     expect(invariants(run)).toEqual([
       'check-to-delete-window-over-one-round-trip',
     ]);
+  });
+
+  it('measures the round trip on the spot: one slow round trip on a busy machine is still one', () => {
+    const run = scenarioRun();
+    run.requests[1].at = T - 300;
+    run.requests[2].at = T - 150;
+    const judgement = judge(run);
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.roundTripsMs).toEqual([150]);
   });
 
   it('flags a log that calls a claim deleted while it is still there, held by a finalizer', () => {

@@ -30,12 +30,39 @@ export interface Violation {
 }
 
 /**
- * The longest the plugin may take from the moment the API server answered
- * its last live re-check to the moment it sends the delete: the answer's way
- * back plus the client's own work, on a shared 2-core machine. Anything
- * more (another request, a wait) is a second round trip.
+ * From the moment the API server answered the plugin's last live check (the
+ * pod list) to the moment the plugin sent its delete, there is room for one
+ * round trip: the answer's way back, the client's own work, the delete's way
+ * in. The yardstick is a round trip measured in the same re-check, at the
+ * same moment on the same busy machine (claim read → next read served); a
+ * window over twice that, plus this slack, holds a second round trip (another
+ * request, a database write, a wait).
  */
-export const ONE_ROUND_TRIP_MS = 100;
+export const ROUND_TRIP_SLACK_MS = 25;
+
+/** One client round trip of the re-check: claim read served → next read served (a volume read between counts as one more), injected latency taken out. */
+function roundTripOfRecheck(
+  before: RecordedRequest[],
+  claimRead: RecordedRequest,
+  podList: RecordedRequest,
+): number | undefined {
+  if (podList.seq < claimRead.seq) return undefined;
+  const volumeRead = before.find(
+    r =>
+      r.seq > claimRead.seq &&
+      r.seq < podList.seq &&
+      r.verb === 'get' &&
+      r.resource === 'persistentvolumes',
+  );
+  const hops = volumeRead ? 2 : 1;
+  return (
+    (podList.at -
+      podList.injectedLatencyMs -
+      (volumeRead?.injectedLatencyMs ?? 0) -
+      claimRead.at) /
+    hops
+  );
+}
 
 export interface Judgement {
   violations: Violation[];
@@ -43,6 +70,8 @@ export interface Judgement {
   deletions: number;
   /** Last live re-check → delete sent, per deletion, ms. */
   windowsMs: number[];
+  /** The round trip measured in the same re-check, per deletion, ms. */
+  roundTripsMs: number[];
   /** Deletions whose claim became in use after the delete was sent (network delay): no one can see that coming. */
   inUseDuringFlight: number;
   /** Deletions a killed replica made before it could log them (its job ends interrupted). */
@@ -88,6 +117,7 @@ export function judge(run: ScenarioRun): Judgement {
   const flag = (invariant: Invariant, detail: string) =>
     violations.push({ invariant, detail });
   const windowsMs: number[] = [];
+  const roundTripsMs: number[] = [];
   let inUseDuringFlight = 0;
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
@@ -155,13 +185,20 @@ export function judge(run: ScenarioRun): Judgement {
       const lastCheck = lastPodList.at;
       const window = sentAt - lastCheck;
       windowsMs.push(window);
+      const roundTrip = roundTripOfRecheck(before, lastClaimRead, lastPodList);
+      if (roundTrip !== undefined) roundTripsMs.push(roundTrip);
+      const allowed = 2 * Math.max(roundTrip ?? 0, 5) + ROUND_TRIP_SLACK_MS;
       const between = before.filter(r => r.seq > lastPodList.seq);
-      if (window > ONE_ROUND_TRIP_MS)
+      if (window > allowed)
         flag(
           'check-to-delete-window-over-one-round-trip',
           `${name}: ${window.toFixed(
             0,
-          )} ms from the last live check to the delete${
+          )} ms from the last live check to the delete, allowed ${allowed.toFixed(
+            0,
+          )} ms (a round trip of its re-check took ${
+            roundTrip?.toFixed(0) ?? 'n/a'
+          } ms)${
             between.length
               ? ` (in between: ${between
                   .map(
@@ -297,6 +334,7 @@ export function judge(run: ScenarioRun): Judgement {
     violations: dedupe(violations),
     deletions,
     windowsMs,
+    roundTripsMs,
     inUseDuringFlight,
     lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,

@@ -82,6 +82,12 @@ export function formatReport(
     )}`,
   );
   const windows = results.flatMap(r => r.judgement.windowsMs);
+  const roundTrips = results.flatMap(r => r.judgement.roundTripsMs);
+  add(
+    `A round trip of the re-check (yardstick): p50 ${ms(
+      percentile(roundTrips, 50),
+    )}, p99 ${ms(percentile(roundTrips, 99))}`,
+  );
   add(
     `Last live check → delete sent: p50 ${ms(
       percentile(windows, 50),
