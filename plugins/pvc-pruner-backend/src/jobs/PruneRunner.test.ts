@@ -242,6 +242,33 @@ describe('PruneRunner', () => {
     );
   });
 
+  it('names a claim in its log before a delete goes out for it, so a process frozen or killed right after still leaves it there (found by the safety campaign, seed 4242083496)', async () => {
+    const pvcs = createClaims(['data-web-1', 'data-web-2']);
+    const job = await newJob(pvcs);
+    const loggedAtDelete: string[][] = [];
+    const deleteClaim = gateway.deleteClaim.bind(gateway);
+    const spy = jest
+      .spyOn(gateway, 'deleteClaim')
+      .mockImplementation(async (...args) => {
+        loggedAtDelete.push(
+          (await store.listEvents(job.id))
+            .filter(e => e.pvc === args[1])
+            .map(e => e.type),
+        );
+        return deleteClaim(...args);
+      });
+    try {
+      await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(loggedAtDelete).toEqual([['pvc-deleting'], ['pvc-deleting']]);
+  });
+
   describe('fencing: it proves it holds the Lease before each delete', () => {
     afterEach(() => jest.restoreAllMocks());
 

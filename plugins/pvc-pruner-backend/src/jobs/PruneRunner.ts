@@ -2,7 +2,6 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
   describeInUse,
   describeKept,
-  formatBytes,
   PruneJob,
   PruneJobStatus,
   PruneSummary,
@@ -281,6 +280,18 @@ export class PruneRunner {
     follows: Promise<void>[],
     stop: AbortSignal,
   ): Promise<void> {
+    // Announced before the re-check, so that the log names every claim a
+    // delete may have gone out for, whatever happens to this process next;
+    // and not between the check and the delete, where a database write
+    // would be a second round trip in which a pod could start using it unseen.
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-deleting',
+      pvc: confirmed.name,
+      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+        confirmed.name
+      } once a last check shows it is still an orphan`,
+    });
     let checked: Checked | undefined;
     for (let attempt = 1; ; attempt++) {
       await lease.confirm();
@@ -298,30 +309,14 @@ export class PruneRunner {
       uid: outcome.uid,
       ordinal: outcome.ordinal,
     };
-    // The delete leaves right after the in-use check; the announcement is
-    // written meanwhile, not in between: a database write there would be a
-    // second round trip in which a pod could start using the claim unseen.
-    // A failed announcement alone does not undo a delete that went out; the
-    // follow-up's own writes report a database that stays down.
-    const [announced, deletion] = await Promise.allSettled([
-      this.events.append({
-        jobId: job.id,
-        type: 'pvc-deleting',
-        pvc: confirmed.name,
-        message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-          confirmed.name
-        } (${formatBytes(outcome.bytes ?? 0)})`,
-      }),
-      gateway.deleteClaim(
+    try {
+      await gateway.deleteClaim(
         job.namespace,
         confirmed.name,
         { uid: confirmed.uid, resourceVersion },
         job.dryRun,
-      ),
-    ]);
-    if (deletion.status === 'rejected') {
-      if (announced.status === 'rejected') throw announced.reason;
-      const e = deletion.reason;
+      );
+    } catch (e) {
       if (
         e instanceof ClusterRequestError &&
         (e.statusCode === 409 || e.statusCode === 404)
