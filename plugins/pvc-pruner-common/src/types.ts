@@ -32,8 +32,6 @@ export interface OrphanedPvc {
   storageClassName?: string;
   volume?: PersistentVolumeSummary;
   createdAt?: string;
-  /** A deletion is already under way (deletionTimestamp set). */
-  deletionInProgress: boolean;
   /**
    * Scaling the StatefulSet to this many replicas (or more) would make the
    * controller attach this old volume, with its data, to a new pod.
@@ -49,7 +47,12 @@ export type KeptReason =
   /** A pod, running or terminating, still references the claim. */
   | 'mounted-by-pod'
   /** The name starts like a template's claim but the rest is not a decimal ordinal. */
-  | 'not-an-ordinal';
+  | 'not-an-ordinal'
+  /**
+   * Its deletion was accepted (deletionTimestamp set) but finalizers hold it:
+   * not offered for pruning again, and not reattachable, until it is gone.
+   */
+  | 'terminating';
 
 /** @public */
 export interface KeptPvc {
@@ -60,6 +63,8 @@ export interface KeptPvc {
   reason: KeptReason;
   /** For `mounted-by-pod`: the pods that reference the claim. */
   pods?: Array<{ name: string; terminating: boolean }>;
+  /** For `terminating`: the finalizers that still hold it. */
+  finalizers?: string[];
 }
 
 /**
@@ -124,11 +129,18 @@ export interface PruneRequest {
   dryRun?: boolean;
 }
 
-/** @public */
+/**
+ * `incomplete`: every claim was handled without failure, but the deletion of
+ * some was accepted and is still held by finalizers (see
+ * `PruneSummary.terminating`): not everything was reclaimed.
+ *
+ * @public
+ */
 export type PruneJobStatus =
   | 'queued'
   | 'running'
   | 'succeeded'
+  | 'incomplete'
   | 'failed'
   | 'aborted'
   | 'interrupted';
@@ -136,6 +148,7 @@ export type PruneJobStatus =
 /** @public */
 export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
   'succeeded',
+  'incomplete',
   'failed',
   'aborted',
   'interrupted',
@@ -149,6 +162,8 @@ export interface PvcOutcome {
   bytes?: number;
   /** Why it was skipped or failed. */
   reason?: string;
+  /** For a claim still terminating: the finalizers that hold it. */
+  finalizers?: string[];
   /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
   volume?: {
     name: string;
@@ -159,7 +174,14 @@ export interface PvcOutcome {
 
 /** @public */
 export interface PruneSummary {
+  /** Claims seen gone after their deletion (for a dry run: that would be deleted). */
   deleted: PvcOutcome[];
+  /**
+   * Claims whose deletion the API server accepted but that were still
+   * Terminating, held by finalizers, when the job stopped following them:
+   * not deleted, and their disks not reclaimed (yet).
+   */
+  terminating: PvcOutcome[];
   skipped: PvcOutcome[];
   failed: PvcOutcome[];
   bytesReclaimed: number;
@@ -191,6 +213,7 @@ export type PruneEventType =
   | 'lease-acquired'
   | 'pvc-deleting'
   | 'pvc-deleted'
+  | 'pvc-terminating'
   | 'pvc-skipped'
   | 'pvc-failed'
   | 'volume-deleted'

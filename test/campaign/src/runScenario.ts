@@ -208,9 +208,7 @@ export async function runScenario(
         : undefined;
     offeredBySts.set(
       plan.statefulSet,
-      (sts?.orphans ?? [])
-        .filter(o => !o.deletionInProgress)
-        .map(o => ({ name: o.name, uid: o.uid })),
+      (sts?.orphans ?? []).map(o => ({ name: o.name, uid: o.uid })),
     );
   }
 

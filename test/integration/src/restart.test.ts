@@ -125,7 +125,11 @@ describe('a backend that stops mid-job', () => {
 
     // Stopped means done: the job is recorded and its Lease is gone.
     expect(
-      sim.store.get('coordination.k8s.io/leases', 'shop', 'pvc-pruner-orders-db'),
+      sim.store.get(
+        'coordination.k8s.io/leases',
+        'shop',
+        'pvc-pruner-orders-db',
+      ),
     ).toBeUndefined();
     const sentBeforeStop = deletes();
     expect(sentBeforeStop).toBeLessThanOrEqual(1);

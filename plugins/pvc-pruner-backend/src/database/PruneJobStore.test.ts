@@ -102,7 +102,13 @@ describe.each(databases.eachSupportedId())(
         requestedBy: 'user:default/guest',
         pvcs: newJob().pvcs,
         createdAt: T0.toISOString(),
-        summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+        summary: {
+          deleted: [],
+          terminating: [],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 0,
+        },
       });
       expect(await store.getJob(job.id)).toEqual(job);
       expect(await store.listEvents(job.id)).toEqual([
@@ -388,6 +394,7 @@ describe.each(databases.eachSupportedId())(
             volume: { name: 'pv-3', reclaimPolicy: 'Retain', fate: 'released' },
           },
         ],
+        terminating: [],
         skipped: [
           {
             name: 'data-orders-db-4',
@@ -447,6 +454,7 @@ describe.each(databases.eachSupportedId())(
       );
       const summary: PruneSummary = {
         deleted: [{ name: 'data-orders-db-3', uid: 'u3', bytes: 1 }],
+        terminating: [],
         skipped: [],
         failed: [],
         bytesReclaimed: 1,

@@ -82,7 +82,13 @@ interface EventRow {
 }
 
 function emptySummary(): PruneSummary {
-  return { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 };
+  return {
+    deleted: [],
+    terminating: [],
+    skipped: [],
+    failed: [],
+    bytesReclaimed: 0,
+  };
 }
 
 /**

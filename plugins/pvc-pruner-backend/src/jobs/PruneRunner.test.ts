@@ -1,7 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
-import { KubeSim, pvc, statefulSet } from 'kube-sim';
+import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { KubeGateway } from '../kubernetes';
@@ -125,12 +125,21 @@ afterEach(async () => {
   await knex.destroy();
 });
 
-function createClaims(names: string[]) {
+/**
+ * Unused claims of web. Without controllers nobody would lift admission's
+ * pvc-protection finalizer, so they get only the finalizers given (as the
+ * pvc-protection controller leaves an unused claim once it is deleted).
+ */
+function createClaims(names: string[], finalizers: string[] = []) {
   return names.map(name => {
-    const claim = sim.store.create(
+    const created = sim.store.create(
       'persistentvolumeclaims',
       pvc(name, {}, 'shop'),
     );
+    const claim = sim.store.update('persistentvolumeclaims', {
+      ...created,
+      metadata: { ...created.metadata, finalizers },
+    });
     return { name, uid: claim.metadata.uid as string };
   });
 }
@@ -267,6 +276,120 @@ describe('PruneRunner', () => {
       spy.mockRestore();
     }
     expect(loggedAtDelete).toEqual([['pvc-deleting'], ['pvc-deleting']]);
+  });
+
+  it('accepted is not deleted: a claim a foreign finalizer holds past the follow-up ends the job incomplete, named with its finalizers', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('incomplete');
+    expect(result.reason).toBe(
+      'Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
+    expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+    expect(result.summary.terminating).toEqual([
+      expect.objectContaining({
+        name: 'data-web-2',
+        finalizers: ['acc.example/backup-hold'],
+      }),
+    ]);
+    const events = await store.listEvents(job.id);
+    expect(events.filter(e => e.pvc === 'data-web-2').map(e => e.type)).toEqual(
+      ['pvc-deleting', 'pvc-terminating'],
+    );
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'job-finished',
+      status: 'incomplete',
+      message:
+        'Prune incomplete: 1 deleted, 1 still terminating, 0 skipped, 0 failed. Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    });
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'incomplete',
+      summary: {
+        terminating: [expect.objectContaining({ name: 'data-web-2' })],
+      },
+    });
+  });
+
+  it('a failure outranks claims still terminating, and its reason names both', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+    // The first delete (data-web-1, lowest ordinal first) fails.
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 500,
+      times: 1,
+    });
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('failed');
+    expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
+    expect(result.reason).toBe(
+      '1 claim(s) could not be deleted; not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
+  });
+
+  it('reads the pods last: nothing but the delete goes out between the in-use check and the delete', async () => {
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-web-1' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+        },
+      }),
+    );
+    const [bound] = createClaims(['data-web-1']);
+    const claim = sim.store.require(
+      'persistentvolumeclaims',
+      'shop',
+      bound.name,
+    );
+    sim.store.update('persistentvolumeclaims', {
+      ...claim,
+      spec: { ...claim.spec, volumeName: 'pv-web-1' },
+    });
+    const job = await newJob([bound]);
+    sim.clearRequests();
+
+    await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    const requests = sim
+      .requests()
+      .filter(r => r.resource !== 'leases')
+      .map(r => `${r.verb} ${r.resource}`);
+    const deleteAt = requests.indexOf('delete persistentvolumeclaims');
+    expect(requests.slice(deleteAt - 3, deleteAt + 1)).toEqual([
+      'get persistentvolumeclaims',
+      'get persistentvolumes',
+      'list pods',
+      'delete persistentvolumeclaims',
+    ]);
+    sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
   });
 
   describe('fencing: it proves it holds the Lease before each delete', () => {

@@ -1,5 +1,6 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
+  describeFinalizers,
   describeInUse,
   describeKept,
   PruneJob,
@@ -42,10 +43,50 @@ const MAX_CHECKS = 3;
 
 /** Deletions finish in any order (claims are followed in parallel); report them by ordinal. */
 function sortDeleted(summary: PruneSummary) {
-  summary.deleted.sort(
-    (a, b) =>
-      (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
-  );
+  for (const list of [summary.deleted, summary.terminating])
+    list.sort(
+      (a, b) =>
+        (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
+    );
+}
+
+/** "x is still terminating, held by f" or "2 claims are still terminating: x (held by f), y (held by g)". */
+function describeTerminating(terminating: PvcOutcome[]): string {
+  if (terminating.length === 1) {
+    const [one] = terminating;
+    return `${one.name} is still terminating, ${describeFinalizers(
+      one.finalizers ?? [],
+    )}`;
+  }
+  return `${terminating.length} claims are still terminating: ${terminating
+    .map(o => `${o.name} (${describeFinalizers(o.finalizers ?? [])})`)
+    .join(', ')}`;
+}
+
+/** How a job that went through all its claims ended, once every follow-up has settled. */
+function completion(summary: PruneSummary): {
+  status: PruneJobStatus;
+  reason?: string;
+} {
+  const pending =
+    summary.terminating.length > 0
+      ? `not everything was reclaimed: ${describeTerminating(
+          summary.terminating,
+        )}`
+      : undefined;
+  if (summary.failed.length > 0)
+    return {
+      status: 'failed',
+      reason: `${summary.failed.length} claim(s) could not be deleted${
+        pending ? `; ${pending}` : ''
+      }`,
+    };
+  if (pending)
+    return {
+      status: 'incomplete',
+      reason: pending.charAt(0).toUpperCase() + pending.slice(1),
+    };
+  return { status: 'succeeded' };
 }
 
 /**
@@ -75,6 +116,7 @@ export class PruneRunner {
   ): Promise<PruneResult> {
     const summary: PruneSummary = {
       deleted: [],
+      terminating: [],
       skipped: [],
       failed: [],
       bytesReclaimed: 0,
@@ -179,16 +221,7 @@ export class PruneRunner {
           return await this.finish(job, summary, follows, 'aborted', e.message);
         }
       }
-      const failed = summary.failed.length > 0;
-      return await this.finish(
-        job,
-        summary,
-        follows,
-        failed ? 'failed' : 'succeeded',
-        failed
-          ? `${summary.failed.length} claim(s) could not be deleted`
-          : undefined,
-      );
+      return await this.finish(job, summary, follows);
     } catch (e) {
       return await this.finish(
         job,
@@ -443,21 +476,19 @@ export class PruneRunner {
     outcome: PvcOutcome,
     stop: AbortSignal,
   ) {
-    const gone = await this.follower
+    const fate = await this.follower
       .claimGone(gateway, job.namespace, outcome.name, stop)
-      .catch(() => false);
-    if (!gone) {
-      await this.deleted(
-        job,
-        summary,
-        outcome,
-        `Deletion of ${outcome.name} was accepted; it is still terminating`,
-      );
+      .catch(() => ({ gone: false as const, finalizers: [] }));
+    if (!fate.gone) {
+      await this.stillTerminating(job, summary, {
+        ...outcome,
+        finalizers: fate.finalizers,
+      });
       return;
     }
     await this.deleted(job, summary, outcome);
     if (!outcome.volume) return;
-    const fate = await this.follower
+    const volumeFate = await this.follower
       .volumeFate(
         gateway,
         outcome.volume.name,
@@ -465,8 +496,8 @@ export class PruneRunner {
         stop,
       )
       .catch(() => 'unknown' as const);
-    outcome.volume.fate = fate;
-    if (fate === 'deleted') {
+    outcome.volume.fate = volumeFate;
+    if (volumeFate === 'deleted') {
       summary.bytesReclaimed += outcome.bytes ?? 0;
       await this.events.append({
         jobId: job.id,
@@ -475,7 +506,7 @@ export class PruneRunner {
         message: `Volume ${outcome.volume.name} was deleted (reclaim policy Delete)`,
         outcome,
       });
-    } else if (fate === 'released') {
+    } else if (volumeFate === 'released') {
       await this.events.append({
         jobId: job.id,
         type: 'volume-released',
@@ -488,6 +519,32 @@ export class PruneRunner {
         outcome,
       });
     }
+  }
+
+  /** Accepted is not deleted: the claim is reported with what holds it, and its disk is not counted. */
+  private async stillTerminating(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
+    summary.terminating.push(outcome);
+    const finalizers = outcome.finalizers ?? [];
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-terminating',
+      pvc: outcome.name,
+      message:
+        finalizers.length > 0
+          ? `${outcome.name} is still terminating: ${describeFinalizers(
+              finalizers,
+            )}; it is not deleted until ${
+              finalizers.length === 1
+                ? 'that finalizer is'
+                : 'those finalizers are'
+            } removed`
+          : `${outcome.name} is still terminating: its deletion was accepted but not seen to finish`,
+      outcome,
+    });
   }
 
   private async deleted(
@@ -548,15 +605,19 @@ export class PruneRunner {
     return { status: ended.status, reason: ended.reason, summary };
   }
 
+  /** Ends the job; without a status, it is decided from the summary once every follow-up has settled. */
   private async finish(
     job: PruneJob,
     summary: PruneSummary,
     follows: Promise<void>[],
-    status: PruneJobStatus,
-    reason?: string,
+    ending?: PruneJobStatus,
+    endingReason?: string,
   ): Promise<PruneResult> {
     await Promise.allSettled(follows);
     sortDeleted(summary);
+    const { status, reason } = ending
+      ? { status: ending, reason: endingReason }
+      : completion(summary);
     try {
       await this.store.updateJob(job.id, {
         status,
@@ -572,7 +633,11 @@ export class PruneRunner {
     }
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be deleted' : 'deleted'
-    }, ${summary.skipped.length} skipped, ${summary.failed.length} failed`;
+    }, ${
+      summary.terminating.length > 0
+        ? `${summary.terminating.length} still terminating, `
+        : ''
+    }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
     await this.events.append({
       jobId: job.id,
       type: 'job-finished',

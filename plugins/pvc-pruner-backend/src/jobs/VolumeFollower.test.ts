@@ -60,7 +60,7 @@ describe('VolumeFollower', () => {
     await sleep(700);
     releaseHold('dropped-watch');
 
-    await expect(follow).resolves.toBe(true);
+    await expect(follow).resolves.toEqual({ gone: true });
   });
 
   it('sees a claim go after its watch expired (200 with an ERROR 410 event), by reading and watching again', async () => {
@@ -74,16 +74,36 @@ describe('VolumeFollower', () => {
     await sleep(800);
     releaseHold('expired-watch');
 
-    await expect(follow).resolves.toBe(true);
+    await expect(follow).resolves.toEqual({ gone: true });
   });
 
-  it('gives up at its timeout on a claim a finalizer keeps', async () => {
+  it('gives up at its timeout on a claim a finalizer keeps, naming the finalizers that hold it', async () => {
     terminatingClaim('held');
     const started = Date.now();
 
     await expect(
       new VolumeFollower(600).claimGone(gateway, 'shop', 'held'),
-    ).resolves.toBe(false);
+    ).resolves.toEqual({
+      gone: false,
+      finalizers: [HOLD, 'kubernetes.io/pvc-protection'],
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(590);
+  });
+
+  it('stops following when told to (the instance shuts down), undecided', async () => {
+    terminatingClaim('shutdown');
+    const stop = new AbortController();
+    const follow = new VolumeFollower(10_000).claimGone(
+      gateway,
+      'shop',
+      'shutdown',
+      stop.signal,
+    );
+    await watchOpened();
+    const started = Date.now();
+    stop.abort();
+
+    await expect(follow).resolves.toMatchObject({ gone: false });
+    expect(Date.now() - started).toBeLessThan(1000);
   });
 });

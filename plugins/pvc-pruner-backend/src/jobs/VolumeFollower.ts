@@ -36,17 +36,19 @@ function watchOnce<T extends { metadata?: { resourceVersion?: string } }>(
     let latest = from;
     let settled = false;
     let stop: () => void = () => {};
+    const cleanups: Array<() => void> = [];
     const settle = (done: boolean, ended: boolean) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      cleanups.forEach(cleanup => cleanup());
       stop();
       resolve({ done, object: latest, ended });
     };
     const timer = setTimeout(() => settle(false, false), ms);
+    cleanups.push(() => clearTimeout(timer));
     const onAbort = () => settle(false, false);
     options.signal?.addEventListener('abort', onAbort);
+    cleanups.push(() => options.signal?.removeEventListener('abort', onAbort));
     options.gateway
       .watchOne<T>(
         options.resource,
@@ -94,16 +96,23 @@ async function waitForObject<
 
 export type VolumeFate = 'deleted' | 'released' | 'unknown';
 
+/** What became of a claim whose deletion was accepted: gone, or still Terminating, held by these finalizers. */
+export type ClaimFate = { gone: true } | { gone: false; finalizers: string[] };
+
 /** Follows a deleted claim until it is gone, then its volume until deleted (Delete) or Released (Retain). */
 export class VolumeFollower {
   constructor(private readonly timeoutMs: number) {}
 
+  /**
+   * Follows a claim whose deletion was accepted until it is gone; if it is
+   * still there at the timeout (or on `signal`), says which finalizers hold it.
+   */
   async claimGone(
     gateway: KubeGateway,
     namespace: string,
     name: string,
     signal?: AbortSignal,
-  ): Promise<boolean> {
+  ): Promise<ClaimFate> {
     const outcome = await waitForObject<V1PersistentVolumeClaim>({
       signal,
       gateway,
@@ -114,7 +123,9 @@ export class VolumeFollower {
       isDone: claim => claim === undefined,
       timeoutMs: this.timeoutMs,
     });
-    return outcome.done;
+    return outcome.done
+      ? { gone: true }
+      : { gone: false, finalizers: outcome.object?.metadata?.finalizers ?? [] };
   }
 
   async volumeFate(

@@ -103,4 +103,41 @@ describe('StatefulSetSection', () => {
     ).toBeInTheDocument();
     expect(screen.getByRole('dialog')).toBeInTheDocument();
   });
+
+  it('shows a claim still terminating as such, held by its finalizers, and offers nothing to prune when it is all there is', async () => {
+    const held = makeStatefulSet('db', {
+      replicas: 2,
+      orphans: [],
+      kept: [
+        {
+          name: 'data-db-2',
+          uid: 'u2',
+          template: 'data',
+          ordinal: 2,
+          reason: 'terminating',
+          finalizers: ['acc.example/backup-hold'],
+        },
+      ],
+    });
+    await renderWithApis(
+      <StatefulSetSection
+        entityRef="component:default/shop"
+        cluster="prod"
+        statefulSet={held}
+        onJobStarted={() => {}}
+        onJobFinished={() => {}}
+        onJobDismissed={() => {}}
+      />,
+      { api: new FakePvcPrunerApi() },
+    );
+    expect(
+      screen.getByText('1 claim still terminating, not deleted'),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'data-db-2 (held by acc.example/backup-hold)',
+    );
+    expect(screen.getByText('No orphaned claims.')).toBeInTheDocument();
+    expect(screen.queryByText(/reattached to pod/)).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: /^Prune/ })).toBeDisabled();
+  });
 });
