@@ -149,12 +149,22 @@ function scenarioRun(
       meta: { namespace: NS, statefulSet: 'web', jobId: JOB },
     },
   ];
+  const requests = [
+    leaseWrite.request,
+    claimRead,
+    podList,
+    ...extra,
+    deleteRequest,
+  ];
+  requests.forEach((r, i) => {
+    r.seq = i + 1;
+  });
   return {
     scenario: {
       ...generateScenario(1, { replicas: 2, leaseDurationSeconds: 3 }),
       namespace: NS,
     },
-    requests: [leaseWrite.request, claimRead, podList, ...extra, deleteRequest],
+    requests,
     deletions: [deletion],
     leaseWrites: [leaseWrite],
     sent: [
@@ -230,10 +240,16 @@ describe('the oracle', () => {
     ]);
   });
 
-  it('flags a second round trip between the last live check and the delete', () => {
-    const run = scenarioRun();
-    run.requests[1].at = T - 410; // the claim read
-    run.requests[2].at = T - 400; // the pod list: a 10 ms round trip, then 400 ms until the delete
+  it('flags a second round trip between the last live check and the delete: a read of its volume', () => {
+    const volumeRead = request({
+      verb: 'get',
+      resource: 'persistentvolumes',
+      namespace: undefined,
+      name: 'pv-3',
+      at: T - 5,
+    });
+    const run = scenarioRun({ extraRequests: [volumeRead] });
+    run.deletions[0].claim!.volumeName = 'pv-3';
     expect(invariants(run)).toEqual([
       'check-to-delete-window-over-one-round-trip',
     ]);

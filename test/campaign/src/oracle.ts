@@ -33,13 +33,12 @@ export interface Violation {
  * From the moment the API server answered the plugin's last live check (the
  * pod list) to the moment the plugin sent its delete, there is room for one
  * round trip: the answer's way back, the client's own work, the delete's way
- * in. The yardstick is a round trip measured in the same re-check, at the
- * same moment on the same busy machine (claim read → next read served); a
- * window over twice that, plus this slack, holds a second round trip (another
- * request, a database write, a wait).
+ * in. Judged by what the API server saw: no other request about the claim
+ * (the claim, its volume) in between. The window itself, and a round trip
+ * measured in the same re-check, are reported as figures: on a shared
+ * machine a process can wait for a core longer than a round trip, so a
+ * timing bound would judge the machine, not the plugin.
  */
-export const ROUND_TRIP_SLACK_MS = 25;
-
 /** One client round trip of the re-check: claim read served → next read served (a volume read between counts as one more), injected latency taken out. */
 function roundTripOfRecheck(
   before: RecordedRequest[],
@@ -187,26 +186,34 @@ export function judge(run: ScenarioRun): Judgement {
       windowsMs.push(window);
       const roundTrip = roundTripOfRecheck(before, lastClaimRead, lastPodList);
       if (roundTrip !== undefined) roundTripsMs.push(roundTrip);
-      const allowed = 2 * Math.max(roundTrip ?? 0, 5) + ROUND_TRIP_SLACK_MS;
-      const between = before.filter(r => r.seq > lastPodList.seq);
-      if (window > allowed)
+      // Nothing about this claim may travel between its last check and its delete.
+      const between = before.filter(
+        r =>
+          r.seq > lastPodList.seq &&
+          r.namespace === ns &&
+          r.resource === 'persistentvolumeclaims' &&
+          r.name === name,
+      );
+      const volumeReads = before.filter(
+        r =>
+          r.seq > lastPodList.seq &&
+          r.verb === 'get' &&
+          r.resource === 'persistentvolumes' &&
+          r.name !== undefined &&
+          d.claim!.volumeName === r.name,
+      );
+      if (between.length + volumeReads.length > 0)
         flag(
           'check-to-delete-window-over-one-round-trip',
-          `${name}: ${window.toFixed(
+          `${name}: ${[...between, ...volumeReads]
+            .map(r => `${r.verb} ${r.resource}${r.name ? `/${r.name}` : ''}`)
+            .join(
+              ', ',
+            )} between its last check and its delete (${window.toFixed(
             0,
-          )} ms from the last live check to the delete, allowed ${allowed.toFixed(
-            0,
-          )} ms (a round trip of its re-check took ${
+          )} ms; a round trip of its re-check took ${
             roundTrip?.toFixed(0) ?? 'n/a'
-          } ms)${
-            between.length
-              ? ` (in between: ${between
-                  .map(
-                    r => `${r.verb} ${r.resource}${r.name ? `/${r.name}` : ''}`,
-                  )
-                  .join(', ')})`
-              : ''
-          }`,
+          } ms)`,
         );
     }
 
@@ -225,7 +232,12 @@ export function judge(run: ScenarioRun): Judgement {
         !s.plan.dryRun &&
         s.confirmed.some(c => c.name === name && c.uid === d.claim!.uid),
     );
-    const job = candidates[candidates.length - 1];
+    // Several jobs may have confirmed it (a careless confirmation of a sibling's
+    // claim): the one holding a Lease when the delete arrived did it.
+    const leases = leasesBefore(run.leaseWrites, d.request.seq);
+    const job =
+      candidates.find(c => leases.some(l => holderJob(l) === c.id)) ??
+      candidates[candidates.length - 1];
     if (!job && pending.length === 0) {
       flag(
         'unconfirmed-claim-deleted',
@@ -238,9 +250,7 @@ export function judge(run: ScenarioRun): Judgement {
     deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
 
     // 4. Acting only while holding the StatefulSet's Lease, live by its own timestamps when the delete was sent.
-    const held = leasesBefore(run.leaseWrites, d.request.seq).find(
-      l => holderJob(l) === job.id,
-    );
+    const held = leases.find(l => holderJob(l) === job.id);
     if (!held)
       flag(
         'delete-without-holding-the-lease',

@@ -57,6 +57,7 @@ export interface ClaimDeletion {
     resourceVersion: string;
     terminating: boolean;
     finalizers: string[];
+    volumeName?: string;
   };
   /** Pods in the namespace that reference the claim, terminating ones included. */
   pods: PodReference[];
@@ -250,6 +251,7 @@ export class ApiHistory {
         resourceVersion: claim.metadata.resourceVersion,
         terminating: Boolean(claim.metadata.deletionTimestamp),
         finalizers: [...(claim.metadata.finalizers ?? [])],
+        volumeName: claim.spec?.volumeName,
       },
       pods,
       statefulSets,
