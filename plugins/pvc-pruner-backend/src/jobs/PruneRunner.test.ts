@@ -4,7 +4,7 @@ import knexFactory, { Knex } from 'knex';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
-import { KubeGateway } from '../kubernetes';
+import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import {
   HeldLease,
   JOB_ANNOTATION,
@@ -390,6 +390,63 @@ describe('PruneRunner', () => {
       'delete persistentvolumeclaims',
     ]);
     sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
+  });
+
+  it('reports a claim as deleted when its delete went through but the answer was lost (found by the safety campaign, seed 2195563500)', async () => {
+    const pvcs = createClaims(['data-web-1']);
+    const job = await newJob(pvcs);
+    const deleteClaim = gateway.deleteClaim.bind(gateway);
+    // The delete reaches the cluster; its answer does not come back in time (the process froze meanwhile).
+    const spy = jest
+      .spyOn(gateway, 'deleteClaim')
+      .mockImplementation(async (...args) => {
+        await deleteClaim(...args);
+        throw new ClusterRequestError(
+          'demo',
+          'cluster "demo" did not answer delete persistentvolumeclaim shop/data-web-1 within 5000 ms',
+          504,
+          'Timeout',
+        );
+      });
+    try {
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+      expect(result.summary.failed).toEqual([]);
+      expect(
+        [...result.summary.deleted, ...(result.summary.terminating ?? [])].map(
+          c => c.name,
+        ),
+      ).toEqual(['data-web-1']);
+    } finally {
+      spy.mockRestore();
+    }
+    const types = (await store.listEvents(job.id))
+      .filter(e => e.pvc === 'data-web-1')
+      .map(e => e.type);
+    expect(types).not.toContain('pvc-failed');
+  });
+
+  it('still reports a delete the cluster refused as failed', async () => {
+    const job = await newJob(createClaims(['data-web-1']));
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 503,
+      times: 1,
+    });
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+    expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
+    expect(
+      sim.store.get('persistentvolumeclaims', 'shop', 'data-web-1')?.metadata
+        .deletionTimestamp,
+    ).toBeUndefined();
   });
 
   describe('fencing: it proves it holds the Lease before each delete', () => {

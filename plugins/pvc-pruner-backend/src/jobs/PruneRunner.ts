@@ -362,8 +362,18 @@ export class PruneRunner {
         });
         return;
       }
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return;
+      // A lost answer (a timeout, a dropped connection, a process that froze
+      // while it was on its way) is not a refused delete: ask the cluster.
+      if (
+        job.dryRun ||
+        !(await this.deletionWentThrough(gateway, job.namespace, confirmed))
+      ) {
+        await this.fail(job, summary, {
+          ...base,
+          reason: (e as Error).message,
+        });
+        return;
+      }
     }
     if (job.dryRun) {
       const fate =
@@ -467,6 +477,24 @@ export class PruneRunner {
           : {}),
       },
     };
+  }
+
+  /** Whether the claim the job confirmed is gone or being deleted: its delete went through though its answer was lost. */
+  private async deletionWentThrough(
+    gateway: KubeGateway,
+    namespace: string,
+    confirmed: Confirmed,
+  ): Promise<boolean> {
+    try {
+      const claim = await gateway.readClaim(namespace, confirmed.name);
+      return (
+        !claim ||
+        claim.metadata?.uid !== confirmed.uid ||
+        Boolean(claim.metadata?.deletionTimestamp)
+      );
+    } catch {
+      return false;
+    }
   }
 
   private async followUp(
