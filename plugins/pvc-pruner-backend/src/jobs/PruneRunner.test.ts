@@ -449,6 +449,45 @@ describe('PruneRunner', () => {
     ).toBeUndefined();
   });
 
+  it('stops before a delete when the StatefulSet changed after the claim was checked (found by the safety campaign, seed 2920827578)', async () => {
+    const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+    // Right after data-web-1's pod check, the StatefulSet scales up to run ordinal 1.
+    const listPods = gateway.listPods.bind(gateway);
+    const spy = jest
+      .spyOn(gateway, 'listPods')
+      .mockImplementation(async (...args) => {
+        const pods = await listPods(...args);
+        const sts = structuredClone(
+          sim.store.require('apps/statefulsets', 'shop', 'web'),
+        );
+        sts.spec.replicas = 3;
+        // Its watch event is on the wire before the delete would be.
+        sim.store.update('apps/statefulsets', sts);
+        return pods;
+      });
+    let result;
+    try {
+      result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+    } finally {
+      spy.mockRestore();
+      const sts = structuredClone(
+        sim.store.require('apps/statefulsets', 'shop', 'web'),
+      );
+      sts.spec.replicas = 1;
+      sim.store.update('apps/statefulsets', sts);
+    }
+    expect(claimDeletes()).toEqual([]);
+    expect(result.status).toBe('aborted');
+    expect(result.summary.skipped.map(s => s.name)).toEqual([
+      'data-web-1',
+      'data-web-2',
+    ]);
+  });
+
   describe('fencing: it proves it holds the Lease before each delete', () => {
     afterEach(() => jest.restoreAllMocks());
 

@@ -33,6 +33,9 @@ export interface PruneResult {
   summary: PruneSummary;
 }
 
+/** The StatefulSet changed (its watch said so) after a claim's last check: the job stops before that claim's delete. */
+class ChangedBeforeDelete extends Error {}
+
 type Confirmed = { name: string; uid: string; ordinal: number };
 
 /** A claim that passed its live check: what to delete, and its outcome so far. */
@@ -209,7 +212,10 @@ export class PruneRunner {
             stop,
           );
         } catch (e) {
-          if (!(e instanceof LeaseLostError)) throw e;
+          if (
+            !(e instanceof LeaseLostError || e instanceof ChangedBeforeDelete)
+          )
+            throw e;
           await this.announce(
             job,
             this.notAttempted(
@@ -336,6 +342,12 @@ export class PruneRunner {
           `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
         );
     }
+    // Watch events that have already arrived are handled first (two turns of
+    // the event loop: one full poll for I/O), so the StatefulSet is as its
+    // watch last told, not as it was at the check.
+    for (let turn = 0; turn < 2; turn++)
+      await new Promise<void>(resolve => setImmediate(resolve));
+    if (guard.abortReason) throw new ChangedBeforeDelete(guard.abortReason);
     const { outcome, resourceVersion } = checked;
     const base = {
       name: outcome.name,
