@@ -73,7 +73,7 @@ export interface Judgement {
   roundTripsMs: number[];
   /** Deletions whose claim became in use after the delete was sent (network delay): no one can see that coming. */
   inUseDuringFlight: number;
-  /** Deletions a killed replica made before it could log them (its job ends interrupted). */
+  /** Deletions whose outcome the job's own process could not log: killed, or frozen while its job was ended as interrupted. */
   lostWithKilledReplica: number;
   jobsByStatus: Record<string, number>;
   jobDurationsMs: number[];
@@ -449,7 +449,13 @@ function judgeLog(
   for (const key of deleted) {
     const name = key.split('/')[0];
     if (mentioned.has(name)) continue;
-    if (job.replicaKilled) lost();
+    // A job its process could not finish (killed, or frozen while another
+    // replica ended it as interrupted) cannot log the outcome; its log must
+    // still name the claim as being deleted, and end telling the user to check.
+    const announced = events.some(
+      e => e.type === 'pvc-deleting' && e.pvc === name,
+    );
+    if (announced && job.final!.status === 'interrupted') lost();
     else
       flag(
         'event-log-disagrees-with-cluster',

@@ -101,7 +101,7 @@ export function formatReport(
     )}`,
   );
   add(
-    `Deletions a killed replica made before it could log them: ${sum(
+    `Deletions an interrupted job announced but could not log the outcome of (its process was killed or frozen): ${sum(
       r => r.judgement.lostWithKilledReplica,
     )}`,
   );
