@@ -134,7 +134,10 @@ export function judge(run: ScenarioRun): Judgement {
     if (d.claim.terminating) continue; // already deleted by someone: this one changed nothing
     deletions++;
     const name = d.request.name!;
-    const sentAt = d.request.at - d.request.injectedLatencyMs;
+    // Sent no later than the server began to receive it; injected latency and
+    // the server's own queueing after that count as the wire.
+    const sentAt =
+      d.request.receivedAt ?? d.request.at - d.request.injectedLatencyMs;
 
     // 1. Never in use: judged where the delete arrived; what happened while it travelled is network delay.
     if (d.inUse) {

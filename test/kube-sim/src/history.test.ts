@@ -101,6 +101,19 @@ describe('ApiHistory', () => {
     expect(always.inUseSince).toBeLessThan(before);
   });
 
+  it('tells when a request began to arrive from when the store served it (injected latency in between)', async () => {
+    sim.addFault({ verb: 'delete', latencyMs: 80 });
+    await call(
+      'DELETE',
+      '/api/v1/namespaces/default/persistentvolumeclaims/data-web-3',
+    );
+    const [deletion] = sim.history!.claimDeletions();
+    expect(deletion.request.injectedLatencyMs).toBe(80);
+    expect(
+      deletion.request.at - deletion.request.receivedAt!,
+    ).toBeGreaterThanOrEqual(79);
+  });
+
   it('records Lease writes with the Lease before and after', async () => {
     const leases = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
     const lease = {

@@ -16,6 +16,8 @@ export interface RecordedRequest {
   seq: number;
   /** When the store served it (historyNow()), after injected latency. */
   at: number;
+  /** When the server began to receive it (historyNow()), before injected latency and its body. */
+  receivedAt?: number;
   /** Latency injected before it was served: network delay on the way in. */
   injectedLatencyMs: number;
   user?: string;

@@ -2,7 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { TokenAuthorizer, TokenGrant } from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
-import { ApiHistory } from './history';
+import { ApiHistory, historyNow } from './history';
 import { bodyFormat, parseBody, readBody } from './http/body';
 import {
   apiGroup,
@@ -100,7 +100,12 @@ async function serveResource(
   route: ResourceRoute,
   grant: TokenGrant,
   ctx: ServerContext,
-  log: { verb: string; resource?: string; namespace?: string },
+  log: {
+    verb: string;
+    resource?: string;
+    namespace?: string;
+    receivedAt?: number;
+  },
 ) {
   const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
   const resource = route.subresource
@@ -151,6 +156,7 @@ async function serveResource(
     | undefined;
   const seq = ctx.history?.arrived(
     {
+      receivedAt: log.receivedAt,
       injectedLatencyMs: fault.delayMs,
       user: grant.user,
       userAgent: req.headers['user-agent'],
@@ -228,8 +234,10 @@ export function createRequestHandler(ctx: ServerContext) {
       resource?: string;
       namespace?: string;
       user?: string;
+      receivedAt?: number;
     } = {
       verb: (req.method ?? 'GET').toLowerCase(),
+      receivedAt: ctx.history ? historyNow() : undefined,
     };
     let status = 200;
     try {
