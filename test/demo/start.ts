@@ -74,7 +74,7 @@ const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F] [--s
  * Kubernetes tab shows and what pvc-pruner inspects, delete claims, and hold
  * the pvc-pruner Lease. A real cluster would bind these rules to a ClusterRole.
  */
-const BACKSTAGE_RULES: PolicyRule[] = [
+export const BACKSTAGE_RULES: PolicyRule[] = [
   {
     apiGroups: [''],
     resources: [
@@ -494,6 +494,63 @@ async function waitFor<T>(
   }
 }
 
+/**
+ * Signs in as the demo's guest (POST /api/auth/guest/refresh) and returns the
+ * guest's Backstage token once the catalog knows them as a member of team
+ * checkout (before that they own nothing); undefined until then.
+ */
+export async function guestToken(
+  backendUrl: string,
+): Promise<string | undefined> {
+  const res = await get(`${backendUrl}/api/auth/guest/refresh`, {
+    method: 'POST',
+    headers: { 'X-Requested-With': 'XMLHttpRequest' },
+  });
+  if (!res?.ok) return undefined;
+  const body = (await res.json()) as {
+    backstageIdentity?: {
+      token?: string;
+      identity?: { ownershipEntityRefs?: string[] };
+    };
+  };
+  const refs = body.backstageIdentity?.identity?.ownershipEntityRefs ?? [];
+  return refs.includes('group:default/checkout')
+    ? body.backstageIdentity?.token
+    : undefined;
+}
+
+/** The environment of the demo backend (dev/index.ts and app-config.yaml read it): the cluster to use and where its SQLite files go. */
+export function demoBackendEnv(options: {
+  stateDir: string;
+  kubeUrl: string;
+  kubeToken: string;
+  /** PEM of the cluster's CA. */
+  kubeCa: string;
+  /** The client certificate (PEM) the demo's second cluster, warehouse, authenticates. */
+  warehouseClient?: { cert: string; key: string };
+}): NodeJS.ProcessEnv {
+  const pem = (text: string) => Buffer.from(text).toString('base64');
+  return {
+    ...process.env,
+    NODE_ENV: 'development',
+    BROWSER: 'none',
+    PVC_PRUNER_DEMO_DIR: options.stateDir,
+    PVC_PRUNER_DEMO_KUBE_URL: options.kubeUrl,
+    PVC_PRUNER_DEMO_KUBE_TOKEN: options.kubeToken,
+    PVC_PRUNER_DEMO_KUBE_CA: pem(options.kubeCa),
+    ...(options.warehouseClient
+      ? {
+          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_CERT: pem(
+            options.warehouseClient.cert,
+          ),
+          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_KEY: pem(
+            options.warehouseClient.key,
+          ),
+        }
+      : {}),
+  };
+}
+
 /** The backend is ready when pvc-pruner answers and the catalog has loaded the demo entities (or the guest would own nothing). */
 async function waitForBackend() {
   await waitFor(
@@ -502,23 +559,7 @@ async function waitForBackend() {
   );
   const token = await waitFor(
     'the demo catalog (the guest as a member of group checkout)',
-    async () => {
-      const res = await get(`${BACKEND_URL}/api/auth/guest/refresh`, {
-        method: 'POST',
-        headers: { 'X-Requested-With': 'XMLHttpRequest' },
-      });
-      if (!res?.ok) return undefined;
-      const body = (await res.json()) as {
-        backstageIdentity?: {
-          token?: string;
-          identity?: { ownershipEntityRefs?: string[] };
-        };
-      };
-      const refs = body.backstageIdentity?.identity?.ownershipEntityRefs ?? [];
-      return refs.includes('group:default/checkout')
-        ? body.backstageIdentity?.token
-        : undefined;
-    },
+    () => guestToken(BACKEND_URL),
   );
   await waitFor('the demo components in the catalog', async () => {
     const res = await get(`${BACKEND_URL}/api/catalog/entities/by-refs`, {
@@ -661,17 +702,13 @@ async function main() {
     { mode: 0o600 },
   );
 
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'development',
-    BROWSER: 'none',
-    PVC_PRUNER_DEMO_DIR: DEMO_DIR,
-    PVC_PRUNER_DEMO_KUBE_URL: sim.url,
-    PVC_PRUNER_DEMO_KUBE_TOKEN: backstageToken,
-    PVC_PRUNER_DEMO_KUBE_CA: Buffer.from(sim.caCert ?? '').toString('base64'),
-    PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_CERT: base64(warehouse.client.cert),
-    PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_KEY: base64(warehouse.client.key),
-  };
+  const env = demoBackendEnv({
+    stateDir: DEMO_DIR,
+    kubeUrl: sim.url,
+    kubeToken: backstageToken,
+    kubeCa: sim.caCert ?? '',
+    warehouseClient: warehouse.client,
+  });
   // Other ports than app-config.yaml's: override its URLs for both processes.
   if (backendPort !== DEFAULT_BACKEND_PORT) {
     env.APP_CONFIG_backend_baseUrl = BACKEND_URL;

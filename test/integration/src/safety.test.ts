@@ -19,6 +19,10 @@ import {
 
 jest.setTimeout(30000);
 
+/** Pod lists the simulator has answered so far. */
+const podLists = (sim: KubeSim) =>
+  sim.requests().filter(r => r.verb === 'list' && r.resource === 'pods').length;
+
 describe('a prune stays safe while the cluster changes', () => {
   let sim: KubeSim;
   let pruner: Pruner;
@@ -44,16 +48,26 @@ describe('a prune stays safe while the cluster changes', () => {
     });
     const id = await pruner.prune(pruneAll(sts));
 
-    // When the first claim (lowest ordinal first: data-orders-db-2) is being deleted, scale 2 -> 3.
+    // When the first claim (lowest ordinal first: data-orders-db-2) is being deleted, scale 2 -> 3:
+    // it is announced before its last check, so wait for that check's pod list to be answered.
+    let scaled: Promise<unknown> | undefined;
     await readSse(`${pruner.baseUrl}/v1/prune-jobs/${id}/events`, {
       onFrame: frame => {
         if (
           frame.data.type === 'pvc-deleting' &&
           frame.data.pvc === 'data-orders-db-2'
-        )
-          scale(sim, 'shop', 'orders-db', 3);
+        ) {
+          const listsBefore = podLists(sim);
+          scaled ??= waitFor(
+            'the last check of data-orders-db-2',
+            () => podLists(sim) > listsBefore,
+            5000,
+            2,
+          ).then(() => scale(sim, 'shop', 'orders-db', 3));
+        }
       },
     });
+    await scaled;
     const job = await pruner.waitForJob(id);
 
     expect(job.status).toBe('aborted');

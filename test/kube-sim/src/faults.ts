@@ -1,4 +1,4 @@
-import { ApiError, errors } from './errors';
+import { ApiError } from './errors';
 
 /** A rule that makes matching requests fail or slow down. */
 export interface FaultRule {
@@ -15,6 +15,8 @@ export interface FaultRule {
   times?: number;
   /** Extra latency for matching requests, in milliseconds. */
   latencyMs?: number;
+  /** For status 429: the Retry-After the answer carries, in seconds (default 1). */
+  retryAfterSeconds?: number;
   message?: string;
 }
 
@@ -105,7 +107,9 @@ export class Faults {
       ];
       error =
         rule.status === 429
-          ? errors.tooManyRequests(rule.message ?? message)
+          ? new ApiError(429, reason, rule.message ?? message, {
+              retryAfterSeconds: rule.retryAfterSeconds ?? 1,
+            })
           : new ApiError(rule.status, reason, rule.message ?? message);
     }
     return { delayMs, error };

@@ -30,6 +30,7 @@ import { ObjectStore } from './store';
 import { generateServingCertificate } from './tls';
 import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
+import { ApiHistory } from './history';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
 export type {
@@ -61,6 +62,14 @@ export {
 export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
+export { ApiHistory, historyNow } from './history';
+export type {
+  ClaimDeletion,
+  LeaseWrite,
+  PodReference,
+  RecordedRequest,
+  StatefulSetState,
+} from './history';
 export { manifest, pvc, statefulSet } from './manifests';
 export { parseScenario, loadScenario } from './scenario';
 
@@ -78,6 +87,8 @@ export interface KubeSimOptions {
   /** Watch events kept for replay; older versions get 410. */
   historyLimit?: number;
   bookmarkIntervalMs?: number;
+  /** Record every request, claim deletion and Lease write for an oracle (`sim.history`). Default false. */
+  recordHistory?: boolean;
   /** Run the controllers (default true). */
   controllers?: boolean;
   /** Simulated seconds for pod start-up, volume provisioning and reclaim. */
@@ -106,6 +117,8 @@ export interface KubeSim {
   kubeconfig: string;
   store: ObjectStore;
   faults: Faults;
+  /** Set when started with `recordHistory`. */
+  history?: ApiHistory;
   clock: SimClock;
   /** A token limited to these RBAC rules (in these namespaces, when given). */
   addToken(
@@ -200,6 +213,7 @@ export async function startKubeSim(
   );
   const faults = new Faults();
   const watches = new WatchRegistry();
+  const history = options.recordHistory ? new ApiHistory(store) : undefined;
   const token = options.token ?? randomBytes(24).toString('hex');
   const adminGrant: TokenGrant = { user: 'kube-sim-admin', rules: ADMIN_RULES };
   auth.tokens.addToken(adminGrant, token);
@@ -237,6 +251,7 @@ export async function startKubeSim(
     authenticator: auth.authenticator,
     authorizer: auth.authorizer,
     faults,
+    history,
     watches,
     settings: {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
@@ -281,6 +296,7 @@ export async function startKubeSim(
     kubeconfig: kubeconfigFor(token),
     store,
     faults,
+    history,
     clock,
     addToken: (grant: TokenGrant, t?: string) => auth.tokens.addToken(grant, t),
     issueClientCertificate: (subject: ClientCertificateSubject) =>

@@ -8,6 +8,7 @@ import {
 } from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
+import { ApiHistory, historyNow } from './history';
 import { bodyFormat, parseBody, readBody } from './http/body';
 import {
   apiGroup,
@@ -43,6 +44,8 @@ export interface ServerContext {
   authenticator: RequestAuthenticator;
   authorizer: RbacAuthorizer;
   faults: Faults;
+  /** Records what was served, for an oracle (see history.ts). */
+  history?: ApiHistory;
   watches: WatchRegistry;
   settings: WatchSettings;
   /** Answers /_sim/... for admin tokens. */
@@ -106,7 +109,12 @@ async function serveResource(
   route: ResourceRoute,
   user: RequestUser,
   ctx: ServerContext,
-  log: { verb: string; resource?: string; namespace?: string },
+  log: {
+    verb: string;
+    resource?: string;
+    namespace?: string;
+    receivedAt?: number;
+  },
 ) {
   const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
   const resource = route.subresource
@@ -148,6 +156,27 @@ async function serveResource(
   const include = asTable ? includeObjectOf(url.searchParams) : 'Object';
   const kind = route.subresource === 'scale' ? 'Scale' : route.type.kind;
   const render = (o: KubeObject) => (asTable ? toTable(kind, [o], include) : o);
+  const given = body as
+    | {
+        metadata?: { name?: string };
+        dryRun?: unknown;
+        preconditions?: { uid?: string; resourceVersion?: string };
+      }
+    | undefined;
+  const seq = ctx.history?.arrived(
+    {
+      receivedAt: log.receivedAt,
+      injectedLatencyMs: fault.delayMs,
+      user: user.info.name,
+      userAgent: req.headers['user-agent'],
+      verb,
+      resource,
+      namespace: route.namespace,
+      name: route.name ?? given?.metadata?.name,
+      dryRun: url.searchParams.has('dryRun') || Array.isArray(given?.dryRun),
+    },
+    given?.preconditions,
+  );
 
   if (verb === 'watch') {
     serveWatch({
@@ -159,15 +188,24 @@ async function serveResource(
       settings: ctx.settings,
       render,
     });
+    if (seq !== undefined) ctx.history!.served(seq, 200);
     return 200;
   }
-  const result = handleResource(ctx.store, {
-    route,
-    verb,
-    query: url.searchParams,
-    body,
-    bodyFormat: format,
-  });
+  let result;
+  try {
+    result = handleResource(ctx.store, {
+      route,
+      verb,
+      query: url.searchParams,
+      body,
+      bodyFormat: format,
+    });
+  } catch (e) {
+    if (seq !== undefined)
+      ctx.history!.served(seq, e instanceof ApiError ? e.code : 500);
+    throw e;
+  }
+  if (seq !== undefined) ctx.history!.served(seq, result.status);
   if (asTable && (verb === 'get' || verb === 'list')) {
     const items = result.items ?? [result.body as KubeObject];
     const meta =
@@ -228,8 +266,10 @@ export function createRequestHandler(ctx: ServerContext) {
       namespace?: string;
       user?: string;
       authError?: string;
+      receivedAt?: number;
     } = {
       verb: (req.method ?? 'GET').toLowerCase(),
+      receivedAt: ctx.history ? historyNow() : undefined,
     };
     let status = 200;
     try {

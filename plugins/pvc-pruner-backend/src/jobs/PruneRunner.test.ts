@@ -2,7 +2,7 @@ import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
-import { KubeGateway } from '../kubernetes';
+import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import {
   HeldLease,
   JOB_ANNOTATION,
@@ -133,6 +133,21 @@ function createClaims(names: string[], finalizers: string[] = []) {
   });
 }
 
+/**
+ * Runs `freeze` once, right after the pod check of the `nth` re-check: the
+ * moment between a claim's last live check and its delete, where a process
+ * frozen by SIGSTOP (or a long pause) wakes up believing it still holds the Lease.
+ */
+function freezeAfterPodCheck(nth: number, freeze: () => void) {
+  const listPods = gateway.listPods.bind(gateway);
+  let calls = 0;
+  jest.spyOn(gateway, 'listPods').mockImplementation(async (...args) => {
+    const pods = await listPods(...args);
+    if (++calls === nth) freeze();
+    return pods;
+  });
+}
+
 describe('PruneRunner', () => {
   it('stops before its next delete once another replica has marked its job interrupted, and leaves it so', async () => {
     const pvcs = createClaims(['data-web-1', 'data-web-2', 'data-web-3']);
@@ -194,6 +209,62 @@ describe('PruneRunner', () => {
     expect(finished).toEqual([
       expect.objectContaining({ status: 'interrupted', message: reason }),
     ]);
+  });
+
+  it('sends each delete right after its pod check: the event it writes does not sit in between (found by the safety campaign, seed 2371220831)', async () => {
+    const pvcs = createClaims(['data-web-1']);
+    const job = await newJob(pvcs);
+    const events = new JobEvents(store);
+    const append = events.append.bind(events);
+    // A slow database: writing "Deleting data-web-1" takes 400 ms.
+    jest.spyOn(events, 'append').mockImplementation(async event => {
+      if (event.type === 'pvc-deleting')
+        await new Promise(resolve => setTimeout(resolve, 400));
+      return append(event);
+    });
+
+    await runner(events).run(job, gateway, await holdLease(job.id));
+
+    const served = sim.requests();
+    const podList = served
+      .filter(r => r.verb === 'list' && r.resource === 'pods')
+      .pop()!;
+    const claimDelete = served.find(
+      r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims',
+    )!;
+    const podListAnswered = Date.parse(podList.time);
+    const deleteArrived = Date.parse(claimDelete.time) - claimDelete.durationMs;
+    expect(deleteArrived - podListAnswered).toBeLessThan(200);
+    expect((await store.listEvents(job.id)).map(e => e.type)).toEqual(
+      expect.arrayContaining(['pvc-deleting', 'pvc-deleted']),
+    );
+  });
+
+  it('names a claim in its log before a delete goes out for it, so a process frozen or killed right after still leaves it there (found by the safety campaign, seed 4242083496)', async () => {
+    const pvcs = createClaims(['data-web-1', 'data-web-2']);
+    const job = await newJob(pvcs);
+    const loggedAtDelete: string[][] = [];
+    const deleteClaim = gateway.deleteClaim.bind(gateway);
+    const spy = jest
+      .spyOn(gateway, 'deleteClaim')
+      .mockImplementation(async (...args) => {
+        loggedAtDelete.push(
+          (await store.listEvents(job.id))
+            .filter(e => e.pvc === args[1])
+            .map(e => e.type),
+        );
+        return deleteClaim(...args);
+      });
+    try {
+      await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(loggedAtDelete).toEqual([['pvc-deleting'], ['pvc-deleting']]);
   });
 
   it('accepted is not deleted: a claim a foreign finalizer holds past the follow-up ends the job incomplete, named with its finalizers', async () => {
@@ -356,18 +427,114 @@ describe('PruneRunner', () => {
     sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
   });
 
+  it('reports a claim as deleted when its delete went through but the answer was lost (found by the safety campaign, seed 2195563500)', async () => {
+    const pvcs = createClaims(['data-web-1']);
+    const job = await newJob(pvcs);
+    const deleteClaim = gateway.deleteClaim.bind(gateway);
+    // The delete reaches the cluster; its answer does not come back in time (the process froze meanwhile).
+    const spy = jest
+      .spyOn(gateway, 'deleteClaim')
+      .mockImplementation(async (...args) => {
+        await deleteClaim(...args);
+        throw new ClusterRequestError(
+          'demo',
+          'cluster "demo" did not answer delete persistentvolumeclaim shop/data-web-1 within 5000 ms',
+          504,
+          'Timeout',
+        );
+      });
+    try {
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+      expect(result.summary.failed).toEqual([]);
+      expect(
+        [...result.summary.deleted, ...(result.summary.terminating ?? [])].map(
+          c => c.name,
+        ),
+      ).toEqual(['data-web-1']);
+    } finally {
+      spy.mockRestore();
+    }
+    const types = (await store.listEvents(job.id))
+      .filter(e => e.pvc === 'data-web-1')
+      .map(e => e.type);
+    expect(types).not.toContain('pvc-failed');
+  });
+
+  it('still reports a delete the cluster refused as failed', async () => {
+    const job = await newJob(createClaims(['data-web-1']));
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 503,
+      times: 1,
+    });
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+    expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
+    expect(
+      sim.store.get('persistentvolumeclaims', 'shop', 'data-web-1')?.metadata
+        .deletionTimestamp,
+    ).toBeUndefined();
+  });
+
+  it('stops before a delete when the StatefulSet changed after the claim was checked (found by the safety campaign, seed 2920827578)', async () => {
+    const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+    // Right after data-web-1's pod check, the StatefulSet scales up to run ordinal 1.
+    const listPods = gateway.listPods.bind(gateway);
+    const spy = jest
+      .spyOn(gateway, 'listPods')
+      .mockImplementation(async (...args) => {
+        const pods = await listPods(...args);
+        const sts = structuredClone(
+          sim.store.require('apps/statefulsets', 'shop', 'web'),
+        );
+        sts.spec.replicas = 3;
+        // Its watch event is on the wire before the delete would be.
+        sim.store.update('apps/statefulsets', sts);
+        return pods;
+      });
+    let result;
+    try {
+      result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+    } finally {
+      spy.mockRestore();
+      const sts = structuredClone(
+        sim.store.require('apps/statefulsets', 'shop', 'web'),
+      );
+      sts.spec.replicas = 1;
+      sim.store.update('apps/statefulsets', sts);
+    }
+    expect(claimDeletes()).toEqual([]);
+    expect(result.status).toBe('aborted');
+    expect(result.summary.skipped.map(s => s.name)).toEqual([
+      'data-web-1',
+      'data-web-2',
+    ]);
+  });
+
   describe('fencing: it proves it holds the Lease before each delete', () => {
+    afterEach(() => jest.restoreAllMocks());
+
     it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1') {
-          // SIGSTOP for longer than the lease; another replica took it meanwhile.
-          monotonic += 31_000;
-          stealLease();
-        }
+      freezeAfterPodCheck(1, () => {
+        // SIGSTOP for longer than the lease; another replica took it meanwhile.
+        monotonic += 31_000;
+        stealLease();
       });
 
       const result = await runner(events).run(job, gateway, lease);
@@ -398,11 +565,9 @@ describe('PruneRunner', () => {
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-2') {
-          monotonic += 31_000;
-          stealLease();
-        }
+      freezeAfterPodCheck(2, () => {
+        monotonic += 31_000;
+        stealLease();
       });
 
       const result = await runner(events).run(job, gateway, lease);
@@ -428,9 +593,8 @@ describe('PruneRunner', () => {
       let monotonic = 0;
       const lease = await holdLease(job.id, () => monotonic);
       const events = new JobEvents(store);
-      events.subscribe(job.id, event => {
-        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1')
-          monotonic += 31_000;
+      freezeAfterPodCheck(1, () => {
+        monotonic += 31_000;
       });
       sim.clearRequests();
 

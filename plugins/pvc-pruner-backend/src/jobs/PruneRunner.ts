@@ -4,7 +4,6 @@ import {
   describeInUse,
   describeKept,
   emptyPruneSummary,
-  formatBytes,
   PruneJob,
   PruneJobStatus,
   PruneSummary,
@@ -34,6 +33,9 @@ export interface PruneResult {
   reason?: string;
   summary: PruneSummary;
 }
+
+/** The StatefulSet changed (its watch said so) after a claim's last check: the job stops before that claim's delete. */
+class ChangedBeforeDelete extends Error {}
 
 type Confirmed = { name: string; uid: string; ordinal: number };
 
@@ -224,7 +226,10 @@ export class PruneRunner {
             stop,
           );
         } catch (e) {
-          if (!(e instanceof LeaseLostError)) throw e;
+          if (
+            !(e instanceof LeaseLostError || e instanceof ChangedBeforeDelete)
+          )
+            throw e;
           await this.announce(
             job,
             this.notAttempted(
@@ -340,29 +345,35 @@ export class PruneRunner {
     follows: Promise<void>[],
     stop: AbortSignal,
   ): Promise<void> {
+    // Announced before the re-check, so that the log names every claim a
+    // delete may have gone out for, whatever happens to this process next;
+    // and not between the check and the delete, where a database write
+    // would be a second round trip in which a pod could start using it unseen.
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-deleting',
+      pvc: confirmed.name,
+      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+        confirmed.name
+      } once a last check shows it is still an orphan`,
+    });
     let checked: Checked | undefined;
-    let announced = false;
     for (let attempt = 1; ; attempt++) {
       await lease.confirm();
       checked = await this.recheck(job, gateway, guard, confirmed, summary);
       if (!checked) return;
-      if (!announced) {
-        announced = true;
-        await this.events.append({
-          jobId: job.id,
-          type: 'pvc-deleting',
-          pvc: confirmed.name,
-          message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-            confirmed.name
-          } (${formatBytes(checked.outcome.bytes ?? 0)})`,
-        });
-      }
       if (lease.isFresh()) break;
       if (attempt === MAX_CHECKS)
         throw new LeaseLostError(
           `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
         );
     }
+    // Watch events that have already arrived are handled first (two turns of
+    // the event loop: one full poll for I/O), so the StatefulSet is as its
+    // watch last told, not as it was at the check.
+    for (let turn = 0; turn < 2; turn++)
+      await new Promise<void>(resolve => setImmediate(resolve));
+    if (guard.abortReason) throw new ChangedBeforeDelete(guard.abortReason);
     const { outcome, resourceVersion } = checked;
     const base = {
       name: outcome.name,
@@ -389,8 +400,18 @@ export class PruneRunner {
         });
         return;
       }
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return;
+      // A lost answer (a timeout, a dropped connection, a process that froze
+      // while it was on its way) is not a refused delete: ask the cluster.
+      if (
+        job.dryRun ||
+        !(await this.deletionWentThrough(gateway, job.namespace, confirmed))
+      ) {
+        await this.fail(job, summary, {
+          ...base,
+          reason: (e as Error).message,
+        });
+        return;
+      }
     }
     if (job.dryRun) {
       const fate =
@@ -494,6 +515,24 @@ export class PruneRunner {
           : {}),
       },
     };
+  }
+
+  /** Whether the claim the job confirmed is gone or being deleted: its delete went through though its answer was lost. */
+  private async deletionWentThrough(
+    gateway: KubeGateway,
+    namespace: string,
+    confirmed: Confirmed,
+  ): Promise<boolean> {
+    try {
+      const claim = await gateway.readClaim(namespace, confirmed.name);
+      return (
+        !claim ||
+        claim.metadata?.uid !== confirmed.uid ||
+        Boolean(claim.metadata?.deletionTimestamp)
+      );
+    } catch {
+      return false;
+    }
   }
 
   private async followUp(

@@ -1,0 +1,146 @@
+/**
+ * The campaign's user: the pvc-pruner HTTP API of one replica, used as a
+ * black box with the guest's token, as the card uses it.
+ */
+import type {
+  OrphansResponse,
+  PruneEvent,
+  PruneJob,
+  PruneJobPage,
+} from 'backstage-plugin-pvc-pruner-common';
+
+export const ENTITY_REF = 'component:default/orders';
+export const CLUSTER = 'demo';
+
+export type PostOutcome =
+  | { kind: 'accepted'; jobId: string; status: number }
+  | { kind: 'refused'; status: number; message: string }
+  /** No answer (the replica died or froze past the timeout): the job may exist. */
+  | { kind: 'unknown'; message: string };
+
+export class BackendClient {
+  constructor(readonly baseUrl: string, private readonly token: string) {}
+
+  private async call(path: string, init: RequestInit = {}, timeoutMs = 15000) {
+    return fetch(`${this.baseUrl}/api/pvc-pruner${path}`, {
+      ...init,
+      headers: {
+        Authorization: `Bearer ${this.token}`,
+        'Content-Type': 'application/json',
+        ...(init.headers ?? {}),
+      },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  }
+
+  async orphans(): Promise<OrphansResponse> {
+    const res = await this.call(
+      `/v1/orphans?entityRef=${encodeURIComponent(ENTITY_REF)}`,
+    );
+    if (!res.ok)
+      throw new Error(`GET /v1/orphans: ${res.status} ${await res.text()}`);
+    return (await res.json()) as OrphansResponse;
+  }
+
+  async prune(body: {
+    namespace: string;
+    statefulSet: string;
+    pvcs: Array<{ name: string; uid: string }>;
+    dryRun: boolean;
+  }): Promise<PostOutcome> {
+    try {
+      const res = await this.call(
+        '/v1/prune-jobs',
+        {
+          method: 'POST',
+          body: JSON.stringify({
+            entityRef: ENTITY_REF,
+            cluster: CLUSTER,
+            ...body,
+          }),
+        },
+        30000,
+      );
+      const text = await res.text();
+      if (res.status === 202)
+        return { kind: 'accepted', jobId: JSON.parse(text).id, status: 202 };
+      return {
+        kind: 'refused',
+        status: res.status,
+        message: text.slice(0, 300),
+      };
+    } catch (e) {
+      return { kind: 'unknown', message: String((e as Error).message ?? e) };
+    }
+  }
+
+  async job(id: string): Promise<PruneJob | undefined> {
+    const res = await this.call(`/v1/prune-jobs/${id}`, {}, 5000);
+    if (!res.ok) return undefined;
+    return (await res.json()) as PruneJob;
+  }
+
+  /** History of the entity, newest first (one page is enough for one scenario's jobs). */
+  async history(limit = 50): Promise<PruneJob[]> {
+    const res = await this.call(
+      `/v1/prune-jobs?entityRef=${encodeURIComponent(
+        ENTITY_REF,
+      )}&limit=${limit}`,
+      {},
+      5000,
+    );
+    if (!res.ok) throw new Error(`GET /v1/prune-jobs: ${res.status}`);
+    return ((await res.json()) as PruneJobPage).items;
+  }
+
+  /** The job's event log as the event stream replays it; ends at job-finished (or the timeout). */
+  async events(id: string, timeoutMs = 5000): Promise<PruneEvent[]> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const events: PruneEvent[] = [];
+    try {
+      const res = await fetch(
+        `${this.baseUrl}/api/pvc-pruner/v1/prune-jobs/${id}/events`,
+        {
+          headers: {
+            Authorization: `Bearer ${this.token}`,
+            Accept: 'text/event-stream',
+          },
+          signal: controller.signal,
+        },
+      );
+      if (!res.ok || !res.body)
+        throw new Error(`events of ${id}: ${res.status}`);
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (
+          let end = buffer.indexOf('\n\n');
+          end >= 0;
+          end = buffer.indexOf('\n\n')
+        ) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = frame
+            .split('\n')
+            .filter(l => l.startsWith('data: '))
+            .map(l => l.slice(6))
+            .join('\n');
+          if (!data) continue;
+          const event = JSON.parse(data) as PruneEvent;
+          events.push(event);
+          if (event.type === 'job-finished') {
+            controller.abort();
+            return events;
+          }
+        }
+      }
+    } catch (e) {
+      if (!controller.signal.aborted) throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+    return events;
+  }
+}

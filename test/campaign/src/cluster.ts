@@ -1,0 +1,215 @@
+/**
+ * The cluster side of a scenario: its objects written into the simulator,
+ * and the chaos a cluster's other users and controllers cause while a prune
+ * runs. Written straight into the simulator's store, as kubectl would.
+ */
+import { KubeObject, KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import { ClaimPlan, Scenario, StatefulSetPlan } from './scenario';
+
+export const FOREIGN_FINALIZER = 'acc.example/backup-hold';
+export const ENTITY_LABEL = { 'backstage.io/kubernetes-id': 'orders' };
+const STORAGE_CLASSES = {
+  Delete: 'campaign-delete',
+  Retain: 'campaign-retain',
+};
+const CLAIMS = 'persistentvolumeclaims';
+const STS = 'apps/statefulsets';
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+/** The two StorageClasses the scenarios' claims use, once per simulator. */
+export function createStorageClasses(sim: KubeSim) {
+  for (const [policy, name] of Object.entries(STORAGE_CLASSES)) {
+    sim.store.create(
+      'storage.k8s.io/storageclasses',
+      manifest({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name },
+        provisioner: 'sim.csi.k8s.io',
+        reclaimPolicy: policy,
+        volumeBindingMode: 'Immediate',
+      }),
+    );
+  }
+}
+
+function statefulSetManifest(plan: StatefulSetPlan, namespace: string) {
+  return statefulSet(
+    plan.name,
+    {
+      replicas: plan.replicas,
+      ordinals: { start: plan.start },
+      podManagementPolicy: plan.podManagementPolicy,
+      persistentVolumeClaimRetentionPolicy: plan.retention,
+      volumeClaimTemplates: plan.templates.map(t => ({
+        metadata: { name: t },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: STORAGE_CLASSES.Delete,
+          resources: { requests: { storage: '1Gi' } },
+        },
+      })),
+    },
+    namespace,
+    { ...ENTITY_LABEL, app: plan.name },
+  );
+}
+
+function claimManifest(plan: ClaimPlan, namespace: string) {
+  const claim = pvc(
+    plan.name,
+    { storageClassName: STORAGE_CLASSES[plan.reclaimPolicy] },
+    namespace,
+  );
+  if (plan.foreignFinalizer) claim.metadata.finalizers = [FOREIGN_FINALIZER];
+  return claim;
+}
+
+function podManifest(name: string, claim: string, namespace: string) {
+  return manifest({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      nodeName: 'sim-node-1',
+      terminationGracePeriodSeconds: 30,
+      containers: [{ name: 'main', image: 'busybox:1.36' }],
+      volumes: [{ name: 'v', persistentVolumeClaim: { claimName: claim } }],
+    },
+  });
+}
+
+/** Waits until the controllers have nothing queued, up to `ms`. */
+export async function settle(sim: KubeSim, ms: number) {
+  const deadline = Date.now() + ms;
+  while (!sim.controllersIdle() && Date.now() < deadline) await sleep(25);
+}
+
+/** Writes the scenario's namespace, claims, StatefulSets and pods, and lets the controllers settle. */
+export async function seedCluster(sim: KubeSim, scenario: Scenario) {
+  const { store } = sim;
+  const ns = scenario.namespace;
+  store.create(
+    'namespaces',
+    manifest({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+  );
+  for (const claim of scenario.claims)
+    store.create(CLAIMS, claimManifest(claim, ns));
+  for (const sts of scenario.statefulSets)
+    store.create(STS, statefulSetManifest(sts, ns));
+  for (const pod of scenario.pods) {
+    store.create('pods', podManifest(pod.name, pod.claim, ns));
+    if (pod.terminatingGraceSeconds)
+      store.delete('pods', ns, pod.name, {
+        gracePeriodSeconds: pod.terminatingGraceSeconds,
+      });
+  }
+  await settle(sim, 15000);
+}
+
+/** Applies `change` to the latest version, retrying on conflicts with the controllers. */
+function mutate(
+  sim: KubeSim,
+  resource: string,
+  namespace: string,
+  name: string,
+  change: (obj: KubeObject) => void,
+) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = sim.store.get(resource, namespace, name);
+    if (!current) return;
+    const copy = structuredClone(current);
+    change(copy);
+    try {
+      sim.store.update(resource, copy);
+      return;
+    } catch (e) {
+      if ((e as { code?: number }).code !== 409) throw e;
+    }
+  }
+}
+
+async function waitGone(
+  sim: KubeSim,
+  resource: string,
+  ns: string,
+  name: string,
+  uid: string,
+) {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const now = sim.store.get(resource, ns, name);
+    if (!now || now.metadata.uid !== uid) return true;
+    await sleep(20);
+  }
+  return false;
+}
+
+export const chaos = {
+  scale(sim: KubeSim, ns: string, sts: string, replicas: number) {
+    mutate(sim, STS, ns, sts, o => {
+      o.spec.replicas = replicas;
+    });
+  },
+
+  setStart(sim: KubeSim, ns: string, sts: string, start: number) {
+    mutate(sim, STS, ns, sts, o => {
+      o.spec.ordinals = { start };
+    });
+  },
+
+  /** Deleted and created again under the same name: a new uid. */
+  async recreateStatefulSet(sim: KubeSim, scenario: Scenario, sts: string) {
+    const old = sim.store.get(STS, scenario.namespace, sts);
+    if (!old) return;
+    const spec = structuredClone(old.spec);
+    sim.store.delete(STS, scenario.namespace, sts, {
+      propagationPolicy: 'Background',
+    });
+    if (await waitGone(sim, STS, scenario.namespace, sts, old.metadata.uid)) {
+      const plan = scenario.statefulSets.find(s => s.name === sts)!;
+      const fresh = statefulSetManifest(plan, scenario.namespace);
+      fresh.spec = spec;
+      sim.store.create(STS, fresh);
+    }
+  },
+
+  /** An orphan deleted and created again under the same name: a new uid. */
+  async recreateClaim(sim: KubeSim, scenario: Scenario, name: string) {
+    const old = sim.store.get(CLAIMS, scenario.namespace, name);
+    if (!old) return;
+    const plan = scenario.claims.find(c => c.name === name)!;
+    sim.store.delete(CLAIMS, scenario.namespace, name);
+    if (
+      !(await waitGone(sim, CLAIMS, scenario.namespace, name, old.metadata.uid))
+    )
+      return;
+    if (!sim.store.get(CLAIMS, scenario.namespace, name))
+      sim.store.create(
+        CLAIMS,
+        claimManifest({ ...plan, foreignFinalizer: false }, scenario.namespace),
+      );
+  },
+
+  mount(sim: KubeSim, ns: string, claim: string, podName: string) {
+    sim.store.create('pods', podManifest(podName, claim, ns));
+  },
+};
+
+/** Removes the foreign finalizers and the namespace; the namespace controller does the rest. */
+export function cleanUp(sim: KubeSim, scenario: Scenario) {
+  const ns = scenario.namespace;
+  for (const claim of sim.store.list(CLAIMS, { namespace: ns }).items) {
+    if (claim.metadata.finalizers?.includes(FOREIGN_FINALIZER))
+      mutate(sim, CLAIMS, ns, claim.metadata.name, o => {
+        o.metadata.finalizers = o.metadata.finalizers!.filter(
+          f => f !== FOREIGN_FINALIZER,
+        );
+      });
+  }
+  try {
+    sim.store.delete('namespaces', undefined, ns);
+  } catch {
+    // already going
+  }
+}

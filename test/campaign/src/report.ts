@@ -1,0 +1,133 @@
+/** The campaign's figures: counts, violations by invariant, and how to replay each failure. */
+import { INVARIANTS, Judgement, Violation } from './oracle';
+import { ScenarioRun } from './runScenario';
+
+export interface ScenarioResult {
+  index: number;
+  seed: number;
+  run: ScenarioRun;
+  judgement: Judgement;
+}
+
+export function percentile(values: number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[
+    Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)
+  ];
+}
+
+const ms = (v: number | undefined) =>
+  v === undefined ? 'n/a' : `${v.toFixed(v < 10 ? 1 : 0)} ms`;
+
+export function replayCommand(seed: number, replicas: number) {
+  return `npm run campaign -- --replay ${seed}${
+    replicas !== 2 ? ` --replicas ${replicas}` : ''
+  }`;
+}
+
+export function formatReport(
+  results: ScenarioResult[],
+  options: { seed?: number; replicas: number; wallMs: number },
+): string {
+  const lines: string[] = [];
+  const add = (line = '') => lines.push(line);
+  const sum = (f: (r: ScenarioResult) => number) =>
+    results.reduce((n, r) => n + f(r), 0);
+  const merge = (f: (r: ScenarioResult) => Record<string, number>) => {
+    const total: Record<string, number> = {};
+    for (const r of results)
+      for (const [k, v] of Object.entries(f(r))) total[k] = (total[k] ?? 0) + v;
+    return total;
+  };
+  const failed = results.filter(r => r.judgement.violations.length > 0);
+  add(
+    `Safety campaign: ${results.length} scenarios${
+      options.seed !== undefined ? `, seed ${options.seed}` : ''
+    }, ${options.replicas} backend replicas, ${(options.wallMs / 60000).toFixed(
+      1,
+    )} min`,
+  );
+  const faults = merge(r => r.run.faults);
+  add('Faults and chaos injected:');
+  for (const kind of Object.keys(faults).sort())
+    add(`  ${kind.padEnd(32)} ${faults[kind]}`);
+  add(
+    `Prune requests sent: ${sum(r => r.run.sent.length)} (${sum(
+      r => r.run.sent.filter(s => s.outcome.kind === 'accepted').length,
+    )} accepted, ${sum(
+      r => r.run.sent.filter(s => s.outcome.kind === 'refused').length,
+    )} refused, ${sum(
+      r => r.run.sent.filter(s => s.outcome.kind === 'unknown').length,
+    )} unanswered)`,
+  );
+  const statuses = merge(r => r.judgement.jobsByStatus);
+  add(
+    `Jobs by terminal status: ${
+      Object.entries(statuses)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
+  );
+  const durations = results.flatMap(r => r.judgement.jobDurationsMs);
+  add(
+    `Job duration: p50 ${ms(percentile(durations, 50))}, p95 ${ms(
+      percentile(durations, 95),
+    )}`,
+  );
+  add(
+    `Claim deletions (API server's record, dry runs excluded): ${sum(
+      r => r.judgement.deletions,
+    )}`,
+  );
+  const windows = results.flatMap(r => r.judgement.windowsMs);
+  const roundTrips = results.flatMap(r => r.judgement.roundTripsMs);
+  add(
+    `A round trip of the re-check (yardstick): p50 ${ms(
+      percentile(roundTrips, 50),
+    )}, p99 ${ms(percentile(roundTrips, 99))}`,
+  );
+  add(
+    `Last live check → delete sent: p50 ${ms(
+      percentile(windows, 50),
+    )}, p99 ${ms(percentile(windows, 99))}, max ${ms(
+      windows.length ? Math.max(...windows) : undefined,
+    )} (${windows.length} deletions)`,
+  );
+  add(
+    `Claims that became in use while their delete was on the wire (not a violation): ${sum(
+      r => r.judgement.inUseDuringFlight,
+    )}`,
+  );
+  add(
+    `Deletions an interrupted job announced but could not log the outcome of (its process was killed or frozen): ${sum(
+      r => r.judgement.lostWithKilledReplica,
+    )}`,
+  );
+  add('Violations by invariant:');
+  const all: Violation[] = results.flatMap(r => r.judgement.violations);
+  for (const invariant of INVARIANTS)
+    add(
+      `  ${invariant.padEnd(44)} ${
+        all.filter(v => v.invariant === invariant).length
+      }`,
+    );
+  if (failed.length > 0) {
+    add('Failures:');
+    for (const f of failed) {
+      add(
+        `  scenario ${f.index} (seed ${f.seed}): ${replayCommand(
+          f.seed,
+          options.replicas,
+        )}`,
+      );
+      for (const v of f.judgement.violations.slice(0, 5))
+        add(`    ${v.invariant}: ${v.detail}`);
+      if (f.judgement.violations.length > 5)
+        add(`    … and ${f.judgement.violations.length - 5} more`);
+    }
+  }
+  add(`${results.length - failed.length} passed, ${failed.length} failed`);
+  return lines.join('\n');
+}

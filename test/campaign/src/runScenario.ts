@@ -1,0 +1,441 @@
+/**
+ * Runs one scenario against the simulator and the replicas, and collects
+ * what the oracle judges: the simulator's history, the cluster's final state,
+ * what the campaign sent, and what the replicas say about the jobs.
+ */
+import {
+  ClaimDeletion,
+  historyNow,
+  KubeObject,
+  KubeSim,
+  LeaseWrite,
+  RecordedRequest,
+} from 'kube-sim';
+import {
+  PruneEvent,
+  PruneJob,
+  TERMINAL_JOB_STATUSES,
+} from 'backstage-plugin-pvc-pruner-common';
+import { BackendClient, PostOutcome } from './backendClient';
+import { chaos, cleanUp, seedCluster, settle } from './cluster';
+import { AuditEvent, Replica } from './replicas';
+import { ExtraConfirmation, PruneRequestPlan, Scenario } from './scenario';
+
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+/** How long a job may take to reach a terminal status after its POST, its replica's death included. */
+export const JOB_END_BOUND_MS = 45_000;
+
+export interface Confirmation {
+  name: string;
+  uid: string;
+}
+
+export interface SentPrune {
+  plan: PruneRequestPlan;
+  replica: number;
+  sentAt: number;
+  answeredAt?: number;
+  confirmed: Confirmation[];
+  outcome: PostOutcome;
+}
+
+export interface JobRecord {
+  id: string;
+  replica: number;
+  sentAt: number;
+  statefulSet: string;
+  dryRun: boolean;
+  confirmed: Confirmation[];
+  /** The job as the last replica asked answered, once terminal. */
+  final?: PruneJob;
+  /** When the campaign first saw it terminal. */
+  endedAt?: number;
+  /** Its event log as each replica serves it (an Error when it could not be read). */
+  eventsByReplica: Map<number, PruneEvent[] | Error>;
+  /** Its replica was killed while it ran. */
+  replicaKilled: boolean;
+}
+
+export interface ScenarioRun {
+  scenario: Scenario;
+  requests: RecordedRequest[];
+  deletions: ClaimDeletion[];
+  leaseWrites: LeaseWrite[];
+  sent: SentPrune[];
+  jobs: JobRecord[];
+  finalClaims: KubeObject[];
+  audit: AuditEvent[];
+  /** Simulator user → replica index. */
+  replicaOfUser: Map<string, number>;
+  faults: Record<string, number>;
+  /** The harness itself failed (a replica did not restart, …): the scenario is not judged as passed. */
+  harnessErrors: string[];
+  durationMs: number;
+}
+
+function randomUid(seed: number) {
+  const hex = seed.toString(16).padStart(8, '0');
+  return `${hex}-dead-4bad-8bad-${hex}cafe`;
+}
+
+/** What the user confirms for one request: offered orphans of the scan, plus the plan's careless extras. */
+function confirmationsFor(
+  sim: KubeSim,
+  scenario: Scenario,
+  plan: PruneRequestPlan,
+  offered: Confirmation[],
+): Confirmation[] {
+  const ns = scenario.namespace;
+  const take = Math.max(1, Math.round(offered.length * plan.share));
+  const chosen = offered.slice(0, take);
+  const claims = sim.store.list('persistentvolumeclaims', {
+    namespace: ns,
+  }).items;
+  const sts = scenario.statefulSets.find(s => s.name === plan.statefulSet)!;
+  const live = (name?: string) => {
+    const claim = claims.find(c => c.metadata.name === name);
+    return claim
+      ? { name: claim.metadata.name, uid: claim.metadata.uid }
+      : undefined;
+  };
+  const extra = (kind: ExtraConfirmation): Confirmation | undefined => {
+    switch (kind) {
+      case 'in-use':
+        return live(
+          sts.replicas > 0
+            ? `${sts.templates[0]}-${sts.name}-${sts.start}`
+            : undefined,
+        );
+      case 'mounted':
+        return live(scenario.pods[0]?.claim);
+      case 'non-canonical':
+        return live(
+          scenario.claims.find(
+            c =>
+              c.name.startsWith(`${sts.templates[0]}-${sts.name}-`) &&
+              !/-(0|[1-9][0-9]*)$/.test(c.name),
+          )?.name,
+        );
+      case 'stale-uid':
+        return (
+          offered[0] && { name: offered[0].name, uid: randomUid(scenario.seed) }
+        );
+      case 'sibling':
+        return live(
+          claims.find(
+            c =>
+              sts.templates.some(t =>
+                c.metadata.name.startsWith(`${t}-${sts.name}-`),
+              ) &&
+              scenario.statefulSets.some(
+                other =>
+                  other.name !== sts.name &&
+                  other.name.startsWith(`${sts.name}-`) &&
+                  other.templates.some(t =>
+                    c.metadata.name.startsWith(`${t}-${other.name}-`),
+                  ),
+              ),
+          )?.metadata.name,
+        );
+      default:
+        return undefined;
+    }
+  };
+  for (const kind of plan.extras) {
+    const add = extra(kind);
+    if (add && !chosen.some(c => c.name === add.name)) chosen.push(add);
+  }
+  return chosen;
+}
+
+export interface RunContext {
+  sim: KubeSim;
+  replicas: Replica[];
+  clients: BackendClient[];
+  log: (line: string) => void;
+}
+
+function usable(ctx: RunContext) {
+  return ctx.replicas.filter(r => r.alive && !r.frozen).map(r => r.index);
+}
+
+async function pollJob(ctx: RunContext, job: JobRecord) {
+  const deadline = job.sentAt + JOB_END_BOUND_MS;
+  let turn = 0;
+  while (historyNow() < deadline) {
+    const live = usable(ctx);
+    if (live.length > 0) {
+      const index = live[turn++ % live.length];
+      const found = await ctx.clients[index].job(job.id).catch(() => undefined);
+      if (found && TERMINAL_JOB_STATUSES.includes(found.status)) {
+        job.final = found;
+        job.endedAt = historyNow();
+        return;
+      }
+    }
+    await sleep(150);
+  }
+}
+
+export async function runScenario(
+  ctx: RunContext,
+  scenario: Scenario,
+): Promise<ScenarioRun> {
+  const { sim, replicas, clients } = ctx;
+  const history = sim.history!;
+  history.clear();
+  const started = historyNow();
+  const harnessErrors: string[] = [];
+  const faults: Record<string, number> = {};
+  const count = (kind: string) => {
+    faults[kind] = (faults[kind] ?? 0) + 1;
+  };
+  const ns = scenario.namespace;
+  await seedCluster(sim, scenario);
+
+  // The user scans, as the card does, and confirms from what it offers.
+  const offeredBySts = new Map<string, Confirmation[]>();
+  for (const plan of scenario.requests) {
+    if (offeredBySts.has(plan.statefulSet)) continue;
+    const scan = await clients[plan.replica].orphans();
+    const cluster = scan.clusters.find(c => c.ok);
+    const sts =
+      cluster && cluster.ok
+        ? cluster.statefulSets.find(
+            s => s.namespace === ns && s.name === plan.statefulSet,
+          )
+        : undefined;
+    offeredBySts.set(
+      plan.statefulSet,
+      (sts?.orphans ?? []).map(o => ({ name: o.name, uid: o.uid })),
+    );
+  }
+
+  const sent: SentPrune[] = [];
+  const tasks: Array<Promise<unknown>> = [];
+  const t0 = historyNow();
+  const at = (ms: number, what: string, fn: () => unknown) => {
+    tasks.push(
+      sleep(Math.max(0, t0 + ms - historyNow()))
+        .then(fn)
+        .catch(e => harnessErrors.push(`${what}: ${(e as Error).message}`)),
+    );
+  };
+
+  for (const plan of scenario.requests) {
+    const confirmed = confirmationsFor(
+      sim,
+      scenario,
+      plan,
+      offeredBySts.get(plan.statefulSet) ?? [],
+    );
+    if (confirmed.length === 0) continue;
+    at(plan.atMs, 'prune request', async () => {
+      const record: SentPrune = {
+        plan,
+        replica: plan.replica,
+        sentAt: historyNow(),
+        confirmed,
+        outcome: { kind: 'unknown', message: 'not answered yet' },
+      };
+      sent.push(record);
+      record.outcome = await clients[plan.replica].prune({
+        namespace: ns,
+        statefulSet: plan.statefulSet,
+        pvcs: confirmed,
+        dryRun: plan.dryRun,
+      });
+      record.answeredAt = historyNow();
+    });
+  }
+
+  for (const [n, event] of scenario.chaos.entries()) {
+    at(event.atMs, `chaos ${event.kind}`, async () => {
+      count(`chaos: ${event.kind}`);
+      if (event.kind === 'scale')
+        chaos.scale(sim, ns, event.statefulSet, event.replicas);
+      else if (event.kind === 'set-start')
+        chaos.setStart(sim, ns, event.statefulSet, event.start);
+      else if (event.kind === 'recreate-statefulset')
+        await chaos.recreateStatefulSet(sim, scenario, event.statefulSet);
+      else if (event.kind === 'recreate-orphan')
+        await chaos.recreateClaim(sim, scenario, event.claim);
+      else if (event.kind === 'mount-orphan')
+        chaos.mount(sim, ns, event.claim, `intruder-${n}`);
+    });
+  }
+
+  for (const fault of scenario.apiFaults) {
+    at(fault.atMs, `fault ${fault.kind}`, async () => {
+      count(`api: ${fault.kind}`);
+      if (fault.kind === 'dropped-watches') {
+        sim.dropWatches();
+        return;
+      }
+      if (fault.kind === 'compaction') {
+        // Forget the history, then end the watches: a re-watch from where it was gets "too old".
+        sim.compact();
+        sim.dropWatches();
+        return;
+      }
+      const id = sim.addFault({
+        verb: fault.verb,
+        resource: fault.resource,
+        ...(fault.kind === 'latency'
+          ? { latencyMs: fault.latencyMs }
+          : {
+              status: fault.kind === '429' ? 429 : fault.status,
+              rate: fault.rate,
+              retryAfterSeconds: fault.retryAfterSeconds,
+            }),
+      });
+      await sleep(fault.durationMs);
+      sim.faults.remove(id);
+    });
+  }
+
+  const target = replicas[scenario.requests[0].replica];
+  let restart: Promise<void> | undefined;
+  let killedAt: number | undefined;
+  const pf = scenario.processFault;
+  if (pf?.kind === 'kill-9') {
+    at(pf.atMs, 'kill -9', async () => {
+      count('process: kill -9');
+      killedAt = historyNow();
+      await target.kill();
+      // Restarting takes tens of seconds on a busy machine: the jobs are followed meanwhile.
+      restart = sleep(pf.restartAfterMs)
+        .then(() => target.start())
+        .catch(e => {
+          harnessErrors.push(`restart: ${e.message}`);
+        });
+    });
+  } else if (pf?.kind === 'sigstop') {
+    at(pf.atMs, 'SIGSTOP', async () => {
+      count('process: SIGSTOP');
+      target.freeze();
+      await sleep(pf.forMs);
+      target.thaw();
+    });
+  }
+
+  // Every answered or unanswered request is known once its task ends; restart and freeze run on.
+  await Promise.all(tasks);
+  const jobs: JobRecord[] = [];
+  for (const s of sent) {
+    if (s.outcome.kind === 'accepted')
+      jobs.push({
+        id: s.outcome.jobId,
+        replica: s.replica,
+        sentAt: s.sentAt,
+        statefulSet: s.plan.statefulSet,
+        dryRun: s.plan.dryRun,
+        confirmed: s.confirmed,
+        eventsByReplica: new Map(),
+        replicaKilled: false,
+      });
+  }
+  // A request whose answer was lost may still have started a job: find it in the history.
+  if (sent.some(s => s.outcome.kind === 'unknown')) {
+    const live = usable(ctx);
+    const known = new Set(jobs.map(j => j.id));
+    const listed = live.length
+      ? await clients[live[0]].history().catch(() => [] as PruneJob[])
+      : [];
+    for (const s of sent.filter(x => x.outcome.kind === 'unknown')) {
+      const match = listed.find(
+        j =>
+          !known.has(j.id) &&
+          j.namespace === ns &&
+          j.statefulSet === s.plan.statefulSet &&
+          JSON.stringify(j.pvcs) === JSON.stringify(s.confirmed),
+      );
+      if (match) {
+        known.add(match.id);
+        jobs.push({
+          id: match.id,
+          replica: s.replica,
+          sentAt: s.sentAt,
+          statefulSet: s.plan.statefulSet,
+          dryRun: s.plan.dryRun,
+          confirmed: s.confirmed,
+          eventsByReplica: new Map(),
+          replicaKilled: false,
+        });
+      }
+    }
+  }
+  await Promise.all(jobs.map(job => pollJob(ctx, job)));
+  for (const job of jobs)
+    job.replicaKilled =
+      killedAt !== undefined &&
+      job.replica === target.index &&
+      job.sentAt <= killedAt &&
+      (job.final?.finishedAt === undefined ||
+        Date.parse(job.final.finishedAt) >= killedAt - 50);
+
+  // Everything back up, and the cluster settled, before the final state is read.
+  if (restart) await restart;
+  for (const r of replicas) {
+    r.thaw();
+    if (!r.alive)
+      await r.start().catch(e => harnessErrors.push(`start: ${e.message}`));
+  }
+  await sleep(300);
+  await settle(sim, 5000);
+
+  for (const job of jobs) {
+    for (const r of replicas) {
+      job.eventsByReplica.set(
+        r.index,
+        await clients[r.index]
+          .events(job.id)
+          .catch(e => (e instanceof Error ? e : new Error(String(e)))),
+      );
+    }
+  }
+  const finalClaims = sim.store
+    .list('persistentvolumeclaims', { namespace: ns })
+    .items.map(c => structuredClone(c));
+  const audit = replicas
+    .flatMap(r => r.auditEvents())
+    .filter(a => a.eventId === 'prune' && a.meta?.namespace === ns);
+  const inScenario = (r: { namespace?: string }) =>
+    r.namespace === ns || r.namespace === undefined;
+  const run: ScenarioRun = {
+    scenario,
+    requests: history.requests().filter(inScenario),
+    deletions: history.claimDeletions().filter(d => d.request.namespace === ns),
+    leaseWrites: history.leaseWrites().filter(w => w.request.namespace === ns),
+    sent,
+    jobs,
+    finalClaims,
+    audit,
+    replicaOfUser: new Map(replicas.map(r => [r.kubeUser, r.index])),
+    faults,
+    harnessErrors,
+    durationMs: historyNow() - started,
+  };
+  sim.clearFaults();
+  cleanUp(sim, scenario);
+  return run;
+}
+
+/** A scenario the harness could not run to the end: judged as failed, with the reason. */
+export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
+  return {
+    scenario,
+    requests: [],
+    deletions: [],
+    leaseWrites: [],
+    sent: [],
+    jobs: [],
+    finalClaims: [],
+    audit: [],
+    replicaOfUser: new Map(),
+    faults: {},
+    harnessErrors: [`the scenario could not run: ${error.message}`],
+    durationMs: 0,
+  };
+}

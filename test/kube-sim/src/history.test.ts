@@ -1,0 +1,135 @@
+import { KubeSim, manifest, pvc, startKubeSim, statefulSet } from './index';
+
+describe('ApiHistory', () => {
+  let sim: KubeSim;
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${sim.url}${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${sim.token}`,
+        'Content-Type':
+          method === 'PATCH'
+            ? 'application/merge-patch+json'
+            : 'application/json',
+        'User-Agent': 'history-test/1',
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  beforeEach(async () => {
+    sim = await startKubeSim({ controllers: false, recordHistory: true });
+    sim.store.create('apps/statefulsets', statefulSet('web', { replicas: 2 }));
+    for (const name of ['data-web-0', 'data-web-1', 'data-web-3', 'data-web-4'])
+      sim.store.create('persistentvolumeclaims', pvc(name));
+    sim.store.create(
+      'pods',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'backup', namespace: 'default' },
+        spec: {
+          containers: [{ name: 'c', image: 'busybox' }],
+          volumes: [
+            { name: 'v', persistentVolumeClaim: { claimName: 'data-web-4' } },
+          ],
+        },
+      }),
+    );
+  });
+
+  afterEach(() => sim.close());
+
+  it('records each claim deletion with the state it met: running ordinals, mounting pods, preconditions', async () => {
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    const uid3 = sim.store.get(
+      'persistentvolumeclaims',
+      'default',
+      'data-web-3',
+    )!.metadata.uid;
+    expect((await call('DELETE', `${claims}/data-web-1`)).ok).toBe(true);
+    expect(
+      (
+        await call('DELETE', `${claims}/data-web-3`, {
+          preconditions: { uid: uid3 },
+        })
+      ).ok,
+    ).toBe(true);
+    expect((await call('DELETE', `${claims}/data-web-4`)).ok).toBe(true);
+    expect((await call('DELETE', `${claims}/data-web-9`)).status).toBe(404);
+
+    const [running, orphan, mounted, missing] = sim.history!.claimDeletions();
+    expect(running).toMatchObject({
+      request: { name: 'data-web-1', userAgent: 'history-test/1' },
+      inUse: true,
+      runningOrdinalOf: [{ statefulSet: 'web', ordinal: 1 }],
+      pods: [],
+    });
+    expect(orphan).toMatchObject({
+      inUse: false,
+      preconditions: { uid: uid3 },
+      claim: { uid: uid3, terminating: false },
+    });
+    expect(orphan.inUseSince).toBeUndefined();
+    expect(mounted).toMatchObject({
+      inUse: true,
+      runningOrdinalOf: [],
+      pods: [{ name: 'backup', terminating: false }],
+    });
+    expect(missing.claim).toBeUndefined();
+    expect(missing.request.status).toBe(404);
+  });
+
+  it('dates a running ordinal from the scale that brought it into range', async () => {
+    const before = performance.timeOrigin + performance.now();
+    const scale = await call(
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/statefulsets/web',
+      { spec: { replicas: 4 } },
+    );
+    expect(scale.status).toBe(200);
+    await call(
+      'DELETE',
+      '/api/v1/namespaces/default/persistentvolumeclaims/data-web-3',
+    );
+    await call(
+      'DELETE',
+      '/api/v1/namespaces/default/persistentvolumeclaims/data-web-0',
+    );
+    const [scaledIn, always] = sim.history!.claimDeletions();
+    expect(scaledIn.inUse).toBe(true);
+    expect(scaledIn.inUseSince).toBeGreaterThanOrEqual(before);
+    expect(always.inUseSince).toBeLessThan(before);
+  });
+
+  it('tells when a request began to arrive from when the store served it (injected latency in between)', async () => {
+    sim.addFault({ verb: 'delete', latencyMs: 80 });
+    await call(
+      'DELETE',
+      '/api/v1/namespaces/default/persistentvolumeclaims/data-web-3',
+    );
+    const [deletion] = sim.history!.claimDeletions();
+    expect(deletion.request.injectedLatencyMs).toBe(80);
+    expect(
+      deletion.request.at - deletion.request.receivedAt!,
+    ).toBeGreaterThanOrEqual(79);
+  });
+
+  it('records Lease writes with the Lease before and after', async () => {
+    const leases = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'lock' },
+      spec: { holderIdentity: 'a', leaseDurationSeconds: 5 },
+    };
+    expect((await call('POST', leases, lease)).status).toBe(201);
+    expect((await call('POST', leases, lease)).status).toBe(409);
+    expect((await call('DELETE', `${leases}/lock`)).status).toBe(200);
+    const [created, refused, deleted] = sim.history!.leaseWrites();
+    expect(created.before).toBeUndefined();
+    expect(created.after?.spec.holderIdentity).toBe('a');
+    expect(refused.request.status).toBe(409);
+    expect(refused.before?.spec.holderIdentity).toBe('a');
+    expect(deleted.after).toBeUndefined();
+  });
+});

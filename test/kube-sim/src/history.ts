@@ -1,0 +1,285 @@
+import { ObjectStore } from './store';
+import { KubeObject, StoreEvent } from './types';
+
+/**
+ * What the API server itself saw, for an oracle that must not take a client's
+ * word: every resource request at the instant the store served it (after any
+ * injected latency, which stands for network delay on the way in), every
+ * claim deletion with the cluster's state at that instant, and every write
+ * to a Lease with the Lease before and after.
+ */
+
+/** Milliseconds since the epoch, with sub-millisecond precision; one clock for the simulator and an in-process campaign. */
+export const historyNow = () => performance.timeOrigin + performance.now();
+
+export interface RecordedRequest {
+  seq: number;
+  /** When the store served it (historyNow()), after injected latency. */
+  at: number;
+  /** When the server began to receive it (historyNow()), before injected latency and its body. */
+  receivedAt?: number;
+  /** Latency injected before it was served: network delay on the way in. */
+  injectedLatencyMs: number;
+  user?: string;
+  userAgent?: string;
+  verb: string;
+  /** e.g. 'persistentvolumeclaims', 'statefulsets/scale'. */
+  resource: string;
+  namespace?: string;
+  name?: string;
+  dryRun: boolean;
+  /** The HTTP status it was answered with; unset while in flight (and for watches until they end). */
+  status?: number;
+}
+
+export interface PodReference {
+  name: string;
+  uid: string;
+  terminating: boolean;
+  /** When the pod (whose volumes never change) appeared. */
+  since: number;
+}
+
+export interface StatefulSetState {
+  name: string;
+  uid: string;
+  start: number;
+  replicas: number;
+  templates: string[];
+  deleting: boolean;
+}
+
+/** A DELETE of a claim, with the state it met. */
+export interface ClaimDeletion {
+  request: RecordedRequest;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  /** The claim as it was when the request arrived (absent: it did not exist). */
+  claim?: {
+    uid: string;
+    resourceVersion: string;
+    terminating: boolean;
+    finalizers: string[];
+    volumeName?: string;
+  };
+  /** Pods in the namespace that reference the claim, terminating ones included. */
+  pods: PodReference[];
+  /** The StatefulSets of the namespace. */
+  statefulSets: StatefulSetState[];
+  /** StatefulSets (and ordinals) that run the claim's ordinal now: the simulator's own reading of the name. */
+  runningOrdinalOf: Array<{
+    statefulSet: string;
+    ordinal: number;
+    since: number;
+  }>;
+  /** In use: referenced by a pod, or of an ordinal a StatefulSet runs. */
+  inUse: boolean;
+  /** Since when it has been in use without a break (the earliest reason). */
+  inUseSince?: number;
+}
+
+/** A create, update, patch or delete of a Lease. */
+export interface LeaseWrite {
+  request: RecordedRequest;
+  before?: KubeObject;
+  after?: KubeObject;
+}
+
+const CANONICAL_ORDINAL = /^(0|[1-9][0-9]*)$/;
+const PVC = 'persistentvolumeclaims';
+const LEASES = 'coordination.k8s.io/leases';
+const WRITES = new Set(['create', 'update', 'patch', 'delete']);
+
+function claimNamesOf(pod: KubeObject): string[] {
+  return (pod.spec?.volumes ?? [])
+    .map((v: any) => v?.persistentVolumeClaim?.claimName)
+    .filter((n: unknown): n is string => typeof n === 'string');
+}
+
+function ordinalsOf(sts: KubeObject) {
+  const start = Number(sts.spec?.ordinals?.start ?? 0);
+  const replicas = Number(sts.spec?.replicas ?? 1);
+  return { start, replicas };
+}
+
+/** Records what the API server saw; see the module comment. */
+export class ApiHistory {
+  private seq = 0;
+  private log: RecordedRequest[] = [];
+  private deletions: ClaimDeletion[] = [];
+  private leases: LeaseWrite[] = [];
+  private readonly pending = new Map<number, LeaseWrite>();
+  /** Pod uid → when it appeared. */
+  private readonly podSince = new Map<string, number>();
+  /** StatefulSet uid → (when, start, replicas) each time its ordinals changed, oldest first. */
+  private readonly ordinalHistory = new Map<
+    string,
+    Array<{ at: number; start: number; replicas: number }>
+  >();
+
+  constructor(private readonly store: ObjectStore) {
+    store.subscribe(event => this.observe(event));
+  }
+
+  private observe(event: StoreEvent) {
+    const { metadata } = event.object;
+    if (event.resource === 'pods') {
+      if (event.type === 'ADDED') this.podSince.set(metadata.uid, historyNow());
+      if (event.type === 'DELETED') this.podSince.delete(metadata.uid);
+    } else if (event.resource === 'apps/statefulsets') {
+      if (event.type === 'DELETED') {
+        this.ordinalHistory.delete(metadata.uid);
+        return;
+      }
+      const now = ordinalsOf(event.object);
+      const changes = this.ordinalHistory.get(metadata.uid) ?? [];
+      const last = changes[changes.length - 1];
+      if (!last || last.start !== now.start || last.replicas !== now.replicas)
+        changes.push({ at: historyNow(), ...now });
+      this.ordinalHistory.set(metadata.uid, changes);
+    }
+  }
+
+  /** Since when `ordinal` has been in the StatefulSet's range without a break, if it is now. */
+  private runningSince(
+    sts: StatefulSetState,
+    ordinal: number,
+  ): number | undefined {
+    // A StatefulSet older than the history has run its ordinals since before it began.
+    const changes = this.ordinalHistory.get(sts.uid) ?? [
+      { at: 0, start: sts.start, replicas: sts.replicas },
+    ];
+    let since: number | undefined;
+    for (let i = changes.length - 1; i >= 0; i--) {
+      const { start, replicas, at } = changes[i];
+      if (ordinal < start || ordinal >= start + replicas) break;
+      since = at;
+    }
+    return since;
+  }
+
+  /** Called when a request is about to be served (after injected latency); returns its sequence number. */
+  arrived(
+    request: Omit<RecordedRequest, 'seq' | 'at' | 'status'>,
+    preconditions?: ClaimDeletion['preconditions'],
+  ): number {
+    const recorded: RecordedRequest = {
+      ...request,
+      seq: ++this.seq,
+      at: historyNow(),
+    };
+    this.log.push(recorded);
+    if (request.resource === PVC && request.verb === 'delete' && request.name)
+      this.deletions.push({
+        ...this.claimDeletion(recorded),
+        ...(preconditions ? { preconditions } : {}),
+      });
+    if (request.resource === 'leases' && WRITES.has(request.verb)) {
+      const write: LeaseWrite = {
+        request: recorded,
+        before: this.lease(request.namespace, request.name),
+      };
+      this.leases.push(write);
+      this.pending.set(recorded.seq, write);
+    }
+    return recorded.seq;
+  }
+
+  /** Called once the request was answered. `name` is the created object's name for a create. */
+  served(seq: number, status: number, name?: string) {
+    const recorded = this.log[this.log.length - 1 - (this.seq - seq)];
+    if (recorded?.seq === seq) recorded.status = status;
+    const write = this.pending.get(seq);
+    if (write) {
+      this.pending.delete(seq);
+      write.after = this.lease(
+        write.request.namespace,
+        write.request.name ?? name,
+      );
+    }
+  }
+
+  private lease(namespace?: string, name?: string) {
+    if (!name) return undefined;
+    const lease = this.store.get(LEASES, namespace, name);
+    return lease ? structuredClone(lease) : undefined;
+  }
+
+  private claimDeletion(request: RecordedRequest): ClaimDeletion {
+    const name = request.name!;
+    const namespace = request.namespace;
+    const claim = this.store.get(PVC, namespace, name);
+    const pods: PodReference[] = this.store
+      .list('pods', { namespace })
+      .items.filter(pod => claimNamesOf(pod).includes(name))
+      .map(pod => ({
+        name: pod.metadata.name,
+        uid: pod.metadata.uid,
+        terminating: Boolean(pod.metadata.deletionTimestamp),
+        since: this.podSince.get(pod.metadata.uid) ?? 0,
+      }));
+    const statefulSets: StatefulSetState[] = this.store
+      .list('apps/statefulsets', { namespace })
+      .items.map(sts => ({
+        name: sts.metadata.name,
+        uid: sts.metadata.uid,
+        ...ordinalsOf(sts),
+        templates: (sts.spec?.volumeClaimTemplates ?? []).map(
+          (t: KubeObject) => t.metadata?.name,
+        ),
+        deleting: Boolean(sts.metadata.deletionTimestamp),
+      }));
+    const runningOrdinalOf: ClaimDeletion['runningOrdinalOf'] = [];
+    for (const sts of statefulSets) {
+      if (sts.deleting) continue;
+      for (const template of sts.templates) {
+        const prefix = `${template}-${sts.name}-`;
+        if (!name.startsWith(prefix)) continue;
+        const rest = name.slice(prefix.length);
+        if (!CANONICAL_ORDINAL.test(rest)) continue;
+        const ordinal = Number(rest);
+        const since = this.runningSince(sts, ordinal);
+        if (since !== undefined)
+          runningOrdinalOf.push({ statefulSet: sts.name, ordinal, since });
+      }
+    }
+    const reasons = [
+      ...pods.map(p => p.since),
+      ...runningOrdinalOf.map(r => r.since),
+    ];
+    return {
+      request,
+      claim: claim && {
+        uid: claim.metadata.uid,
+        resourceVersion: claim.metadata.resourceVersion,
+        terminating: Boolean(claim.metadata.deletionTimestamp),
+        finalizers: [...(claim.metadata.finalizers ?? [])],
+        volumeName: claim.spec?.volumeName,
+      },
+      pods,
+      statefulSets,
+      runningOrdinalOf,
+      inUse: reasons.length > 0,
+      inUseSince: reasons.length > 0 ? Math.min(...reasons) : undefined,
+    };
+  }
+
+  requests(): RecordedRequest[] {
+    return [...this.log];
+  }
+
+  claimDeletions(): ClaimDeletion[] {
+    return [...this.deletions];
+  }
+
+  leaseWrites(): LeaseWrite[] {
+    return [...this.leases];
+  }
+
+  /** Forgets everything recorded so far (the pod and ordinal timelines stay: they describe live objects). */
+  clear() {
+    this.log = [];
+    this.deletions = [];
+    this.leases = [];
+    this.pending.clear();
+  }
+}
