@@ -1,137 +1,46 @@
 /**
- * Wire types of the pvc-pruner HTTP API (base `/api/pvc-pruner`).
+ * Wire types of the pvc-pruner HTTP API (base `/api/pvc-pruner`), as the
+ * backend's OpenAPI spec describes them: each is its generated schema type.
  * Sizes are bytes; times are ISO 8601 strings.
  */
+import type { components } from './schema/openapi';
+
+type Schemas = components['schemas'];
 
 /** @public */
-export interface PersistentVolumeSummary {
-  name: string;
-  /** `Delete`, `Retain` or `Recycle`. */
-  reclaimPolicy?: string;
-  /** `Bound`, `Released`, `Available`, … */
-  phase?: string;
-  /** True when the disk will survive the claim's deletion (and keep being billed). */
-  retained: boolean;
-}
+export type PersistentVolumeSummary = Schemas['PersistentVolumeSummary'];
 
 /** @public */
-export interface OrphanedPvc {
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  ordinal: number;
-  /** The volumeClaimTemplate the claim was made from. */
-  template: string;
-  phase?: string;
-  /** spec.resources.requests.storage as written, e.g. `20Gi`. */
-  requested?: string;
-  requestedBytes: number;
-  /** status.capacity.storage when bound, e.g. `20Gi`. */
-  capacity?: string;
-  capacityBytes?: number;
-  storageClassName?: string;
-  volume?: PersistentVolumeSummary;
-  createdAt?: string;
-  /** A deletion is already under way (deletionTimestamp set). */
-  deletionInProgress: boolean;
-  /**
-   * Scaling the StatefulSet to this many replicas (or more) would make the
-   * controller attach this old volume, with its data, to a new pod.
-   */
-  reattachesAtReplicas: number;
-}
+export type OrphanedPvc = Schemas['OrphanedPvc'];
 
 /**
  * Why a claim that matches a template's name is kept, other than being a
  * claim of an ordinal the StatefulSet runs (those are {@link InUsePvcs}). @public
  */
-export type KeptReason =
-  /** A pod, running or terminating, still references the claim. */
-  | 'mounted-by-pod'
-  /** The name starts like a template's claim but the rest is not a decimal ordinal. */
-  | 'not-an-ordinal';
+export type KeptReason = Schemas['KeptReason'];
 
 /** @public */
-export interface KeptPvc {
-  name: string;
-  uid: string;
-  template: string;
-  ordinal?: number;
-  reason: KeptReason;
-  /** For `mounted-by-pod`: the pods that reference the claim. */
-  pods?: Array<{ name: string; terminating: boolean }>;
-}
+export type KeptPvc = Schemas['KeptPvc'];
 
 /**
- * A template's claims at ordinals the StatefulSet runs now: kept, because
- * they are in use. Grouped rather than listed one by one, as a large
- * StatefulSet has thousands. Each is named `<template>-<statefulset>-<ordinal>`.
- *
- * @public
+ * A template's claims at ordinals the StatefulSet runs now. @public
  */
-export interface InUsePvcs {
-  template: string;
-  /** The ordinals that have a claim, ascending. */
-  ordinals: number[];
-}
+export type InUsePvcs = Schemas['InUsePvcs'];
 
 /** @public */
-export interface StatefulSetOrphans {
-  name: string;
-  namespace: string;
-  uid: string;
-  replicas: number;
-  /** The ordinals the StatefulSet runs now: start ≤ ordinal < end. */
-  ordinals: { start: number; end: number };
-  readyReplicas: number;
-  retentionPolicy: { whenScaled: string; whenDeleted: string };
-  templates: string[];
-  orphans: OrphanedPvc[];
-  /** Claims of the ordinals it runs, per template. */
-  inUse: InUsePvcs[];
-  /** Claims that match a template's name but are kept for another reason. */
-  kept: KeptPvc[];
-  /** Capacity freed by pruning: orphans whose volume is deleted with its claim. */
-  reclaimableBytes: number;
-  /** Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
-  retainedBytes: number;
-}
+export type StatefulSetOrphans = Schemas['StatefulSetOrphans'];
 
 /** @public */
-export type ClusterOrphans =
-  | { cluster: string; ok: true; statefulSets: StatefulSetOrphans[] }
-  | {
-      cluster: string;
-      ok: false;
-      error: { name: string; message: string; statusCode?: number };
-    };
+export type ClusterOrphans = Schemas['ClusterOrphans'];
 
 /** Response of `GET /v1/orphans?entityRef=`. @public */
-export interface OrphansResponse {
-  entityRef: string;
-  clusters: ClusterOrphans[];
-  totals: { orphans: number; reclaimableBytes: number; retainedBytes: number };
-}
+export type OrphansResponse = Schemas['OrphansResponse'];
 
 /** Body of `POST /v1/prune-jobs`. @public */
-export interface PruneRequest {
-  entityRef: string;
-  cluster: string;
-  namespace: string;
-  statefulSet: string;
-  /** The claims the user confirmed; each is re-checked right before deletion. */
-  pvcs: Array<{ name: string; uid: string }>;
-  dryRun?: boolean;
-}
+export type PruneRequest = Schemas['PruneRequest'];
 
 /** @public */
-export type PruneJobStatus =
-  | 'queued'
-  | 'running'
-  | 'succeeded'
-  | 'failed'
-  | 'aborted'
-  | 'interrupted';
+export type PruneJobStatus = Schemas['PruneJobStatus'];
 
 /** @public */
 export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
@@ -142,78 +51,19 @@ export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
 ];
 
 /** What became of one claim in a prune. @public */
-export interface PvcOutcome {
-  name: string;
-  uid: string;
-  ordinal?: number;
-  bytes?: number;
-  /** Why it was skipped or failed. */
-  reason?: string;
-  /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
-  volume?: {
-    name: string;
-    reclaimPolicy?: string;
-    fate: 'deleted' | 'released' | 'unknown';
-  };
-}
+export type PvcOutcome = Schemas['PvcOutcome'];
 
 /** @public */
-export interface PruneSummary {
-  deleted: PvcOutcome[];
-  skipped: PvcOutcome[];
-  failed: PvcOutcome[];
-  bytesReclaimed: number;
-}
+export type PruneSummary = Schemas['PruneSummary'];
 
 /** @public */
-export interface PruneJob {
-  id: string;
-  entityRef: string;
-  cluster: string;
-  namespace: string;
-  statefulSet: string;
-  dryRun: boolean;
-  status: PruneJobStatus;
-  requestedBy: string;
-  pvcs: Array<{ name: string; uid: string }>;
-  createdAt: string;
-  startedAt?: string;
-  finishedAt?: string;
-  /** Why an aborted, failed or interrupted job stopped. */
-  reason?: string;
-  summary: PruneSummary;
-}
+export type PruneJob = Schemas['PruneJob'];
 
 /** @public */
-export type PruneEventType =
-  | 'job-queued'
-  | 'job-started'
-  | 'lease-acquired'
-  | 'pvc-deleting'
-  | 'pvc-deleted'
-  | 'pvc-skipped'
-  | 'pvc-failed'
-  | 'volume-deleted'
-  | 'volume-released'
-  | 'job-finished';
+export type PruneEventType = Schemas['PruneEventType'];
 
 /** One entry in a job's ordered event log (and one SSE frame). @public */
-export interface PruneEvent {
-  jobId: string;
-  /** 1, 2, 3, … per job; `?after=<seq>` replays what follows. */
-  seq: number;
-  type: PruneEventType;
-  at: string;
-  pvc?: string;
-  message: string;
-  /** For job-finished: the final status. */
-  status?: PruneJobStatus;
-  outcome?: PvcOutcome;
-}
+export type PruneEvent = Schemas['PruneEvent'];
 
 /** @public */
-export interface PruneJobPage {
-  items: PruneJob[];
-  /** Pass as `?cursor=` for the next (older) page. */
-  nextCursor?: string;
-}
+export type PruneJobPage = Schemas['PruneJobPage'];
