@@ -3,7 +3,7 @@ import CheckCircleIcon from '@material-ui/icons/CheckCircle';
 import ErrorIcon from '@material-ui/icons/Error';
 import RemoveCircleOutlineIcon from '@material-ui/icons/RemoveCircleOutline';
 import ScheduleIcon from '@material-ui/icons/Schedule';
-import { PvcState } from '../../hooks/pruneProgress';
+import { PvcState } from '../../state/pruneProgressReducer';
 import { IconLabel, IconLabelTone } from '../IconLabel';
 
 const LOOK: Record<PvcState, { tone: IconLabelTone; icon: JSX.Element }> = {

@@ -1,8 +1,8 @@
-import { useState } from 'react';
 import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { StatefulSetSection } from './StatefulSetSection';
-import { ActiveJob } from '../../hooks/useActiveJobs';
+import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
+import { useActiveJobs } from '../../hooks/useActiveJobs';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
   eventFactory,
@@ -13,18 +13,19 @@ import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
 const sts = makeStatefulSet('db', { replicas: 2 });
 
+/** The section in a card that follows its prunes as OrphanedVolumes does. */
 function Harness() {
-  const [job, setJob] = useState<ActiveJob>();
+  const { jobs, start, finish, dismiss } = useActiveJobs([]);
   return (
-    <StatefulSetSection
-      entityRef="component:default/shop"
-      cluster="prod"
-      statefulSet={sts}
-      job={job}
-      onJobStarted={setJob}
-      onJobFinished={() => setJob(j => j && { ...j, finished: true })}
-      onJobDismissed={() => setJob(undefined)}
-    />
+    <ActiveJobsProvider
+      value={{ jobs, started: start, finished: finish, dismissed: dismiss }}
+    >
+      <StatefulSetSection
+        entityRef="component:default/shop"
+        cluster="prod"
+        statefulSet={sts}
+      />
+    </ActiveJobsProvider>
   );
 }
 
