@@ -48,9 +48,26 @@ export const createOpenApiRouter = async (
 `;
 }
 
+/**
+ * openapi-typescript's JSDoc, in the TSDoc API Extractor reads for the API
+ * report: descriptions as plain text, defaults as `@defaultValue`, no `@enum`,
+ * and a release tag on the `components` the wire types are named from.
+ */
+function asTsdoc(source) {
+  return source
+    .replace(/@description /g, '')
+    .replace(/@default /g, '@defaultValue ')
+    .replace(/^\s*\* @enum \{\w+\}\n/gm, '')
+    .replace(/\/\*\* @enum \{\w+\} \*\/\n/g, '')
+    .replace(
+      /^export interface components \{/m,
+      '/**\n * The schemas of the pvc-pruner OpenAPI spec.\n *\n * @public\n */\nexport interface components {',
+    );
+}
+
 async function modelsSource(spec) {
   const ast = await openapiTS(spec, { silent: true });
-  return `${HEADER}\n${astToString(ast)}`;
+  return `${HEADER}\n${asTsdoc(astToString(ast))}`;
 }
 
 async function format(file, source) {

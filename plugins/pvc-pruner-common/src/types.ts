@@ -5,44 +5,43 @@
  */
 import type { components } from './schema/openapi';
 
-type Schemas = components['schemas'];
+/** The volume bound to an orphaned claim. @public */
+export type PersistentVolumeSummary =
+  components['schemas']['PersistentVolumeSummary'];
 
-/** @public */
-export type PersistentVolumeSummary = Schemas['PersistentVolumeSummary'];
-
-/** @public */
-export type OrphanedPvc = Schemas['OrphanedPvc'];
+/** A claim of an ordinal the StatefulSet no longer runs, that no pod references. @public */
+export type OrphanedPvc = components['schemas']['OrphanedPvc'];
 
 /**
  * Why a claim that matches a template's name is kept, other than being a
  * claim of an ordinal the StatefulSet runs (those are {@link InUsePvcs}). @public
  */
-export type KeptReason = Schemas['KeptReason'];
+export type KeptReason = components['schemas']['KeptReason'];
 
-/** @public */
-export type KeptPvc = Schemas['KeptPvc'];
+/** A claim that matches a template's name but is kept, with its reason. @public */
+export type KeptPvc = components['schemas']['KeptPvc'];
 
 /**
  * A template's claims at ordinals the StatefulSet runs now. @public
  */
-export type InUsePvcs = Schemas['InUsePvcs'];
+export type InUsePvcs = components['schemas']['InUsePvcs'];
 
-/** @public */
-export type StatefulSetOrphans = Schemas['StatefulSetOrphans'];
+/** One StatefulSet of the entity: what it runs, its orphans and the claims it keeps. @public */
+export type StatefulSetOrphans = components['schemas']['StatefulSetOrphans'];
 
-/** @public */
-export type ClusterOrphans = Schemas['ClusterOrphans'];
+/** One cluster's answer: its StatefulSets, or the error that kept it from answering. @public */
+export type ClusterOrphans = components['schemas']['ClusterOrphans'];
 
 /** Response of `GET /v1/orphans?entityRef=`. @public */
-export type OrphansResponse = Schemas['OrphansResponse'];
+export type OrphansResponse = components['schemas']['OrphansResponse'];
 
 /** Body of `POST /v1/prune-jobs`. @public */
-export type PruneRequest = Schemas['PruneRequest'];
+export type PruneRequest = components['schemas']['PruneRequest'];
 
-/** @public */
-export type PruneJobStatus = Schemas['PruneJobStatus'];
+/** Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final. @public */
+export type PruneJobStatus = components['schemas']['PruneJobStatus'];
 
-/** @public */
+/** The statuses a job ends in. @public */
 export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
   'succeeded',
   'failed',
@@ -51,19 +50,19 @@ export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
 ];
 
 /** What became of one claim in a prune. @public */
-export type PvcOutcome = Schemas['PvcOutcome'];
+export type PvcOutcome = components['schemas']['PvcOutcome'];
 
-/** @public */
-export type PruneSummary = Schemas['PruneSummary'];
+/** What a prune did to each confirmed claim, and the bytes it reclaimed. @public */
+export type PruneSummary = components['schemas']['PruneSummary'];
 
-/** @public */
-export type PruneJob = Schemas['PruneJob'];
+/** A prune (or dry run) of confirmed claims of one StatefulSet. @public */
+export type PruneJob = components['schemas']['PruneJob'];
 
-/** @public */
-export type PruneEventType = Schemas['PruneEventType'];
+/** The kinds of {@link PruneEvent}. @public */
+export type PruneEventType = components['schemas']['PruneEventType'];
 
 /** One entry in a job's ordered event log (and one SSE frame). @public */
-export type PruneEvent = Schemas['PruneEvent'];
+export type PruneEvent = components['schemas']['PruneEvent'];
 
-/** @public */
-export type PruneJobPage = Schemas['PruneJobPage'];
+/** A page of an entity's prune jobs, newest first. @public */
+export type PruneJobPage = components['schemas']['PruneJobPage'];

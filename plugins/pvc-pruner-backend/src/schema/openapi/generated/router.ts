@@ -572,7 +572,7 @@ export const spec = {
           ordinals: {
             type: 'object',
             description:
-              'The ordinals the StatefulSet runs now: start ≤ ordinal < end.',
+              'The ordinals the StatefulSet runs now: `start ≤ ordinal < end`.',
             required: ['start', 'end'],
             properties: {
               start: {

@@ -53,7 +53,7 @@ export interface paths {
     put?: never;
     /**
      * Start a prune (or a dry run) of confirmed claims of one StatefulSet.
-     * @description Validated, authorized, locked (a Kubernetes Lease per StatefulSet) and stored
+     * Validated, authorized, locked (a Kubernetes Lease per StatefulSet) and stored
      *     before the 202. Each claim is re-checked right before it is deleted; claims
      *     that stopped being orphans are skipped with a reason.
      */
@@ -90,7 +90,7 @@ export interface paths {
     };
     /**
      * The job's events as a server-sent event stream.
-     * @description Replays the events after `after`, then follows live, and ends after the
+     * Replays the events after `after`, then follows live, and ends after the
      *     `job-finished` event. Frames are `id: <seq>`, `event: <type>`, `data: <PruneEvent JSON>`.
      *     Any backend replica can serve it: events are read from the plugin database.
      */
@@ -105,6 +105,11 @@ export interface paths {
   };
 }
 export type webhooks = Record<string, never>;
+/**
+ * The schemas of the pvc-pruner OpenAPI spec.
+ *
+ * @public
+ */
 export interface components {
   schemas: {
     Error: {
@@ -116,26 +121,26 @@ export interface components {
         statusCode?: number;
       };
     };
-    /** @description The seq of an event in a job's log, in decimal digits. */
+    /** The seq of an event in a job's log, in decimal digits. */
     EventSeq: string;
-    /** @description A lowercase RFC 1123 name, as Kubernetes names namespaces, StatefulSets and claims. */
+    /** A lowercase RFC 1123 name, as Kubernetes names namespaces, StatefulSets and claims. */
     KubernetesName: string;
     ClaimRef: {
       name: components['schemas']['KubernetesName'];
       uid: string;
     };
-    /** @description Body of `POST /v1/prune-jobs`. */
+    /** Body of `POST /v1/prune-jobs`. */
     PruneRequest: {
       entityRef: string;
       cluster: string;
       namespace: components['schemas']['KubernetesName'];
       statefulSet: components['schemas']['KubernetesName'];
-      /** @description The claims the user confirmed; names must be unique. Each is re-checked right before deletion. */
+      /** The claims the user confirmed; names must be unique. Each is re-checked right before deletion. */
       pvcs: components['schemas']['ClaimRef'][];
-      /** @description Run the whole flow with `dryRun=All` on every write. */
+      /** Run the whole flow with `dryRun=All` on every write. */
       dryRun?: boolean;
     };
-    /** @description Response of `GET /v1/orphans?entityRef=`. */
+    /** Response of `GET /v1/orphans?entityRef=`. */
     OrphansResponse: {
       entityRef: string;
       clusters: components['schemas']['ClusterOrphans'][];
@@ -145,19 +150,17 @@ export interface components {
         retainedBytes: number;
       };
     };
-    /** @description One cluster's section; a cluster that failed has `ok false` and an error. */
+    /** One cluster's section; a cluster that failed has `ok false` and an error. */
     ClusterOrphans:
       | components['schemas']['ClusterOrphansOk']
       | components['schemas']['ClusterOrphansFailed'];
     ClusterOrphansOk: {
       cluster: string;
-      /** @enum {boolean} */
       ok: true;
       statefulSets: components['schemas']['StatefulSetOrphans'][];
     };
     ClusterOrphansFailed: {
       cluster: string;
-      /** @enum {boolean} */
       ok: false;
       error: {
         name: string;
@@ -170,7 +173,7 @@ export interface components {
       namespace: string;
       uid: string;
       replicas: number;
-      /** @description The ordinals the StatefulSet runs now: start ≤ ordinal < end. */
+      /** The ordinals the StatefulSet runs now: `start ≤ ordinal < end`. */
       ordinals: {
         start: number;
         end: number;
@@ -182,22 +185,22 @@ export interface components {
       };
       templates: string[];
       orphans: components['schemas']['OrphanedPvc'][];
-      /** @description Claims of the ordinals it runs, per template. */
+      /** Claims of the ordinals it runs, per template. */
       inUse: components['schemas']['InUsePvcs'][];
-      /** @description Claims that match a template's name but are kept for another reason. */
+      /** Claims that match a template's name but are kept for another reason. */
       kept: components['schemas']['KeptPvc'][];
-      /** @description Capacity freed by pruning: orphans whose volume is deleted with its claim. */
+      /** Capacity freed by pruning: orphans whose volume is deleted with its claim. */
       reclaimableBytes: number;
-      /** @description Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
+      /** Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
       retainedBytes: number;
     };
     PersistentVolumeSummary: {
       name: string;
-      /** @description `Delete`, `Retain` or `Recycle`. */
+      /** `Delete`, `Retain` or `Recycle`. */
       reclaimPolicy?: string;
-      /** @description `Bound`, `Released`, `Available`, … */
+      /** `Bound`, `Released`, `Available`, … */
       phase?: string;
-      /** @description True when the disk will survive the claim's deletion (and keep being billed). */
+      /** True when the disk will survive the claim's deletion (and keep being billed). */
       retained: boolean;
     };
     OrphanedPvc: {
@@ -205,40 +208,39 @@ export interface components {
       uid: string;
       resourceVersion: string;
       ordinal: number;
-      /** @description The volumeClaimTemplate the claim was made from. */
+      /** The volumeClaimTemplate the claim was made from. */
       template: string;
       phase?: string;
-      /** @description spec.resources.requests.storage as written, e.g. `20Gi`. */
+      /** spec.resources.requests.storage as written, e.g. `20Gi`. */
       requested?: string;
       requestedBytes: number;
-      /** @description status.capacity.storage when bound, e.g. `20Gi`. */
+      /** status.capacity.storage when bound, e.g. `20Gi`. */
       capacity?: string;
       capacityBytes?: number;
       storageClassName?: string;
       volume?: components['schemas']['PersistentVolumeSummary'];
       /** Format: date-time */
       createdAt?: string;
-      /** @description A deletion is already under way (deletionTimestamp set). */
+      /** A deletion is already under way (deletionTimestamp set). */
       deletionInProgress: boolean;
-      /** @description Scaling the StatefulSet to this many replicas (or more) would make the controller attach this old volume, with its data, to a new pod. */
+      /** Scaling the StatefulSet to this many replicas (or more) would make the controller attach this old volume, with its data, to a new pod. */
       reattachesAtReplicas: number;
     };
     /**
-     * @description A template's claims at ordinals the StatefulSet runs now: kept, because
+     * A template's claims at ordinals the StatefulSet runs now: kept, because
      *     they are in use. Grouped rather than listed one by one, as a large
      *     StatefulSet has thousands. Each is named `<template>-<statefulset>-<ordinal>`.
      */
     InUsePvcs: {
       template: string;
-      /** @description The ordinals that have a claim, ascending. */
+      /** The ordinals that have a claim, ascending. */
       ordinals: number[];
     };
     /**
-     * @description Why a claim that matches a template's name is kept, other than being a
+     * Why a claim that matches a template's name is kept, other than being a
      *     claim of an ordinal the StatefulSet runs (those are `InUsePvcs`):
      *     `mounted-by-pod`, a pod, running or terminating, still references the claim;
      *     `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.
-     * @enum {string}
      */
     KeptReason: 'mounted-by-pod' | 'not-an-ordinal';
     KeptPvc: {
@@ -247,13 +249,12 @@ export interface components {
       template: string;
       ordinal?: number;
       reason: components['schemas']['KeptReason'];
-      /** @description For `mounted-by-pod`: the pods that reference the claim. */
+      /** For `mounted-by-pod`: the pods that reference the claim. */
       pods?: {
         name: string;
         terminating: boolean;
       }[];
     };
-    /** @enum {string} */
     PruneJobStatus:
       | 'queued'
       | 'running'
@@ -261,19 +262,18 @@ export interface components {
       | 'failed'
       | 'aborted'
       | 'interrupted';
-    /** @description What became of one claim in a prune. */
+    /** What became of one claim in a prune. */
     PvcOutcome: {
       name: string;
       uid: string;
       ordinal?: number;
       bytes?: number;
-      /** @description Why it was skipped or failed. */
+      /** Why it was skipped or failed. */
       reason?: string;
-      /** @description The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
+      /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
       volume?: {
         name: string;
         reclaimPolicy?: string;
-        /** @enum {string} */
         fate: 'deleted' | 'released' | 'unknown';
       };
     };
@@ -303,16 +303,15 @@ export interface components {
       startedAt?: string;
       /** Format: date-time */
       finishedAt?: string;
-      /** @description Why an aborted, failed or interrupted job stopped. */
+      /** Why an aborted, failed or interrupted job stopped. */
       reason?: string;
       summary: components['schemas']['PruneSummary'];
     };
     PruneJobPage: {
       items: components['schemas']['PruneJob'][];
-      /** @description Pass as `?cursor=` for the next (older) page. */
+      /** Pass as `?cursor=` for the next (older) page. */
       nextCursor?: string;
     };
-    /** @enum {string} */
     PruneEventType:
       | 'job-queued'
       | 'job-started'
@@ -324,23 +323,23 @@ export interface components {
       | 'volume-deleted'
       | 'volume-released'
       | 'job-finished';
-    /** @description One entry in a job's ordered event log (and one SSE frame). */
+    /** One entry in a job's ordered event log (and one SSE frame). */
     PruneEvent: {
       jobId: string;
-      /** @description 1, 2, 3, … per job; `?after=<seq>` replays what follows. */
+      /** 1, 2, 3, … per job; `?after=<seq>` replays what follows. */
       seq: number;
       type: components['schemas']['PruneEventType'];
       /** Format: date-time */
       at: string;
       pvc?: string;
       message: string;
-      /** @description For job-finished: the final status. */
+      /** For job-finished: the final status. */
       status?: components['schemas']['PruneJobStatus'];
       outcome?: components['schemas']['PvcOutcome'];
     };
   };
   responses: {
-    /** @description The input is malformed; the message says what is wrong. */
+    /** The input is malformed; the message says what is wrong. */
     BadRequest: {
       headers: {
         [name: string]: unknown;
@@ -349,7 +348,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description No valid Backstage token. */
+    /** No valid Backstage token. */
     Unauthorized: {
       headers: {
         [name: string]: unknown;
@@ -358,7 +357,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The permission policy denied it, or the StatefulSet is not one the entity selects. */
+    /** The permission policy denied it, or the StatefulSet is not one the entity selects. */
     Forbidden: {
       headers: {
         [name: string]: unknown;
@@ -367,7 +366,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description Unknown entity or job. */
+    /** Unknown entity or job. */
     NotFound: {
       headers: {
         [name: string]: unknown;
@@ -378,11 +377,11 @@ export interface components {
     };
   };
   parameters: {
-    /** @description A catalog entity ref, e.g. `component:default/orders`. */
+    /** A catalog entity ref, e.g. `component:default/orders`. */
     entityRef: string;
-    /** @description Sent by a reconnecting EventSource (the seq of the last event it received); wins over `after`. */
+    /** Sent by a reconnecting EventSource (the seq of the last event it received); wins over `after`. */
     lastEventId: components['schemas']['EventSeq'];
-    /** @description The job's id (a UUID); any other value is an unknown job. */
+    /** The job's id (a UUID); any other value is an unknown job. */
     jobId: string;
   };
   requestBodies: never;
@@ -400,14 +399,13 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The plugin is serving. */
+      /** The plugin is serving. */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': {
-            /** @enum {string} */
             status: 'ok';
           };
         };
@@ -417,7 +415,7 @@ export interface operations {
   GetOrphans: {
     parameters: {
       query: {
-        /** @description A catalog entity ref, e.g. `component:default/orders`. */
+        /** A catalog entity ref, e.g. `component:default/orders`. */
         entityRef: components['parameters']['entityRef'];
       };
       header?: never;
@@ -426,7 +424,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description One section per cluster; a cluster that failed has `ok false` and an error, and never hides the others. */
+      /** One section per cluster; a cluster that failed has `ok false` and an error, and never hides the others. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -444,10 +442,10 @@ export interface operations {
   ListPruneJobs: {
     parameters: {
       query: {
-        /** @description A catalog entity ref, e.g. `component:default/orders`. */
+        /** A catalog entity ref, e.g. `component:default/orders`. */
         entityRef: components['parameters']['entityRef'];
         limit?: number;
-        /** @description `nextCursor` of the previous page. */
+        /** `nextCursor` of the previous page. */
         cursor?: string;
       };
       header?: never;
@@ -456,7 +454,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description A page of jobs. */
+      /** A page of jobs. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -482,7 +480,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The job is stored and running. */
+      /** The job is stored and running. */
       202: {
         headers: {
           [name: string]: unknown;
@@ -498,7 +496,7 @@ export interface operations {
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
-      /** @description Another prune of this StatefulSet holds its Lease; the message names who and since when. */
+      /** Another prune of this StatefulSet holds its Lease; the message names who and since when. */
       409: {
         headers: {
           [name: string]: unknown;
@@ -507,7 +505,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The body is larger than 64 KiB. */
+      /** The body is larger than 64 KiB. */
       413: {
         headers: {
           [name: string]: unknown;
@@ -521,14 +519,14 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The job's id (a UUID); any other value is an unknown job. */
+        /** The job's id (a UUID); any other value is an unknown job. */
         id: components['parameters']['jobId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The job. */
+      /** The job. */
       200: {
         headers: {
           [name: string]: unknown;
@@ -544,22 +542,22 @@ export interface operations {
   StreamPruneJobEvents: {
     parameters: {
       query?: {
-        /** @description Replay only events with a greater seq (default 0, all of them). */
+        /** Replay only events with a greater seq (default 0, all of them). */
         after?: components['schemas']['EventSeq'];
       };
       header?: {
-        /** @description Sent by a reconnecting EventSource (the seq of the last event it received); wins over `after`. */
+        /** Sent by a reconnecting EventSource (the seq of the last event it received); wins over `after`. */
         'Last-Event-ID'?: components['parameters']['lastEventId'];
       };
       path: {
-        /** @description The job's id (a UUID); any other value is an unknown job. */
+        /** The job's id (a UUID); any other value is an unknown job. */
         id: components['parameters']['jobId'];
       };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The stream. */
+      /** The stream. */
       200: {
         headers: {
           [name: string]: unknown;
