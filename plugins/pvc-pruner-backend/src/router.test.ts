@@ -226,6 +226,26 @@ describe('createRouter', () => {
     expect(response.body).toEqual({ status: 'ok' });
   });
 
+  it('serves the OpenAPI spec it validates against at /openapi.json', async () => {
+    const response = await request(app).get('/openapi.json');
+
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body.paths)).toEqual([
+      '/health',
+      '/v1/orphans',
+      '/v1/prune-jobs',
+      '/v1/prune-jobs/{id}',
+      '/v1/prune-jobs/{id}/events',
+    ]);
+    expect(response.body.components.schemas.PruneRequest.required).toEqual([
+      'entityRef',
+      'cluster',
+      'namespace',
+      'statefulSet',
+      'pvcs',
+    ]);
+  });
+
   it('answers 404 for unknown routes', async () => {
     expect((await request(app).get('/v1/unknown')).status).toBe(404);
     expect((await request(app).delete('/v1/prune-jobs/x')).status).toBe(404);
