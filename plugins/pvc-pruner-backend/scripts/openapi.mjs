@@ -48,12 +48,20 @@ export const createOpenApiRouter = async (
 `;
 }
 
+/** A TSDoc comment of a public item. */
+function publicDoc(text) {
+  const lines = text.trim().split('\n');
+  return `/**\n${lines
+    .map(l => ` * ${l}`.trimEnd())
+    .join('\n')}\n *\n * @public\n */\n`;
+}
+
 /**
  * openapi-typescript's JSDoc, in the TSDoc API Extractor reads for the API
- * report: descriptions as plain text, defaults as `@defaultValue`, no `@enum`,
- * and a release tag on the `components` the wire types are named from.
+ * report: descriptions as plain text, defaults as `@defaultValue`, no `@enum`;
+ * each schema's type alias documented with the schema's description.
  */
-function asTsdoc(source) {
+function asTsdoc(source, spec) {
   return source
     .replace(/@description /g, '')
     .replace(/@default /g, '@defaultValue ')
@@ -61,13 +69,25 @@ function asTsdoc(source) {
     .replace(/\/\*\* @enum \{\w+\} \*\/\n/g, '')
     .replace(
       /^export interface components \{/m,
-      '/**\n * The schemas of the pvc-pruner OpenAPI spec.\n *\n * @public\n */\nexport interface components {',
+      `${publicDoc('The schemas of the pvc-pruner OpenAPI spec.')}$&`,
+    )
+    .replace(
+      /^export type (\w+) = components\['schemas'\]\['\1'\];$/gm,
+      (line, name) =>
+        `${publicDoc(
+          spec.components.schemas[name].description ?? `The ${name} schema.`,
+        )}${line}`,
     );
 }
 
 async function modelsSource(spec) {
-  const ast = await openapiTS(spec, { silent: true });
-  return `${HEADER}\n${asTsdoc(astToString(ast))}`;
+  const ast = await openapiTS(spec, {
+    silent: true,
+    // A type alias per schema, named as the spec names it (PruneJob, …).
+    rootTypes: true,
+    rootTypesNoSchemaPrefix: true,
+  });
+  return `${HEADER}\n${asTsdoc(astToString(ast), spec)}`;
 }
 
 async function format(file, source) {
@@ -77,27 +97,16 @@ async function format(file, source) {
 
 async function generatedFiles() {
   const spec = YAML.load(await fs.readFile(specPath, 'utf8'));
+  const reexport = from => `${HEADER}\nexport * from '${from}';\n`;
+  const backend = path.join(backendDir, 'src/schema/openapi');
+  const common = path.join(commonDir, 'src/schema/openapi');
   const files = {
-    [path.join(backendDir, 'src/schema/openapi/generated/router.ts')]:
-      routerSource(spec),
-    [path.join(
-      backendDir,
-      'src/schema/openapi/generated/index.ts',
-    )]: `${HEADER}\nexport * from './router';\n`,
-    [path.join(
-      backendDir,
-      'src/schema/openapi/index.ts',
-    )]: `${HEADER}\nexport * from './generated';\n`,
-    [path.join(commonDir, 'src/schema/openapi/generated/models.ts')]:
-      await modelsSource(spec),
-    [path.join(
-      commonDir,
-      'src/schema/openapi/generated/index.ts',
-    )]: `${HEADER}\nexport type * from './models';\n`,
-    [path.join(
-      commonDir,
-      'src/schema/openapi/index.ts',
-    )]: `${HEADER}\nexport type * from './generated';\n`,
+    [path.join(backend, 'generated/router.ts')]: routerSource(spec),
+    [path.join(backend, 'generated/index.ts')]: reexport('./router'),
+    [path.join(backend, 'index.ts')]: reexport('./generated'),
+    [path.join(common, 'generated/models.ts')]: await modelsSource(spec),
+    [path.join(common, 'generated/index.ts')]: reexport('./models'),
+    [path.join(common, 'index.ts')]: reexport('./generated'),
   };
   for (const file of Object.keys(files)) {
     files[file] = await format(file, files[file]);

@@ -1,5 +1,6 @@
 import {
   AuditorService,
+  BackstageCredentials,
   HttpAuthService,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
@@ -8,6 +9,7 @@ import {
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
+import { ResourcePermission } from '@backstage/plugin-permission-common';
 import express from 'express';
 import Router from 'express-promise-router';
 import { streamJobEvents } from './eventStream';
@@ -67,6 +69,22 @@ export async function createRouter(
   router.use(api);
   router.use(explainValidationErrors);
 
+  /** The entity's workloads, once the caller is allowed `permission` on it. */
+  const permittedTarget = async (
+    entityRef: string,
+    permission: ResourcePermission<'catalog-entity'>,
+    credentials: BackstageCredentials,
+  ) => {
+    const target = await entityWorkloads.resolve(entityRef, credentials);
+    await requirePermission({
+      permissions,
+      permission,
+      entityRef: target.entityRef,
+      credentials,
+    });
+    return target;
+  };
+
   const readableJob = async (
     req: Parameters<HttpAuthService['credentials']>[0],
     id: string,
@@ -101,13 +119,11 @@ export async function createRouter(
       meta: { entityRef },
     });
     try {
-      const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({
-        permissions,
-        permission: pvcPrunerOrphansReadPermission,
-        entityRef: target.entityRef,
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerOrphansReadPermission,
         credentials,
-      });
+      );
       const result = await orphanFinder.findForEntity(target);
       await audit.success({ meta: { orphans: result.totals.orphans } });
       res.json(result);
@@ -139,13 +155,11 @@ export async function createRouter(
     try {
       if (options.pruneDisabledReason)
         throw new NotAllowedError(options.pruneDisabledReason);
-      const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({
-        permissions,
-        permission: pvcPrunerPrunePermission,
-        entityRef: target.entityRef,
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerPrunePermission,
         credentials,
-      });
+      );
       const job = await jobs.start(
         { ...body, entityRef: target.entityRef },
         target,
@@ -189,13 +203,11 @@ export async function createRouter(
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
-    const target = await entityWorkloads.resolve(query.entityRef, credentials);
-    await requirePermission({
-      permissions,
-      permission: pvcPrunerOrphansReadPermission,
-      entityRef: target.entityRef,
+    const target = await permittedTarget(
+      query.entityRef,
+      pvcPrunerOrphansReadPermission,
       credentials,
-    });
+    );
     res.json(
       await store.listJobs({
         entityRef: target.entityRef,

@@ -540,6 +540,8 @@ export const spec = {
         },
       },
       StatefulSetOrphans: {
+        description:
+          'One StatefulSet of the entity: what it runs, its orphans and the claims it keeps.',
         type: 'object',
         required: [
           'name',
@@ -638,6 +640,7 @@ export const spec = {
         },
       },
       PersistentVolumeSummary: {
+        description: 'The volume bound to an orphaned claim.',
         type: 'object',
         required: ['name', 'retained'],
         properties: {
@@ -660,6 +663,8 @@ export const spec = {
         },
       },
       OrphanedPvc: {
+        description:
+          'A claim of an ordinal the StatefulSet no longer runs, that no pod references.',
         type: 'object',
         required: [
           'name',
@@ -753,6 +758,8 @@ export const spec = {
         enum: ['mounted-by-pod', 'not-an-ordinal'],
       },
       KeptPvc: {
+        description:
+          "A claim that matches a template's name but is kept, with its reason.",
         type: 'object',
         required: ['name', 'uid', 'template', 'reason'],
         properties: {
@@ -791,6 +798,8 @@ export const spec = {
         },
       },
       PruneJobStatus: {
+        description:
+          'Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.',
         type: 'string',
         enum: [
           'queued',
@@ -843,6 +852,8 @@ export const spec = {
         },
       },
       PruneSummary: {
+        description:
+          'What a prune did to each confirmed claim, and the bytes it reclaimed.',
         type: 'object',
         required: ['deleted', 'skipped', 'failed', 'bytesReclaimed'],
         properties: {
@@ -870,6 +881,8 @@ export const spec = {
         },
       },
       PruneJob: {
+        description:
+          'A prune (or dry run) of confirmed claims of one StatefulSet.',
         type: 'object',
         required: [
           'id',
@@ -947,6 +960,7 @@ export const spec = {
         },
       },
       PruneJobPage: {
+        description: "A page of an entity's prune jobs, newest first.",
         type: 'object',
         required: ['items'],
         properties: {
@@ -963,6 +977,7 @@ export const spec = {
         },
       },
       PruneEventType: {
+        description: 'The kinds of `PruneEvent`.',
         type: 'string',
         enum: [
           'job-queued',

@@ -6,4 +6,4 @@
 // Generated from plugins/pvc-pruner-backend/src/schema/openapi.yaml by
 // `npm run schema:generate`.
 
-export type * from './models';
+export * from './models';

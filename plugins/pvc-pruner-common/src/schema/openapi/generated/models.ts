@@ -168,6 +168,7 @@ export interface components {
         statusCode?: number;
       };
     };
+    /** One StatefulSet of the entity: what it runs, its orphans and the claims it keeps. */
     StatefulSetOrphans: {
       name: string;
       namespace: string;
@@ -194,6 +195,7 @@ export interface components {
       /** Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
       retainedBytes: number;
     };
+    /** The volume bound to an orphaned claim. */
     PersistentVolumeSummary: {
       name: string;
       /** `Delete`, `Retain` or `Recycle`. */
@@ -203,6 +205,7 @@ export interface components {
       /** True when the disk will survive the claim's deletion (and keep being billed). */
       retained: boolean;
     };
+    /** A claim of an ordinal the StatefulSet no longer runs, that no pod references. */
     OrphanedPvc: {
       name: string;
       uid: string;
@@ -243,6 +246,7 @@ export interface components {
      *     `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.
      */
     KeptReason: 'mounted-by-pod' | 'not-an-ordinal';
+    /** A claim that matches a template's name but is kept, with its reason. */
     KeptPvc: {
       name: string;
       uid: string;
@@ -255,6 +259,9 @@ export interface components {
         terminating: boolean;
       }[];
     };
+    /**
+     * Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.
+     */
     PruneJobStatus:
       | 'queued'
       | 'running'
@@ -277,12 +284,14 @@ export interface components {
         fate: 'deleted' | 'released' | 'unknown';
       };
     };
+    /** What a prune did to each confirmed claim, and the bytes it reclaimed. */
     PruneSummary: {
       deleted: components['schemas']['PvcOutcome'][];
       skipped: components['schemas']['PvcOutcome'][];
       failed: components['schemas']['PvcOutcome'][];
       bytesReclaimed: number;
     };
+    /** A prune (or dry run) of confirmed claims of one StatefulSet. */
     PruneJob: {
       /** Format: uuid */
       id: string;
@@ -307,11 +316,15 @@ export interface components {
       reason?: string;
       summary: components['schemas']['PruneSummary'];
     };
+    /** A page of an entity's prune jobs, newest first. */
     PruneJobPage: {
       items: components['schemas']['PruneJob'][];
       /** Pass as `?cursor=` for the next (older) page. */
       nextCursor?: string;
     };
+    /**
+     * The kinds of `PruneEvent`.
+     */
     PruneEventType:
       | 'job-queued'
       | 'job-started'
@@ -388,6 +401,152 @@ export interface components {
   headers: never;
   pathItems: never;
 }
+/**
+ * The Error schema.
+ *
+ * @public
+ */
+export type Error = components['schemas']['Error'];
+/**
+ * The seq of an event in a job's log, in decimal digits.
+ *
+ * @public
+ */
+export type EventSeq = components['schemas']['EventSeq'];
+/**
+ * A lowercase RFC 1123 name, as Kubernetes names namespaces, StatefulSets and claims.
+ *
+ * @public
+ */
+export type KubernetesName = components['schemas']['KubernetesName'];
+/**
+ * The ClaimRef schema.
+ *
+ * @public
+ */
+export type ClaimRef = components['schemas']['ClaimRef'];
+/**
+ * Body of `POST /v1/prune-jobs`.
+ *
+ * @public
+ */
+export type PruneRequest = components['schemas']['PruneRequest'];
+/**
+ * Response of `GET /v1/orphans?entityRef=`.
+ *
+ * @public
+ */
+export type OrphansResponse = components['schemas']['OrphansResponse'];
+/**
+ * One cluster's section; a cluster that failed has `ok false` and an error.
+ *
+ * @public
+ */
+export type ClusterOrphans = components['schemas']['ClusterOrphans'];
+/**
+ * The ClusterOrphansOk schema.
+ *
+ * @public
+ */
+export type ClusterOrphansOk = components['schemas']['ClusterOrphansOk'];
+/**
+ * The ClusterOrphansFailed schema.
+ *
+ * @public
+ */
+export type ClusterOrphansFailed =
+  components['schemas']['ClusterOrphansFailed'];
+/**
+ * One StatefulSet of the entity: what it runs, its orphans and the claims it keeps.
+ *
+ * @public
+ */
+export type StatefulSetOrphans = components['schemas']['StatefulSetOrphans'];
+/**
+ * The volume bound to an orphaned claim.
+ *
+ * @public
+ */
+export type PersistentVolumeSummary =
+  components['schemas']['PersistentVolumeSummary'];
+/**
+ * A claim of an ordinal the StatefulSet no longer runs, that no pod references.
+ *
+ * @public
+ */
+export type OrphanedPvc = components['schemas']['OrphanedPvc'];
+/**
+ * A template's claims at ordinals the StatefulSet runs now: kept, because
+ * they are in use. Grouped rather than listed one by one, as a large
+ * StatefulSet has thousands. Each is named `<template>-<statefulset>-<ordinal>`.
+ *
+ * @public
+ */
+export type InUsePvcs = components['schemas']['InUsePvcs'];
+/**
+ * Why a claim that matches a template's name is kept, other than being a
+ * claim of an ordinal the StatefulSet runs (those are `InUsePvcs`):
+ * `mounted-by-pod`, a pod, running or terminating, still references the claim;
+ * `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.
+ *
+ * @public
+ */
+export type KeptReason = components['schemas']['KeptReason'];
+/**
+ * A claim that matches a template's name but is kept, with its reason.
+ *
+ * @public
+ */
+export type KeptPvc = components['schemas']['KeptPvc'];
+/**
+ * Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.
+ *
+ * @public
+ */
+export type PruneJobStatus = components['schemas']['PruneJobStatus'];
+/**
+ * What became of one claim in a prune.
+ *
+ * @public
+ */
+export type PvcOutcome = components['schemas']['PvcOutcome'];
+/**
+ * What a prune did to each confirmed claim, and the bytes it reclaimed.
+ *
+ * @public
+ */
+export type PruneSummary = components['schemas']['PruneSummary'];
+/**
+ * A prune (or dry run) of confirmed claims of one StatefulSet.
+ *
+ * @public
+ */
+export type PruneJob = components['schemas']['PruneJob'];
+/**
+ * A page of an entity's prune jobs, newest first.
+ *
+ * @public
+ */
+export type PruneJobPage = components['schemas']['PruneJobPage'];
+/**
+ * The kinds of `PruneEvent`.
+ *
+ * @public
+ */
+export type PruneEventType = components['schemas']['PruneEventType'];
+/**
+ * One entry in a job's ordered event log (and one SSE frame).
+ *
+ * @public
+ */
+export type PruneEvent = components['schemas']['PruneEvent'];
+export type ResponseBadRequest = components['responses']['BadRequest'];
+export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseForbidden = components['responses']['Forbidden'];
+export type ResponseNotFound = components['responses']['NotFound'];
+export type ParameterEntityRef = components['parameters']['entityRef'];
+export type ParameterLastEventId = components['parameters']['lastEventId'];
+export type ParameterJobId = components['parameters']['jobId'];
 export type $defs = Record<string, never>;
 export interface operations {
   GetHealth: {
