@@ -161,6 +161,7 @@ export const spec = {
           {
             name: 'limit',
             in: 'query',
+            allowReserved: true,
             schema: {
               type: 'integer',
               minimum: 1,
@@ -171,6 +172,7 @@ export const spec = {
           {
             name: 'cursor',
             in: 'query',
+            allowReserved: true,
             description: '`nextCursor` of the previous page.',
             schema: {
               type: 'string',
@@ -239,6 +241,7 @@ export const spec = {
           {
             name: 'after',
             in: 'query',
+            allowReserved: true,
             description:
               'Replay only events with a greater seq (default 0, all of them).',
             schema: {
@@ -284,6 +287,7 @@ export const spec = {
       entityRef: {
         name: 'entityRef',
         in: 'query',
+        allowReserved: true,
         required: true,
         description: 'A catalog entity ref, e.g. `component:default/orders`.',
         schema: {
