@@ -13,8 +13,9 @@ export interface Config {
     volumeWaitTimeoutSeconds?: number;
     /**
      * Duration of the Kubernetes Lease that stops two prunes of one StatefulSet running at once.
-     * It is renewed every third of this while a job runs; a job whose Backstage instance stops
-     * is marked interrupted once this has passed without a renewal.
+     * It is renewed every third of this while a job runs, and a job deletes nothing unless its
+     * last renewal is younger than two thirds of it. A job whose Backstage instance stops is
+     * marked interrupted once this has passed without a heartbeat (by the database's clock).
      * @default 30
      */
     leaseDurationSeconds?: number;

@@ -105,7 +105,6 @@ function orphansPayload(entityRef: string): OrphansResponse {
           retained: isRetained,
         },
         createdAt: new Date(Date.now() - 86_400_000 * (i + 1)).toISOString(),
-        deletionInProgress: false,
         reattachesAtReplicas: ordinal + 1,
       });
     }

@@ -37,6 +37,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeSim, PolicyRule, startKubeSim } from 'kube-sim';
 import { parse as parseYaml } from 'yaml';
+import { SupervisedProcess, Supervisor } from './supervisor';
 
 const ROOT = resolve(__dirname, '../..');
 // The state folder (--state-dir): databases, kubeconfig and logs.
@@ -145,7 +146,11 @@ interface Child {
   log: WriteStream;
   tail: string[];
   exited: boolean;
+  /** How it exited: `code 1`, `signal SIGKILL`. */
+  exitReason?: string;
   exit: Promise<void>;
+  /** Set for a supervised child: what to do when its server process dies once the demo is ready. */
+  onServerDown?: () => void;
   /** The CLI runs the server in a process of its own (the backend), and keeps running when that process dies. */
   serverProcess?: {
     seen: boolean;
@@ -159,14 +164,18 @@ let sim: KubeSim | undefined;
 let verbose = false;
 let stopping = false;
 let ready = false;
+let backendSupervisor: Supervisor | undefined;
 
 function startChild(
   name: string,
   packageDir: string,
   env: NodeJS.ProcessEnv,
-  options: { serverProcess?: boolean } = {},
+  options: { serverProcess?: boolean; supervised?: boolean } = {},
 ): Child {
-  const log = createWriteStream(join(LOG_DIR, `${name}.log`), { flags: 'w' });
+  // A restart appends, so the log keeps what the run before it printed.
+  const log = createWriteStream(join(LOG_DIR, `${name}.log`), {
+    flags: options.supervised && ready ? 'a' : 'w',
+  });
   // Its own process group, so stopping it reaches the processes it starts.
   const proc = spawn(process.execPath, [CLI, 'package', 'start'], {
     cwd: join(ROOT, packageDir),
@@ -188,7 +197,11 @@ function startChild(
   child.exit = new Promise(resolveExit => {
     proc.once('exit', (code, signal) => {
       child.exited = true;
-      if (!stopping) {
+      child.exitReason = signal ? `signal ${signal}` : `code ${code}`;
+      if (!stopping && options.supervised && ready) {
+        // The supervisor restarts it; first everything it started goes.
+        signalGroup(child, 'SIGKILL');
+      } else if (!stopping) {
         say(
           `[${name}] exited unexpectedly (${
             signal ?? `code ${code}`
@@ -283,6 +296,8 @@ function watchServerProcesses() {
         for (const line of child.tail.slice(-30))
           say(`[${child.name}]   ${line}`);
         void stop(1);
+      } else if (child.onServerDown) {
+        child.onServerDown();
       } else {
         say(
           `[${child.name}] the ${child.name} process exited (see ${logPath}); it restarts when you change one of its files`,
@@ -316,6 +331,7 @@ function signalGroup(child: Child, signal: NodeJS.Signals) {
 async function stop(code: number): Promise<never> {
   if (stopping) return new Promise<never>(() => {});
   stopping = true;
+  backendSupervisor?.stop();
   const anythingStarted = children.length > 0 || sim !== undefined;
   if (anythingStarted) say('Stopping the demo…');
   for (const child of children) {
@@ -443,6 +459,44 @@ async function waitForBackend() {
   });
 }
 
+/**
+ * One run of the backend, for the supervisor. `backstage-cli package start`
+ * restarts its server only on a file change, so when the server process
+ * dies the CLI is killed too and the run has ended; it has also ended when
+ * the CLI exits. Either way, once nothing of its process group is left.
+ */
+function launchBackend(env: NodeJS.ProcessEnv): SupervisedProcess {
+  const restart = ready;
+  const previous = children.findIndex(c => c.name === 'backend');
+  if (previous >= 0) children.splice(previous, 1)[0].log.end();
+  const child = startChild('backend', 'plugins/pvc-pruner-backend', env, {
+    serverProcess: true,
+    supervised: true,
+  });
+  let serverDown = false;
+  child.onServerDown = () => {
+    serverDown = true;
+    signalGroup(child, 'SIGKILL');
+  };
+  if (restart) void sayWhenServing(child);
+  return {
+    ended: child.exit.then(async () => {
+      while (groupAlive(child)) await sleep(100);
+      return serverDown ? 'its server process died' : child.exitReason!;
+    }),
+  };
+}
+
+async function sayWhenServing(child: Child) {
+  while (!child.exited && !stopping) {
+    if ((await get(`${BACKEND_URL}/api/pvc-pruner/health`))?.ok) {
+      say(`[backend] backend is serving again at ${BACKEND_URL}`);
+      return;
+    }
+    await sleep(500);
+  }
+}
+
 async function waitForFrontend() {
   await waitFor('the frontend dev server', async () => {
     const res = await get(FRONTEND_URL);
@@ -540,9 +594,13 @@ async function main() {
       LOG_DIR,
     )}/)…`,
   );
-  startChild('backend', 'plugins/pvc-pruner-backend', env, {
-    serverProcess: true,
+  backendSupervisor = Supervisor.create({
+    name: 'backend',
+    launch: () => launchBackend(env),
+    say,
+    onGiveUp: () => void stop(1),
   });
+  backendSupervisor.start();
   startChild('frontend', 'plugins/pvc-pruner', env);
   watchServerProcesses();
 

@@ -12,6 +12,7 @@ import { readOptions } from './options';
 import { createRouter } from './router';
 import { PruneJobStore } from './database';
 import {
+  InterruptedJobSweeper,
   JobEvents,
   LeaseLock,
   PruneJobs,
@@ -41,6 +42,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
         lifecycle: coreServices.lifecycle,
+        scheduler: coreServices.scheduler,
         catalog: catalogServiceRef,
       },
       async init({
@@ -53,6 +55,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissionsRegistry,
         auditor,
         lifecycle,
+        scheduler,
         catalog,
       }) {
         const options = readOptions(config);
@@ -86,16 +89,22 @@ export const pvcPrunerPlugin = createBackendPlugin({
               { renewIntervalMs: leaseMs / 3 },
             ),
             gateways,
-            lock: new LeaseLock(
-              options.leaseDurationSeconds,
-              `backstage-${hostname()}-${process.pid}`,
-            ),
+            lock: new LeaseLock({
+              leaseDurationSeconds: options.leaseDurationSeconds,
+              holderPrefix: `backstage-${hostname()}-${process.pid}`,
+              clock: store,
+            }),
             logger,
           },
-          { heartbeatMs: leaseMs / 3, staleAfterMs: leaseMs },
+          { heartbeatMs: leaseMs / 3 },
         );
-        await jobs.startHousekeeping();
-        lifecycle.addShutdownHook(() => jobs.stop());
+        await InterruptedJobSweeper.schedule({
+          scheduler,
+          store,
+          logger,
+          staleAfterMs: leaseMs,
+        });
+        lifecycle.addShutdownHook(() => jobs.shutdown());
 
         httpRouter.use(
           await createRouter({

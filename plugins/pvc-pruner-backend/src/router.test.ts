@@ -17,6 +17,7 @@ import {
   pvcPrunerPrunePermission,
   PruneJob,
   PruneRequest,
+  emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
 import express from 'express';
 import knexFactory, { Knex } from 'knex';
@@ -524,6 +525,7 @@ describe('createRouter', () => {
         status: 'succeeded',
         summary: {
           deleted: [ok('data-orders-db-2')],
+          terminating: [],
           skipped: [ok('data-orders-db-3')],
           failed: [],
           bytesReclaimed: 0,
@@ -536,7 +538,42 @@ describe('createRouter', () => {
           jobId: job.id,
           outcome: 'succeeded',
           deleted: ['data-orders-db-2'],
+          terminating: [],
           skipped: ['data-orders-db-3'],
+        },
+      });
+    });
+
+    it('audits an incomplete job as carried out, naming the claims still terminating', async () => {
+      await request(app).post('/v1/prune-jobs').send(validPrune()).expect(202);
+      const reporter = start.mock.calls[0][3];
+      const job = (await store.listJobs()).items[0];
+      const ok = (n: string) => ({ name: n, uid: n });
+      reporter.finished(job, {
+        status: 'incomplete',
+        reason:
+          'Not everything was reclaimed: data-orders-db-2 is still terminating, held by acc.example/backup-hold',
+        summary: {
+          deleted: [ok('data-orders-db-3')],
+          terminating: [
+            {
+              ...ok('data-orders-db-2'),
+              finalizers: ['acc.example/backup-hold'],
+            },
+          ],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 0,
+        },
+      });
+      await new Promise(r => setImmediate(r));
+      expect(audit.events[0]).toMatchObject({
+        outcome: 'success',
+        meta: {
+          jobId: job.id,
+          outcome: 'incomplete',
+          deleted: ['data-orders-db-3'],
+          terminating: ['data-orders-db-2'],
         },
       });
     });
@@ -548,7 +585,7 @@ describe('createRouter', () => {
       reporter.finished(job, {
         status: 'aborted',
         reason: 'StatefulSet shop/orders-db changed',
-        summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+        summary: emptyPruneSummary(),
       });
       await new Promise(r => setImmediate(r));
 

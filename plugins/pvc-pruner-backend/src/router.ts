@@ -166,12 +166,15 @@ export async function createRouter(
         requestedBy,
         {
           finished: (finishedJob, result) =>
-            void (result.status === 'succeeded'
+            // Incomplete is carried out, with claims whose deletion is still pending: listed.
+            void (result.status === 'succeeded' ||
+            result.status === 'incomplete'
               ? audit.success({
                   meta: {
                     jobId: finishedJob.id,
                     outcome: result.status,
                     deleted: result.summary.deleted.map(p => p.name),
+                    terminating: result.summary.terminating.map(p => p.name),
                     skipped: result.summary.skipped.map(p => p.name),
                   },
                 })

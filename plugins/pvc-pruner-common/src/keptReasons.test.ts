@@ -1,4 +1,9 @@
-import { describeInUse, describeKept, formatOrdinals } from './keptReasons';
+import {
+  describeFinalizers,
+  describeInUse,
+  describeKept,
+  formatOrdinals,
+} from './keptReasons';
 
 const web = { name: 'web', ordinals: { start: 1, end: 4 } };
 
@@ -59,5 +64,37 @@ describe('describeKept', () => {
         web,
       ),
     ).toBe('"backup" after "data-web-" is not an ordinal of this StatefulSet');
+  });
+
+  it('names the finalizers that keep a claim terminating', () => {
+    expect(
+      describeKept(
+        {
+          name: 'data-web-5',
+          uid: 'u',
+          template: 'data',
+          ordinal: 5,
+          reason: 'terminating',
+          finalizers: [
+            'acc.example/backup-hold',
+            'kubernetes.io/pvc-protection',
+          ],
+        },
+        web,
+      ),
+    ).toBe(
+      'already being deleted, still terminating (held by acc.example/backup-hold, kubernetes.io/pvc-protection)',
+    );
+  });
+});
+
+describe('describeFinalizers', () => {
+  it('says what holds a claim, or that nothing does any more', () => {
+    expect(describeFinalizers(['acc.example/backup-hold'])).toBe(
+      'held by acc.example/backup-hold',
+    );
+    expect(describeFinalizers([])).toBe(
+      'held until the API server finishes its deletion',
+    );
   });
 });

@@ -63,7 +63,22 @@ export function describeKept(
         prefix.length,
       )}" after "${prefix}" is not an ordinal of this StatefulSet`;
     }
+    case 'terminating':
+      return `already being deleted, still terminating (${describeFinalizers(
+        pvc.finalizers ?? [],
+      )})`;
     default:
       return pvc.reason;
   }
+}
+
+/**
+ * "held by a, b" for the finalizers keeping a claim Terminating.
+ *
+ * @public
+ */
+export function describeFinalizers(finalizers: string[]): string {
+  return finalizers.length > 0
+    ? `held by ${finalizers.join(', ')}`
+    : 'held until the API server finishes its deletion';
 }

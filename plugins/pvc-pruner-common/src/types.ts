@@ -3,7 +3,7 @@
  * generated from the backend's OpenAPI spec, each documented by its schema.
  * Sizes are bytes; times are ISO 8601 strings.
  */
-import type { PruneJobStatus } from './schema/openapi';
+import type { PruneJobStatus, PruneSummary } from './schema/openapi';
 
 export type {
   ClusterOrphans,
@@ -27,7 +27,19 @@ export type {
 /** The statuses a job ends in. @public */
 export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
   'succeeded',
+  'incomplete',
   'failed',
   'aborted',
   'interrupted',
 ];
+
+/** A summary of nothing done yet. @public */
+export function emptyPruneSummary(): PruneSummary {
+  return {
+    deleted: [],
+    terminating: [],
+    skipped: [],
+    failed: [],
+    bytesReclaimed: 0,
+  };
+}

@@ -6,6 +6,7 @@ import {
   pruneAll,
   Pruner,
   readSse,
+  sleep,
   startPruner,
   startSim,
   statefulSetIn,
@@ -82,5 +83,71 @@ describe('a backend that stops mid-job', () => {
       250,
     );
     expect((await second.waitForJob(again.body.id)).status).toBeDefined();
+  });
+
+  it('on shutdown, lets a running job stop before its next delete, records it interrupted with the reason, and releases its Lease', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pvc-pruner-shutdown-'));
+    const database = {
+      client: 'better-sqlite3',
+      connection: { directory: dir },
+    };
+    // A long lease: only its release lets the StatefulSet be pruned again at once.
+    const pvcPruner = { leaseDurationSeconds: 60 };
+    sim = await startSim();
+    const first = await startPruner({ sim, database, pvcPruner });
+    pruners.push(first);
+    const sts = statefulSetIn(await first.scan(), 'shop', 'orders-db');
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      latencyMs: 1000,
+    });
+    const deletes = () =>
+      sim
+        .requests()
+        .filter(
+          r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims',
+        ).length;
+    const id = await first.prune(pruneAll(sts));
+    // Read the job's stream until its first delete goes out.
+    const untilFirstDelete = new AbortController();
+    await readSse(`${first.baseUrl}/v1/prune-jobs/${id}/events`, {
+      signal: untilFirstDelete.signal,
+      onFrame: frame => {
+        if (frame.data.type === 'pvc-deleting') untilFirstDelete.abort();
+      },
+    }).catch(e => {
+      if (!untilFirstDelete.signal.aborted) throw e;
+    });
+
+    await first.stop();
+    pruners.splice(0);
+
+    // Stopped means done: the job is recorded and its Lease is gone.
+    expect(
+      sim.store.get(
+        'coordination.k8s.io/leases',
+        'shop',
+        'pvc-pruner-orders-db',
+      ),
+    ).toBeUndefined();
+    const sentBeforeStop = deletes();
+    expect(sentBeforeStop).toBeLessThanOrEqual(1);
+    const second = await startPruner({ sim, database, pvcPruner });
+    pruners.push(second);
+    const job = (await second.get(`/v1/prune-jobs/${id}`)).body;
+    expect(job).toMatchObject({
+      status: 'interrupted',
+      reason:
+        'Interrupted: the Backstage instance running this job shut down; run a new scan',
+    });
+    expect(job.summary.skipped.length).toBeGreaterThanOrEqual(
+      sts.orphans.length - 1,
+    );
+    await sleep(1500);
+    expect(deletes()).toBe(sentBeforeStop);
+    sim.clearFaults();
+    const again = await second.post('/v1/prune-jobs', pruneAll(sts, true));
+    expect(again.status).toBe(202);
   });
 });

@@ -14,8 +14,12 @@ type AdminRequest = {
  *   GET|POST|DELETE /faults[/<id>]   POST /latency {ms}   POST /watches/drop
  *   POST /controllers/pause|resume   GET|DELETE /requests   POST /compact
  *   POST /tokens {user, rules, namespaces?}
+ *   POST /bindings {subjects, rules, namespaces?} → {id}   DELETE /bindings/<id>
+ *   POST /client-certificates {user, groups?} → {cert, key}   (https only)
  */
 export function createAdminHandler(sim: () => KubeSim) {
+  const bindings = new Map<number, () => void>();
+  let nextBinding = 1;
   return ({ method, path, body }: AdminRequest): unknown => {
     const s = sim();
     const route = `${method} ${path}`;
@@ -23,6 +27,14 @@ export function createAdminHandler(sim: () => KubeSim) {
     if (faultId && method === 'DELETE') {
       s.faults.remove(Number(faultId[1]));
       return { removed: Number(faultId[1]) };
+    }
+    const bindingId = Number(path.match(/^\/bindings\/(\d+)$/)?.[1]);
+    if (bindingId && method === 'DELETE') {
+      const remove = bindings.get(bindingId);
+      if (!remove) throw errors.badRequest(`no binding ${bindingId}`);
+      remove();
+      bindings.delete(bindingId);
+      return { removed: bindingId };
     }
     switch (route) {
       case 'GET /faults':
@@ -68,6 +80,41 @@ export function createAdminHandler(sim: () => KubeSim) {
             namespaces: body.namespaces,
           }),
         };
+      case 'POST /bindings': {
+        const valid =
+          Array.isArray(body?.subjects) &&
+          body.subjects.every(
+            (x: any) =>
+              (x?.kind === 'User' || x?.kind === 'Group') &&
+              typeof x?.name === 'string',
+          ) &&
+          Array.isArray(body?.rules);
+        if (!valid)
+          throw errors.badRequest(
+            '{"subjects": [{"kind": "User"|"Group", "name": string}], "rules": PolicyRule[], "namespaces"?: string[]} is required',
+          );
+        const id = nextBinding++;
+        bindings.set(
+          id,
+          s.addBinding({
+            subjects: body.subjects,
+            rules: body.rules,
+            namespaces: body.namespaces,
+          }),
+        );
+        return { id };
+      }
+      case 'POST /client-certificates':
+        if (typeof body?.user !== 'string' || !body.user)
+          throw errors.badRequest(
+            '{"user": string, "groups"?: string[]} is required',
+          );
+        if (!s.clientCaCert)
+          throw errors.badRequest('client certificates need https');
+        return s.issueClientCertificate({
+          user: body.user,
+          groups: Array.isArray(body.groups) ? body.groups : [],
+        });
       default:
         return undefined;
     }

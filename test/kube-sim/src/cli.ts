@@ -1,7 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { startKubeSim } from './index';
+import { parse } from 'yaml';
+import {
+  KubeconfigCredential,
+  KubeSimAuthOptions,
+  startKubeSim,
+} from './index';
 
-const USAGE = `Usage: npm run sim -- --port N --kubeconfig PATH [--scenario demo|empty|FILE.yaml] [--https] [--time-factor F] [--token T]`;
+const USAGE = `Usage: npm run sim -- --port N --kubeconfig PATH [--scenario demo|empty|FILE.yaml] [--https] [--time-factor F] [--token T]
+  [--auth-config FILE.yaml]   startKubeSim's \`auth\` options (oidc issuers with JWKS keys, aws, google, azure, bindings)
+  [--client-cert USER[:GROUP,...]]   write the kubeconfig with a client certificate for USER in GROUPs (needs --https)`;
+
+/** `alice:team-a,qa` → user alice in groups team-a and qa. */
+function parseClientCert(value: string) {
+  const [user, groups] = value.split(':');
+  if (!user) throw new Error(`--client-cert needs a user name\n${USAGE}`);
+  return { user, groups: groups ? groups.split(',').filter(Boolean) : [] };
+}
 
 async function main() {
   const { values } = parseArgs({
@@ -12,6 +27,8 @@ async function main() {
       https: { type: 'boolean', default: false },
       'time-factor': { type: 'string', default: '1' },
       token: { type: 'string' },
+      'auth-config': { type: 'string' },
+      'client-cert': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -27,6 +44,11 @@ async function main() {
     throw new Error(`--time-factor must be a positive number\n${USAGE}`);
   if (!values.kubeconfig)
     throw new Error(`--kubeconfig PATH is required\n${USAGE}`);
+  if (values['client-cert'] && !values.https)
+    throw new Error(`--client-cert needs --https\n${USAGE}`);
+  const auth: KubeSimAuthOptions | undefined = values['auth-config']
+    ? parse(readFileSync(values['auth-config'], 'utf8'))
+    : undefined;
 
   const sim = await startKubeSim({
     port,
@@ -34,8 +56,16 @@ async function main() {
     scenario: values.scenario,
     timeFactor,
     token: values.token,
+    auth,
   });
-  sim.writeKubeconfig(values.kubeconfig);
+  let credential: KubeconfigCredential = sim.token;
+  if (values['client-cert']) {
+    const { cert, key } = sim.issueClientCertificate(
+      parseClientCert(values['client-cert']),
+    );
+    credential = { clientCertificate: cert, clientKey: key };
+  }
+  sim.writeKubeconfig(values.kubeconfig, credential);
   process.stdout.write(
     `kube-sim ready at ${sim.url} (scenario ${values.scenario}); kubeconfig written to ${values.kubeconfig}\n`,
   );

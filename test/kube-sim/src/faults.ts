@@ -21,6 +21,8 @@ export interface FaultRule {
 export interface RequestLogEntry {
   time: string;
   user?: string;
+  /** Why authentication failed (a 401), per method; never quotes the credential. */
+  authError?: string;
   verb: string;
   method: string;
   path: string;

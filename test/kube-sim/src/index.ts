@@ -3,7 +3,22 @@ import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
-import { ADMIN_RULES, PolicyRule, TokenAuthorizer, TokenGrant } from './auth';
+import {
+  ADMIN_RULES,
+  AwsIdentity,
+  CertificateAndKey,
+  ClientCertificateSubject,
+  AzureClient,
+  GoogleExternalAccountCredentials,
+  KubeconfigCredential,
+  KubeSimAuth,
+  KubeSimAuthOptions,
+  OidcIssuerOptions,
+  PolicyRule,
+  RbacBinding,
+  RequestUser,
+  TokenGrant,
+} from './auth';
 import { SimClock } from './clock';
 import { startControllers } from './controllers';
 import { Faults, FaultRule } from './faults';
@@ -17,7 +32,33 @@ import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
-export type { PolicyRule, TokenGrant } from './auth';
+export type {
+  AuthenticatedUser,
+  AwsIamAuthOptions,
+  AwsIdentity,
+  AwsRole,
+  AwsRoleMapping,
+  AwsUserMapping,
+  AzureAuthOptions,
+  AzureClient,
+  CertificateAndKey,
+  ClientCertificateSubject,
+  GoogleExternalAccountCredentials,
+  GoogleFederationOptions,
+  KubeconfigCredential,
+  KubeSimAuthOptions,
+  OidcIssuerOptions,
+  PolicyRule,
+  RbacBinding,
+  RbacSubject,
+  TokenGrant,
+} from './auth';
+export {
+  AKS_SCOPE,
+  createCertificateAuthority,
+  createTestOidcIssuer,
+} from './auth';
+export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
 export { manifest, pvc, statefulSet } from './manifests';
@@ -43,6 +84,12 @@ export interface KubeSimOptions {
   podStartupSeconds?: number;
   provisioningSeconds?: number;
   reclaimSeconds?: number;
+  /**
+   * Authentication beyond bearer tokens (OIDC, AWS IAM, Google, Azure) and RBAC bindings
+   * for the users they yield. x509 client certificates need no option: with `https`, the
+   * server asks for one and accepts those its client CA (`clientCaCert`) signed.
+   */
+  auth?: KubeSimAuthOptions;
 }
 
 export interface KubeSim {
@@ -51,6 +98,11 @@ export interface KubeSim {
   token: string;
   /** PEM of the serving certificate when https is on; it is its own CA. */
   caCert?: string;
+  /**
+   * PEM of the client CA (https only, generated at start): a verified client certificate it
+   * signed authenticates as user CN with groups O, as kube-apiserver's `--client-ca-file`.
+   */
+  clientCaCert?: string;
   kubeconfig: string;
   store: ObjectStore;
   faults: Faults;
@@ -60,9 +112,57 @@ export interface KubeSim {
     grant: { user: string; rules: PolicyRule[]; namespaces?: string[] },
     token?: string,
   ): string;
-  /** A kubeconfig for another token (e.g. a least-privilege one). */
-  kubeconfigFor(token: string): string;
-  writeKubeconfig(path: string, token?: string): void;
+  /**
+   * A client certificate and key signed by the client CA, for user CN=`subject.user` in
+   * groups O=`subject.groups`. Throws when https is off (no TLS, no client certificates).
+   */
+  issueClientCertificate(subject: ClientCertificateSubject): CertificateAndKey;
+  /**
+   * Adds RBAC rules for users and groups, whichever method they authenticate with
+   * (a RoleBinding with `namespaces`, a ClusterRoleBinding without). Returns its removal.
+   */
+  addBinding(binding: RbacBinding): () => void;
+  /** Trusts another OIDC issuer from now on (as `auth.oidc` does at start). */
+  addOidcIssuer(issuer: OidcIssuerOptions): void;
+  /**
+   * Lets the simulated STS know another access key (e.g. session credentials of an assumed
+   * role). Throws unless `auth.aws` was given.
+   */
+  addAwsIdentity(identity: AwsIdentity): void;
+  /**
+   * With `auth.google`: an `external_account` credential JSON (Workload Identity Federation) whose
+   * `token_url` is this simulator's STS and whose subject token google-auth-library reads from
+   * `subjectTokenFile` (an ID token of `auth.google.subjectIssuer`). Give it, as JSON, to
+   * `kubernetes.googleServiceAccountCredentials`; GoogleServiceAccountStrategy's access tokens then
+   * authenticate as `principal://iam.googleapis.com/projects/…/workloadIdentityPools/…/subject/<sub>`.
+   */
+  googleExternalAccount(
+    subjectTokenFile: string,
+  ): GoogleExternalAccountCredentials;
+  /**
+   * With `auth.azure` (https only): the authority host for AZURE_AUTHORITY_HOST, beside
+   * AZURE_TENANT_ID=adfs, AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (and NODE_EXTRA_CA_CERTS
+   * naming a file holding `caCert`).
+   */
+  azureAuthorityHost?: string;
+  /**
+   * With `auth.aws`: the simulated STS (`GetCallerIdentity`, `AssumeRole`) for AWS_ENDPOINT_URL_STS, so
+   * AwsIamStrategy's `kubernetes.io/aws-assume-role` and Backstage's AWS credentials manager reach it.
+   * The AWS SDK trusts only public CAs unless NODE_EXTRA_CA_CERTS says otherwise: use an http simulator in-process.
+   */
+  awsStsEndpoint?: string;
+  /** Registers another Azure client (throws unless `auth.azure` was given). */
+  addAzureClient(client: AzureClient): void;
+  /**
+   * A kubeconfig for another token (e.g. a least-privilege one) or a client certificate. `name`
+   * (default `kube-sim`) names its cluster and context (its user is `<name>-admin`), so kubeconfigs
+   * of several simulators can be merged; `namespace` defaults to `default`.
+   */
+  kubeconfigFor(
+    credential: KubeconfigCredential,
+    options?: { name?: string; namespace?: string },
+  ): string;
+  writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
   setLatency(ms: number): void;
@@ -92,12 +192,17 @@ export async function startKubeSim(
     historyLimit: options.historyLimit ?? 10000,
   });
   const clock = new SimClock(options.timeFactor ?? 1);
-  const authorizer = new TokenAuthorizer();
+  let url = '';
+  const auth = new KubeSimAuth(
+    options.auth ?? {},
+    Boolean(options.https),
+    () => url,
+  );
   const faults = new Faults();
   const watches = new WatchRegistry();
   const token = options.token ?? randomBytes(24).toString('hex');
   const adminGrant: TokenGrant = { user: 'kube-sim-admin', rules: ADMIN_RULES };
-  authorizer.addToken(adminGrant, token);
+  auth.tokens.addToken(adminGrant, token);
 
   for (const name of BOOTSTRAP_NAMESPACES) {
     store.create('namespaces', {
@@ -129,7 +234,8 @@ export async function startKubeSim(
   const sim = {} as KubeSim;
   const handler = createRequestHandler({
     store,
-    authorizer,
+    authenticator: auth.authenticator,
+    authorizer: auth.authorizer,
     faults,
     watches,
     settings: {
@@ -137,11 +243,22 @@ export async function startKubeSim(
       defaultTimeoutSeconds: 1800,
     },
     admin: createAdminHandler(() => sim),
-    isAdmin: grant => grant === adminGrant,
+    isAdmin: (user: RequestUser) => user.grant === adminGrant,
+    identityEndpoints: auth.endpoints,
     serverAddress: () => address,
   });
+  // As kube-apiserver: ask for a client certificate, but let the request through without one.
   const server: Server = tls
-    ? createHttpsServer({ key: tls.key, cert: tls.cert }, handler)
+    ? createHttpsServer(
+        {
+          key: tls.key,
+          cert: tls.cert,
+          ca: auth.clientCaCert,
+          requestCert: true,
+          rejectUnauthorized: false,
+        },
+        handler,
+      )
     : createHttpServer(handler);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -150,22 +267,34 @@ export async function startKubeSim(
   });
   const port = (server.address() as AddressInfo).port;
   address = `${host}:${port}`;
-  const url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigFor = (t: string) =>
-    kubeconfigYaml({ server: url, token: t, caCert: tls?.cert });
+  url = `${tls ? 'https' : 'http'}://${address}`;
+  const kubeconfigFor = (
+    credential: KubeconfigCredential,
+    names: { name?: string; namespace?: string } = {},
+  ) => kubeconfigYaml({ server: url, credential, caCert: tls?.cert, ...names });
 
   Object.assign(sim, {
     url,
     token,
     caCert: tls?.cert,
+    clientCaCert: auth.clientCaCert,
     kubeconfig: kubeconfigFor(token),
     store,
     faults,
     clock,
-    addToken: (grant: TokenGrant, t?: string) => authorizer.addToken(grant, t),
+    addToken: (grant: TokenGrant, t?: string) => auth.tokens.addToken(grant, t),
+    issueClientCertificate: (subject: ClientCertificateSubject) =>
+      auth.issueClientCertificate(subject),
+    addBinding: (binding: RbacBinding) => auth.authorizer.addBinding(binding),
+    addOidcIssuer: (issuer: OidcIssuerOptions) => auth.oidc.addIssuer(issuer),
+    addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
+    googleExternalAccount: (file: string) => auth.googleExternalAccount(file),
+    azureAuthorityHost: auth.azure ? url : undefined,
+    awsStsEndpoint: auth.aws ? `${url}/aws/sts` : undefined,
+    addAzureClient: (client: AzureClient) => auth.addAzureClient(client),
     kubeconfigFor,
-    writeKubeconfig: (path: string, t = token) =>
-      writeFileSync(path, kubeconfigFor(t), { mode: 0o600 }),
+    writeKubeconfig: (path: string, credential: KubeconfigCredential = token) =>
+      writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),
     addFault: (rule: FaultRule) => faults.add(rule),
     clearFaults: () => faults.clear(),
     setLatency: (ms: number) => {

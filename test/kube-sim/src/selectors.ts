@@ -35,12 +35,17 @@ function matchRequirement(r: Requirement, labels: Labels): boolean {
   }
 }
 
-/** Splits on commas that are not inside parentheses. */
-function splitTerms(selector: string): string[] {
+/** Splits on commas that are neither inside parentheses nor escaped with a backslash (field selectors escape). */
+export function splitTerms(selector: string): string[] {
   const terms: string[] = [];
   let depth = 0;
   let current = '';
-  for (const ch of selector) {
+  for (let i = 0; i < selector.length; i++) {
+    const ch = selector[i];
+    if (ch === '\\' && i + 1 < selector.length) {
+      current += ch + selector[++i];
+      continue;
+    }
     if (ch === '(') depth++;
     if (ch === ')') depth--;
     if (ch === ',' && depth === 0) {
@@ -141,34 +146,6 @@ export function labelSelectorMatcher(selector: {
     }),
   ];
   return labels => requirements.every(r => matchRequirement(r, labels));
-}
-
-const FIELD_GETTERS: Record<string, (o: any) => string | undefined> = {
-  'metadata.name': o => o.metadata?.name,
-  'metadata.namespace': o => o.metadata?.namespace,
-};
-
-/** fieldSelector on metadata.name and metadata.namespace (=, ==, !=). */
-export function fieldMatcher(
-  selector: string | undefined,
-): (obj: any) => boolean {
-  if (!selector) return () => true;
-  const checks = splitTerms(selector).map(term => {
-    const m = term.match(/^([A-Za-z.]+)\s*(==|!=|=)\s*(.*)$/);
-    if (!m)
-      throw errors.badRequest(
-        `invalid selector: '${selector}'; can't understand '${term}'`,
-      );
-    const getter = FIELD_GETTERS[m[1]];
-    if (!getter) {
-      throw errors.badRequest(
-        `"${m[1]}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
-      );
-    }
-    const negate = m[2] === '!=';
-    return (o: any) => (getter(o) === m[3]) !== negate;
-  });
-  return obj => checks.every(c => c(obj));
 }
 
 /** The metadata.name a field selector pins, if any (lets a list skip a scan). */

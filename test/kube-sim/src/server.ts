@@ -1,5 +1,11 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { TokenAuthorizer, TokenGrant } from './auth';
+import {
+  IdentityEndpoint,
+  RbacAuthorizer,
+  RequestAuthenticator,
+  RequestUser,
+  UnauthenticatedError,
+} from './auth';
 import { ApiError, errors } from './errors';
 import { Faults } from './faults';
 import { bodyFormat, parseBody, readBody } from './http/body';
@@ -14,7 +20,12 @@ import { openApiV3Document, openApiV3Index } from './http/openapi';
 import { handleResource, verbOf } from './http/resourceHandler';
 import { parseResourcePath, ResourceRoute } from './http/route';
 import { IncludeObject, toTable } from './http/table';
-import { serveWatch, WatchRegistry, WatchSettings } from './http/watch';
+import {
+  serveWatch,
+  serveWatchError,
+  WatchRegistry,
+  WatchSettings,
+} from './http/watch';
 import { ObjectStore } from './store';
 import { KubeObject } from './types';
 
@@ -29,13 +40,16 @@ export interface AdminHandler {
 
 export interface ServerContext {
   store: ObjectStore;
-  authorizer: TokenAuthorizer;
+  authenticator: RequestAuthenticator;
+  authorizer: RbacAuthorizer;
   faults: Faults;
   watches: WatchRegistry;
   settings: WatchSettings;
   /** Answers /_sim/... for admin tokens. */
   admin: AdminHandler;
-  isAdmin: (grant: TokenGrant) => boolean;
+  isAdmin: (user: RequestUser) => boolean;
+  /** Identity-provider endpoints (Azure authority, Google STS, AWS STS) served without Kubernetes authentication. */
+  identityEndpoints: IdentityEndpoint[];
   serverAddress: () => string;
 }
 
@@ -90,7 +104,7 @@ async function serveResource(
   res: ServerResponse,
   url: URL,
   route: ResourceRoute,
-  grant: TokenGrant,
+  user: RequestUser,
   ctx: ServerContext,
   log: { verb: string; resource?: string; namespace?: string },
 ) {
@@ -99,7 +113,7 @@ async function serveResource(
     ? `${route.type.plural}/${route.subresource}`
     : route.type.plural;
   Object.assign(log, { verb, resource, namespace: route.namespace });
-  ctx.authorizer.authorize(grant, {
+  ctx.authorizer.authorize(user, {
     verb,
     apiGroup: route.type.group,
     resource,
@@ -114,7 +128,14 @@ async function serveResource(
   });
   if (fault.delayMs > 0)
     await new Promise(resolve => setTimeout(resolve, fault.delayMs));
-  if (fault.error) throw fault.error;
+  if (fault.error) {
+    // An expired watch is never an HTTP 410 on a real server (see serveWatchError).
+    if (verb === 'watch' && fault.error.code === 410) {
+      serveWatchError(res, fault.error);
+      return 200;
+    }
+    throw fault.error;
+  }
 
   const hasBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '');
   const raw = hasBody ? await readBody(req) : Buffer.alloc(0);
@@ -173,6 +194,28 @@ async function serveResource(
   return result.status;
 }
 
+async function serveIdentityEndpoint(
+  req: IncomingMessage,
+  endpoint: IdentityEndpoint,
+  paths: { path: string; rawPath: string },
+  res: ServerResponse,
+) {
+  const method = req.method ?? 'GET';
+  const { path, rawPath } = paths;
+  const body = method === 'POST' ? await readBody(req) : Buffer.alloc(0);
+  const answer = await endpoint.handle({
+    method,
+    path,
+    rawPath,
+    body,
+    form: new URLSearchParams(body.toString('utf8')),
+    headers: req.headers,
+  });
+  if (!answer) throw errors.pathNotFound(path);
+  sendJson(res, answer.status, answer.body, answer.contentType);
+  return answer.status;
+}
+
 /** The request handler of the simulated kube-apiserver. */
 export function createRequestHandler(ctx: ServerContext) {
   return async (req: IncomingMessage, res: ServerResponse) => {
@@ -184,12 +227,23 @@ export function createRequestHandler(ctx: ServerContext) {
       resource?: string;
       namespace?: string;
       user?: string;
+      authError?: string;
     } = {
       verb: (req.method ?? 'GET').toLowerCase(),
     };
     let status = 200;
     try {
-      if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
+      const identityEndpoint = ctx.identityEndpoints.find(
+        e => path === e.prefix || path.startsWith(`${e.prefix}/`),
+      );
+      if (identityEndpoint) {
+        status = await serveIdentityEndpoint(
+          req,
+          identityEndpoint,
+          { path, rawPath: url.pathname },
+          res,
+        );
+      } else if (UNAUTHENTICATED.has(path) && req.method === 'GET') {
         sendJson(
           res,
           200,
@@ -197,14 +251,14 @@ export function createRequestHandler(ctx: ServerContext) {
           path === '/version' ? 'application/json' : 'text/plain',
         );
       } else {
-        const grant = ctx.authorizer.authenticate(req.headers.authorization);
-        log.user = grant.user;
+        const user = await ctx.authenticator.authenticate(req);
+        log.user = user.info.name;
         const route = parseResourcePath(path);
         if (route) {
-          status = await serveResource(req, res, url, route, grant, ctx, log);
+          status = await serveResource(req, res, url, route, user, ctx, log);
         } else if (path.startsWith('/_sim/')) {
-          if (!ctx.isAdmin(grant))
-            throw errors.forbidden(grant.user, req.method ?? 'GET', {
+          if (!ctx.isAdmin(user))
+            throw errors.forbidden(user.info.name, req.method ?? 'GET', {
               group: '',
               kind: 'kube-sim admin',
             });
@@ -231,12 +285,15 @@ export function createRequestHandler(ctx: ServerContext) {
       if (!(e instanceof ApiError))
         process.emitWarning(`kube-sim: ${(e as Error).stack}`);
       status = error.code;
+      if (e instanceof UnauthenticatedError)
+        log.authError = e.reasons.join('; ') || 'no credentials';
       if (res.headersSent) res.end();
       else sendJson(res, error.code, error.toStatus());
     } finally {
       ctx.faults.record({
         time: new Date().toISOString(),
         user: log.user,
+        ...(log.authError ? { authError: log.authError } : {}),
         verb: log.verb,
         method: req.method ?? 'GET',
         path,

@@ -336,9 +336,7 @@ export class ObjectStore {
       }
       if (since < this.oldestWatchableVersion) {
         throw errors.gone(
-          `too old resource version: ${since} (${
-            this.oldestWatchableVersion + 1
-          })`,
+          `too old resource version: ${since} (${this.oldestWatchableVersion})`,
         );
       }
       for (let i = this.historyStart; i < this.history.length; i++) {
@@ -353,7 +351,7 @@ export class ObjectStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** Forgets the event history, as etcd compaction does: older watches get 410. */
+  /** Forgets the event history, as etcd compaction does: older watches end with an ERROR 410 Expired. */
   compact() {
     this.history = [];
     this.historyStart = 0;

@@ -1,10 +1,14 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { exportJWK, SignJWT } from 'jose';
+import { stringify } from 'yaml';
 import {
   eventually,
   expectNoDiscoveryWarnings,
   freePort,
   makeTempDir,
+  rawRequest,
   runKubectl,
   spawnProcess,
 } from './helpers';
@@ -30,20 +34,23 @@ function startCli(args: string[]) {
   );
 }
 
+/** The demo scenario over https on this port, writing this kubeconfig. */
+const demoArgs = (port: number, kubeconfig: string) => [
+  '--port',
+  String(port),
+  '--kubeconfig',
+  kubeconfig,
+  '--scenario',
+  'demo',
+  '--https',
+];
+
 describe('the kube-sim CLI', () => {
   it('starts with --https and the demo scenario, serves kubectl, and exits 0 on SIGTERM', async () => {
     const dir = makeTempDir('kube-sim-cli-');
     const kubeconfig = join(dir, 'kubeconfig');
     const port = await freePort();
-    const cli = startCli([
-      '--port',
-      String(port),
-      '--kubeconfig',
-      kubeconfig,
-      '--scenario',
-      'demo',
-      '--https',
-    ]);
+    const cli = startCli(demoArgs(port, kubeconfig));
     try {
       await eventually(
         () => cli.stdout().includes('\n') || cli.child.exitCode !== null,
@@ -119,5 +126,103 @@ describe('the kube-sim CLI', () => {
     expect(noKubeconfig.stderr()).toContain('--kubeconfig PATH is required');
     expect(noKubeconfig.stderr()).toContain('Usage: npm run sim --');
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('--auth-config turns on OIDC and RBAC bindings, and --client-cert writes a client-certificate kubeconfig', async () => {
+    const dir = makeTempDir('kube-sim-cli-');
+    const kubeconfig = join(dir, 'kubeconfig');
+    const idp = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const authConfig = join(dir, 'auth.yaml');
+    writeFileSync(
+      authConfig,
+      stringify({
+        oidc: [
+          {
+            issuer: 'https://idp.example.com',
+            audiences: ['demo'],
+            keys: { keys: [await exportJWK(idp.publicKey)] },
+            usernameClaim: 'email',
+          },
+        ],
+        bindings: [
+          {
+            subjects: [
+              { kind: 'Group', name: 'team-a' },
+              { kind: 'User', name: 'ada@example.com' },
+            ],
+            rules: [
+              {
+                apiGroups: ['apps'],
+                resources: ['statefulsets'],
+                verbs: ['list'],
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const port = await freePort();
+    const cli = startCli([
+      ...demoArgs(port, kubeconfig),
+      '--auth-config',
+      authConfig,
+      '--client-cert',
+      'alice:team-a,qa',
+    ]);
+    try {
+      await eventually(
+        () => cli.stdout().includes('\n') || cli.child.exitCode !== null,
+        { timeoutMs: 20000, message: 'ready line' },
+      );
+      expect(cli.child.exitCode).toBeNull();
+      const written = readFileSync(kubeconfig, 'utf8');
+      expect(written).toContain('client-certificate-data:');
+      expect(written).not.toContain('token:');
+
+      const kubectl = (args: string[]) =>
+        runKubectl(args, {
+          kubeconfig,
+          home: join(dir, 'home'),
+          cacheDir: join(dir, 'cache'),
+        });
+      const list = await kubectl(['get', 'sts', '-A', '-o', 'name']);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain('statefulset.apps/orders-db');
+      const pvcs = await kubectl(['get', 'pvc', '-n', 'shop']);
+      expect(pvcs.code).toBe(1);
+      expect(pvcs.stderr).toContain(
+        'User "alice" cannot list resource "persistentvolumeclaims" in API group "" in the namespace "shop"',
+      );
+
+      const caCert = Buffer.from(
+        written.match(/certificate-authority-data: (\S+)/)![1],
+        'base64',
+      ).toString();
+      const token = await new SignJWT({ email: 'ada@example.com' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuer('https://idp.example.com')
+        .setAudience('demo')
+        .setExpirationTime('5m')
+        .sign(idp.privateKey);
+      const sim = { url: `https://127.0.0.1:${port}`, token, caCert };
+      const sts = await rawRequest(sim, 'GET', '/apis/apps/v1/statefulsets');
+      expect(sts.status).toBe(200);
+      expect(
+        (await rawRequest(sim, 'GET', '/api/v1/persistentvolumeclaims')).status,
+      ).toBe(403);
+      expect(
+        (
+          await rawRequest(
+            { ...sim, token: `${token}x` },
+            'GET',
+            '/apis/apps/v1/statefulsets',
+          )
+        ).status,
+      ).toBe(401);
+    } finally {
+      cli.kill('SIGKILL');
+      await cli.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   eventually,
   namespace,
@@ -12,6 +14,10 @@ import {
 jest.setTimeout(30000);
 
 const PVCS = '/api/v1/namespaces/default/persistentvolumeclaims';
+const PROTOBUF = { 'Content-Type': 'application/vnd.kubernetes.protobuf' };
+/** A Pod body as kubectl sent it (see fixtures/protobuf/capture.ts). */
+const podProtobuf = () =>
+  readFileSync(join(__dirname, 'fixtures/protobuf/debug-copy.pb'));
 
 /** Asserts a metav1.Status failure body with this code and reason; returns it. */
 function expectStatus(res: RawResponse, code: number, reason: string) {
@@ -612,14 +618,12 @@ describe('errors are metav1.Status with the right code and reason', () => {
         `${PVCS}?watch=true&resourceVersion=${oldRv}`,
         { streamMs: 500 },
       );
-      // kube-apiserver's watch cache answers 200 and a single ERROR event holding the Status; an HTTP 410 Status is also handled by clients
-      const outcome =
-        watch.status === 200
-          ? watch.text
-              .trim()
-              .split('\n')
-              .map(line => JSON.parse(line))
-          : [{ type: 'ERROR', object: expectStatus(watch, 410, 'Expired') }];
+      // kube-apiserver's watch cache and etcd3 watcher answer 200 and a single ERROR event holding the Status.
+      expect(watch.status).toBe(200);
+      const outcome = watch.text
+        .trim()
+        .split('\n')
+        .map(line => JSON.parse(line));
       expect(outcome).toEqual([
         {
           type: 'ERROR',
@@ -637,6 +641,42 @@ describe('errors are metav1.Status with the right code and reason', () => {
         )}`,
       );
       expectStatus(cont, 410, 'Expired');
+    });
+  });
+
+  describe('410 on a watch is an event, not an HTTP status', () => {
+    afterEach(() => h.sim.clearFaults());
+
+    it('an injected Expired on a watch arrives as kube-apiserver sends it: 200, one ERROR event, end of stream', async () => {
+      h.sim.addFault({ verb: 'watch', status: 410, times: 1 });
+
+      const watch = await h.http(
+        'GET',
+        `${PVCS}?watch=true&resourceVersion=${h.sim.store.resourceVersion}`,
+        { streamMs: 500 },
+      );
+
+      expect([watch.status, JSON.parse(watch.text.trim())]).toEqual([
+        200,
+        {
+          type: 'ERROR',
+          object: expect.objectContaining({
+            kind: 'Status',
+            code: 410,
+            reason: 'Expired',
+          }),
+        },
+      ]);
+    });
+
+    it('a resourceVersion that does not parse is still refused with an HTTP 400, before any stream', async () => {
+      const watch = await h.http(
+        'GET',
+        `${PVCS}?watch=true&resourceVersion=abc`,
+        { streamMs: 500 },
+      );
+
+      expectStatus(watch, 400, 'BadRequest');
     });
   });
 
@@ -679,6 +719,97 @@ describe('errors are metav1.Status with the right code and reason', () => {
         h.sim.store.get('persistentvolumeclaims', 'default', 'fits')?.metadata
           .annotations?.blob,
       ).toHaveLength(200 * 1024);
+    });
+  });
+
+  describe('protobuf bodies', () => {
+    it('a truncated one is a 400 and creates nothing', async () => {
+      const body = podProtobuf().subarray(0, 100);
+      const res = await h.http('POST', '/api/v1/namespaces/default/pods', {
+        body,
+        headers: PROTOBUF,
+      });
+      const status = expectStatus(res, 400, 'BadRequest');
+      expect(status.message).toMatch(
+        /^the body of the request could not be decoded as application\/vnd\.kubernetes\.protobuf: /,
+      );
+      expect(h.sim.store.list('pods').items).toEqual([]);
+    });
+
+    it('one without the k8s\\0 magic is a 400', async () => {
+      const res = await h.http('POST', '/api/v1/namespaces', {
+        body: JSON.stringify(namespace('not-protobuf')),
+        headers: PROTOBUF,
+      });
+      expectStatus(res, 400, 'BadRequest');
+    });
+
+    it('one of a kind that does not match the URL is a 400', async () => {
+      const res = await h.http('POST', PVCS, {
+        body: podProtobuf(),
+        headers: PROTOBUF,
+      });
+      expectStatus(res, 400, 'BadRequest');
+    });
+
+    it('one of a kind kube-sim has no decoder for is a 415 saying to send JSON', async () => {
+      const typeMeta = Buffer.from(
+        '\n\x07apps/v1\x12\x0bStatefulSet',
+        'latin1',
+      );
+      const body = Buffer.concat([
+        Buffer.from('k8s\0', 'latin1'),
+        Buffer.from([0x0a, typeMeta.length]),
+        typeMeta,
+      ]);
+      const res = await h.http(
+        'POST',
+        '/apis/apps/v1/namespaces/default/statefulsets',
+        {
+          body,
+          headers: PROTOBUF,
+        },
+      );
+      const status = expectStatus(res, 415, 'UnsupportedMediaType');
+      expect(status.message).toContain('send it as application/json');
+    });
+
+    it('an update is a 415 (the decoder knows what a create needs, not every field)', async () => {
+      const res = await h.http('PUT', '/api/v1/namespaces/team-a', {
+        body: readFileSync(
+          join(__dirname, 'fixtures/protobuf/create-namespace.pb'),
+        ),
+        headers: PROTOBUF,
+      });
+      const status = expectStatus(res, 415, 'UnsupportedMediaType');
+      expect(status.message).toContain('send an update as application/json');
+    });
+
+    it('a pod as kubectl sent it is created, and deleted with its DeleteOptions', async () => {
+      const pods = '/api/v1/namespaces/default/pods';
+      const res = await h.http('POST', pods, {
+        body: podProtobuf(),
+        headers: PROTOBUF,
+      });
+      expect(res.status).toBe(201);
+      expect(res.json().metadata.name).toBe('runner-debug');
+      // scheduled, so that only gracePeriodSeconds 0 deletes it at once
+      const created = h.sim.store.get('pods', 'default', 'runner-debug')!;
+      h.sim.store.update('pods', {
+        ...created,
+        spec: { ...created.spec, nodeName: 'sim-node-1' },
+      });
+      // kubectl debug --replace deletes with gracePeriodSeconds 0, in protobuf
+      const deleted = await h.http('DELETE', `${pods}/runner-debug`, {
+        body: readFileSync(
+          join(__dirname, 'fixtures/protobuf/debug-replace-2.pb'),
+        ),
+        headers: PROTOBUF,
+      });
+      expect(deleted.status).toBe(200);
+      expect(
+        h.sim.store.get('pods', 'default', 'runner-debug'),
+      ).toBeUndefined();
     });
   });
 
@@ -1120,14 +1251,13 @@ describe('the admin API under /_sim', () => {
       `${PVCS}?watch=true&resourceVersion=${rv}`,
       { streamMs: 300 },
     );
-    const expired =
-      res.status === 410 ||
-      (res.status === 200 && res.text.includes('"code":410'));
-    expect({
-      status: res.status,
-      text: res.text.slice(0, 300),
-      expired,
-    }).toMatchObject({ expired: true });
+    expect([res.status, JSON.parse(res.text.trim())]).toEqual([
+      200,
+      {
+        type: 'ERROR',
+        object: expect.objectContaining({ code: 410, reason: 'Expired' }),
+      },
+    ]);
   });
 
   it('tokens: a new least-privilege token works as granted', async () => {

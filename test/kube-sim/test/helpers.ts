@@ -55,6 +55,8 @@ export interface RawRequestOptions {
   headers?: Record<string, string>;
   /** Reads the response only up to the headers plus what arrives within this many ms (for watches). */
   streamMs?: number;
+  /** A TLS client certificate (PEM) and its key to present. */
+  clientCertificate?: { cert: string; key: string };
 }
 
 export interface RawResponse {
@@ -248,6 +250,7 @@ export function rawRequest(
         method,
         headers,
         ...(url.protocol === 'https:' ? { ca: sim.caCert } : {}),
+        ...(options.clientCertificate ?? {}),
         agent: false,
       },
       res => {

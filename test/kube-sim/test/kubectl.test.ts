@@ -1,3 +1,4 @@
+import { KubeObject } from '../src';
 import {
   eventually,
   expectNoDiscoveryWarnings,
@@ -239,6 +240,85 @@ spec:
       expect(result.stderr).toContain('Error from server (AlreadyExists)');
       expect(result.stderr).toContain(
         'persistentvolumeclaims "data-web-0" already exists',
+      );
+    });
+  });
+
+  describe('imperative commands (kubectl sends these as protobuf)', () => {
+    it('create namespace', async () => {
+      expect((await ok(['create', 'namespace', 'team-a'])).trim()).toBe(
+        'namespace/team-a created',
+      );
+      const created = h.sim.store.get('namespaces', undefined, 'team-a');
+      expect(created?.status?.phase).toBe('Active');
+      const post = h.sim
+        .requests()
+        .find(r => r.verb === 'create' && r.resource === 'namespaces');
+      expect(post?.status).toBe(201);
+    });
+
+    it('run', async () => {
+      const out = await ok([
+        'run',
+        'web',
+        '-n',
+        'team-a',
+        '--image=registry.example.com/web:1',
+        '--labels=app=web',
+        '--env=MODE=demo',
+        '--port=8080',
+      ]);
+      expect(out.trim()).toBe('pod/web created');
+      const pod = h.sim.store.get('pods', 'team-a', 'web');
+      expect(pod?.metadata.labels).toEqual({ app: 'web' });
+      expect(pod?.spec.containers).toEqual([
+        expect.objectContaining({
+          name: 'web',
+          image: 'registry.example.com/web:1',
+          env: [{ name: 'MODE', value: 'demo' }],
+          ports: [expect.objectContaining({ containerPort: 8080 })],
+        }),
+      ]);
+    });
+
+    it('debug --copy-to creates the copy through the typed (protobuf) client', async () => {
+      await ok([
+        'debug',
+        'web',
+        '-n',
+        'team-a',
+        '--copy-to=web-debug',
+        '--profile=general',
+        '--image=busybox:1.36',
+        '--container=debugger',
+        '--',
+        'sleep',
+        '1d',
+      ]);
+      const copy = h.sim.store.get('pods', 'team-a', 'web-debug');
+      expect(copy?.spec.containers.map((c: any) => c.name)).toEqual([
+        'web',
+        'debugger',
+      ]);
+      expect(copy?.spec.containers[1]).toMatchObject({
+        image: 'busybox:1.36',
+        command: ['sleep', '1d'],
+        securityContext: { capabilities: { add: ['SYS_PTRACE'] } },
+      });
+      expect(copy?.spec.shareProcessNamespace).toBe(true);
+    });
+
+    it('create configmap reaches the read-only resource instead of failing on the body', async () => {
+      const result = await fails([
+        'create',
+        'configmap',
+        'settings',
+        '-n',
+        'team-a',
+        '--from-literal=mode=fast',
+      ]);
+      expect(result.stderr.trim()).toBe(
+        'error: failed to create configmap: the server does not allow this method on the requested resource (create)',
       );
     });
   });
@@ -726,5 +806,181 @@ spec:
       );
     expect(discovery.length).toBeGreaterThan(0);
     expect(discovery.filter(r => r.status !== 200)).toEqual([]);
+  });
+});
+
+/** `kubectl describe` with the controllers running, so there are events to show. */
+describe('kubectl describe shows the events the controllers record', () => {
+  let h: SimHarness;
+
+  beforeAll(async () => {
+    h = await startHarness({ timeFactor: 0.01 });
+    h.sim.store.create('storage.k8s.io/storageclasses', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'standard' } as KubeObject['metadata'],
+      provisioner: 'sim.csi.k8s.io',
+      reclaimPolicy: 'Delete',
+      volumeBindingMode: 'Immediate',
+    });
+    h.sim.store.create(
+      'apps/statefulsets',
+      statefulSet('web', 'default', { storageClassName: 'standard' }),
+    );
+    await eventually(
+      () =>
+        h.sim.store.get('pods', 'default', 'web-0')?.status?.phase ===
+        'Running',
+      { message: 'web-0 running' },
+    );
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** The rows of the Events table at the end of `kubectl describe`, as [type, reason, from, message]. */
+  async function describedEvents(args: string[]): Promise<string[][]> {
+    const result = await h.kubectl(['describe', ...args]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 0,
+      stderr: '',
+    });
+    const lines = result.stdout.split('\n');
+    const start = lines.findIndex(l => l.startsWith('Events:'));
+    expect(lines[start]).not.toMatch(/<none>/);
+    return lines
+      .slice(start + 3)
+      .filter(l => l.trim())
+      .map(l => {
+        const [type, reason, , from, ...message] = l.trim().split(/\s{2,}/);
+        return [type, reason, from, message.join('  ')];
+      });
+  }
+
+  it('describe pvc', async () => {
+    const claim = h.sim.store.get(
+      'persistentvolumeclaims',
+      'default',
+      'data-web-0',
+    )!;
+    expect(await describedEvents(['pvc', 'data-web-0'])).toEqual([
+      [
+        'Normal',
+        'ExternalProvisioning',
+        'persistentvolume-controller',
+        "Waiting for a volume to be created either by the external provisioner 'sim.csi.k8s.io' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+      ],
+      [
+        'Normal',
+        'Provisioning',
+        expect.stringMatching(/^sim\.csi\.k8s\.io_sim-node-1_/),
+        'External provisioner is provisioning volume for claim "default/data-web-0"',
+      ],
+      [
+        'Normal',
+        'ProvisioningSucceeded',
+        expect.stringMatching(/^sim\.csi\.k8s\.io_sim-node-1_/),
+        `Successfully provisioned volume pvc-${claim.metadata.uid}`,
+      ],
+    ]);
+    // kubectl asked with the involvedObject field selector (terms in any order), and got a 200
+    const list = h.sim
+      .requests()
+      .filter(r => r.resource === 'events' && r.verb === 'list')
+      .at(-1)!;
+    expect(list.status).toBe(200);
+    const terms = new URLSearchParams(list.query)
+      .get('fieldSelector')!
+      .split(',');
+    expect(terms.sort()).toEqual([
+      'involvedObject.kind=PersistentVolumeClaim',
+      'involvedObject.name=data-web-0',
+      'involvedObject.namespace=default',
+      `involvedObject.uid=${claim.metadata.uid}`,
+    ]);
+  });
+
+  it('describe pod', async () => {
+    expect(await describedEvents(['pod', 'web-0'])).toEqual([
+      // as on a cluster: the pod waits for its claim to be provisioned
+      [
+        'Warning',
+        'FailedScheduling',
+        'default-scheduler',
+        '0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.',
+      ],
+      [
+        'Normal',
+        'Scheduled',
+        'default-scheduler',
+        'Successfully assigned default/web-0 to sim-node-1',
+      ],
+      [
+        'Normal',
+        'Pulled',
+        'kubelet',
+        'Container image "registry.example.com/app:1" already present on machine',
+      ],
+      ['Normal', 'Created', 'kubelet', 'Created container main'],
+      ['Normal', 'Started', 'kubelet', 'Started container main'],
+    ]);
+  });
+
+  it('kubectl events --for', async () => {
+    const result = await h.kubectl(['events', '--for', 'pvc/data-web-0']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map(l => l.split(/\s{2,}/).slice(1, 4)),
+    ).toEqual([
+      ['Normal', 'ExternalProvisioning', 'PersistentVolumeClaim/data-web-0'],
+      ['Normal', 'Provisioning', 'PersistentVolumeClaim/data-web-0'],
+      ['Normal', 'ProvisioningSucceeded', 'PersistentVolumeClaim/data-web-0'],
+    ]);
+  });
+
+  it('describe statefulset, and the pod stopping on a scale-down', async () => {
+    const pod = h.sim.store.get('pods', 'default', 'web-0')!;
+    expect(
+      (await h.kubectl(['scale', 'sts', 'web', '--replicas=0'])).code,
+    ).toBe(0);
+    await eventually(() => !h.sim.store.get('pods', 'default', 'web-0'), {
+      message: 'web-0 gone',
+    });
+    expect(await describedEvents(['sts', 'web'])).toEqual([
+      [
+        'Normal',
+        'SuccessfulCreate',
+        'statefulset-controller',
+        'create Claim data-web-0 Pod web-0 in StatefulSet web success',
+      ],
+      [
+        'Normal',
+        'SuccessfulCreate',
+        'statefulset-controller',
+        'create Pod web-0 in StatefulSet web successful',
+      ],
+      [
+        'Normal',
+        'SuccessfulDelete',
+        'statefulset-controller',
+        'delete Pod web-0 in StatefulSet web successful',
+      ],
+    ]);
+    const events = await h.kubectl([
+      'get',
+      'events',
+      `--field-selector=involvedObject.uid=${pod.metadata.uid},reason=Killing`,
+      '-o',
+      'jsonpath={.items[*].message}',
+    ]);
+    expect(events).toMatchObject({
+      code: 0,
+      stdout: 'Stopping container main',
+    });
   });
 });

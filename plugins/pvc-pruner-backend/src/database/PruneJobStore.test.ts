@@ -3,6 +3,7 @@ import { TestDatabaseId, TestDatabases } from '@backstage/backend-test-utils';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { PruneJob, PruneSummary } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
+import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { NewPruneJob, PruneJobStore, timestampToIso } from './PruneJobStore';
 
 /*
@@ -102,7 +103,13 @@ describe.each(databases.eachSupportedId())(
         requestedBy: 'user:default/guest',
         pvcs: newJob().pvcs,
         createdAt: T0.toISOString(),
-        summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+        summary: {
+          deleted: [],
+          terminating: [],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 0,
+        },
       });
       expect(await store.getJob(job.id)).toEqual(job);
       expect(await store.listEvents(job.id)).toEqual([
@@ -388,6 +395,7 @@ describe.each(databases.eachSupportedId())(
             volume: { name: 'pv-3', reclaimPolicy: 'Retain', fate: 'released' },
           },
         ],
+        terminating: [],
         skipped: [
           {
             name: 'data-orders-db-4',
@@ -438,7 +446,7 @@ describe.each(databases.eachSupportedId())(
       const job = await store.createJob(newJob());
       await store.updateJob(job.id, { status: 'running' });
       clock = minutes(10);
-      await store.markInterrupted({ staleBefore: minutes(5), reason: 'gone' });
+      await store.markInterrupted({ staleAfterMs: 5 * 60_000, reason: 'gone' });
 
       await expect(
         store.updateJob(job.id, { status: 'succeeded' }),
@@ -447,6 +455,7 @@ describe.each(databases.eachSupportedId())(
       );
       const summary: PruneSummary = {
         deleted: [{ name: 'data-orders-db-3', uid: 'u3', bytes: 1 }],
+        terminating: [],
         skipped: [],
         failed: [],
         bytesReclaimed: 1,
@@ -486,9 +495,10 @@ describe.each(databases.eachSupportedId())(
       await store.heartbeat([], 'replica-live');
 
       clock = minutes(11);
-      const staleBefore = minutes(5);
+      // Stale: no heartbeat since minute 5.
+      const staleAfterMs = 6 * 60_000;
       const reason = 'The instance running this job stopped';
-      const interrupted = await store.markInterrupted({ staleBefore, reason });
+      const interrupted = await store.markInterrupted({ staleAfterMs, reason });
 
       expect(interrupted.map(j => j.id).sort()).toEqual(
         [orphanQueued.id, orphanRunning.id].sort(),
@@ -534,15 +544,53 @@ describe.each(databases.eachSupportedId())(
       );
 
       // A second sweep finds nothing more to do.
-      expect(await store.markInterrupted({ staleBefore, reason })).toEqual([]);
+      expect(await store.markInterrupted({ staleAfterMs, reason })).toEqual([]);
 
       // The live replica stops heartbeating: now it is stale too.
       clock = minutes(30);
       const later = await store.markInterrupted({
-        staleBefore: minutes(20),
+        staleAfterMs: 10 * 60_000,
         reason,
       });
       expect(later.map(j => j.id).sort()).toEqual([live.id, young.id].sort());
+    });
+
+    it('reads the time from the database server', async () => {
+      const live = await PruneJobStore.create({
+        database: databaseService(knex),
+      });
+
+      const dbTime = await live.currentTime();
+
+      // Here the database runs on this machine, so its clock is this process's.
+      expect(Math.abs(dbTime.getTime() - Date.now())).toBeLessThan(5000);
+    });
+
+    it('judges staleness by the database clock: a replica whose own clock runs an hour fast interrupts no live job', async () => {
+      // Both replicas take time from the database, as in production.
+      const replicaA = await PruneJobStore.create({
+        database: databaseService(knex),
+      });
+      const job = await replicaA.createJob(newJob());
+      await replicaA.claim(job.id, 'replica-a');
+      await replicaA.heartbeat([job.id], 'replica-a');
+      const otherPool = secondPool(knex);
+      if (otherPool) extraPools.push(otherPool);
+      const replicaB = await PruneJobStore.create({
+        database: databaseService(otherPool ?? knex),
+      });
+
+      // Replica B's wall clock is an hour ahead.
+
+      await withWallClockSkew(60 * 60_000, async () => {
+        expect(
+          await replicaB.markInterrupted({
+            staleAfterMs: 30_000,
+            reason: 'stale',
+          }),
+        ).toEqual([]);
+      });
+      expect((await replicaA.getJob(job.id))?.status).toBe('queued');
     });
 
     it('lets only one of two concurrent sweepers interrupt a job', async () => {
@@ -556,7 +604,7 @@ describe.each(databases.eachSupportedId())(
         now: () => minutes(20),
       });
       clock = minutes(20);
-      const options = { staleBefore: minutes(10), reason: 'stale' };
+      const options = { staleAfterMs: 10 * 60_000, reason: 'stale' };
       const [a, b] = await Promise.all([
         store.markInterrupted(options),
         replica.markInterrupted(options),

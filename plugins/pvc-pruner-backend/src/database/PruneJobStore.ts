@@ -5,11 +5,11 @@ import {
 } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
+  emptyPruneSummary,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneJobStatus,
-  PruneSummary,
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
@@ -81,10 +81,6 @@ interface EventRow {
   outcome: string | null;
 }
 
-function emptySummary(): PruneSummary {
-  return { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 };
-}
-
 /**
  * Reads a timestamp column. PostgreSQL returns a Date; SQLite returns the
  * epoch milliseconds that knex wrote for a Date (or, for values written by
@@ -138,7 +134,7 @@ function rowToJob(row: JobRow): PruneJob {
     requestedBy: row.requested_by,
     pvcs: JSON.parse(row.pvcs),
     createdAt: timestampToIso(row.created_at),
-    summary: { ...emptySummary(), ...JSON.parse(row.summary) },
+    summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
   const startedAt = optionalIso(row.started_at);
   const finishedAt = optionalIso(row.finished_at);
@@ -212,6 +208,33 @@ function queuedMessage(input: NewPruneJob): string {
   }`;
 }
 
+/**
+ * A query for the database server's current time, read back as a Date. Every
+ * replica reads the same clock this way, so skew between their own clocks
+ * cannot make one judge another's heartbeat or Lease stale too early.
+ */
+async function databaseTime(db: Knex): Promise<Date> {
+  const client = String(db.client.config.client);
+  let value: Timestamp;
+  if (client === 'pg' || client === 'postgres' || client === 'postgresql') {
+    ({ now: value } = (
+      await db.raw('select clock_timestamp() as now')
+    ).rows[0]);
+  } else if (client.includes('sqlite')) {
+    // strftime %f has milliseconds; SQLite's 'now' is UTC.
+    [{ now: value }] = await db.raw(
+      `select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`,
+    );
+  } else if (client.startsWith('mysql')) {
+    [[{ now: value }]] = await db.raw(
+      `select date_format(utc_timestamp(3), '%Y-%m-%dT%H:%i:%s.%fZ') as now`,
+    );
+  } else {
+    throw new Error(`pvc-pruner: no clock query for database client ${client}`);
+  }
+  return new Date(timestampToIso(value));
+}
+
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) {
@@ -236,7 +259,7 @@ export class PruneJobStore {
    */
   static async create(options: {
     database: DatabaseService;
-    /** Clock for timestamps the store sets itself; for tests. */
+    /** Clock for timestamps the store sets itself, instead of the database's; for tests. */
     now?: () => Date;
   }): Promise<PruneJobStore> {
     const { database } = options;
@@ -244,20 +267,32 @@ export class PruneJobStore {
     if (!database.migrations?.skip) {
       await client.migrate.latest({ directory: migrationsDir });
     }
-    return new PruneJobStore(client, options.now ?? (() => new Date()));
+    const fixed = options.now;
+    return new PruneJobStore(
+      client,
+      fixed ? async () => fixed() : () => databaseTime(client),
+    );
   }
 
   private constructor(
     private readonly db: Knex,
-    private readonly now: () => Date,
+    private readonly now: () => Promise<Date>,
   ) {}
+
+  /**
+   * The time by the database's clock, which every replica shares: heartbeats,
+   * the stale-job sweep and Lease expiry are all judged by it.
+   */
+  currentTime(): Promise<Date> {
+    return this.now();
+  }
 
   /**
    * Stores a new queued job and, in the same transaction, its first event
    * (seq 1, `job-queued`).
    */
   async createJob(input: NewPruneJob): Promise<PruneJob> {
-    const createdAt = this.now();
+    const createdAt = await this.now();
     const job: PruneJob = {
       id: input.id ?? randomUUID(),
       entityRef: input.entityRef,
@@ -269,7 +304,7 @@ export class PruneJobStore {
       requestedBy: input.requestedBy,
       pvcs: input.pvcs.map(p => ({ name: p.name, uid: p.uid })),
       createdAt: createdAt.toISOString(),
-      summary: emptySummary(),
+      summary: emptyPruneSummary(),
     };
     await this.db.transaction(async tx => {
       await tx(JOBS).insert({
@@ -453,7 +488,7 @@ export class PruneJobStore {
    * now. An empty list is a no-op.
    */
   async heartbeat(jobIds: string[], instanceId: string): Promise<void> {
-    const at = this.now();
+    const at = await this.now();
     for (const ids of chunks([...new Set(jobIds)], ID_CHUNK)) {
       await this.db(JOBS)
         .whereIn('id', ids)
@@ -470,22 +505,26 @@ export class PruneJobStore {
     const count = await this.db(JOBS)
       .where({ id: jobId })
       .whereIn('status', ACTIVE_STATUSES)
-      .update({ owner_instance: instanceId, heartbeat_at: this.now() });
+      .update({ owner_instance: instanceId, heartbeat_at: await this.now() });
     return count > 0;
   }
 
   /**
    * Marks every queued or running job whose last heartbeat (or, if it never
-   * had one, its creation) is older than `staleBefore` as interrupted, with a
-   * final `job-finished` event, and returns those jobs. Each job is re-checked
-   * and changed in its own transaction, so a job that a live replica
-   * heartbeats meanwhile, or that another sweeper got first, is left alone.
+   * had one, its creation) is more than `staleAfterMs` old by the database's
+   * clock as interrupted, with a final `job-finished` event, and returns those
+   * jobs. Each job is re-checked and changed in its own transaction, so a job
+   * that a live replica heartbeats meanwhile, or that another sweeper got
+   * first, is left alone.
    */
   async markInterrupted(options: {
-    staleBefore: Date;
+    staleAfterMs: number;
     reason: string;
   }): Promise<PruneJob[]> {
-    const { staleBefore, reason } = options;
+    const { reason } = options;
+    const staleBefore = new Date(
+      (await this.now()).getTime() - options.staleAfterMs,
+    );
     const stale = (q: Knex.QueryBuilder) =>
       q
         .whereIn('status', ACTIVE_STATUSES)
@@ -503,8 +542,9 @@ export class PruneJobStore {
     );
     const interrupted: PruneJob[] = [];
     for (const { id } of candidates) {
+      // Read before the transaction: SQLite has one connection, and the transaction holds it.
+      const finishedAt = await this.now();
       const job = await this.db.transaction(async tx => {
-        const finishedAt = this.now();
         const count = await stale(tx(JOBS).where({ id })).update({
           status: 'interrupted',
           finished_at: finishedAt,

@@ -1,17 +1,30 @@
 import { ConflictError } from '@backstage/errors';
+import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { KubeSim } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { PruneJobStore } from '../database';
+import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import { KubeGateway } from '../kubernetes';
 import {
   JOB_ANNOTATION,
   LeaseLock,
+  LeaseLostError,
   REQUESTED_BY_ANNOTATION,
 } from './LeaseLock';
 
-/* LeaseLock against the simulator's Lease API (no controllers needed). */
+/* LeaseLock against the simulator's Lease API (no controllers needed), on the clock of a real (SQLite) job store. */
 
 let sim: KubeSim;
 let gateway: KubeGateway;
+let closeStore: () => Promise<void>;
+let clock: PruneJobStore;
+
+/** A replica's lock: `monotonicNow` stands for its own monotonic clock. */
+const lock = (
+  leaseDurationSeconds: number,
+  holderPrefix: string,
+  monotonicNow?: () => number,
+) => new LeaseLock({ leaseDurationSeconds, holderPrefix, clock, monotonicNow });
 
 const target = (
   overrides: Partial<Parameters<LeaseLock['acquire']>[1]> = {},
@@ -29,10 +42,12 @@ const leaseInSim = () =>
 
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
+  ({ store: clock, close: closeStore } = await startMemoryJobStore());
 });
 
 afterAll(async () => {
   await sim.close();
+  await closeStore();
 });
 
 afterEach(() => {
@@ -47,12 +62,23 @@ afterEach(() => {
   sim.clearRequests();
 });
 
+/** Another replica's job takes the lease over, as LeaseLock does after expiry. */
+function steal(holderIdentity: string, requestedBy: string, jobId: string) {
+  const stolen = structuredClone(leaseInSim()!);
+  stolen.spec.holderIdentity = holderIdentity;
+  stolen.metadata.annotations = {
+    [REQUESTED_BY_ANNOTATION]: requestedBy,
+    [JOB_ANNOTATION]: jobId,
+  };
+  sim.store.update('coordination.k8s.io/leases', stolen);
+}
+
+const leaseWrites = () =>
+  sim.requests().filter(r => r.resource === 'leases' && r.method === 'PUT');
+
 describe('LeaseLock', () => {
   it('creates the lease pvc-pruner-<statefulset>, saying who holds it for which job, and releases it', async () => {
-    const held = await new LeaseLock(30, 'backstage-a').acquire(
-      gateway,
-      target(),
-    );
+    const held = await lock(30, 'backstage-a').acquire(gateway, target());
 
     expect(held).toMatchObject({
       name: 'pvc-pruner-orders-db',
@@ -75,9 +101,9 @@ describe('LeaseLock', () => {
   });
 
   it('refuses a second holder with a ConflictError naming the first, its job, and since when', async () => {
-    await new LeaseLock(30, 'backstage-a').acquire(gateway, target());
+    await lock(30, 'backstage-a').acquire(gateway, target());
 
-    const second = new LeaseLock(30, 'backstage-b').acquire(
+    const second = lock(30, 'backstage-b').acquire(
       gateway,
       target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
     );
@@ -88,7 +114,7 @@ describe('LeaseLock', () => {
     );
     // A dry run is refused too, while the lock is held.
     await expect(
-      new LeaseLock(30, 'backstage-b').acquire(
+      lock(30, 'backstage-b').acquire(
         gateway,
         target({ jobId: 'job-3', dryRun: true }),
       ),
@@ -96,10 +122,10 @@ describe('LeaseLock', () => {
   });
 
   it('takes over an expired lease with a conditional update, counting the transition', async () => {
-    await new LeaseLock(1, 'backstage-a').acquire(gateway, target());
+    await lock(1, 'backstage-a').acquire(gateway, target());
     await new Promise(r => setTimeout(r, 1100));
 
-    const held = await new LeaseLock(30, 'backstage-b').acquire(
+    const held = await lock(30, 'backstage-b').acquire(
       gateway,
       target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
     );
@@ -116,10 +142,7 @@ describe('LeaseLock', () => {
   });
 
   it('renews by updating renewTime, and fails to renew once someone else has taken the lease', async () => {
-    const held = await new LeaseLock(30, 'backstage-a').acquire(
-      gateway,
-      target(),
-    );
+    const held = await lock(30, 'backstage-a').acquire(gateway, target());
     const first = new Date(leaseInSim()!.spec.renewTime).getTime();
     await new Promise(r => setTimeout(r, 20));
 
@@ -129,17 +152,19 @@ describe('LeaseLock', () => {
     );
 
     // Someone else rewrites the lease: our next renewal is a conflict, not a silent overwrite.
-    const stolen = structuredClone(leaseInSim()!);
-    stolen.spec.holderIdentity = 'someone-else';
-    sim.store.update('coordination.k8s.io/leases', stolen);
-    await expect(held.renew()).rejects.toThrow(/409/);
+    steal('backstage-b/job-2', 'user:default/bob', 'job-2');
+    const renewal = held.renew();
+    await expect(renewal).rejects.toThrow(LeaseLostError);
+    await expect(renewal).rejects.toThrow(
+      /^the lease shop\/pvc-pruner-orders-db is now held by user:default\/bob \(job job-2\)/,
+    );
     // Nor does its release delete the other holder's lease.
     await held.release().catch(() => undefined);
-    expect(leaseInSim()?.spec.holderIdentity).toBe('someone-else');
+    expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-b/job-2');
   });
 
   it('dry run checks that the lock is free but does not hold it (its create is a dry run)', async () => {
-    const held = await new LeaseLock(30, 'backstage-a').acquire(
+    const held = await lock(30, 'backstage-a').acquire(
       gateway,
       target({ dryRun: true }),
     );
@@ -156,18 +181,18 @@ describe('LeaseLock', () => {
 
   it('reports a lost race on create as a ConflictError naming the winner', async () => {
     // The lease appears between our read and our create.
-    const lock = new LeaseLock(30, 'backstage-b');
+    const lockB = lock(30, 'backstage-b');
     const readLease = gateway.readLease.bind(gateway);
     const spy = jest
       .spyOn(gateway, 'readLease')
       .mockImplementationOnce(async () => {
-        await new LeaseLock(30, 'backstage-a').acquire(gateway, target());
+        await lock(30, 'backstage-a').acquire(gateway, target());
         spy.mockImplementation(readLease);
         return undefined;
       });
 
     await expect(
-      lock.acquire(
+      lockB.acquire(
         gateway,
         target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
       ),
@@ -175,5 +200,95 @@ describe('LeaseLock', () => {
       /^StatefulSet shop\/orders-db is being pruned by user:default\/alice \(job job-1\)/,
     );
     spy.mockRestore();
+  });
+
+  it('judges expiry by the shared (database) clock: a replica whose own clock runs an hour fast cannot take a live lease', async () => {
+    await lock(30, 'backstage-a').acquire(gateway, target());
+
+    // Replica B's wall clock is an hour ahead.
+
+    await withWallClockSkew(60 * 60_000, async () => {
+      await expect(
+        lock(30, 'backstage-b').acquire(
+          gateway,
+          target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
+        ),
+      ).rejects.toThrow(ConflictError);
+    });
+    expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-a/job-1');
+  });
+
+  it('confirms for free while its last renewal is recent, and renews first once two thirds of the duration have passed', async () => {
+    let monotonic = 1_000_000;
+    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
+      gateway,
+      target(),
+    );
+    sim.clearRequests();
+
+    monotonic += 19_000;
+    expect(held.isFresh()).toBe(true);
+    await held.confirm();
+    expect(leaseWrites()).toHaveLength(0);
+
+    monotonic += 2_000; // 21 s of 30 since the lease was taken
+    expect(held.isFresh()).toBe(false);
+    await held.confirm();
+    expect(leaseWrites()).toHaveLength(1);
+    expect(held.isFresh()).toBe(true);
+    await held.release();
+  });
+
+  it('a holder frozen past its lease wakes up stale, and its confirmation fails once another replica holds the lease', async () => {
+    let monotonic = 0;
+    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
+      gateway,
+      target(),
+    );
+
+    // SIGSTOP for longer than the lease; meanwhile another replica took the lease over.
+    monotonic += 31_000;
+    steal('backstage-b/job-2', 'user:default/bob', 'job-2');
+
+    expect(held.isFresh()).toBe(false);
+    await expect(held.confirm()).rejects.toThrow(
+      /^the lease shop\/pvc-pruner-orders-db is now held by user:default\/bob \(job job-2\)/,
+    );
+    expect(held.isFresh()).toBe(false);
+    // Its release leaves the new holder's lease alone.
+    await held.release().catch(() => undefined);
+    expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-b/job-2');
+  });
+
+  it('fails confirmation, rather than trusting a stale renewal, when the API server cannot be reached', async () => {
+    let monotonic = 0;
+    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
+      gateway,
+      target(),
+    );
+    monotonic += 25_000;
+    sim.addFault({ verb: 'update', resource: 'leases', status: 503 });
+    try {
+      await expect(held.confirm()).rejects.toThrow(
+        /^the lease shop\/pvc-pruner-orders-db could not be renewed within its duration \(cluster "demo" refused update lease/,
+      );
+    } finally {
+      sim.clearFaults();
+    }
+    await held.release();
+  });
+
+  it('keeps the lease when an earlier renewal went through but its answer was lost (same holder, newer resourceVersion)', async () => {
+    const held = await lock(30, 'backstage-a').acquire(gateway, target());
+    // The server applied a renewal whose response never arrived.
+    const renewedByUs = structuredClone(leaseInSim()!);
+    renewedByUs.spec.renewTime = new Date().toISOString();
+    sim.store.update('coordination.k8s.io/leases', renewedByUs);
+
+    await held.renew();
+
+    expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-a/job-1');
+    await held.release();
+    expect(leaseInSim()).toBeUndefined();
   });
 });

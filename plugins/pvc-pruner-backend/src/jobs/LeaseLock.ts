@@ -10,11 +10,32 @@ export function leaseNameFor(statefulSet: string) {
   return `pvc-pruner-${statefulSet}`.slice(0, 253);
 }
 
+/** The clock every replica shares (the database's): Lease times are written and judged by it. */
+export interface SharedClock {
+  currentTime(): Promise<Date>;
+}
+
+/** The job no longer holds its Lease (another holder has it), or cannot prove that it does. */
+export class LeaseLostError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LeaseLostError';
+  }
+}
+
 export interface HeldLease {
   name: string;
   namespace: string;
-  /** Renews the lease; throws when someone else took it. */
+  /** Renews the lease now; a LeaseLostError when someone else holds it. */
   renew(): Promise<void>;
+  /**
+   * Proves the lease is still held before a delete: free while the last
+   * renewal is recent (see `isFresh`), otherwise it renews first. A
+   * LeaseLostError when another holder has it or the renewal fails.
+   */
+  confirm(): Promise<void>;
+  /** Whether the last successful renewal is recent enough to act on, by this process's monotonic clock. */
+  isFresh(): boolean;
   release(): Promise<void>;
 }
 
@@ -37,16 +58,37 @@ function describeHolder(lease: V1Lease) {
   }) since ${since}`;
 }
 
+export interface LeaseLockOptions {
+  leaseDurationSeconds: number;
+  /** Names this process in holderIdentity: `<holderPrefix>/<jobId>`. */
+  holderPrefix: string;
+  /** The shared clock by which renewTime is written and expiry judged. */
+  clock: SharedClock;
+  /** This process's monotonic clock in ms (performance.now); for tests. */
+  monotonicNow?: () => number;
+}
+
 /**
  * A coordination.k8s.io Lease used as a mutex. Taking it creates the Lease,
  * or takes over an expired one with an optimistic update; a live holder
  * makes it a ConflictError that names who holds it and since when.
+ *
+ * Two clocks, each used for what it can answer. Whether a Lease has expired
+ * is judged by the shared clock (renewTime is written from it too), so skew
+ * between replicas' wall clocks cannot make two holders. Whether this holder
+ * may still act is judged by its own monotonic clock since it sent its last
+ * successful renewal: a renewal is trusted for two thirds of the lease
+ * duration, the last third being the margin for a delete to reach the API
+ * server. A process frozen (SIGSTOP, a long GC pause) past that finds its
+ * lease stale when it wakes, and must renew, which fails if another holder
+ * took over, before it deletes anything.
  */
 export class LeaseLock {
-  constructor(
-    private readonly leaseDurationSeconds: number,
-    private readonly holderPrefix: string,
-  ) {}
+  private readonly monotonicNow: () => number;
+
+  constructor(private readonly options: LeaseLockOptions) {
+    this.monotonicNow = options.monotonicNow ?? (() => performance.now());
+  }
 
   async acquire(
     gateway: KubeGateway,
@@ -58,9 +100,13 @@ export class LeaseLock {
       dryRun: boolean;
     },
   ): Promise<HeldLease> {
+    const { leaseDurationSeconds, holderPrefix, clock } = this.options;
     const name = leaseNameFor(target.statefulSet);
     const { namespace } = target;
-    const now = new Date();
+    const label = `${namespace}/${name}`;
+    const identity = `${holderPrefix}/${target.jobId}`;
+    let renewedAt = this.monotonicNow();
+    const now = await clock.currentTime();
     const desired: V1Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -73,8 +119,8 @@ export class LeaseLock {
         },
       },
       spec: {
-        holderIdentity: `${this.holderPrefix}/${target.jobId}`,
-        leaseDurationSeconds: this.leaseDurationSeconds,
+        holderIdentity: identity,
+        leaseDurationSeconds,
         acquireTime: now,
         renewTime: now,
       },
@@ -94,6 +140,8 @@ export class LeaseLock {
         name,
         namespace,
         renew: async () => {},
+        confirm: async () => {},
+        isFresh: () => true,
         release: async () => {},
       };
     }
@@ -123,14 +171,65 @@ export class LeaseLock {
       }
       throw e;
     }
+
+    const trustedForMs = (leaseDurationSeconds * 1000 * 2) / 3;
+    const isFresh = () => this.monotonicNow() - renewedAt < trustedForMs;
+    const renewed = (lease: V1Lease, renewTime: Date) =>
+      gateway.replaceLease(namespace, {
+        ...lease,
+        spec: { ...lease.spec, renewTime },
+      });
+    const renewOnce = async () => {
+      const sentAt = this.monotonicNow();
+      const renewTime = await clock.currentTime();
+      try {
+        held = await renewed(held, renewTime);
+      } catch (e) {
+        if (
+          !(
+            e instanceof ClusterRequestError &&
+            (e.statusCode === 409 || e.statusCode === 404)
+          )
+        )
+          throw e;
+        // Re-read: the Lease says who holds it now.
+        const current = await gateway.readLease(namespace, name);
+        if (!current)
+          throw new LeaseLostError(`the lease ${label} was deleted`);
+        if (
+          current.spec?.holderIdentity !== identity ||
+          current.metadata?.uid !== held.metadata?.uid
+        )
+          throw new LeaseLostError(
+            `the lease ${label} is now held by ${describeHolder(current)}`,
+          );
+        // An earlier renewal of ours went through though its answer was lost.
+        held = await renewed(current, renewTime);
+      }
+      renewedAt = sentAt;
+    };
+    let renewing: Promise<void> | undefined;
+    const renew = () =>
+      (renewing ??= renewOnce().finally(() => {
+        renewing = undefined;
+      }));
     return {
       name,
       namespace,
-      renew: async () => {
-        held = await gateway.replaceLease(namespace, {
-          ...held,
-          spec: { ...held.spec, renewTime: new Date() },
-        });
+      renew,
+      isFresh,
+      confirm: async () => {
+        if (isFresh()) return;
+        try {
+          await renew();
+        } catch (e) {
+          if (e instanceof LeaseLostError) throw e;
+          throw new LeaseLostError(
+            `the lease ${label} could not be renewed within its duration (${
+              (e as Error).message
+            })`,
+          );
+        }
       },
       release: async () => {
         await gateway.deleteLease(namespace, name, {

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { LoggerService } from '@backstage/backend-plugin-api';
-import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import {
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '@backstage/errors';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from '../orphans';
 import { KubeGateways } from '../kubernetes';
@@ -15,22 +20,27 @@ export interface JobOutcomeReporter {
 }
 
 export interface PruneJobsOptions {
-  /** Live jobs are heartbeated this often; a job without a heartbeat for `staleAfterMs` is interrupted. */
+  /** This process's running jobs are heartbeated this often (in the database, which the sweep reads). */
   heartbeatMs: number;
-  staleAfterMs: number;
   instanceId?: string;
 }
 
 /**
  * Starts prune jobs and keeps them honest: a job is stored before it is
- * acknowledged, runs in the background holding the StatefulSet's Lease, and a
- * job whose process died is marked interrupted, never left running forever.
+ * acknowledged, runs in the background holding the StatefulSet's Lease, and
+ * is heartbeated while it runs, so that if its process dies the
+ * InterruptedJobSweeper marks it interrupted rather than leave it running.
+ *
+ * The heartbeat is not periodic upkeep for the scheduler: it must beat in the
+ * very process that runs the job, for exactly as long as the job runs, at a
+ * period tied to the staleness bound, and a missed beat has a meaning (the
+ * job is taken for dead). So it is a timer that lives with the running jobs.
  */
 export class PruneJobs {
   private readonly running = new Map<string, Promise<void>>();
   private readonly instanceId: string;
-  private timers: NodeJS.Timeout[] = [];
-  private stopping = false;
+  private readonly stopping = new AbortController();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: {
@@ -45,50 +55,34 @@ export class PruneJobs {
     this.instanceId = options.instanceId ?? randomUUID();
   }
 
-  /** Marks orphaned jobs interrupted now and from time to time; heartbeats this process's jobs. */
-  async startHousekeeping() {
-    await this.sweep();
-    this.timers.push(
-      setInterval(() => {
-        void this.deps.store
-          .heartbeat([...this.running.keys()], this.instanceId)
-          .catch(e =>
-            this.deps.logger.warn(`pvc-pruner: heartbeat failed: ${e}`),
-          );
-        void this.sweep();
-      }, this.options.heartbeatMs),
-    );
+  private beat() {
+    void this.deps.store
+      .heartbeat([...this.running.keys()], this.instanceId)
+      .catch(e => this.deps.logger.warn(`pvc-pruner: heartbeat failed: ${e}`));
   }
 
-  private async sweep() {
-    try {
-      const staleBefore = new Date(Date.now() - this.options.staleAfterMs);
-      const interrupted = await this.deps.store.markInterrupted({
-        staleBefore,
-        reason:
-          'The Backstage instance running this job stopped before it finished; check the StatefulSet and run a new scan',
-      });
-      for (const job of interrupted)
-        this.deps.logger.warn(
-          `pvc-pruner: job ${job.id} (${job.namespace}/${job.statefulSet}) was interrupted`,
-        );
-    } catch (e) {
-      this.deps.logger.warn(
-        `pvc-pruner: could not sweep interrupted jobs: ${e}`,
-      );
-    }
+  /** Runs the heartbeat while this process runs at least one job. */
+  private track(jobId: string, run: Promise<void>) {
+    this.running.set(jobId, run);
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs);
+    void run.finally(() => {
+      this.running.delete(jobId);
+      if (this.running.size === 0) {
+        clearInterval(this.heartbeat);
+        this.heartbeat = undefined;
+      }
+    });
   }
 
-  /** Stops housekeeping, and running jobs before their next delete (they end interrupted). */
-  stop() {
-    this.stopping = true;
-    this.timers.forEach(clearInterval);
-    this.timers = [];
-  }
-
-  /** Waits for this process's running jobs to finish. */
-  async drain() {
-    await Promise.allSettled(this.running.values());
+  /**
+   * For the shutdown hook: refuses new jobs, tells running ones to stop
+   * before their next delete, and waits until they have: each records itself
+   * interrupted with the reason and releases its Lease.
+   */
+  async shutdown(): Promise<void> {
+    this.stopping.abort();
+    while (this.running.size > 0)
+      await Promise.allSettled([...this.running.values()]);
   }
 
   /**
@@ -122,6 +116,10 @@ export class PruneJobs {
         throw new InputError(`Unknown cluster "${request.cluster}"`);
       throw e;
     }
+    if (this.stopping.signal.aborted)
+      throw new ServiceUnavailableError(
+        'This Backstage instance is shutting down; try again in a moment',
+      );
     const selected = await gateway.listStatefulSets(
       target.labelSelector,
       request.namespace,
@@ -157,14 +155,13 @@ export class PruneJobs {
       throw e;
     }
     const run = this.deps.runner
-      .run(job, gateway, lease, () => this.stopping)
+      .run(job, gateway, lease, this.stopping.signal)
       .then(result => reporter.finished(job, result))
       .catch(e => {
         this.deps.logger.error(`pvc-pruner: job ${job.id} crashed: ${e}`);
         reporter.crashed(job, e as Error);
-      })
-      .finally(() => this.running.delete(job.id));
-    this.running.set(job.id, run);
+      });
+    this.track(job.id, run);
     return job;
   }
 }

@@ -1,12 +1,16 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
-import knexFactory, { Knex } from 'knex';
-import { KubeSim, pvc, statefulSet } from 'kube-sim';
+import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { KubeGateway } from '../kubernetes';
-import { HeldLease } from './LeaseLock';
+import {
+  HeldLease,
+  JOB_ANNOTATION,
+  LeaseLock,
+  REQUESTED_BY_ANNOTATION,
+} from './LeaseLock';
 import { PruneJobStore } from '../database';
+import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import { PruneRunner } from './PruneRunner';
 import { VolumeFollower } from './VolumeFollower';
 
@@ -14,15 +18,65 @@ import { VolumeFollower } from './VolumeFollower';
 
 let sim: KubeSim;
 let gateway: KubeGateway;
-let knex: Knex;
+let closeStore: () => Promise<void>;
 let store: PruneJobStore;
 
-const lease: HeldLease = {
-  name: 'pvc-pruner-web',
-  namespace: 'shop',
-  renew: async () => {},
-  release: async () => {},
-};
+const LEASES = 'coordination.k8s.io/leases';
+
+/** The job's real Lease on StatefulSet web; `monotonicNow` stands for this process's monotonic clock. */
+function holdLease(
+  jobId: string,
+  monotonicNow?: () => number,
+): Promise<HeldLease> {
+  return new LeaseLock({
+    leaseDurationSeconds: 30,
+    holderPrefix: 'backstage-a',
+    clock: store,
+    monotonicNow,
+  }).acquire(gateway, {
+    namespace: 'shop',
+    statefulSet: 'web',
+    jobId,
+    requestedBy: 'user:default/alice',
+    dryRun: false,
+  });
+}
+
+/** Another replica's job takes the Lease over (as if it had expired there). */
+function stealLease() {
+  const stolen = structuredClone(
+    sim.store.require(LEASES, 'shop', 'pvc-pruner-web'),
+  );
+  stolen.spec.holderIdentity = 'backstage-b/job-2';
+  stolen.metadata.annotations = {
+    [REQUESTED_BY_ANNOTATION]: 'user:default/bob',
+    [JOB_ANNOTATION]: 'job-2',
+  };
+  sim.store.update(LEASES, stolen);
+}
+
+const claimDeletes = () =>
+  sim
+    .requests()
+    .filter(r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims')
+    .map(r => r.path.split('/').pop());
+
+function newJob(pvcs: Array<{ name: string; uid: string }>) {
+  return store.createJob({
+    entityRef: 'component:default/web',
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'web',
+    dryRun: false,
+    requestedBy: 'user:default/alice',
+    pvcs,
+  });
+}
+
+const runner = (events: JobEvents) =>
+  new PruneRunner(store, events, new VolumeFollower(500), {
+    renewIntervalMs: 60_000,
+  });
 
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
@@ -37,31 +91,44 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
-  store = await PruneJobStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
-  });
+  ({ store, close: closeStore } = await startMemoryJobStore());
 });
 
 afterEach(async () => {
   sim.clearFaults();
   sim.clearRequests();
-  await knex.destroy();
+  // No controllers: claims deleted by a test are kept Terminating by pvc-protection.
+  for (const claim of sim.store.list('persistentvolumeclaims').items) {
+    const name = claim.metadata.name;
+    if (!claim.metadata.deletionTimestamp)
+      sim.store.delete('persistentvolumeclaims', 'shop', name, {});
+    const left = sim.store.get('persistentvolumeclaims', 'shop', name);
+    if (left)
+      sim.store.update('persistentvolumeclaims', {
+        ...left,
+        metadata: { ...left.metadata, finalizers: [] },
+      });
+  }
+  const lease = sim.store.get(LEASES, 'shop', 'pvc-pruner-web');
+  if (lease) sim.store.delete(LEASES, 'shop', 'pvc-pruner-web', {});
+  await closeStore();
 });
 
-function createClaims(names: string[]) {
+/**
+ * Unused claims of web. Without controllers nobody would lift admission's
+ * pvc-protection finalizer, so they get only the finalizers given (as the
+ * pvc-protection controller leaves an unused claim once it is deleted).
+ */
+function createClaims(names: string[], finalizers: string[] = []) {
   return names.map(name => {
-    const claim = sim.store.create(
+    const created = sim.store.create(
       'persistentvolumeclaims',
       pvc(name, {}, 'shop'),
     );
+    const claim = sim.store.update('persistentvolumeclaims', {
+      ...created,
+      metadata: { ...created.metadata, finalizers },
+    });
     return { name, uid: claim.metadata.uid as string };
   });
 }
@@ -92,19 +159,17 @@ describe('PruneRunner', () => {
       // Another replica took this one for dead (its heartbeat was late).
       if (event.type === 'pvc-deleting')
         sweep ??= store.markInterrupted({
-          staleBefore: new Date(Date.now() + 60_000),
+          // Its heartbeat counts as a minute late.
+          staleAfterMs: -60_000,
           reason,
         });
     });
 
-    const result = await new PruneRunner(
-      store,
-      events,
-      new VolumeFollower(500),
-      {
-        renewIntervalMs: 60_000,
-      },
-    ).run(job, gateway, lease);
+    const result = await runner(events).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
 
     expect(result.status).toBe('interrupted');
     const deletes = sim
@@ -129,5 +194,245 @@ describe('PruneRunner', () => {
     expect(finished).toEqual([
       expect.objectContaining({ status: 'interrupted', message: reason }),
     ]);
+  });
+
+  it('accepted is not deleted: a claim a foreign finalizer holds past the follow-up ends the job incomplete, named with its finalizers', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('incomplete');
+    expect(result.reason).toBe(
+      'Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
+    expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+    expect(result.summary.terminating).toEqual([
+      expect.objectContaining({
+        name: 'data-web-2',
+        finalizers: ['acc.example/backup-hold'],
+      }),
+    ]);
+    const events = await store.listEvents(job.id);
+    expect(events.filter(e => e.pvc === 'data-web-2').map(e => e.type)).toEqual(
+      ['pvc-deleting', 'pvc-terminating'],
+    );
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'job-finished',
+      status: 'incomplete',
+      message:
+        'Prune incomplete: 1 deleted, 1 still terminating, 0 skipped, 0 failed. Not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    });
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'incomplete',
+      summary: {
+        terminating: [expect.objectContaining({ name: 'data-web-2' })],
+      },
+    });
+  });
+
+  it('shut down while following its last deletion: interrupted, the claim reported still terminating, not incomplete', async () => {
+    const job = await newJob(
+      createClaims(['data-web-1'], ['acc.example/backup-hold']),
+    );
+    const stop = new AbortController();
+    const events = new JobEvents(store);
+    events.subscribe(job.id, event => {
+      if (event.type === 'pvc-deleting') setTimeout(() => stop.abort(), 300);
+    });
+
+    const result = await new PruneRunner(
+      store,
+      events,
+      new VolumeFollower(30_000),
+      { renewIntervalMs: 60_000 },
+    ).run(job, gateway, await holdLease(job.id), stop.signal);
+
+    expect(result.status).toBe('interrupted');
+    expect(result.reason).toBe(
+      'Interrupted: the Backstage instance running this job shut down; run a new scan',
+    );
+    expect(result.summary.deleted).toEqual([]);
+    expect(result.summary.terminating.map(t => t.name)).toEqual(['data-web-1']);
+    // Its Lease is released.
+    expect(sim.store.get(LEASES, 'shop', 'pvc-pruner-web')).toBeUndefined();
+  });
+
+  it('a failure outranks claims still terminating, and its reason names both', async () => {
+    const job = await newJob([
+      ...createClaims(['data-web-1']),
+      ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
+    ]);
+    // The first delete (data-web-1, lowest ordinal first) fails.
+    sim.addFault({
+      verb: 'delete',
+      resource: 'persistentvolumeclaims',
+      status: 500,
+      times: 1,
+    });
+
+    const result = await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    expect(result.status).toBe('failed');
+    expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
+    expect(result.reason).toBe(
+      '1 claim(s) could not be deleted; not everything was reclaimed: data-web-2 is still terminating, held by acc.example/backup-hold',
+    );
+  });
+
+  it('reads the pods last: nothing but the delete goes out between the in-use check and the delete', async () => {
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-web-1' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+        },
+      }),
+    );
+    const [bound] = createClaims(['data-web-1']);
+    const claim = sim.store.require(
+      'persistentvolumeclaims',
+      'shop',
+      bound.name,
+    );
+    sim.store.update('persistentvolumeclaims', {
+      ...claim,
+      spec: { ...claim.spec, volumeName: 'pv-web-1' },
+    });
+    const job = await newJob([bound]);
+    sim.clearRequests();
+
+    await runner(new JobEvents(store)).run(
+      job,
+      gateway,
+      await holdLease(job.id),
+    );
+
+    const requests = sim
+      .requests()
+      .filter(r => r.resource !== 'leases')
+      .map(r => `${r.verb} ${r.resource}`);
+    const deleteAt = requests.indexOf('delete persistentvolumeclaims');
+    expect(requests.slice(deleteAt - 3, deleteAt + 1)).toEqual([
+      'get persistentvolumeclaims',
+      'get persistentvolumes',
+      'list pods',
+      'delete persistentvolumeclaims',
+    ]);
+    sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
+  });
+
+  describe('fencing: it proves it holds the Lease before each delete', () => {
+    it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1') {
+          // SIGSTOP for longer than the lease; another replica took it meanwhile.
+          monotonic += 31_000;
+          stealLease();
+        }
+      });
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(claimDeletes()).toEqual([]);
+      expect(result.status).toBe('aborted');
+      expect(result.reason).toMatch(
+        /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
+      );
+      expect(result.summary.deleted).toEqual([]);
+      expect(result.summary.skipped.map(s => s.name)).toEqual([
+        'data-web-1',
+        'data-web-2',
+      ]);
+      expect(result.summary.skipped[0].reason).toMatch(
+        /^not attempted: the job stopped because the lease shop\/pvc-pruner-web is now held by/,
+      );
+      // The new holder's lease is left alone.
+      expect(
+        sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
+      ).toBe('backstage-b/job-2');
+    });
+
+    it('a process frozen between two deletes stops before the second', async () => {
+      const job = await newJob(
+        createClaims(['data-web-1', 'data-web-2', 'data-web-3']),
+      );
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-2') {
+          monotonic += 31_000;
+          stealLease();
+        }
+      });
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(claimDeletes()).toEqual(['data-web-1']);
+      expect(result.status).toBe('aborted');
+      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+      const finished = (await store.listEvents(job.id)).filter(
+        e => e.type === 'job-finished',
+      );
+      expect(finished).toEqual([
+        expect.objectContaining({
+          status: 'aborted',
+          message: expect.stringMatching(
+            /^Prune aborted: 1 deleted, 2 skipped, 0 failed\. the lease shop\/pvc-pruner-web is now held by user:default\/bob/,
+          ),
+        }),
+      ]);
+    });
+
+    it('a process frozen while nobody took its lease renews it on waking, checks the claim again, and carries on', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const events = new JobEvents(store);
+      events.subscribe(job.id, event => {
+        if (event.type === 'pvc-deleting' && event.pvc === 'data-web-1')
+          monotonic += 31_000;
+      });
+      sim.clearRequests();
+
+      const result = await runner(events).run(job, gateway, lease);
+
+      expect(result.status).toBe('succeeded');
+      expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2']);
+      // One renewal on waking, then data-web-1 was read again before its delete.
+      const requests = sim.requests();
+      const renewal = requests.findIndex(
+        r => r.resource === 'leases' && r.method === 'PUT',
+      );
+      const firstDelete = requests.findIndex(r => r.verb === 'delete');
+      expect(renewal).toBeGreaterThan(-1);
+      expect(
+        requests
+          .slice(renewal, firstDelete)
+          .filter(
+            r => r.verb === 'get' && r.resource === 'persistentvolumeclaims',
+          ),
+      ).toHaveLength(1);
+    });
   });
 });

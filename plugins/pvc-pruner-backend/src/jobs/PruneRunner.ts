@@ -1,7 +1,9 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
+  describeFinalizers,
   describeInUse,
   describeKept,
+  emptyPruneSummary,
   formatBytes,
   PruneJob,
   PruneJobStatus,
@@ -12,7 +14,7 @@ import {
 import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
-import { HeldLease } from './LeaseLock';
+import { HeldLease, LeaseLostError } from './LeaseLock';
 import {
   classifyClaims,
   parseClaimName,
@@ -35,12 +37,61 @@ export interface PruneResult {
 
 type Confirmed = { name: string; uid: string; ordinal: number };
 
+/** A claim that passed its live check: what to delete, and its outcome so far. */
+type Checked = { outcome: PvcOutcome; resourceVersion: string };
+
+const SHUT_DOWN = 'the Backstage instance running this job shut down';
+const INTERRUPTED_BY_SHUTDOWN = `Interrupted: ${SHUT_DOWN}; run a new scan`;
+
+/** Live checks of one claim before giving up because each outlasted the lease's proof. */
+const MAX_CHECKS = 3;
+
 /** Deletions finish in any order (claims are followed in parallel); report them by ordinal. */
 function sortDeleted(summary: PruneSummary) {
-  summary.deleted.sort(
-    (a, b) =>
-      (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
-  );
+  for (const list of [summary.deleted, summary.terminating])
+    list.sort(
+      (a, b) =>
+        (a.ordinal ?? 0) - (b.ordinal ?? 0) || a.name.localeCompare(b.name),
+    );
+}
+
+/** "x is still terminating, held by f" or "2 claims are still terminating: x (held by f), y (held by g)". */
+function describeTerminating(terminating: PvcOutcome[]): string {
+  if (terminating.length === 1) {
+    const [one] = terminating;
+    return `${one.name} is still terminating, ${describeFinalizers(
+      one.finalizers ?? [],
+    )}`;
+  }
+  return `${terminating.length} claims are still terminating: ${terminating
+    .map(o => `${o.name} (${describeFinalizers(o.finalizers ?? [])})`)
+    .join(', ')}`;
+}
+
+/** How a job that went through all its claims ended, once every follow-up has settled. */
+function completion(summary: PruneSummary): {
+  status: PruneJobStatus;
+  reason?: string;
+} {
+  const pending =
+    summary.terminating.length > 0
+      ? `not everything was reclaimed: ${describeTerminating(
+          summary.terminating,
+        )}`
+      : undefined;
+  if (summary.failed.length > 0)
+    return {
+      status: 'failed',
+      reason: `${summary.failed.length} claim(s) could not be deleted${
+        pending ? `; ${pending}` : ''
+      }`,
+    };
+  if (pending)
+    return {
+      status: 'incomplete',
+      reason: pending.charAt(0).toUpperCase() + pending.slice(1),
+    };
+  return { status: 'succeeded' };
 }
 
 /**
@@ -57,25 +108,24 @@ export class PruneRunner {
     private readonly options: PruneRunnerOptions,
   ) {}
 
-  /** `stopping` tells the job its Backstage instance is shutting down: it stops before the next delete. */
+  /**
+   * `stop` aborts when the Backstage instance shuts down: the job stops
+   * before its next delete, stops following the deletions already accepted,
+   * records itself interrupted and releases its Lease.
+   */
   async run(
     job: PruneJob,
     gateway: KubeGateway,
     lease: HeldLease,
-    stopping: () => boolean = () => false,
+    stop: AbortSignal = new AbortController().signal,
   ): Promise<PruneResult> {
-    const summary: PruneSummary = {
-      deleted: [],
-      skipped: [],
-      failed: [],
-      bytesReclaimed: 0,
-    };
+    const summary = emptyPruneSummary();
+    // The job's own heartbeat on its Lease, for as long as it runs. A failed
+    // renewal is not fatal by itself: the fence before each delete decides.
     let leaseLost: string | undefined;
     const renewal = setInterval(() => {
       lease.renew().catch(e => {
-        leaseLost ??= `the lease ${lease.namespace}/${
-          lease.name
-        } could not be renewed (${(e as Error).message})`;
+        if (e instanceof LeaseLostError) leaseLost ??= e.message;
       });
     }, this.options.renewIntervalMs);
     let guard: StatefulSetGuard | undefined;
@@ -114,18 +164,17 @@ export class PruneRunner {
           );
           return await this.keepEnding(ended, summary, follows);
         }
-        if (stopping()) {
-          const reason = 'the Backstage instance running this job shut down';
+        if (stop.aborted) {
           await this.announce(
             job,
-            this.notAttempted(queue.slice(index), summary, reason),
+            this.notAttempted(queue.slice(index), summary, SHUT_DOWN),
           );
           return await this.finish(
             job,
             summary,
             follows,
             'interrupted',
-            `Interrupted: ${reason}; run a new scan`,
+            INTERRUPTED_BY_SHUTDOWN,
           );
         }
         const abortReason = guard.abortReason ?? leaseLost;
@@ -146,18 +195,41 @@ export class PruneRunner {
             abortReason,
           );
         }
-        await this.pruneOne(job, gateway, guard, confirmed, summary, follows);
+        try {
+          await this.pruneOne(
+            job,
+            gateway,
+            guard,
+            lease,
+            confirmed,
+            summary,
+            follows,
+            stop,
+          );
+        } catch (e) {
+          if (!(e instanceof LeaseLostError)) throw e;
+          await this.announce(
+            job,
+            this.notAttempted(
+              queue.slice(index),
+              summary,
+              `the job stopped because ${e.message}`,
+            ),
+          );
+          return await this.finish(job, summary, follows, 'aborted', e.message);
+        }
       }
-      const failed = summary.failed.length > 0;
-      return await this.finish(
-        job,
-        summary,
-        follows,
-        failed ? 'failed' : 'succeeded',
-        failed
-          ? `${summary.failed.length} claim(s) could not be deleted`
-          : undefined,
-      );
+      await Promise.allSettled(follows);
+      // Shut down while following the last deletions: they were not seen to the end.
+      if (stop.aborted)
+        return await this.finish(
+          job,
+          summary,
+          follows,
+          'interrupted',
+          INTERRUPTED_BY_SHUTDOWN,
+        );
+      return await this.finish(job, summary, follows);
     } catch (e) {
       return await this.finish(
         job,
@@ -232,99 +304,57 @@ export class PruneRunner {
     }
   }
 
-  /** Re-checks and deletes one claim; adds the follow-up that tracks its fate to `follows`. */
+  /**
+   * Re-checks and deletes one claim; adds the follow-up that tracks its fate
+   * to `follows`. Fenced: the job proves it holds its Lease before the live
+   * check, and the delete goes out only while that proof is fresh, so a
+   * process paused during the check proves it again and checks again.
+   * Throws LeaseLostError when it cannot.
+   */
   private async pruneOne(
     job: PruneJob,
     gateway: KubeGateway,
     guard: StatefulSetGuard,
+    lease: HeldLease,
     confirmed: Confirmed,
     summary: PruneSummary,
     follows: Promise<void>[],
+    stop: AbortSignal,
   ): Promise<void> {
+    let checked: Checked | undefined;
+    let announced = false;
+    for (let attempt = 1; ; attempt++) {
+      await lease.confirm();
+      checked = await this.recheck(job, gateway, guard, confirmed, summary);
+      if (!checked) return;
+      if (!announced) {
+        announced = true;
+        await this.events.append({
+          jobId: job.id,
+          type: 'pvc-deleting',
+          pvc: confirmed.name,
+          message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+            confirmed.name
+          } (${formatBytes(checked.outcome.bytes ?? 0)})`,
+        });
+      }
+      if (lease.isFresh()) break;
+      if (attempt === MAX_CHECKS)
+        throw new LeaseLostError(
+          `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
+        );
+    }
+    const { outcome, resourceVersion } = checked;
     const base = {
-      name: confirmed.name,
-      uid: confirmed.uid,
-      ordinal: confirmed.ordinal,
+      name: outcome.name,
+      uid: outcome.uid,
+      ordinal: outcome.ordinal,
     };
-    let claim: V1PersistentVolumeClaim | undefined;
-    let verdict;
-    try {
-      claim = await gateway.readClaim(job.namespace, confirmed.name);
-      if (!claim) {
-        await this.skip(job, summary, {
-          ...base,
-          reason: 'it no longer exists',
-        });
-
-        return;
-      }
-      if (claim.metadata?.uid !== confirmed.uid) {
-        await this.skip(job, summary, {
-          ...base,
-          reason:
-            'it was deleted and recreated since you confirmed it (uid changed)',
-        });
-        return;
-      }
-      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
-      verdict = classifyClaims({
-        statefulSet: guard.current,
-        claims: [claim],
-        pods,
-        volumes: new Map(),
-      });
-    } catch (e) {
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return;
-    }
-    const kept = verdict.kept[0];
-    const inUse = verdict.inUse[0];
-    if (kept || inUse) {
-      await this.skip(job, summary, {
-        ...base,
-        reason: `it is no longer an orphan: ${
-          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
-        }`,
-      });
-      return;
-    }
-    const orphan = verdict.orphans[0];
-    const bytes = orphan.capacityBytes ?? orphan.requestedBytes;
-    const volumeName = claim.spec?.volumeName;
-    const reclaimPolicy = volumeName
-      ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
-          ?.persistentVolumeReclaimPolicy
-      : undefined;
-    const outcome: PvcOutcome = {
-      ...base,
-      bytes,
-      ...(volumeName
-        ? {
-            volume: {
-              name: volumeName,
-              reclaimPolicy,
-              fate: 'unknown' as const,
-            },
-          }
-        : {}),
-    };
-
-    await this.events.append({
-      jobId: job.id,
-      type: 'pvc-deleting',
-      pvc: confirmed.name,
-      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-        confirmed.name
-      } (${formatBytes(bytes)})`,
-    });
     try {
       await gateway.deleteClaim(
         job.namespace,
         confirmed.name,
-        {
-          uid: confirmed.uid,
-          resourceVersion: claim.metadata!.resourceVersion!,
-        },
+        { uid: confirmed.uid, resourceVersion },
         job.dryRun,
       );
     } catch (e) {
@@ -344,7 +374,8 @@ export class PruneRunner {
       return;
     }
     if (job.dryRun) {
-      const fate = reclaimPolicy === 'Retain' ? 'released' : 'deleted';
+      const fate =
+        outcome.volume?.reclaimPolicy === 'Retain' ? 'released' : 'deleted';
       await this.deleted(job, summary, {
         ...outcome,
         ...(outcome.volume ? { volume: { ...outcome.volume, fate } } : {}),
@@ -352,7 +383,7 @@ export class PruneRunner {
       return;
     }
     follows.push(
-      this.followUp(job, gateway, summary, outcome).catch(e => {
+      this.followUp(job, gateway, summary, outcome, stop).catch(e => {
         summary.failed.push({
           ...outcome,
           reason: `could not follow the deletion: ${(e as Error).message}`,
@@ -361,31 +392,120 @@ export class PruneRunner {
     );
   }
 
+  /**
+   * The live check right before a delete: the claim is the one confirmed
+   * (uid) and still an orphan of the StatefulSet as the guard sees it now.
+   * Undefined when it was skipped or failed instead (already recorded).
+   */
+  private async recheck(
+    job: PruneJob,
+    gateway: KubeGateway,
+    guard: StatefulSetGuard,
+    confirmed: Confirmed,
+    summary: PruneSummary,
+  ): Promise<Checked | undefined> {
+    const base = {
+      name: confirmed.name,
+      uid: confirmed.uid,
+      ordinal: confirmed.ordinal,
+    };
+    let claim: V1PersistentVolumeClaim | undefined;
+    let reclaimPolicy: string | undefined;
+    let verdict;
+    try {
+      claim = await gateway.readClaim(job.namespace, confirmed.name);
+      if (!claim) {
+        await this.skip(job, summary, {
+          ...base,
+          reason: 'it no longer exists',
+        });
+        return undefined;
+      }
+      if (claim.metadata?.uid !== confirmed.uid) {
+        await this.skip(job, summary, {
+          ...base,
+          reason:
+            'it was deleted and recreated since you confirmed it (uid changed)',
+        });
+        return undefined;
+      }
+      const volumeName = claim.spec?.volumeName;
+      reclaimPolicy = volumeName
+        ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
+            ?.persistentVolumeReclaimPolicy
+        : undefined;
+      // Pods last: the in-use check is the read closest to the delete.
+      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
+      verdict = classifyClaims({
+        statefulSet: guard.current,
+        claims: [claim],
+        pods,
+        volumes: new Map(),
+      });
+    } catch (e) {
+      await this.fail(job, summary, { ...base, reason: (e as Error).message });
+      return undefined;
+    }
+    const kept = verdict.kept[0];
+    const inUse = verdict.inUse[0];
+    if (kept || inUse) {
+      await this.skip(job, summary, {
+        ...base,
+        reason: `it is no longer an orphan: ${
+          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
+        }`,
+      });
+      return undefined;
+    }
+    const orphan = verdict.orphans[0];
+    const volumeName = claim.spec?.volumeName;
+    return {
+      resourceVersion: claim.metadata!.resourceVersion!,
+      outcome: {
+        ...base,
+        bytes: orphan.capacityBytes ?? orphan.requestedBytes,
+        ...(volumeName
+          ? {
+              volume: {
+                name: volumeName,
+                reclaimPolicy,
+                fate: 'unknown' as const,
+              },
+            }
+          : {}),
+      },
+    };
+  }
+
   private async followUp(
     job: PruneJob,
     gateway: KubeGateway,
     summary: PruneSummary,
     outcome: PvcOutcome,
+    stop: AbortSignal,
   ) {
-    const gone = await this.follower
-      .claimGone(gateway, job.namespace, outcome.name)
-      .catch(() => false);
-    if (!gone) {
-      await this.deleted(
-        job,
-        summary,
-        outcome,
-        `Deletion of ${outcome.name} was accepted; it is still terminating`,
-      );
+    const fate = await this.follower
+      .claimGone(gateway, job.namespace, outcome.name, stop)
+      .catch(() => ({ gone: false as const, finalizers: [] }));
+    if (!fate.gone) {
+      await this.stillTerminating(job, summary, {
+        ...outcome,
+        finalizers: fate.finalizers,
+      });
       return;
     }
     await this.deleted(job, summary, outcome);
     if (!outcome.volume) return;
-    const fate = await this.follower
-      .volumeFate(gateway, outcome.volume.name, outcome.volume.reclaimPolicy)
+    const volumeFate = await this.follower
+      .volumeFate(
+        gateway,
+        outcome.volume.name,
+        outcome.volume.reclaimPolicy,
+        stop,
+      )
       .catch(() => 'unknown' as const);
-    outcome.volume.fate = fate;
-    if (fate === 'deleted') {
+    outcome.volume.fate = volumeFate;
+    if (volumeFate === 'deleted') {
       summary.bytesReclaimed += outcome.bytes ?? 0;
       await this.events.append({
         jobId: job.id,
@@ -394,7 +514,7 @@ export class PruneRunner {
         message: `Volume ${outcome.volume.name} was deleted (reclaim policy Delete)`,
         outcome,
       });
-    } else if (fate === 'released') {
+    } else if (volumeFate === 'released') {
       await this.events.append({
         jobId: job.id,
         type: 'volume-released',
@@ -407,6 +527,32 @@ export class PruneRunner {
         outcome,
       });
     }
+  }
+
+  /** Accepted is not deleted: the claim is reported with what holds it, and its disk is not counted. */
+  private async stillTerminating(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
+    summary.terminating.push(outcome);
+    const finalizers = outcome.finalizers ?? [];
+    await this.events.append({
+      jobId: job.id,
+      type: 'pvc-terminating',
+      pvc: outcome.name,
+      message:
+        finalizers.length > 0
+          ? `${outcome.name} is still terminating: ${describeFinalizers(
+              finalizers,
+            )}; it is not deleted until ${
+              finalizers.length === 1
+                ? 'that finalizer is'
+                : 'those finalizers are'
+            } removed`
+          : `${outcome.name} is still terminating: its deletion was accepted but not seen to finish`,
+      outcome,
+    });
   }
 
   private async deleted(
@@ -467,15 +613,19 @@ export class PruneRunner {
     return { status: ended.status, reason: ended.reason, summary };
   }
 
+  /** Ends the job; without a status, it is decided from the summary once every follow-up has settled. */
   private async finish(
     job: PruneJob,
     summary: PruneSummary,
     follows: Promise<void>[],
-    status: PruneJobStatus,
-    reason?: string,
+    ending?: PruneJobStatus,
+    endingReason?: string,
   ): Promise<PruneResult> {
     await Promise.allSettled(follows);
     sortDeleted(summary);
+    const { status, reason } = ending
+      ? { status: ending, reason: endingReason }
+      : completion(summary);
     try {
       await this.store.updateJob(job.id, {
         status,
@@ -491,7 +641,11 @@ export class PruneRunner {
     }
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be deleted' : 'deleted'
-    }, ${summary.skipped.length} skipped, ${summary.failed.length} failed`;
+    }, ${
+      summary.terminating.length > 0
+        ? `${summary.terminating.length} still terminating, `
+        : ''
+    }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
     await this.events.append({
       jobId: job.id,
       type: 'job-finished',

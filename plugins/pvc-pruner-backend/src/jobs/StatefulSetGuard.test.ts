@@ -128,6 +128,17 @@ describe('StatefulSetGuard', () => {
     );
   });
 
+  it('aborts, saying why, when its watch expires (a 200 whose ERROR event is a 410 Expired)', async () => {
+    sim.addFault({ verb: 'watch', status: 410, times: 1 });
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+    await settle();
+    sim.clearFaults();
+
+    expect(guard.abortReason).toBe(
+      `the watch on StatefulSet shop/${db} failed: injected fault: expired`,
+    );
+  });
+
   it('keeps the first reason when several things happen', async () => {
     guard = await StatefulSetGuard.start(gateway, 'shop', db);
 

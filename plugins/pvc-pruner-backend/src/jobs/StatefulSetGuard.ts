@@ -2,9 +2,6 @@ import type { V1StatefulSet } from '@kubernetes/client-node';
 import { KubeGateway } from '../kubernetes';
 import { runningOrdinals } from '../orphans';
 
-const STATEFULSETS = (namespace: string) =>
-  `/apis/apps/v1/namespaces/${namespace}/statefulsets`;
-
 function describeOrdinals(sts: V1StatefulSet) {
   const { start, end } = runningOrdinals(sts);
   return end > start
@@ -34,8 +31,8 @@ export class StatefulSetGuard {
     const initial = runningOrdinals(guard.current);
     const label = `StatefulSet ${namespace}/${name}`;
     guard.stopWatch = await gateway.watchOne<V1StatefulSet>(
-      STATEFULSETS(namespace),
-      name,
+      'statefulsets',
+      { namespace, name },
       guard.current.metadata?.resourceVersion,
       event => {
         if (event.type === 'BOOKMARK') return;

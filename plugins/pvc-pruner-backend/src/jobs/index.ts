@@ -1,5 +1,6 @@
+export { InterruptedJobSweeper } from './InterruptedJobSweeper';
 export { JobEvents } from './JobEvents';
-export { LeaseLock } from './LeaseLock';
+export { LeaseLock, type SharedClock } from './LeaseLock';
 export {
   PruneJobs,
   type JobOutcomeReporter,

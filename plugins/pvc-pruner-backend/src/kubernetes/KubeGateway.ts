@@ -1,5 +1,6 @@
 import { shareOneKeepAliveAgent } from './keepAliveAgent';
 import { RawApiReader } from './RawApiReader';
+import { apiPath, KubeResource } from './apiPath';
 import {
   ApiException,
   CoordinationV1Api,
@@ -161,18 +162,17 @@ export class KubeGateway {
     labelSelector: string,
     namespace?: string,
   ): Promise<V1StatefulSet[]> {
-    const path = namespace
-      ? `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/statefulsets`
-      : '/apis/apps/v1/statefulsets';
-    return this.listAll('list statefulsets', path, { labelSelector });
+    return this.listAll(
+      'list statefulsets',
+      apiPath('statefulsets', { namespace }),
+      { labelSelector },
+    );
   }
 
   readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet> {
     return this.get(
       `get statefulset ${namespace}/${name}`,
-      `/apis/apps/v1/namespaces/${encodeURIComponent(
-        namespace,
-      )}/statefulsets/${encodeURIComponent(name)}`,
+      apiPath('statefulsets', { namespace, name }),
     );
   }
 
@@ -183,9 +183,7 @@ export class KubeGateway {
   ): Promise<V1PersistentVolumeClaim[]> {
     return this.listAll(
       `list persistentvolumeclaims in ${namespace}`,
-      `/api/v1/namespaces/${encodeURIComponent(
-        namespace,
-      )}/persistentvolumeclaims`,
+      apiPath('persistentvolumeclaims', { namespace }),
       {},
       pick,
     );
@@ -195,7 +193,7 @@ export class KubeGateway {
   listPods(namespace: string, pick?: (pod: V1Pod) => V1Pod): Promise<V1Pod[]> {
     return this.listAll(
       `list pods in ${namespace}`,
-      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      apiPath('pods', { namespace }),
       {},
       pick,
     );
@@ -209,9 +207,7 @@ export class KubeGateway {
     return this.orUndefined(() =>
       this.get<V1PersistentVolumeClaim>(
         `get persistentvolumeclaim ${namespace}/${name}`,
-        `/api/v1/namespaces/${encodeURIComponent(
-          namespace,
-        )}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+        apiPath('persistentvolumeclaims', { namespace, name }),
       ),
     );
   }
@@ -221,7 +217,7 @@ export class KubeGateway {
     return this.orUndefined(() =>
       this.get<V1PersistentVolume>(
         `get persistentvolume ${name}`,
-        `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
+        apiPath('persistentvolumes', { name }),
       ),
     );
   }
@@ -299,12 +295,13 @@ export class KubeGateway {
    * the watch is missed. `onEnd` is called once when the watch ends for any reason.
    */
   async watchOne<T>(
-    path: string,
-    name: string,
+    resource: KubeResource,
+    target: { namespace?: string; name: string },
     resourceVersion: string | undefined,
     onEvent: (event: WatchEvent<T>) => void,
     onEnd: (error?: ClusterRequestError) => void,
   ): Promise<() => void> {
+    const path = apiPath(resource, { namespace: target.namespace });
     let ended = false;
     const end = (err?: unknown) => {
       if (ended) return;
@@ -315,7 +312,7 @@ export class KubeGateway {
       this.watcher.watch(
         path,
         {
-          fieldSelector: `metadata.name=${name}`,
+          fieldSelector: `metadata.name=${target.name}`,
           allowWatchBookmarks: true,
           ...(resourceVersion ? { resourceVersion } : {}),
         },

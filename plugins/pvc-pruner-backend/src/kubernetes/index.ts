@@ -5,3 +5,4 @@ export {
   type WatchEvent,
 } from './KubeGateway';
 export { KubeGateways } from './KubeGateways';
+export { apiPath, type KubeResource } from './apiPath';

@@ -61,7 +61,10 @@ function claim(
       resourceVersion: '7',
       creationTimestamp: new Date('2026-01-01T00:00:00Z'),
       ...(extra.deleting
-        ? { deletionTimestamp: new Date('2026-11-30T00:00:00Z') }
+        ? {
+            deletionTimestamp: new Date('2026-11-30T00:00:00Z'),
+            finalizers: ['acc.example/backup-hold'],
+          }
         : {}),
     },
     spec: {
@@ -360,7 +363,6 @@ describe('classifyClaims (the orphan rule)', () => {
         retained: false,
       },
       createdAt: '2026-01-01T00:00:00.000Z',
-      deletionInProgress: false,
     });
     expect(b.volume).toEqual({
       name: 'pv-b',
@@ -373,12 +375,26 @@ describe('classifyClaims (the orphan rule)', () => {
     expect(result.retainedBytes).toBe(10 * 2 ** 30);
   });
 
-  it('flags an orphan whose deletion is already under way', () => {
+  it('keeps a claim whose deletion is already under way as terminating, naming what holds it, and offers none of its bytes', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
-      claims: [claim('data-web-0', { deleting: true })],
+      claims: [
+        claim('data-web-0', { deleting: true, volume: 'pv-0' }),
+        claim('data-web-1', { volume: 'pv-1' }),
+      ],
     });
-    expect(result.orphans[0].deletionInProgress).toBe(true);
+    expect(result.orphans.map(o => o.name)).toEqual(['data-web-1']);
+    expect(result.kept).toEqual([
+      {
+        name: 'data-web-0',
+        uid: 'uid-data-web-0',
+        template: 'data',
+        ordinal: 0,
+        reason: 'terminating',
+        finalizers: ['acc.example/backup-hold'],
+      },
+    ]);
+    expect(result.reclaimableBytes).toBe(10 * 2 ** 30);
   });
 
   it('reports the retention policy, defaulting to Retain', () => {
@@ -421,8 +437,9 @@ describe('classifyClaims (the orphan rule)', () => {
       ]),
     };
     const full = classifyClaims(input);
-    expect(full.orphans.map(o => o.name)).toEqual(['data-web-2', 'data-web-3']);
+    expect(full.orphans.map(o => o.name)).toEqual(['data-web-2']);
     expect(full.kept.map(k => k.name)).toEqual([
+      'data-web-3',
       'data-web-4',
       'data-web-backup',
     ]);

@@ -58,6 +58,10 @@ export function claimAsTheRuleReadsIt(
       resourceVersion: metadata.resourceVersion,
       creationTimestamp: metadata.creationTimestamp,
       deletionTimestamp: metadata.deletionTimestamp,
+      // What holds a claim being deleted; nobody needs them otherwise.
+      ...(metadata.deletionTimestamp
+        ? { finalizers: metadata.finalizers }
+        : {}),
     },
     spec: spec && {
       resources: spec.resources && { requests: spec.resources.requests },
@@ -154,7 +158,6 @@ function orphanOf(
     createdAt: claim.metadata?.creationTimestamp
       ? new Date(claim.metadata.creationTimestamp).toISOString()
       : undefined,
-    deletionInProgress: Boolean(claim.metadata?.deletionTimestamp),
     reattachesAtReplicas: ordinal - start + 1,
   };
 }
@@ -217,8 +220,8 @@ export interface OrphanRuleInput {
 /**
  * The orphan rule. A claim is an orphan of StatefulSet S only if it is in S's
  * namespace, its name is exactly `<template>-<S>-<decimal ordinal>`, the
- * ordinal is outside the ordinals S runs now, and no pod, terminating or not,
- * references it. Claims that match a template's name but fail a test are kept:
+ * ordinal is outside the ordinals S runs now, no pod, terminating or not,
+ * references it, and it is not already being deleted. Claims that match a template's name but fail a test are kept:
  * those of running ordinals grouped per template (inUse), the others with the
  * reason.
  */
@@ -281,6 +284,18 @@ export function classifyInSnapshot(
           name: p.metadata?.name ?? '',
           terminating: Boolean(p.metadata?.deletionTimestamp),
         })),
+      });
+      continue;
+    }
+    if (claim.metadata?.deletionTimestamp) {
+      // Already being deleted: pruning it again reclaims nothing, and scaling up would not reattach it.
+      kept.push({
+        name,
+        uid,
+        template,
+        ordinal,
+        reason: 'terminating',
+        finalizers: claim.metadata.finalizers ?? [],
       });
       continue;
     }

@@ -7,6 +7,7 @@ import {
   PruneEvent,
   PruneJob,
   StatefulSetOrphans,
+  emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
 
 export const GiB = 2 ** 30;
@@ -36,7 +37,6 @@ export function makeOrphan(
       retained: false,
     },
     createdAt: new Date(Date.now() - 3 * 86400_000).toISOString(),
-    deletionInProgress: false,
     reattachesAtReplicas: ordinal + 1,
     ...overrides,
   };
@@ -109,7 +109,7 @@ export function makeJob(overrides: Partial<PruneJob> = {}): PruneJob {
     createdAt: '2026-11-30T10:00:00.000Z',
     startedAt: '2026-11-30T10:00:01.000Z',
     finishedAt: '2026-11-30T10:00:05.000Z',
-    summary: { deleted: [], skipped: [], failed: [], bytesReclaimed: 0 },
+    summary: emptyPruneSummary(),
     ...overrides,
   };
 }

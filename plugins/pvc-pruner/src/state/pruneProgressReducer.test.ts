@@ -40,6 +40,36 @@ describe('deriveProgress', () => {
     expect(summaryFromProgress(state).bytesReclaimed).toBe(GiB);
   });
 
+  it('counts a claim still terminating as done but not deleted, with what holds it', () => {
+    const event = eventFactory();
+    const held = {
+      name: 'b',
+      uid: '2',
+      bytes: GiB,
+      finalizers: ['acc.example/backup-hold'],
+      volume: { name: 'pv-b', fate: 'unknown' as const },
+    };
+    const state = deriveProgress(confirmed, [
+      event('job-started'),
+      event('pvc-deleting', { pvc: 'b' }),
+      event('pvc-terminating', { pvc: 'b', outcome: held }),
+    ]);
+    expect(state.done).toBe(1);
+    expect(state.pvcs.find(p => p.name === 'b')).toMatchObject({
+      state: 'terminating',
+      finalizers: ['acc.example/backup-hold'],
+    });
+    const summary = summaryFromProgress(state);
+    expect(summary.deleted).toEqual([]);
+    expect(summary.terminating).toEqual([
+      expect.objectContaining({
+        name: 'b',
+        finalizers: ['acc.example/backup-hold'],
+      }),
+    ]);
+    expect(summary.bytesReclaimed).toBe(0);
+  });
+
   it('keeps a final state when a late pvc-deleting arrives, and lists unconfirmed claims', () => {
     const event = eventFactory();
     const state = deriveProgress(confirmed, [

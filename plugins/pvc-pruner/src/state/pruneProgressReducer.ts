@@ -23,6 +23,8 @@ export type PvcState =
   | 'pending'
   | 'deleting'
   | 'deleted'
+  /** Its deletion was accepted but finalizers still hold it: not deleted. */
+  | 'terminating'
   | 'skipped'
   | 'failed';
 
@@ -35,12 +37,14 @@ export interface PvcProgress extends ConfirmedPvc {
   message?: string;
   /** The bound volume and, once known, its fate. */
   volume?: PvcOutcome['volume'];
+  /** For a claim still terminating: the finalizers that hold it. */
+  finalizers?: string[];
 }
 
 /** A prune's progress, derived from its events. */
 export interface PruneProgressState {
   pvcs: PvcProgress[];
-  /** Claims with a final event: deleted, skipped or failed. */
+  /** Claims with a final event: deleted, still terminating, skipped or failed. */
   done: number;
   total: number;
   started: boolean;
@@ -51,6 +55,7 @@ export interface PruneProgressState {
 
 const FINAL: Partial<Record<PruneEvent['type'], PvcState>> = {
   'pvc-deleted': 'deleted',
+  'pvc-terminating': 'terminating',
   'pvc-skipped': 'skipped',
   'pvc-failed': 'failed',
 };
@@ -60,6 +65,7 @@ function applyToPvc(pvc: PvcProgress, event: PruneEvent): PvcProgress {
   const next: PvcProgress = { ...pvc, message: event.message };
   if (outcome?.bytes !== undefined) next.bytes = outcome.bytes;
   if (outcome?.volume) next.volume = outcome.volume;
+  if (outcome?.finalizers) next.finalizers = outcome.finalizers;
   const final = FINAL[event.type];
   if (final) {
     next.state = final;
@@ -72,7 +78,7 @@ function applyToPvc(pvc: PvcProgress, event: PruneEvent): PvcProgress {
 
 /**
  * Folds a job's events into per-claim progress: `done` counts the claims
- * with a pvc-deleted, pvc-skipped or pvc-failed event, over the confirmed
+ * with a pvc-deleted, pvc-terminating, pvc-skipped or pvc-failed event, over the confirmed
  * count. Events about claims that were not confirmed are listed after them.
  */
 export function deriveProgress(
@@ -120,10 +126,12 @@ export function summaryFromProgress(state: PruneProgressState): PruneSummary {
     ...(p.bytes !== undefined ? { bytes: p.bytes } : {}),
     ...(p.reason ? { reason: p.reason } : {}),
     ...(p.volume ? { volume: p.volume } : {}),
+    ...(p.finalizers ? { finalizers: p.finalizers } : {}),
   });
   const deleted = state.pvcs.filter(p => p.state === 'deleted');
   return {
     deleted: deleted.map(outcome),
+    terminating: state.pvcs.filter(p => p.state === 'terminating').map(outcome),
     skipped: state.pvcs.filter(p => p.state === 'skipped').map(outcome),
     failed: state.pvcs.filter(p => p.state === 'failed').map(outcome),
     bytesReclaimed: deleted

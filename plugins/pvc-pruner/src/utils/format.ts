@@ -1,5 +1,6 @@
 import {
   OrphanedPvc,
+  PruneSummary,
   StatefulSetOrphans,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
@@ -60,4 +61,18 @@ export function formatTime(iso: string | undefined): string {
   if (!iso) return '';
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/**
+ * "4 deleted, 1 still terminating, 0 skipped, 0 failed": a job's counts as
+ * the backend words them. Claims still terminating are named only when there
+ * are some (`?? []`: an older backend replica may answer without them).
+ */
+export function summaryCounts(summary: PruneSummary, dryRun: boolean): string {
+  const terminating = summary.terminating ?? [];
+  return `${summary.deleted.length} ${
+    dryRun ? 'would be deleted' : 'deleted'
+  }, ${
+    terminating.length > 0 ? `${terminating.length} still terminating, ` : ''
+  }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
 }

@@ -11,6 +11,7 @@ import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 // Integration tests run the real backend plugin, as a Backstage backend would load it.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import pvcPrunerPlugin from 'backstage-plugin-pvc-pruner-backend';
+import { TERMINAL_JOB_STATUSES } from 'backstage-plugin-pvc-pruner-common';
 import type {
   OrphansResponse,
   PruneEvent,
@@ -265,9 +266,7 @@ export async function startPruner(options: {
         `job ${id} to finish`,
         async () => {
           const res = await pruner.get(`/v1/prune-jobs/${id}`);
-          return ['succeeded', 'failed', 'aborted', 'interrupted'].includes(
-            res.body?.status,
-          )
+          return TERMINAL_JOB_STATUSES.includes(res.body?.status)
             ? (res.body as PruneJob)
             : undefined;
         },

@@ -4,6 +4,14 @@ import { now } from './util';
 
 const CACHE_LIMIT = 4096;
 
+/** Shared by every recorder, so two components naming an event in the same millisecond do not collide. */
+let sequence = 0;
+
+export interface EventOptions {
+  /** The part of the object the event is about, e.g. `spec.containers{web}`. */
+  fieldPath?: string;
+}
+
 /**
  * Writes core/v1 Events the way client-go's recorder does, including its
  * aggregation: a repeat of the same event bumps count and lastTimestamp.
@@ -14,19 +22,30 @@ export class EventRecorder {
     string,
     { namespace: string; name: string }
   >();
-  private sequence = 0;
 
+  /** `host` is the node a node agent (the kubelet) reports from. */
   constructor(
     private readonly store: ObjectStore,
     private readonly component: string,
+    private readonly host?: string,
   ) {}
 
-  normal(obj: KubeObject, reason: string, message: string) {
-    this.record(obj, 'Normal', reason, message);
+  normal(
+    obj: KubeObject,
+    reason: string,
+    message: string,
+    options: EventOptions = {},
+  ) {
+    this.record(obj, 'Normal', reason, message, options);
   }
 
-  warning(obj: KubeObject, reason: string, message: string) {
-    this.record(obj, 'Warning', reason, message);
+  warning(
+    obj: KubeObject,
+    reason: string,
+    message: string,
+    options: EventOptions = {},
+  ) {
+    this.record(obj, 'Warning', reason, message, options);
   }
 
   private record(
@@ -34,9 +53,12 @@ export class EventRecorder {
     type: 'Normal' | 'Warning',
     reason: string,
     message: string,
+    { fieldPath }: EventOptions,
   ) {
     const namespace = obj.metadata.namespace ?? 'default';
-    const id = `${obj.metadata.uid}\u0000${type}\u0000${reason}\u0000${message}`;
+    const id = [obj.metadata.uid, fieldPath, type, reason, message].join(
+      '\u0000',
+    );
     const at = now();
     try {
       const seen = this.recent.get(id);
@@ -52,7 +74,7 @@ export class EventRecorder {
       }
       // client-go names events <object>.<unix nanoseconds in hex>.
       const nanos =
-        BigInt(Date.now()) * 1000000n + BigInt(this.sequence++ % 1000000);
+        BigInt(Date.now()) * 1000000n + BigInt(sequence++ % 1000000);
       const name = `${obj.metadata.name}.${nanos.toString(16)}`;
       this.store.create('events', {
         apiVersion: 'v1',
@@ -65,17 +87,21 @@ export class EventRecorder {
           uid: obj.metadata.uid,
           apiVersion: obj.apiVersion,
           resourceVersion: obj.metadata.resourceVersion,
+          ...(fieldPath ? { fieldPath } : {}),
         },
         reason,
         message,
-        source: { component: this.component },
+        source: {
+          component: this.component,
+          ...(this.host ? { host: this.host } : {}),
+        },
         firstTimestamp: at,
         lastTimestamp: at,
         count: 1,
         type,
         eventTime: null,
         reportingComponent: this.component,
-        reportingInstance: '',
+        reportingInstance: this.host ?? '',
       });
       this.recent.set(id, { namespace, name });
       if (this.recent.size > CACHE_LIMIT)

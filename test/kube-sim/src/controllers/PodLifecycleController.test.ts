@@ -1,4 +1,5 @@
 import {
+  eventsAbout,
   firstIndex,
   Harness,
   isEvent,
@@ -50,6 +51,108 @@ describe('PodLifecycleController', () => {
     expect(
       running.status.conditions.find((c: any) => c.type === 'Ready').status,
     ).toBe('True');
+  });
+
+  it('records what the scheduler and the kubelet record: Scheduled, the image, Created, Started, then Killing', async () => {
+    h = startHarness();
+    const created = h.store.create(
+      'pods',
+      pod('app', [], {
+        containers: [
+          { name: 'main', image: 'busybox' },
+          {
+            name: 'sidecar',
+            image: 'registry.example.com/agent:2',
+          },
+        ],
+      }),
+    );
+    await waitFor(() => get('app')?.status.phase === 'Running', 'running');
+    h.store.delete('pods', 'default', 'app');
+    await waitFor(() => !get('app'), 'removed');
+    const from = (c: string) => ({
+      from: 'kubelet',
+      fieldPath: `spec.containers{${c}}`,
+    });
+    expect(eventsAbout(h.store, created)).toEqual([
+      {
+        type: 'Normal',
+        reason: 'Scheduled',
+        from: 'default-scheduler',
+        message: 'Successfully assigned default/app to sim-node-1',
+      },
+      {
+        type: 'Normal',
+        reason: 'Pulling',
+        message: 'Pulling image "busybox"',
+        ...from('main'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Pulled',
+        message: expect.stringMatching(
+          /^Successfully pulled image "busybox" in \S+s \(\S+s including waiting\)$/,
+        ),
+        ...from('main'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Created',
+        message: 'Created container main',
+        ...from('main'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Started',
+        message: 'Started container main',
+        ...from('main'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Pulled',
+        message:
+          'Container image "registry.example.com/agent:2" already present on machine',
+        ...from('sidecar'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Created',
+        message: 'Created container sidecar',
+        ...from('sidecar'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Started',
+        message: 'Started container sidecar',
+        ...from('sidecar'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Killing',
+        message: 'Stopping container main',
+        ...from('main'),
+      },
+      {
+        type: 'Normal',
+        reason: 'Killing',
+        message: 'Stopping container sidecar',
+        ...from('sidecar'),
+      },
+    ]);
+  });
+
+  it('records FailedScheduling while a claim is missing', async () => {
+    h = startHarness();
+    const created = h.store.create('pods', pod('app', ['missing']));
+    await waitFor(() => eventsAbout(h.store, created).length > 0, 'an event');
+    expect(eventsAbout(h.store, created)).toEqual([
+      {
+        type: 'Warning',
+        reason: 'FailedScheduling',
+        from: 'default-scheduler',
+        message: 'persistentvolumeclaim "missing" not found',
+      },
+    ]);
   });
 
   it('stops a deleted pod after its grace period, then removes it', async () => {

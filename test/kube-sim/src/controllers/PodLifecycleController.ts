@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { KubeObject, StoreEvent } from '../types';
 import { Controller, ControllerContext, keyOf, splitKey } from './Controller';
+import { EventRecorder } from './EventRecorder';
 import {
   claimNames,
   condition,
@@ -28,6 +29,17 @@ export class PodLifecycleController extends Controller {
     claimNames(pod).map(c => `${pod.metadata.namespace}/${c}`),
   );
   private nextIp = 2;
+  private readonly scheduler = new EventRecorder(
+    this.ctx.store,
+    'default-scheduler',
+  );
+  private readonly kubelet = new EventRecorder(
+    this.ctx.store,
+    'kubelet',
+    NODE_NAME,
+  );
+  /** Pods whose containers the kubelet has been told to stop. */
+  private readonly stopping = new Set<string>();
 
   constructor(ctx: ControllerContext, private readonly startupSeconds: number) {
     super(ctx);
@@ -41,6 +53,7 @@ export class PodLifecycleController extends Controller {
     if (event.resource === 'pods') {
       if (event.type === 'DELETED') {
         this.forget(event.object.metadata.uid);
+        this.stopping.delete(event.object.metadata.uid);
         return [];
       }
       return [keyOf(event.object)];
@@ -138,7 +151,14 @@ export class PodLifecycleController extends Controller {
         conditions: [...others, condition('PodScheduled', 'True', now())],
       };
     }
-    this.ctx.store.update('pods', copy);
+    const updated = this.ctx.store.update('pods', copy);
+    if (problem) this.scheduler.warning(updated, 'FailedScheduling', problem);
+    else
+      this.scheduler.normal(
+        updated,
+        'Scheduled',
+        `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${NODE_NAME}`,
+      );
   }
 
   /** Kubelet start-up: volumes mounted (claims bound), then Running and Ready after the start-up delay. */
@@ -185,7 +205,56 @@ export class PodLifecycleController extends Controller {
       ),
       qosClass: qosClass(pod),
     };
-    store.update('pods', copy);
+    const started = store.update('pods', copy);
+    for (const container of pod.spec.containers ?? [])
+      this.recordContainerStart(started, container);
+  }
+
+  /** kuberuntime's startContainer events: the image, then Created and Started. */
+  private recordContainerStart(pod: KubeObject, container: any) {
+    const options = { fieldPath: `spec.containers{${container.name}}` };
+    const image = container.image ?? '';
+    if (pullPolicyOf(container) === 'Always') {
+      this.kubelet.normal(pod, 'Pulling', `Pulling image "${image}"`, options);
+      const took = `${this.startupSeconds}s`;
+      this.kubelet.normal(
+        pod,
+        'Pulled',
+        `Successfully pulled image "${image}" in ${took} (${took} including waiting)`,
+        options,
+      );
+    } else {
+      this.kubelet.normal(
+        pod,
+        'Pulled',
+        `Container image "${image}" already present on machine`,
+        options,
+      );
+    }
+    this.kubelet.normal(
+      pod,
+      'Created',
+      `Created container ${container.name}`,
+      options,
+    );
+    this.kubelet.normal(
+      pod,
+      'Started',
+      `Started container ${container.name}`,
+      options,
+    );
+  }
+
+  /** killContainer's event, once per pod being stopped. */
+  private recordContainerStops(pod: KubeObject) {
+    if (this.stopping.has(pod.metadata.uid)) return;
+    this.stopping.add(pod.metadata.uid);
+    for (const status of pod.status?.containerStatuses ?? []) {
+      if (!status.state?.running) continue;
+      this.kubelet.normal(pod, 'Killing', `Stopping container ${status.name}`, {
+        fieldPath: `spec.containers{${status.name}}`,
+      });
+    }
   }
 
   /** Kubelet shutdown: after the grace period the containers have stopped and the pod is removed. */
@@ -193,6 +262,7 @@ export class PodLifecycleController extends Controller {
     const grace = pod.metadata.deletionGracePeriodSeconds ?? 0;
     if (!pod.spec.nodeName || grace <= 0) return;
     const running = pod.status?.phase === 'Running';
+    if (running) this.recordContainerStops(pod);
     // Only running containers take their grace period to stop.
     if (
       running &&
@@ -242,6 +312,15 @@ export class PodLifecycleController extends Controller {
       }),
     );
   }
+}
+
+/** The API server's default: Always for an untagged or :latest image, else IfNotPresent. */
+function pullPolicyOf(container: any): string {
+  if (container.imagePullPolicy) return container.imagePullPolicy;
+  const last = (container.image ?? '').split('/').pop() ?? '';
+  if (last.includes('@')) return 'IfNotPresent';
+  const tag = last.includes(':') ? last.slice(last.lastIndexOf(':') + 1) : '';
+  return tag === '' || tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
 function containerStatus(container: any, state: unknown, ready: boolean) {

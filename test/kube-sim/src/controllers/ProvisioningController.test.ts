@@ -1,10 +1,12 @@
 import {
+  eventsAbout,
   Harness,
   manifest,
   pod,
   pvc,
   sleep,
   startHarness,
+  storageClass,
   waitFor,
 } from './testUtils';
 
@@ -31,6 +33,71 @@ describe('ProvisioningController', () => {
         },
       }),
     );
+
+  it('records the persistentvolume-controller and external provisioner events kubectl describe pvc shows', async () => {
+    h = startHarness();
+    const created = h.store.create(CLAIMS, pvc('data'));
+    await waitFor(() => claim().status?.phase === 'Bound', 'claim bound');
+    expect(eventsAbout(h.store, created)).toEqual([
+      {
+        type: 'Normal',
+        reason: 'ExternalProvisioning',
+        from: 'persistentvolume-controller',
+        message:
+          "Waiting for a volume to be created either by the external provisioner 'ebs.csi.aws.com' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+      },
+      {
+        type: 'Normal',
+        reason: 'Provisioning',
+        from: expect.stringMatching(
+          /^ebs\.csi\.aws\.com_sim-node-1_[0-9a-f-]{36}$/,
+        ),
+        message:
+          'External provisioner is provisioning volume for claim "default/data"',
+      },
+      {
+        type: 'Normal',
+        reason: 'ProvisioningSucceeded',
+        from: expect.stringMatching(/^ebs\.csi\.aws\.com_/),
+        message: `Successfully provisioned volume pvc-${created.metadata.uid}`,
+      },
+    ]);
+  });
+
+  it('records why a claim waits: no class, a missing class, or a first consumer', async () => {
+    h = startHarness();
+    h.store.create(
+      'storage.k8s.io/storageclasses',
+      storageClass('late', {
+        provisioner: 'ebs.csi.aws.com',
+        volumeBindingMode: 'WaitForFirstConsumer',
+      }),
+    );
+    const none = h.store.create(CLAIMS, pvc('none', { storageClassName: '' }));
+    const missing = h.store.create(
+      CLAIMS,
+      pvc('missing', { storageClassName: 'gold' }),
+    );
+    const late = h.store.create(
+      CLAIMS,
+      pvc('late', { storageClassName: 'late' }),
+    );
+    const reasons = (c: typeof none) =>
+      eventsAbout(h.store, c).map(e => `${e.type} ${e.reason}: ${e.message}`);
+    await waitFor(
+      () => [none, missing, late].every(c => reasons(c).length > 0),
+      'events',
+    );
+    expect(reasons(none)).toEqual([
+      'Normal FailedBinding: no persistent volumes available for this claim and no storage class is set',
+    ]);
+    expect(reasons(missing)).toEqual([
+      'Warning ProvisioningFailed: storageclass.storage.k8s.io "gold" not found',
+    ]);
+    expect(reasons(late)).toEqual([
+      'Normal WaitForFirstConsumer: waiting for first consumer to be created before binding',
+    ]);
+  });
 
   it('provisions pvc-<uid> from the default class and binds both ways', async () => {
     h = startHarness();
@@ -141,10 +208,7 @@ describe('ProvisioningController', () => {
     h = startHarness();
     h.store.create(
       'storage.k8s.io/storageclasses',
-      manifest({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        metadata: { name: 'local' },
+      storageClass('local', {
         provisioner: 'rancher.io/local-path',
         reclaimPolicy: 'Retain',
         volumeBindingMode: 'WaitForFirstConsumer',

@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { labelSelectorMatcher } from '../selectors';
 import { KubeObject, StoreEvent } from '../types';
 import { Controller, ControllerContext, keyOf, splitKey } from './Controller';
+import { EventRecorder } from './EventRecorder';
 import { SELECTED_NODE_ANNOTATION } from './PodLifecycleController';
-import { parseQuantity, tolerate } from './util';
+import { NODE_NAME, parseQuantity, tolerate } from './util';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -34,6 +36,14 @@ export class ProvisioningController extends Controller {
     return [ref ? `${ref.namespace}/${ref.name}` : FREE];
   });
   private readonly unbound = new Set<string>();
+  private readonly events = new EventRecorder(
+    this.ctx.store,
+    'persistentvolume-controller',
+  );
+  /** One recorder per external provisioner, named as external-provisioner names itself. */
+  private readonly provisioners = new Map<string, EventRecorder>();
+  /** Claims whose volume the provisioner has started to create. */
+  private readonly provisioning = new Set<string>();
 
   constructor(
     ctx: ControllerContext,
@@ -56,6 +66,7 @@ export class ProvisioningController extends Controller {
       if (event.type === 'DELETED') {
         this.unbound.delete(key);
         this.forget(obj.metadata.uid);
+        this.provisioning.delete(obj.metadata.uid);
         return [];
       }
       if (obj.status?.phase === 'Bound') this.unbound.delete(key);
@@ -190,22 +201,59 @@ export class ProvisioningController extends Controller {
     const storageClass = className
       ? store.get(CLASSES, undefined, className)
       : undefined;
-    if (!storageClass || storageClass.provisioner === NO_PROVISIONER) return;
+    if (!className) {
+      this.events.normal(
+        claim,
+        'FailedBinding',
+        'no persistent volumes available for this claim and no storage class is set',
+      );
+      return;
+    }
+    if (!storageClass) {
+      this.events.warning(
+        claim,
+        'ProvisioningFailed',
+        `storageclass.storage.k8s.io "${className}" not found`,
+      );
+      return;
+    }
+    if (storageClass.provisioner === NO_PROVISIONER) return;
     const annotations = claim.metadata.annotations ?? {};
     if (
       storageClass.volumeBindingMode === 'WaitForFirstConsumer' &&
       !annotations[SELECTED_NODE_ANNOTATION]
-    )
+    ) {
+      this.events.normal(
+        claim,
+        'WaitForFirstConsumer',
+        'waiting for first consumer to be created before binding',
+      );
       return;
-    if (annotations[ANN_STORAGE_PROVISIONER] !== storageClass.provisioner) {
+    }
+    const provisioner: string = storageClass.provisioner;
+    if (annotations[ANN_STORAGE_PROVISIONER] !== provisioner) {
       const copy = structuredClone(claim);
       copy.metadata.annotations = {
         ...annotations,
-        [ANN_BETA_STORAGE_PROVISIONER]: storageClass.provisioner,
-        [ANN_STORAGE_PROVISIONER]: storageClass.provisioner,
+        [ANN_BETA_STORAGE_PROVISIONER]: provisioner,
+        [ANN_STORAGE_PROVISIONER]: provisioner,
       };
-      store.update(CLAIMS, copy);
+      const announced = store.update(CLAIMS, copy);
+      this.events.normal(
+        announced,
+        'ExternalProvisioning',
+        `Waiting for a volume to be created either by the external provisioner '${provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.`,
+      );
       return;
+    }
+    const external = this.provisionerEvents(provisioner);
+    if (!this.provisioning.has(claim.metadata.uid)) {
+      this.provisioning.add(claim.metadata.uid);
+      external.normal(
+        claim,
+        'Provisioning',
+        `External provisioner is provisioning volume for claim "${claim.metadata.namespace}/${claim.metadata.name}"`,
+      );
     }
     if (
       !this.elapsed(
@@ -216,8 +264,26 @@ export class ProvisioningController extends Controller {
       )
     )
       return;
-    tolerate([409], () =>
+    const volume = tolerate([409], () =>
       store.create(VOLUMES, provisionedVolume(claim, storageClass)),
     );
+    if (volume)
+      external.normal(
+        claim,
+        'ProvisioningSucceeded',
+        `Successfully provisioned volume ${volume.metadata.name}`,
+      );
+  }
+
+  private provisionerEvents(provisioner: string): EventRecorder {
+    let recorder = this.provisioners.get(provisioner);
+    if (!recorder) {
+      recorder = new EventRecorder(
+        this.ctx.store,
+        `${provisioner}_${NODE_NAME}_${randomUUID()}`,
+      );
+      this.provisioners.set(provisioner, recorder);
+    }
+    return recorder;
   }
 }

@@ -4,6 +4,7 @@ import {
   pvc,
   sleep,
   startHarness,
+  storageClass,
   waitFor,
 } from './testUtils';
 
@@ -42,10 +43,7 @@ describe('PvReclaimController and PvProtectionController', () => {
     h = startHarness();
     h.store.create(
       'storage.k8s.io/storageclasses',
-      manifest({
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'StorageClass',
-        metadata: { name: 'keep' },
+      storageClass('keep', {
         provisioner: 'ebs.csi.aws.com',
         reclaimPolicy: 'Retain',
       }),

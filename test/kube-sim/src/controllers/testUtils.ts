@@ -90,6 +90,19 @@ export async function waitFor<T>(
 export const sleep = (ms: number) =>
   new Promise(resolve => setTimeout(resolve, ms));
 
+/** A StorageClass; the fields given (provisioner, reclaimPolicy, volumeBindingMode, ...) go beside metadata. */
+export function storageClass(
+  name: string,
+  fields: Record<string, unknown>,
+): KubeObject {
+  return manifest({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    ...fields,
+  });
+}
+
 export function pod(
   name: string,
   claims: string[] = [],
@@ -146,3 +159,19 @@ export const markedDeleted =
     e.object.metadata.name === name &&
     !!e.object.metadata.deletionTimestamp &&
     !e.previous?.metadata.deletionTimestamp;
+
+/** The events recorded about an object, oldest first, as `kubectl describe` lists them. */
+export function eventsAbout(store: ObjectStore, obj: KubeObject) {
+  return store
+    .list('events', { namespace: obj.metadata.namespace })
+    .items.filter(e => e.involvedObject.uid === obj.metadata.uid)
+    .map(e => ({
+      type: e.type,
+      reason: e.reason,
+      from: e.source.component,
+      message: e.message,
+      ...(e.involvedObject.fieldPath
+        ? { fieldPath: e.involvedObject.fieldPath }
+        : {}),
+    }));
+}

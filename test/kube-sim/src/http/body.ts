@@ -1,6 +1,12 @@
 import { IncomingMessage } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
+import {
+  decodeKubernetesProtobuf,
+  PROTOBUF_CONTENT_TYPE,
+  ProtobufError,
+  UnsupportedProtobufKind,
+} from './protobuf';
 
 /** kube-apiserver caps request bodies at 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -27,6 +33,7 @@ export async function readBody(
 export type BodyFormat =
   | 'json'
   | 'yaml'
+  | 'protobuf'
   | 'merge-patch'
   | 'json-patch'
   | 'strategic-merge-patch'
@@ -45,6 +52,8 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
     case 'application/x-yaml':
     case 'text/yaml':
       return 'yaml';
+    case PROTOBUF_CONTENT_TYPE:
+      return 'protobuf';
     case 'application/merge-patch+json':
       return 'merge-patch';
     case 'application/json-patch+json':
@@ -58,7 +67,22 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
   }
 }
 
+function parseProtobuf(raw: Buffer): unknown {
+  try {
+    return decodeKubernetesProtobuf(raw);
+  } catch (e) {
+    if (e instanceof UnsupportedProtobufKind)
+      throw new ApiError(415, 'UnsupportedMediaType', e.message);
+    if (e instanceof ProtobufError)
+      throw errors.badRequest(
+        `the body of the request could not be decoded as ${PROTOBUF_CONTENT_TYPE}: ${e.message}`,
+      );
+    throw e;
+  }
+}
+
 export function parseBody(raw: Buffer, format: BodyFormat): unknown {
+  if (format === 'protobuf') return parseProtobuf(raw);
   const text = raw.toString('utf8');
   if (text.trim() === '') return undefined;
   try {

@@ -1,10 +1,12 @@
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
 import { jsonPatch, mergePatch, strategicMergePatch } from '../patch';
 import { apiVersionOf, resourceKey } from '../resources';
-import { fieldMatcher, labelMatcher } from '../selectors';
+import { fieldMatcher } from '../fieldSelectors';
+import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { DeleteOptions, KubeObject } from '../types';
 import { BodyFormat } from './body';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import { ResourceRoute } from './route';
 
 export interface ResourceRequest {
@@ -210,7 +212,7 @@ export function handleResource(
       };
     }
     case 'list': {
-      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
       const limit = query.has('limit') ? Number(query.get('limit')) : undefined;
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 0))
         throw errors.badRequest('limit must be a non-negative integer');
@@ -250,6 +252,13 @@ export function handleResource(
     }
     case 'update':
     case 'patch': {
+      // The decoder knows the fields a create needs, not all of an object's: an update would drop the rest.
+      if (req.bodyFormat === 'protobuf')
+        throw new ApiError(
+          415,
+          'UnsupportedMediaType',
+          `kube-sim takes ${PROTOBUF_CONTENT_TYPE} bodies for create and delete only; send an update as application/json`,
+        );
       const current = store.require(key, ns, route.name!);
       const dryRun = dryRunOf(query);
       let desired: KubeObject;
@@ -326,7 +335,7 @@ export function handleResource(
     case 'deletecollection': {
       const options = deleteOptionsOf(query, req.body);
       const labels = labelMatcher(query.get('labelSelector') ?? undefined);
-      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+      const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
       const targets = store.list(key, {
         namespace: ns,
         filter: o => labels(o.metadata.labels) && fields(o),

@@ -1,7 +1,8 @@
 import { ServerResponse } from 'node:http';
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
 import { apiVersionOf, resourceKey } from '../resources';
-import { fieldMatcher, labelMatcher } from '../selectors';
+import { fieldMatcher } from '../fieldSelectors';
+import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { KubeObject, StoreEvent } from '../types';
 import { ResourceRoute } from './route';
@@ -34,10 +35,29 @@ export class WatchRegistry {
   }
 }
 
+const WATCH_HEADERS = {
+  'Content-Type': 'application/json',
+  'Transfer-Encoding': 'chunked',
+  'Cache-Control': 'no-cache',
+};
+
 /**
- * Serves a watch: validates and replays synchronously (so a too-old version
- * answers 410 before any header is sent), then streams newline-delimited
- * watch events until the timeout, the client leaving, or a drop.
+ * Answers a watch that cannot be served as kube-apiserver does once the
+ * request is admitted and its resourceVersion parsed: 200, one ERROR event
+ * holding the Status, and the end of the stream. Both the watch cache
+ * (cacher.go, "other errors must fail with a watch event of type ERROR") and
+ * the etcd3 watcher (transformErrorToEvent) answer "too old" this way.
+ */
+export function serveWatchError(res: ServerResponse, error: ApiError) {
+  res.writeHead(200, WATCH_HEADERS);
+  res.end(`${JSON.stringify({ type: 'ERROR', object: error.toStatus() })}\n`);
+}
+
+/**
+ * Serves a watch: validates and replays synchronously, then streams
+ * newline-delimited watch events until the timeout, the client leaving, or a
+ * drop. A malformed request is an HTTP error; a resourceVersion older than the
+ * history is a 200 whose only event is an ERROR Status 410 Expired.
  */
 export function serveWatch(options: {
   store: ObjectStore;
@@ -51,7 +71,7 @@ export function serveWatch(options: {
   const { store, route, query, res, registry, settings, render } = options;
   const key = resourceKey(route.type);
   const labels = labelMatcher(query.get('labelSelector') ?? undefined);
-  const fields = fieldMatcher(query.get('fieldSelector') ?? undefined);
+  const fields = fieldMatcher(query.get('fieldSelector') ?? undefined, key);
   const timeoutSeconds = query.has('timeoutSeconds')
     ? Number(query.get('timeoutSeconds'))
     : settings.defaultTimeoutSeconds;
@@ -72,15 +92,22 @@ export function serveWatch(options: {
   };
   const onEvent = (event: StoreEvent) =>
     write(event.type, render(event.object));
-  const stop = store.watch(
-    key,
-    {
-      namespace: route.type.namespaced ? route.namespace : undefined,
-      filter: o => labels(o.metadata.labels) && fields(o),
-      resourceVersion,
-    },
-    onEvent,
-  );
+  let stop: () => void;
+  try {
+    stop = store.watch(
+      key,
+      {
+        namespace: route.type.namespaced ? route.namespace : undefined,
+        filter: o => labels(o.metadata.labels) && fields(o),
+        resourceVersion,
+      },
+      onEvent,
+    );
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.code !== 410) throw e;
+    serveWatchError(res, e);
+    return;
+  }
   const bookmark = (annotations?: Record<string, string>) =>
     write('BOOKMARK', {
       kind: route.type.kind,
@@ -92,11 +119,7 @@ export function serveWatch(options: {
     });
   if (sendInitialEvents) bookmark({ 'k8s.io/initial-events-end': 'true' });
 
-  res.writeHead(200, {
-    'Content-Type': 'application/json',
-    'Transfer-Encoding': 'chunked',
-    'Cache-Control': 'no-cache',
-  });
+  res.writeHead(200, WATCH_HEADERS);
   res.flushHeaders();
   started = true;
   for (const line of buffered) res.write(line);

@@ -37,6 +37,33 @@ describe('JobHistory', () => {
     ).not.toBeInTheDocument();
   });
 
+  it('says in the history line that a job left claims terminating', async () => {
+    const api = new FakePvcPrunerApi();
+    const claim = (name: string) => ({ name, uid: name });
+    api.jobs = [
+      makeJob({
+        id: 'a',
+        status: 'incomplete',
+        reason:
+          'Not everything was reclaimed: data-db-3 is still terminating, held by acc.example/backup-hold',
+        summary: {
+          deleted: [claim('data-db-2')],
+          terminating: [
+            { ...claim('data-db-3'), finalizers: ['acc.example/backup-hold'] },
+          ],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 0,
+        },
+      }),
+    ];
+    await renderWithApis(<Harness />, { api });
+    expect(await screen.findByText('Incomplete')).toBeInTheDocument();
+    expect(
+      screen.getByText('1 deleted, 1 still terminating, 0 skipped, 0 failed'),
+    ).toBeInTheDocument();
+  });
+
   it('replays a finished job’s events when opened', async () => {
     const api = new FakePvcPrunerApi();
     api.jobs = [

@@ -18,7 +18,12 @@ import {
 import { JobHistoryState } from '../../hooks/useJobHistory';
 import { useJobStream } from '../../hooks/useJobStream';
 import { describeError } from '../../utils/errors';
-import { formatAge, formatTime, plural } from '../../utils/format';
+import {
+  formatAge,
+  formatTime,
+  plural,
+  summaryCounts,
+} from '../../utils/format';
 import { EventLog } from '../EventLog';
 import { JobStatusLabel } from '../JobStatusLabel';
 import { PruneOutcome } from '../PruneOutcome';
@@ -80,7 +85,6 @@ function JobDetails({ job }: { job: PruneJob }) {
 
 function JobRow({ job }: { job: PruneJob }) {
   const classes = useStyles();
-  const { deleted, skipped, failed } = job.summary;
   const finished = TERMINAL_JOB_STATUSES.includes(job.status);
   return (
     <Accordion TransitionProps={{ unmountOnExit: true }} variant="outlined">
@@ -111,8 +115,7 @@ function JobRow({ job }: { job: PruneJob }) {
           </Typography>
           {finished && (
             <Typography variant="body2" className={classes.muted}>
-              {deleted.length} {job.dryRun ? 'would be deleted' : 'deleted'},{' '}
-              {skipped.length} skipped, {failed.length} failed
+              {summaryCounts(job.summary, job.dryRun)}
             </Typography>
           )}
         </Box>

@@ -4,6 +4,7 @@ import { JobStatusLabel } from './JobStatusLabel';
 describe('JobStatusLabel', () => {
   it.each([
     ['succeeded', 'Succeeded'],
+    ['incomplete', 'Incomplete'],
     ['aborted', 'Aborted'],
     ['interrupted', 'Interrupted'],
   ] as const)('shows %s as the word %s', (status, text) => {

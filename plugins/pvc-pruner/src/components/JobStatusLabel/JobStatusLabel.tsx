@@ -2,6 +2,7 @@ import { CircularProgress } from '@material-ui/core';
 import BlockIcon from '@material-ui/icons/Block';
 import CheckCircleIcon from '@material-ui/icons/CheckCircle';
 import ErrorIcon from '@material-ui/icons/Error';
+import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
 import ScheduleIcon from '@material-ui/icons/Schedule';
 import WarningIcon from '@material-ui/icons/Warning';
 import { PruneJobStatus } from 'backstage-plugin-pvc-pruner-common';
@@ -25,6 +26,11 @@ const LOOK: Record<
     text: 'Succeeded',
     tone: 'success',
     icon: <CheckCircleIcon fontSize="small" aria-hidden />,
+  },
+  incomplete: {
+    text: 'Incomplete',
+    tone: 'warning',
+    icon: <HourglassEmptyIcon fontSize="small" aria-hidden />,
   },
   failed: {
     text: 'Failed',

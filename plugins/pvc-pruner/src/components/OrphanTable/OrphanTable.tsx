@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { Box, Chip, Typography, makeStyles } from '@material-ui/core';
+import { Box, Typography, makeStyles } from '@material-ui/core';
 import WarningIcon from '@material-ui/icons/Warning';
 import { Table, TableColumn } from '@backstage/core-components';
 import { OrphanedPvc } from 'backstage-plugin-pvc-pruner-common';
@@ -91,18 +91,7 @@ export function OrphanTable(props: OrphanTableProps) {
         field: 'name',
         highlight: true,
         cellStyle: nowrap(),
-        render: pvc => (
-          <Box>
-            <Typography variant="body2">{pvc.name}</Typography>
-            {pvc.deletionInProgress && (
-              <Chip
-                size="small"
-                label="deletion in progress"
-                variant="outlined"
-              />
-            )}
-          </Box>
-        ),
+        render: pvc => <Typography variant="body2">{pvc.name}</Typography>,
       },
       {
         title: 'Ordinal',

@@ -52,7 +52,7 @@ export interface PruneDialogProps {
 }
 
 function defaultSelection(orphans: OrphanedPvc[]): Set<string> {
-  return new Set(orphans.filter(o => !o.deletionInProgress).map(o => o.uid));
+  return new Set(orphans.map(o => o.uid));
 }
 
 /**
@@ -170,8 +170,6 @@ export function PruneDialog(props: PruneDialogProps) {
                         sts.name,
                         pvc.ordinal,
                       )} at ≥ ${pvc.reattachesAtReplicas} replicas if kept.`}
-                      {pvc.deletionInProgress &&
-                        ' Its deletion is already under way.'}
                     </>
                   }
                 />

@@ -21,6 +21,7 @@ describe('PruneOutcome', () => {
               },
             },
           ],
+          terminating: [],
           skipped: [],
           failed: [],
           bytesReclaimed: 0,
@@ -44,7 +45,13 @@ describe('PruneOutcome', () => {
         dryRun
         status="aborted"
         reason="the lease was lost"
-        summary={{ deleted: [], skipped: [], failed: [], bytesReclaimed: 0 }}
+        summary={{
+          deleted: [],
+          terminating: [],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 0,
+        }}
       />,
     );
     expect(screen.getByRole('alert')).toHaveTextContent(
@@ -53,5 +60,62 @@ describe('PruneOutcome', () => {
     expect(screen.getByRole('alert')).toHaveTextContent(
       'It found nothing deletable before it stopped.',
     );
+  });
+
+  it('tells a claim still terminating apart from a deleted one: named with what holds it, its disk not counted', () => {
+    render(
+      <PruneOutcome
+        dryRun={false}
+        status="incomplete"
+        reason="Not everything was reclaimed: data-db-3 is still terminating, held by acc.example/backup-hold"
+        summary={{
+          deleted: [
+            {
+              name: 'data-db-2',
+              uid: 'u2',
+              bytes: 10 * GiB,
+              volume: {
+                name: 'pv-2',
+                reclaimPolicy: 'Delete',
+                fate: 'deleted',
+              },
+            },
+          ],
+          terminating: [
+            {
+              name: 'data-db-3',
+              uid: 'u3',
+              bytes: 10 * GiB,
+              finalizers: ['acc.example/backup-hold'],
+              volume: {
+                name: 'pv-3',
+                reclaimPolicy: 'Delete',
+                fate: 'unknown',
+              },
+            },
+          ],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 10 * GiB,
+        }}
+      />,
+    );
+    expect(
+      screen.getByText(
+        'Prune incomplete: Not everything was reclaimed: data-db-3 is still terminating, held by acc.example/backup-hold',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('alert')).toHaveTextContent(
+      '1 deleted, 1 still terminating, 0 skipped, 0 failed; 10 GiB reclaimed.',
+    );
+    expect(
+      screen.getByText('Still terminating, not deleted (1)'),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'held by acc.example/backup-hold: its deletion was accepted, and the claim and its disk stay until it finishes',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByText('Prune finished')).not.toBeInTheDocument();
   });
 });

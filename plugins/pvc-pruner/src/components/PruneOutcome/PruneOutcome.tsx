@@ -10,9 +10,10 @@ import {
   PruneJobStatus,
   PruneSummary,
   PvcOutcome,
+  describeFinalizers,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
-import { plural } from '../../utils/format';
+import { plural, summaryCounts } from '../../utils/format';
 
 /** Props of {@link PruneOutcome}. */
 export interface PruneOutcomeProps {
@@ -109,14 +110,15 @@ function ReasonList(props: { title: string; items: PvcOutcome[] }) {
 
 /**
  * The end of a prune: what was deleted (and what became of each volume),
- * what was skipped and why, what failed, and the bytes reclaimed. An
+ * what is still terminating and what holds it, what was skipped and why,
+ * what failed, and the bytes reclaimed. An
  * aborted job leads with its reason and what it had already deleted.
  */
 export function PruneOutcome(props: PruneOutcomeProps) {
   const { dryRun, status, reason, summary, listDeleted = true } = props;
   const { deleted, skipped, failed, bytesReclaimed } = summary;
-  const deletedWord = dryRun ? 'would be deleted' : 'deleted';
-  const counts = `${deleted.length} ${deletedWord}, ${skipped.length} skipped, ${failed.length} failed`;
+  const terminating = summary.terminating ?? [];
+  const counts = summaryCounts(summary, dryRun);
   const reclaimed = `${formatBytes(bytesReclaimed)} ${
     dryRun ? 'would be reclaimed' : 'reclaimed'
   }`;
@@ -131,7 +133,9 @@ export function PruneOutcome(props: PruneOutcomeProps) {
           {abortedProgress(dryRun, deleted)} {counts}.
         </Alert>
       )}
-      {(status === 'failed' || status === 'interrupted') && (
+      {(status === 'failed' ||
+        status === 'interrupted' ||
+        status === 'incomplete') && (
         <Alert
           severity={status === 'failed' ? 'error' : 'warning'}
           role="alert"
@@ -158,6 +162,15 @@ export function PruneOutcome(props: PruneOutcomeProps) {
           describe={o => volumeFate(o, dryRun)}
         />
       )}
+      <OutcomeList
+        title={`Still terminating, not deleted (${terminating.length})`}
+        items={terminating}
+        describe={o =>
+          `${describeFinalizers(
+            o.finalizers ?? [],
+          )}: its deletion was accepted, and the claim and its disk stay until it finishes`
+        }
+      />
       <ReasonList title="Skipped" items={skipped} />
       <ReasonList title="Failed" items={failed} />
       <Typography variant="body2">

@@ -123,6 +123,7 @@ describe('PruneProgress', () => {
         reason: '1 claim(s) could not be deleted',
         summary: {
           deleted: [deletedOutcome('data-db-2', 'deleted')],
+          terminating: [],
           skipped: [
             { name: 'data-db-3', uid: 'u3', reason: 'it no longer exists' },
           ],
@@ -204,6 +205,7 @@ describe('PruneProgress', () => {
         reason,
         summary: {
           deleted: [deletedOutcome('data-db-2', 'deleted')],
+          terminating: [],
           skipped: [
             {
               name: 'data-db-3',

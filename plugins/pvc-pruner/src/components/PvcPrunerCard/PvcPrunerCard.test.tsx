@@ -267,6 +267,7 @@ describe('PvcPrunerCard', () => {
               },
             },
           ],
+          terminating: [],
           skipped: [],
           failed: [],
           bytesReclaimed: 10 * GiB,

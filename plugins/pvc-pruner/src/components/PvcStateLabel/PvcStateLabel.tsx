@@ -1,6 +1,7 @@
 import { CircularProgress } from '@material-ui/core';
 import CheckCircleIcon from '@material-ui/icons/CheckCircle';
 import ErrorIcon from '@material-ui/icons/Error';
+import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
 import RemoveCircleOutlineIcon from '@material-ui/icons/RemoveCircleOutline';
 import ScheduleIcon from '@material-ui/icons/Schedule';
 import { PvcState } from '../../state/pruneProgressReducer';
@@ -19,6 +20,10 @@ const LOOK: Record<PvcState, { tone: IconLabelTone; icon: JSX.Element }> = {
     tone: 'success',
     icon: <CheckCircleIcon fontSize="small" aria-hidden />,
   },
+  terminating: {
+    tone: 'warning',
+    icon: <HourglassEmptyIcon fontSize="small" aria-hidden />,
+  },
   skipped: {
     tone: 'warning',
     icon: <RemoveCircleOutlineIcon fontSize="small" aria-hidden />,
@@ -30,6 +35,7 @@ const LABELS: Record<PvcState, { text: string; dryRun: string }> = {
   pending: { text: 'Pending', dryRun: 'Pending' },
   deleting: { text: 'Deleting…', dryRun: 'Checking…' },
   deleted: { text: 'Deleted', dryRun: 'Would be deleted' },
+  terminating: { text: 'Still terminating', dryRun: 'Still terminating' },
   skipped: { text: 'Skipped', dryRun: 'Would be skipped' },
   failed: { text: 'Failed', dryRun: 'Failed' },
 };

@@ -1,5 +1,6 @@
 import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from './StatefulSetSection';
 import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { useActiveJobs } from '../../hooks/useActiveJobs';
@@ -14,7 +15,7 @@ import { renderWithApis } from '../../__testUtils__/renderWithApis';
 const sts = makeStatefulSet('db', { replicas: 2 });
 
 /** The section in a card that follows its prunes as OrphanedVolumes does. */
-function Harness() {
+function Harness({ statefulSet = sts }: { statefulSet?: StatefulSetOrphans }) {
   const { jobs, start, finish, dismiss } = useActiveJobs([]);
   return (
     <ActiveJobsProvider
@@ -23,7 +24,7 @@ function Harness() {
       <StatefulSetSection
         entityRef="component:default/shop"
         cluster="prod"
-        statefulSet={sts}
+        statefulSet={statefulSet}
       />
     </ActiveJobsProvider>
   );
@@ -103,5 +104,34 @@ describe('StatefulSetSection', () => {
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();
     expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+
+  it('shows a claim still terminating as such, held by its finalizers, and offers nothing to prune when it is all there is', async () => {
+    const held = makeStatefulSet('db', {
+      replicas: 2,
+      orphans: [],
+      kept: [
+        {
+          name: 'data-db-2',
+          uid: 'u2',
+          template: 'data',
+          ordinal: 2,
+          reason: 'terminating',
+          finalizers: ['acc.example/backup-hold'],
+        },
+      ],
+    });
+    await renderWithApis(<Harness statefulSet={held} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    expect(
+      screen.getByText('1 claim still terminating, not deleted'),
+    ).toBeInTheDocument();
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'data-db-2 (held by acc.example/backup-hold)',
+    );
+    expect(screen.getByText('No orphaned claims.')).toBeInTheDocument();
+    expect(screen.queryByText(/reattached to pod/)).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: /^Prune/ })).toBeDisabled();
   });
 });

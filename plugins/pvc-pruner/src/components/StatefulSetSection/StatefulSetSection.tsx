@@ -17,6 +17,7 @@ import { PruneActions } from '../PruneActions';
 import { PruneDialog } from '../PruneDialog';
 import { PruneProgress } from '../PruneProgress';
 import { StatefulSetHeader } from '../StatefulSetHeader';
+import { TerminatingNotice } from '../TerminatingNotice';
 
 const useStyles = makeStyles(theme => ({
   root: { padding: theme.spacing(2), marginBottom: theme.spacing(2) },
@@ -157,6 +158,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       ) : (
         <Typography variant="body2">No orphaned claims.</Typography>
       )}
+      <TerminatingNotice statefulSet={sts} />
       <PruneActions
         statefulSet={sts.name}
         disabledReason={disabledReason}

@@ -677,7 +677,6 @@ export const spec = {
           'ordinal',
           'template',
           'requestedBytes',
-          'deletionInProgress',
           'reattachesAtReplicas',
         ],
         properties: {
@@ -725,11 +724,6 @@ export const spec = {
             type: 'string',
             format: 'date-time',
           },
-          deletionInProgress: {
-            type: 'boolean',
-            description:
-              'A deletion is already under way (deletionTimestamp set).',
-          },
           reattachesAtReplicas: {
             type: 'integer',
             description:
@@ -758,8 +752,8 @@ export const spec = {
       KeptReason: {
         type: 'string',
         description:
-          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.\n",
-        enum: ['mounted-by-pod', 'not-an-ordinal'],
+          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;\n`terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:\nnot offered for pruning again, and not reattachable, until it is gone.\n",
+        enum: ['mounted-by-pod', 'not-an-ordinal', 'terminating'],
       },
       KeptPvc: {
         description:
@@ -799,16 +793,25 @@ export const spec = {
               },
             },
           },
+          finalizers: {
+            type: 'array',
+            description:
+              'For `terminating`: the finalizers that still hold it.',
+            items: {
+              type: 'string',
+            },
+          },
         },
       },
       PruneJobStatus: {
         description:
-          'Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.',
+          'Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.\n`incomplete`: every claim was handled without failure, but the deletion of\nsome was accepted and is still held by finalizers (see\n`PruneSummary.terminating`): not everything was reclaimed.\n',
         type: 'string',
         enum: [
           'queued',
           'running',
           'succeeded',
+          'incomplete',
           'failed',
           'aborted',
           'interrupted',
@@ -835,6 +838,14 @@ export const spec = {
             type: 'string',
             description: 'Why it was skipped or failed.',
           },
+          finalizers: {
+            type: 'array',
+            description:
+              'For a claim still terminating: the finalizers that hold it.',
+            items: {
+              type: 'string',
+            },
+          },
           volume: {
             type: 'object',
             description:
@@ -859,10 +870,26 @@ export const spec = {
         description:
           'What a prune did to each confirmed claim, and the bytes it reclaimed.',
         type: 'object',
-        required: ['deleted', 'skipped', 'failed', 'bytesReclaimed'],
+        required: [
+          'deleted',
+          'terminating',
+          'skipped',
+          'failed',
+          'bytesReclaimed',
+        ],
         properties: {
           deleted: {
             type: 'array',
+            description:
+              'Claims seen gone after their deletion (for a dry run: that would be deleted).',
+            items: {
+              $ref: '#/components/schemas/PvcOutcome',
+            },
+          },
+          terminating: {
+            type: 'array',
+            description:
+              'Claims whose deletion the API server accepted but that were still\nTerminating, held by finalizers, when the job stopped following them:\nnot deleted, and their disks not reclaimed (yet).\n',
             items: {
               $ref: '#/components/schemas/PvcOutcome',
             },
@@ -989,6 +1016,7 @@ export const spec = {
           'lease-acquired',
           'pvc-deleting',
           'pvc-deleted',
+          'pvc-terminating',
           'pvc-skipped',
           'pvc-failed',
           'volume-deleted',

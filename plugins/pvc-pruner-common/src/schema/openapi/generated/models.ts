@@ -224,8 +224,6 @@ export interface components {
       volume?: components['schemas']['PersistentVolumeSummary'];
       /** Format: date-time */
       createdAt?: string;
-      /** A deletion is already under way (deletionTimestamp set). */
-      deletionInProgress: boolean;
       /** Scaling the StatefulSet to this many replicas (or more) would make the controller attach this old volume, with its data, to a new pod. */
       reattachesAtReplicas: number;
     };
@@ -243,9 +241,11 @@ export interface components {
      * Why a claim that matches a template's name is kept, other than being a
      *     claim of an ordinal the StatefulSet runs (those are `InUsePvcs`):
      *     `mounted-by-pod`, a pod, running or terminating, still references the claim;
-     *     `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.
+     *     `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;
+     *     `terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:
+     *     not offered for pruning again, and not reattachable, until it is gone.
      */
-    KeptReason: 'mounted-by-pod' | 'not-an-ordinal';
+    KeptReason: 'mounted-by-pod' | 'not-an-ordinal' | 'terminating';
     /** A claim that matches a template's name but is kept, with its reason. */
     KeptPvc: {
       name: string;
@@ -258,14 +258,20 @@ export interface components {
         name: string;
         terminating: boolean;
       }[];
+      /** For `terminating`: the finalizers that still hold it. */
+      finalizers?: string[];
     };
     /**
-     * Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.
+     * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
+     *     `incomplete`: every claim was handled without failure, but the deletion of
+     *     some was accepted and is still held by finalizers (see
+     *     `PruneSummary.terminating`): not everything was reclaimed.
      */
     PruneJobStatus:
       | 'queued'
       | 'running'
       | 'succeeded'
+      | 'incomplete'
       | 'failed'
       | 'aborted'
       | 'interrupted';
@@ -277,6 +283,8 @@ export interface components {
       bytes?: number;
       /** Why it was skipped or failed. */
       reason?: string;
+      /** For a claim still terminating: the finalizers that hold it. */
+      finalizers?: string[];
       /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
       volume?: {
         name: string;
@@ -286,7 +294,14 @@ export interface components {
     };
     /** What a prune did to each confirmed claim, and the bytes it reclaimed. */
     PruneSummary: {
+      /** Claims seen gone after their deletion (for a dry run: that would be deleted). */
       deleted: components['schemas']['PvcOutcome'][];
+      /**
+       * Claims whose deletion the API server accepted but that were still
+       *     Terminating, held by finalizers, when the job stopped following them:
+       *     not deleted, and their disks not reclaimed (yet).
+       */
+      terminating: components['schemas']['PvcOutcome'][];
       skipped: components['schemas']['PvcOutcome'][];
       failed: components['schemas']['PvcOutcome'][];
       bytesReclaimed: number;
@@ -331,6 +346,7 @@ export interface components {
       | 'lease-acquired'
       | 'pvc-deleting'
       | 'pvc-deleted'
+      | 'pvc-terminating'
       | 'pvc-skipped'
       | 'pvc-failed'
       | 'volume-deleted'
@@ -487,7 +503,9 @@ export type InUsePvcs = components['schemas']['InUsePvcs'];
  * Why a claim that matches a template's name is kept, other than being a
  * claim of an ordinal the StatefulSet runs (those are `InUsePvcs`):
  * `mounted-by-pod`, a pod, running or terminating, still references the claim;
- * `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal.
+ * `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;
+ * `terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:
+ * not offered for pruning again, and not reattachable, until it is gone.
  *
  * @public
  */
@@ -499,7 +517,10 @@ export type KeptReason = components['schemas']['KeptReason'];
  */
 export type KeptPvc = components['schemas']['KeptPvc'];
 /**
- * Where a prune job is; `succeeded`, `failed`, `aborted` and `interrupted` are final.
+ * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
+ * `incomplete`: every claim was handled without failure, but the deletion of
+ * some was accepted and is still held by finalizers (see
+ * `PruneSummary.terminating`): not everything was reclaimed.
  *
  * @public
  */

@@ -1,0 +1,22 @@
+import { DatabaseService } from '@backstage/backend-plugin-api';
+import knexFactory from 'knex';
+import { PruneJobStore } from '../database';
+
+/** A real job store on an in-memory SQLite database (migrated), and how to close it. */
+export async function startMemoryJobStore(): Promise<{
+  store: PruneJobStore;
+  close: () => Promise<void>;
+}> {
+  const knex = knexFactory({
+    client: 'better-sqlite3',
+    connection: ':memory:',
+    useNullAsDefault: true,
+  });
+  const store = await PruneJobStore.create({
+    database: {
+      getClient: async () => knex,
+      migrations: { skip: false },
+    } as DatabaseService,
+  });
+  return { store, close: () => knex.destroy() };
+}

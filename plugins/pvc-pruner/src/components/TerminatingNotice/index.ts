@@ -1,0 +1,2 @@
+export { TerminatingNotice } from './TerminatingNotice';
+export type { TerminatingNoticeProps } from './TerminatingNotice';

@@ -1,0 +1,15 @@
+export type * from './types';
+export { ADMIN_RULES, MASTERS_GROUP, RbacAuthorizer } from './rbac';
+export type { AccessRequest, RequestUser } from './rbac';
+export { RequestAuthenticator, UnauthenticatedError } from './authenticator';
+export type { TokenAuthenticator } from './authenticator';
+export { StaticTokens } from './tokens';
+export { createCertificateAuthority } from './x509';
+export type { CertificateAuthority } from './x509';
+export { OidcAuthenticator } from './oidc';
+export { AwsIamAuthenticator } from './awsIam';
+export { KubeSimAuth } from './KubeSimAuth';
+export type { IdentityEndpoint, IdentityRequest } from './identityEndpoint';
+export { AKS_SCOPE } from './azure';
+export { createTestOidcIssuer } from './testIssuer';
+export type { TestOidcIssuer } from './testIssuer';

@@ -1,0 +1,6 @@
+export {
+  decodeKubernetesProtobuf,
+  PROTOBUF_CONTENT_TYPE,
+  UnsupportedProtobufKind,
+} from './decode';
+export { ProtobufError } from './wire';
