@@ -1,3 +1,9 @@
+/*
+ * The clusters come from `kubernetes.*` (clusterLocatorMethods,
+ * clusterLocatorContinueOnError, googleServiceAccountCredentials), whose
+ * schema @backstage/plugin-kubernetes-backend, a dependency, declares: they
+ * are read as it reads them and not declared again here.
+ */
 export interface Config {
   /** Settings of the pvc-pruner backend plugin. */
   pvcPruner?: {

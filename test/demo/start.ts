@@ -1,8 +1,11 @@
 /*
  * `npm start`: the pvc-pruner demo portal, all in one terminal.
  *
- *   1. the Kubernetes API simulator (test/kube-sim) with the demo scenario,
- *      over https, in this process; its kubeconfig goes to .demo/kubeconfig;
+ *   1. two Kubernetes API simulators (test/kube-sim) over https, in this
+ *      process: "demo" (the demo scenario, a service-account token in
+ *      app-config.yaml) and "warehouse" (scenarios/warehouse.yaml, found
+ *      through the catalog locator, reached with an x509 client certificate);
+ *      .demo/kubeconfig has a context for each;
  *   2. the demo backend (plugins/pvc-pruner-backend, `backstage-cli package start`),
  *      pointed at the simulator through the PVC_PRUNER_DEMO_* variables that
  *      app-config.yaml substitutes;
@@ -28,6 +31,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
   WriteStream,
 } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -35,8 +39,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { KubeSim, PolicyRule, startKubeSim } from 'kube-sim';
-import { parse as parseYaml } from 'yaml';
+import { KubeSim, loadScenario, PolicyRule, startKubeSim } from 'kube-sim';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { SupervisedProcess, Supervisor } from './supervisor';
 
 const ROOT = resolve(__dirname, '../..');
@@ -112,6 +116,82 @@ const BACKSTAGE_RULES: PolicyRule[] = [
   },
 ];
 
+const base64 = (text: string) => Buffer.from(text).toString('base64');
+
+/**
+ * The second cluster, "warehouse": reached through the catalog locator (a
+ * kubernetes-cluster Resource this writes to the state folder, since its
+ * address is only known now), with an x509 client certificate for user
+ * `backstage` in group `backstage`, which gets BACKSTAGE_RULES.
+ */
+async function startWarehouseCluster(timeFactor: number) {
+  const cluster = await startKubeSim({
+    https: true,
+    scenario: loadScenario(
+      join(ROOT, 'test/kube-sim/scenarios/warehouse.yaml'),
+    ),
+    timeFactor,
+  });
+  warehouseSim = cluster;
+  const client = cluster.issueClientCertificate({
+    user: 'backstage',
+    groups: ['backstage'],
+  });
+  cluster.addBinding({
+    subjects: [{ kind: 'Group', name: 'backstage' }],
+    rules: BACKSTAGE_RULES,
+  });
+  writeFileSync(
+    join(DEMO_DIR, 'warehouse-cluster.yaml'),
+    stringifyYaml({
+      apiVersion: 'backstage.io/v1alpha1',
+      kind: 'Resource',
+      metadata: {
+        name: 'warehouse',
+        title: 'Warehouse',
+        description:
+          "The demo's second cluster, found by the catalog cluster locator (written by test/demo/start.ts)",
+        annotations: {
+          'kubernetes.io/api-server': cluster.url,
+          'kubernetes.io/api-server-certificate-authority': base64(
+            cluster.caCert!,
+          ),
+          'kubernetes.io/auth-provider': 'x509',
+          'kubernetes.io/skip-metrics-lookup': 'true',
+        },
+      },
+      spec: { type: 'kubernetes-cluster', owner: 'group:default/checkout' },
+    }),
+  );
+  return { client, kubeconfig: cluster.kubeconfig };
+}
+
+/** One kubeconfig with a context per cluster (each simulator's admin), the first one current. */
+function mergeKubeconfigs(configs: Record<string, string>) {
+  const merged = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [] as unknown[],
+    users: [] as unknown[],
+    contexts: [] as unknown[],
+    'current-context': Object.keys(configs)[0],
+  };
+  for (const [name, yaml] of Object.entries(configs)) {
+    const config = parseYaml(yaml);
+    merged.clusters.push({ name, cluster: config.clusters[0].cluster });
+    merged.users.push({ name: `${name}-admin`, user: config.users[0].user });
+    merged.contexts.push({
+      name,
+      context: {
+        ...config.contexts[0].context,
+        cluster: name,
+        user: `${name}-admin`,
+      },
+    });
+  }
+  return merged;
+}
+
 const started = Date.now();
 /** A path for people: relative to the working folder when inside it. */
 const shown = (path: string) => {
@@ -161,6 +241,7 @@ interface Child {
 
 const children: Child[] = [];
 let sim: KubeSim | undefined;
+let warehouseSim: KubeSim | undefined;
 let verbose = false;
 let stopping = false;
 let ready = false;
@@ -353,6 +434,7 @@ async function stop(code: number): Promise<never> {
   }
   await Promise.race([Promise.all(children.map(c => c.exit)), sleep(2000)]);
   await sim?.close().catch(() => {});
+  await warehouseSim?.close().catch(() => {});
   await Promise.all(
     children.map(c => new Promise<void>(r => c.log.end(() => r()))),
   );
@@ -563,11 +645,21 @@ async function main() {
     process.on(signal, () => onSignal(signal));
 
   sim = await startKubeSim({ https: true, scenario: 'demo', timeFactor });
-  sim.writeKubeconfig(KUBECONFIG);
   const backstageToken = sim.addToken({
     user: 'system:serviceaccount:backstage:backstage',
     rules: BACKSTAGE_RULES,
   });
+  const warehouse = await startWarehouseCluster(timeFactor);
+  writeFileSync(
+    KUBECONFIG,
+    stringifyYaml(
+      mergeKubeconfigs({
+        demo: sim.kubeconfig,
+        warehouse: warehouse.kubeconfig,
+      }),
+    ),
+    { mode: 0o600 },
+  );
 
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -577,6 +669,8 @@ async function main() {
     PVC_PRUNER_DEMO_KUBE_URL: sim.url,
     PVC_PRUNER_DEMO_KUBE_TOKEN: backstageToken,
     PVC_PRUNER_DEMO_KUBE_CA: Buffer.from(sim.caCert ?? '').toString('base64'),
+    PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_CERT: base64(warehouse.client.cert),
+    PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_KEY: base64(warehouse.client.key),
   };
   // Other ports than app-config.yaml's: override its URLs for both processes.
   if (backendPort !== DEFAULT_BACKEND_PORT) {

@@ -7,8 +7,10 @@
  *   an entity's owners may prune its claims;
  * - guest sign-in, as user:default/guest (a member of group checkout).
  *
- * The cluster comes from the PVC_PRUNER_DEMO_KUBE_* environment variables
- * (see app-config.yaml at the repository root). `npm start` at the root sets
+ * The first cluster comes from the PVC_PRUNER_DEMO_KUBE_* environment
+ * variables (see app-config.yaml at the repository root); the second,
+ * "warehouse", from the catalog, reached with an x509 client certificate
+ * (dev/demoAuthStrategies.ts). `npm start` at the root sets
  * them: it starts the Kubernetes API simulator, this backend and the frontend
  * dev app together.
  */
@@ -31,6 +33,10 @@ import {
 } from '@backstage/plugin-permission-node';
 import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 import { pvcPrunerPrunePermission } from 'backstage-plugin-pvc-pruner-common';
+import {
+  kubernetesClientCertificateModule,
+  pvcPrunerClientCertificateModule,
+} from './demoAuthStrategies';
 
 const REQUIRED_ENV = ['PVC_PRUNER_DEMO_KUBE_URL', 'PVC_PRUNER_DEMO_KUBE_TOKEN'];
 const missing = REQUIRED_ENV.filter(name => !process.env[name]);
@@ -90,6 +96,8 @@ backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@backstage/plugin-permission-backend'));
 backend.add(demoPermissionPolicy);
 backend.add(import('@backstage/plugin-kubernetes-backend'));
+backend.add(kubernetesClientCertificateModule);
 backend.add(import('../src'));
+backend.add(pvcPrunerClientCertificateModule);
 
 backend.start();

@@ -6,3 +6,4 @@
  */
 
 export { pvcPrunerPlugin as default } from './plugin';
+export { pvcPrunerAuthStrategyExtensionPoint } from './plugin';

@@ -890,7 +890,13 @@ describe('pvcPrunerPlugin', () => {
         .post('/api/pvc-pruner/v1/prune-jobs')
         .send(prune({ cluster: 'unreachable' })),
     );
-    expect(elsewhere.status).toBeGreaterThanOrEqual(500);
+    expect(elsewhere.status).toBe(503);
+    expect(elsewhere.body.error).toMatchObject({
+      name: 'ServiceUnavailableError',
+      message: expect.stringMatching(
+        /^cluster "unreachable" is unreachable for list statefulsets: ECONNREFUSED$/,
+      ),
+    });
     await send(
       request(server)
         .post('/api/pvc-pruner/v1/prune-jobs')

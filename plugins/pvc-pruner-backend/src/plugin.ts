@@ -2,7 +2,12 @@ import { hostname } from 'node:os';
 import {
   coreServices,
   createBackendPlugin,
+  createExtensionPoint,
 } from '@backstage/backend-plugin-api';
+import type {
+  AuthenticationStrategy,
+  KubernetesAuthStrategyExtensionPoint,
+} from '@backstage/plugin-kubernetes-node';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import {
   PVC_PRUNER_PLUGIN_ID,
@@ -19,8 +24,21 @@ import {
   PruneRunner,
   VolumeFollower,
 } from './jobs';
-import { ClusterRegistry, KubeGateways } from './kubernetes';
+import { ClusterAuth, ClusterRegistry, KubeGateways } from './kubernetes';
 import { EntityWorkloads, OrphanFinder } from './orphans';
+
+/**
+ * Adds an AuthenticationStrategy for an `authProvider`, as
+ * `kubernetesAuthStrategyExtensionPoint` does for Backstage's Kubernetes
+ * backend: register a custom strategy (Pinniped, an x509 client certificate
+ * strategy, …) with both, and both reach the same clusters.
+ *
+ * @public
+ */
+export const pvcPrunerAuthStrategyExtensionPoint =
+  createExtensionPoint<KubernetesAuthStrategyExtensionPoint>({
+    id: 'pvc-pruner.auth-strategy',
+  });
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned
@@ -31,6 +49,14 @@ import { EntityWorkloads, OrphanFinder } from './orphans';
 export const pvcPrunerPlugin = createBackendPlugin({
   pluginId: PVC_PRUNER_PLUGIN_ID,
   register(env) {
+    const extraStrategies = new Map<string, AuthenticationStrategy>();
+    env.registerExtensionPoint(pvcPrunerAuthStrategyExtensionPoint, {
+      addAuthStrategy(key, strategy) {
+        if (key.includes('-'))
+          throw new Error('Strategy name can not include dashes');
+        extraStrategies.set(key, strategy);
+      },
+    });
     env.registerInit({
       deps: {
         config: coreServices.rootConfig,
@@ -43,6 +69,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         lifecycle: coreServices.lifecycle,
         scheduler: coreServices.scheduler,
+        auth: coreServices.auth,
         catalog: catalogServiceRef,
       },
       async init({
@@ -56,6 +83,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auditor,
         lifecycle,
         scheduler,
+        auth,
         catalog,
       }) {
         const options = readOptions(config);
@@ -72,8 +100,21 @@ export const pvcPrunerPlugin = createBackendPlugin({
         }
         permissionsRegistry.addPermissions(pvcPrunerPermissions);
 
+        const clusterAuth = ClusterAuth.create({
+          config,
+          logger,
+          extraStrategies,
+        });
+        const clusters = ClusterRegistry.fromConfig({
+          config,
+          logger,
+          catalog,
+          auth,
+          clusterAuth,
+        });
         const gateways = new KubeGateways(
-          ClusterRegistry.fromConfig(config, logger),
+          clusters,
+          clusterAuth,
           options.clusterRequestTimeoutMs,
         );
         const store = await PruneJobStore.create({ database });
@@ -116,6 +157,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             jobs,
             store,
             events,
+            clusters,
             pruneDisabledReason:
               !permissionsEnabled && options.requirePermissionFramework
                 ? 'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)'

@@ -26,6 +26,8 @@ import { createRouter, RouterOptions } from './router';
 import { PruneJobStore } from './database';
 import { JobEvents, JobOutcomeReporter, PruneJobs, PruneResult } from './jobs';
 import { EntityWorkloads, EntityWorkloadTarget, OrphanFinder } from './orphans';
+import { ClusterRegistry } from './kubernetes';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 
 /*
  * createRouter with the real catalog lookup (EntityWorkloads on the catalog
@@ -118,11 +120,17 @@ describe('createRouter', () => {
   let audit: ReturnType<typeof recordingAuditor>;
   let findForEntity: jest.Mock<
     Promise<OrphansResponse>,
-    [EntityWorkloadTarget]
+    [EntityWorkloadTarget, KubernetesRequestAuth?]
   >;
   let start: jest.Mock<
     Promise<PruneJob>,
-    [PruneRequest, EntityWorkloadTarget, string, JobOutcomeReporter]
+    [
+      PruneRequest,
+      EntityWorkloadTarget,
+      string,
+      JobOutcomeReporter,
+      KubernetesRequestAuth?,
+    ]
   >;
   let app: express.Express;
 
@@ -138,6 +146,33 @@ describe('createRouter', () => {
       jobs: { start } as unknown as PruneJobs,
       store,
       events,
+      clusters: ClusterRegistry.of(
+        [
+          {
+            name: 'prod',
+            url: 'https://k8s.example.com',
+            authMetadata: {
+              'kubernetes.io/auth-provider': 'serviceAccount',
+              serviceAccountToken: 'secret-sa-token',
+            },
+          },
+          {
+            name: 'eks',
+            title: 'EKS production',
+            url: 'https://eks.example.com',
+            authMetadata: { 'kubernetes.io/auth-provider': 'aws' },
+          },
+          {
+            name: 'corp',
+            url: 'https://corp.example.com',
+            authMetadata: {
+              'kubernetes.io/auth-provider': 'oidc',
+              'kubernetes.io/oidc-token-provider': 'okta',
+            },
+          },
+        ],
+        mockServices.logger.mock(),
+      ),
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -233,6 +268,7 @@ describe('createRouter', () => {
     expect(response.status).toBe(200);
     expect(Object.keys(response.body.paths)).toEqual([
       '/health',
+      '/v1/clusters',
       '/v1/orphans',
       '/v1/prune-jobs',
       '/v1/prune-jobs/{id}',
@@ -252,7 +288,46 @@ describe('createRouter', () => {
     expect((await request(app).delete('/v1/prune-jobs/x')).status).toBe(404);
   });
 
+  describe('GET /v1/clusters', () => {
+    it('lists each cluster with its auth provider and, for client-side providers, the token the card must send; never a credential', async () => {
+      const response = await request(app)
+        .get('/v1/clusters')
+        .set('authorization', mockCredentials.user.header(ALICE));
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
+        items: [
+          { name: 'prod', authProvider: 'serviceAccount' },
+          { name: 'eks', title: 'EKS production', authProvider: 'aws' },
+          { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
+        ],
+      });
+      expect(response.text).not.toContain('secret-sa-token');
+    });
+
+    it('refuses requests without credentials with 401', async () => {
+      const response = await request(app)
+        .get('/v1/clusters')
+        .set('authorization', mockCredentials.none.header());
+
+      expect(response.status).toBe(401);
+    });
+  });
+
   describe('GET /v1/orphans', () => {
+    it('hands the scan the user tokens of the Backstage-Kubernetes-Authorization-* headers, as the Kubernetes proxy reads them', async () => {
+      await request(app)
+        .get('/v1/orphans')
+        .query({ entityRef: ORDERS })
+        .set('Backstage-Kubernetes-Authorization-oidc-okta', 'okta-id-token')
+        .set('Backstage-Kubernetes-Authorization-google', 'google-token');
+
+      expect(findForEntity).toHaveBeenCalledWith(expect.anything(), {
+        oidc: { okta: 'okta-id-token' },
+        google: 'google-token',
+      });
+    });
+
     it('resolves the entity, checks pvc-pruner.orphans.read on it, and returns the scan', async () => {
       const response = await request(app)
         .get('/v1/orphans')
@@ -275,6 +350,7 @@ describe('createRouter', () => {
           entityRef: ORDERS,
           labelSelector: 'backstage.io/kubernetes-id=orders',
         }),
+        {},
       );
     });
 
@@ -438,6 +514,25 @@ describe('createRouter', () => {
         requestedBy: ALICE,
         dryRun: true,
       });
+    });
+
+    it('hands the job the user tokens of the Backstage-Kubernetes-Authorization-* headers, and keeps them out of the store and the audit log', async () => {
+      const response = await request(app)
+        .post('/v1/prune-jobs')
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .set('Backstage-Kubernetes-Authorization-aks', 'aks-user-token')
+        .send(validPrune({ dryRun: true }));
+
+      expect(response.status).toBe(202);
+      expect(start.mock.calls[0][4]).toEqual({ aks: 'aks-user-token' });
+      expect(
+        JSON.stringify(await store.getJob(response.body.id)),
+      ).not.toContain('aks-user-token');
+      expect(
+        JSON.stringify(
+          audit.events.map(e => [e.options.meta, e.meta, e.error?.message]),
+        ),
+      ).not.toContain('aks-user-token');
     });
 
     it('refuses service credentials with 403: a prune is always some user’s', async () => {

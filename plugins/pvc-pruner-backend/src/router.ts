@@ -16,6 +16,12 @@ import { streamJobEvents } from './eventStream';
 import { PruneJobStore } from './database';
 import { JobEvents, PruneJobs } from './jobs';
 import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
+import {
+  authProviderOf,
+  ClusterRegistry,
+  requestAuthFromHeaders,
+  userTokenKeyOf,
+} from './kubernetes';
 import { requirePermission } from './permissions';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
@@ -34,6 +40,7 @@ export interface RouterOptions {
   jobs: PruneJobs;
   store: PruneJobStore;
   events: JobEvents;
+  clusters: ClusterRegistry;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -50,6 +57,7 @@ export async function createRouter(
     jobs,
     store,
     events,
+    clusters,
   } = options;
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
   // 413: that router answers every error before its routes as a 400.
@@ -107,6 +115,19 @@ export async function createRouter(
     res.json({ status: 'ok' });
   });
 
+  // The clusters and their auth providers, as the Kubernetes backend's /clusters lists them: the card asks the user for the tokens of client-side providers.
+  api.get('/v1/clusters', async (req, res) => {
+    await httpAuth.credentials(req, { allow: ['user', 'service'] });
+    res.json({
+      items: (await clusters.list()).map(c => ({
+        name: c.name,
+        ...(c.title ? { title: c.title } : {}),
+        authProvider: authProviderOf(c),
+        ...(userTokenKeyOf(c) ? { userTokenKey: userTokenKeyOf(c) } : {}),
+      })),
+    });
+  });
+
   api.get('/v1/orphans', async (req, res) => {
     const { entityRef } = req.query;
     const credentials = await httpAuth.credentials(req, {
@@ -124,7 +145,10 @@ export async function createRouter(
         pvcPrunerOrphansReadPermission,
         credentials,
       );
-      const result = await orphanFinder.findForEntity(target);
+      const result = await orphanFinder.findForEntity(
+        target,
+        requestAuthFromHeaders(req.headers),
+      );
       await audit.success({ meta: { orphans: result.totals.orphans } });
       res.json(result);
     } catch (error) {
@@ -193,6 +217,7 @@ export async function createRouter(
                 })),
           crashed: (_job, error) => void audit.fail({ error }),
         },
+        requestAuthFromHeaders(req.headers),
       );
       res.status(202).json({ id: job.id });
     } catch (error) {

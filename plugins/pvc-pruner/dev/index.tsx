@@ -27,8 +27,17 @@ import {
   createApiFactory,
   discoveryApiRef,
   fetchApiRef,
+  googleAuthApiRef,
+  microsoftAuthApiRef,
   useApi,
 } from '@backstage/core-plugin-api';
+import {
+  KubernetesAuthProviders,
+  KubernetesAuthProvidersApi,
+  kubernetesAuthProvidersApiRef,
+  ServerSideKubernetesAuthProvider,
+} from '@backstage/plugin-kubernetes-react';
+import type { KubernetesRequestBody } from '@backstage/plugin-kubernetes-common';
 import { createDevApp } from '@backstage/dev-utils';
 import {
   AsyncEntityProvider,
@@ -138,6 +147,31 @@ const DemoEntityKubernetesPage = ({
 // search-index: orphans on Retain volumes, owned by another team.
 const DEMO_ENTITIES = ['orders', 'cart', 'search-index'];
 
+/**
+ * Backstage's own auth providers, plus the demo's custom `x509` provider as
+ * a server-side one (the backend holds the certificate), as an app with a
+ * custom Kubernetes auth strategy registers it.
+ */
+class DemoKubernetesAuthProviders implements KubernetesAuthProvidersApi {
+  private readonly serverSide = new ServerSideKubernetesAuthProvider();
+  constructor(private readonly builtIn: KubernetesAuthProviders) {}
+
+  decorateRequestBodyForAuth(
+    authProvider: string,
+    requestBody: KubernetesRequestBody,
+  ) {
+    return authProvider === 'x509'
+      ? this.serverSide.decorateRequestBodyForAuth(requestBody)
+      : this.builtIn.decorateRequestBodyForAuth(authProvider, requestBody);
+  }
+
+  getCredentials(authProvider: string) {
+    return authProvider === 'x509'
+      ? this.serverSide.getCredentials()
+      : this.builtIn.getCredentials(authProvider);
+  }
+}
+
 const app = createDevApp()
   .registerPlugin(kubernetesPlugin, pvcPrunerPlugin)
   .registerApi(
@@ -146,6 +180,19 @@ const app = createDevApp()
       deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
       factory: ({ discoveryApi, fetchApi }) =>
         new CatalogClient({ discoveryApi, fetchApi }),
+    }),
+  )
+  .registerApi(
+    createApiFactory({
+      api: kubernetesAuthProvidersApiRef,
+      deps: {
+        googleAuthApi: googleAuthApiRef,
+        microsoftAuthApi: microsoftAuthApiRef,
+      },
+      factory: ({ googleAuthApi, microsoftAuthApi }) =>
+        new DemoKubernetesAuthProviders(
+          new KubernetesAuthProviders({ googleAuthApi, microsoftAuthApi }),
+        ),
     }),
   );
 

@@ -6,6 +6,7 @@ import {
   fetchApiRef,
 } from '@backstage/core-plugin-api';
 import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
+import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-react';
 import { pvcPrunerApiRef } from './api/PvcPrunerApi';
 import { PvcPrunerClient } from './api/PvcPrunerClient';
 import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
@@ -20,9 +21,17 @@ export const pvcPrunerPlugin = createPlugin({
   apis: [
     createApiFactory({
       api: pvcPrunerApiRef,
-      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
-      factory: ({ discoveryApi, fetchApi }) =>
-        new PvcPrunerClient({ discoveryApi, fetchApi }),
+      deps: {
+        discoveryApi: discoveryApiRef,
+        fetchApi: fetchApiRef,
+        kubernetesAuthProvidersApi: kubernetesAuthProvidersApiRef,
+      },
+      factory: ({ discoveryApi, fetchApi, kubernetesAuthProvidersApi }) =>
+        new PvcPrunerClient({
+          discoveryApi,
+          fetchApi,
+          kubernetesAuthProvidersApi,
+        }),
     }),
   ],
 });

@@ -146,6 +146,16 @@ it('lists the orphans of orders for the signed-in guest', async () => {
   await expect(
     section.getByText(/5 orphaned claims · 100 GiB reclaimable/).isVisible(),
   ).resolves.toBe(true);
+  // orders also runs in the second cluster, found through the catalog and reached with a client certificate.
+  const warehouse = card()
+    .getByRole('region', { name: 'Cluster warehouse' })
+    .getByRole('region', { name: 'StatefulSet fulfilment/orders-archive' });
+  // Below the fold: its tables render once it scrolls into view.
+  await warehouse.scrollIntoViewIfNeeded();
+  expect(await orphanNames(warehouse)).toEqual([
+    'data-orders-archive-2',
+    'data-orders-archive-3',
+  ]);
   // The claims of the running ordinals (one line per template) and the hand-made backup are kept, behind a disclosure.
   const keptButton = section.getByRole('button', {
     name: /5 claims kept, and why/,

@@ -88,6 +88,10 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
       expect(claimOf(sim, 'shop', name)).toBeUndefined(),
     );
 
+    // The lease is released just after the job's final status is stored.
+    await waitFor('the lease to be released', () =>
+      sim.requests().some(r => r.verb === 'delete' && r.resource === 'leases'),
+    );
     const mine = sim
       .requests()
       .filter(r => r.user === 'system:serviceaccount:backstage:pvc-pruner');

@@ -9,6 +9,7 @@ import {
   startSim,
   statefulSetIn,
   volumeOf,
+  waitFor,
   writesTo,
 } from './__testUtils__/harness';
 
@@ -101,13 +102,17 @@ describe('scan and prune of the demo cluster over HTTP', () => {
     expect(deletes.map(r => r.path.split('/').pop()).sort()).toEqual(
       ORDERS_DB_ORPHANS,
     );
-    expect(
-      sim.store.get(
-        'coordination.k8s.io/leases',
-        'shop',
-        'pvc-pruner-orders-db',
-      ),
-    ).toBeUndefined();
+    // The lease is released just after the job's final status is stored.
+    await waitFor(
+      'the lease to be released',
+      () =>
+        !sim.store.get(
+          'coordination.k8s.io/leases',
+          'shop',
+          'pvc-pruner-orders-db',
+        ),
+      2000,
+    );
 
     // A new scan finds nothing left to prune.
     expect(

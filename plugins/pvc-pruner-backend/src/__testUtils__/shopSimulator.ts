@@ -1,6 +1,18 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
-import { KubeGateway } from '../kubernetes';
+import { ClusterConnection, KubeGateway } from '../kubernetes';
+
+/** A connection to the simulator with a bearer token (the admin token unless told). */
+export function connectionTo(
+  sim: KubeSim,
+  token = sim.token,
+  name = 'demo',
+): ClusterConnection {
+  return new ClusterConnection(
+    { name, server: sim.url, ca: sim.caCert, skipTLSVerify: false },
+    async () => ({ type: 'bearer token', token }),
+    true,
+  );
+}
 
 /**
  * A simulator over https with namespace `shop` and no controllers, and a
@@ -9,7 +21,7 @@ import { KubeGateway } from '../kubernetes';
  */
 export async function startShopSimulator(): Promise<{
   sim: KubeSim;
-  kubeConfig: KubeConfig;
+  connection: ClusterConnection;
   gateway: KubeGateway;
 }> {
   const sim = await startKubeSim({
@@ -23,11 +35,10 @@ export async function startShopSimulator(): Promise<{
       } as KubeObject,
     ],
   });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromString(sim.kubeconfig);
+  const connection = connectionTo(sim);
   return {
     sim,
-    kubeConfig,
-    gateway: new KubeGateway('demo', kubeConfig, 5000),
+    connection,
+    gateway: new KubeGateway('demo', connection, 5000),
   };
 }

@@ -6,9 +6,10 @@ import {
   NotFoundError,
   ServiceUnavailableError,
 } from '@backstage/errors';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from '../orphans';
-import { KubeGateways } from '../kubernetes';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
@@ -87,13 +88,17 @@ export class PruneJobs {
 
   /**
    * Validates that the StatefulSet is one the entity selects, takes its Lease
-   * (a live holder is a 409 naming them), stores the job, and runs it.
+   * (a live holder is a 409 naming them), stores the job, and runs it. A
+   * cluster that fails or refuses is a 503 naming it. `requestAuth` (the
+   * user's tokens for client-side providers) lives in the running job's
+   * memory only, never in the store.
    */
   async start(
     request: PruneRequest,
     target: EntityWorkloadTarget,
     requestedBy: string,
     reporter: JobOutcomeReporter,
+    requestAuth: KubernetesRequestAuth = {},
   ): Promise<PruneJob> {
     const names = request.pvcs.map(p => p.name);
     if (new Set(names).size !== names.length)
@@ -108,34 +113,15 @@ export class PruneJobs {
         `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
       );
     }
-    let gateway;
-    try {
-      gateway = this.deps.gateways.for(request.cluster);
-    } catch (e) {
-      if (e instanceof NotFoundError)
-        throw new InputError(`Unknown cluster "${request.cluster}"`);
-      throw e;
-    }
-    if (this.stopping.signal.aborted)
-      throw new ServiceUnavailableError(
-        'This Backstage instance is shutting down; try again in a moment',
-      );
-    const selected = await gateway.listStatefulSets(
-      target.labelSelector,
-      request.namespace,
-    );
-    if (!selected.some(s => s.metadata?.name === request.statefulSet)) {
-      throw new NotAllowedError(
-        `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}" is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
-      );
-    }
     const id = randomUUID();
-    const lease = await this.deps.lock.acquire(gateway, {
-      namespace: request.namespace,
-      statefulSet: request.statefulSet,
-      jobId: id,
+    const { gateway, lease } = await this.lockStatefulSet(
+      request,
+      target,
+      id,
       requestedBy,
-      dryRun: Boolean(request.dryRun),
+      requestAuth,
+    ).catch(e => {
+      throw clusterFailure(e);
     });
     let job: PruneJob;
     try {
@@ -163,5 +149,43 @@ export class PruneJobs {
       });
     this.track(job.id, run);
     return job;
+  }
+
+  private async lockStatefulSet(
+    request: PruneRequest,
+    target: EntityWorkloadTarget,
+    jobId: string,
+    requestedBy: string,
+    requestAuth: KubernetesRequestAuth,
+  ) {
+    let gateway: KubeGateway;
+    try {
+      gateway = await this.deps.gateways.for(request.cluster, requestAuth);
+    } catch (e) {
+      if (e instanceof NotFoundError)
+        throw new InputError(`Unknown cluster "${request.cluster}"`);
+      throw e;
+    }
+    if (this.stopping.signal.aborted)
+      throw new ServiceUnavailableError(
+        'This Backstage instance is shutting down; try again in a moment',
+      );
+    const selected = await gateway.listStatefulSets(
+      target.labelSelector,
+      request.namespace,
+    );
+    if (!selected.some(s => s.metadata?.name === request.statefulSet)) {
+      throw new NotAllowedError(
+        `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}" is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
+      );
+    }
+    const lease = await this.deps.lock.acquire(gateway, {
+      namespace: request.namespace,
+      statefulSet: request.statefulSet,
+      jobId,
+      requestedBy,
+      dryRun: Boolean(request.dryRun),
+    });
+    return { gateway, lease };
   }
 }

@@ -69,7 +69,11 @@ function describeTerminating(terminating: PvcOutcome[]): string {
 }
 
 /** How a job that went through all its claims ended, once every follow-up has settled. */
-function completion(summary: PruneSummary): {
+/** A finished job's status; `failureReason` says why claims failed, when known (a refused user token). */
+function completion(
+  summary: PruneSummary,
+  failureReason?: string,
+): {
   status: PruneJobStatus;
   reason?: string;
 } {
@@ -82,9 +86,10 @@ function completion(summary: PruneSummary): {
   if (summary.failed.length > 0)
     return {
       status: 'failed',
-      reason: `${summary.failed.length} claim(s) could not be deleted${
-        pending ? `; ${pending}` : ''
-      }`,
+      reason: `${
+        failureReason ??
+        `${summary.failed.length} claim(s) could not be deleted`
+      }${pending ? `; ${pending}` : ''}`,
     };
   if (pending)
     return {
@@ -177,7 +182,9 @@ export class PruneRunner {
             INTERRUPTED_BY_SHUTDOWN,
           );
         }
-        const abortReason = guard.abortReason ?? leaseLost;
+        // A refused user token first: every later reason (the watch, the lease) follows from it.
+        const abortReason =
+          gateway.userTokenRefused?.message ?? guard.abortReason ?? leaseLost;
         if (abortReason) {
           await this.announce(
             job,
@@ -229,7 +236,11 @@ export class PruneRunner {
           'interrupted',
           INTERRUPTED_BY_SHUTDOWN,
         );
-      return await this.finish(job, summary, follows);
+      const { status, reason } = completion(
+        summary,
+        gateway.userTokenRefused?.message,
+      );
+      return await this.finish(job, summary, follows, status, reason);
     } catch (e) {
       return await this.finish(
         job,

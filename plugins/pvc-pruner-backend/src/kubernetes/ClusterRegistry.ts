@@ -1,163 +1,140 @@
 import {
+  AuthService,
   LoggerService,
   RootConfigService,
 } from '@backstage/backend-plugin-api';
-import { Config } from '@backstage/config';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ServiceUnavailableError } from '@backstage/errors';
+import { CatalogService } from '@backstage/plugin-catalog-node';
+import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
+import { authProviderOf, ClusterAuth } from './auth';
+import {
+  CatalogClusterLocator,
+  ClusterLocator,
+  ConfigClusterLocator,
+  GkeClusterClient,
+  GkeClusterLocator,
+  LocalKubectlProxyLocator,
+} from './locators';
 
-/** A cluster from `kubernetes.clusterLocatorMethods`, as this plugin can reach it. */
-export interface ClusterTarget {
-  name: string;
-  url: string;
-  /** Why the plugin cannot use this cluster; reported instead of results. */
-  unavailable?: string;
-  /** Builds a client configuration; never serialised (it holds credentials). */
-  kubeConfig?: () => KubeConfig;
-}
-
-const AUTH_PROVIDER_ANNOTATION = 'kubernetes.io/auth-provider';
-const LOCAL_PROXY_URL = 'http://localhost:8001';
-
-function kubeConfigFor(options: {
-  name: string;
-  url: string;
-  token?: string;
-  caData?: string;
-  caFile?: string;
-  skipTLSVerify: boolean;
-}) {
-  return () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: options.name,
-          server: options.url,
-          caData: options.caData,
-          caFile: options.caFile,
-          // client-node refuses plain http unless told there is no TLS to verify (kubectl proxy, local clusters).
-          skipTLSVerify:
-            options.skipTLSVerify || options.url.startsWith('http:'),
-        },
-      ],
-      users: [
-        {
-          name: 'pvc-pruner',
-          ...(options.token ? { token: options.token } : {}),
-        },
-      ],
-      contexts: [
-        { name: options.name, cluster: options.name, user: 'pvc-pruner' },
-      ],
-      currentContext: options.name,
-    });
-    return kc;
-  };
-}
-
-function fromConfigCluster(c: Config, logger: LoggerService): ClusterTarget {
-  const name = c.getString('name');
-  const url = c.getString('url');
-  const authMetadata = c.getOptionalConfig('authMetadata');
-  const authProvider =
-    c.getOptionalString('authProvider') ??
-    authMetadata?.getOptionalString(AUTH_PROVIDER_ANNOTATION) ??
-    'serviceAccount';
-  if (authProvider !== 'serviceAccount') {
-    logger.warn(
-      `pvc-pruner: cluster "${name}" uses authProvider "${authProvider}", which pvc-pruner does not support (only "serviceAccount"); it will be reported as unavailable`,
-    );
-    return {
-      name,
-      url,
-      unavailable: `authProvider "${authProvider}" is not supported by pvc-pruner; use "serviceAccount"`,
-    };
-  }
-  const token =
-    c.getOptionalString('serviceAccountToken') ??
-    authMetadata?.getOptionalString('serviceAccountToken');
-  if (!token) {
-    logger.warn(
-      `pvc-pruner: cluster "${name}" has no serviceAccountToken; it will be reported as unavailable`,
-    );
-    return {
-      name,
-      url,
-      unavailable: 'no serviceAccountToken is configured for this cluster',
-    };
-  }
-  return {
-    name,
-    url,
-    kubeConfig: kubeConfigFor({
-      name,
-      url,
-      token,
-      caData: c.getOptionalString('caData'),
-      caFile: c.getOptionalString('caFile'),
-      skipTLSVerify: c.getOptionalBoolean('skipTLSVerify') ?? false,
-    }),
-  };
+/** What the registry needs to build the locators of `kubernetes.clusterLocatorMethods`. */
+export interface ClusterRegistryDeps {
+  config: RootConfigService;
+  logger: LoggerService;
+  catalog: CatalogService;
+  auth: AuthService;
+  clusterAuth: ClusterAuth;
+  /** Replaces Google's ClusterManagerClient for `type: gke` (tests). */
+  gkeClient?: GkeClusterClient;
 }
 
 /**
  * The clusters of Backstage's own Kubernetes configuration
- * (`kubernetes.clusterLocatorMethods`), so platform teams configure them once.
- * Supports `type: config` with `authProvider: serviceAccount`, and
- * `type: localKubectlProxy`; anything else is logged and reported as unavailable.
+ * (`kubernetes.clusterLocatorMethods`: config, catalog, localKubectlProxy,
+ * gke), so platform teams configure them once. As upstream, a failing
+ * locator fails the lookup unless `kubernetes.clusterLocatorContinueOnError`
+ * is set, and duplicate names across locators are logged.
  */
 export class ClusterRegistry {
-  private constructor(private readonly clusters: ClusterTarget[]) {}
+  private constructor(
+    private readonly locators: ClusterLocator[],
+    private readonly logger: LoggerService,
+    private readonly continueOnError: boolean,
+  ) {}
 
-  static fromConfig(
-    config: RootConfigService,
-    logger: LoggerService,
-  ): ClusterRegistry {
-    const clusters: ClusterTarget[] = [];
-    for (const method of config.getOptionalConfigArray(
-      'kubernetes.clusterLocatorMethods',
-    ) ?? []) {
-      const type = method.getString('type');
-      if (type === 'config') {
-        for (const c of method.getOptionalConfigArray('clusters') ?? [])
-          clusters.push(fromConfigCluster(c, logger));
-      } else if (type === 'localKubectlProxy') {
-        clusters.push({
-          name: 'local',
-          url: LOCAL_PROXY_URL,
-          kubeConfig: kubeConfigFor({
-            name: 'local',
-            url: LOCAL_PROXY_URL,
-            skipTLSVerify: false,
-          }),
-        });
-      } else {
-        logger.warn(
-          `pvc-pruner: cluster locator "${type}" is not supported (only "config" and "localKubectlProxy"); its clusters are not scanned`,
-        );
-        clusters.push({
-          name: `${type} locator`,
-          url: '',
-          unavailable: `cluster locator "${type}" is not supported by pvc-pruner`,
-        });
-      }
-    }
-    if (clusters.length === 0)
+  static fromConfig(deps: ClusterRegistryDeps): ClusterRegistry {
+    const { config, logger, clusterAuth } = deps;
+    const methods =
+      config.getOptionalConfigArray('kubernetes.clusterLocatorMethods') ?? [];
+    if (methods.length === 0)
       logger.warn(
         'pvc-pruner: no clusters in kubernetes.clusterLocatorMethods',
       );
-    return new ClusterRegistry(clusters);
+    const locators = methods.map((method): ClusterLocator => {
+      const type = method.getString('type');
+      switch (type) {
+        case 'config': {
+          const locator = ConfigClusterLocator.fromConfig(
+            method,
+            clusterAuth.strategy,
+            provider => clusterAuth.knows(provider),
+          );
+          void locator
+            .getClusters()
+            .then(clusters =>
+              clusters
+                .filter(c => !clusterAuth.knows(authProviderOf(c)))
+                .forEach(c =>
+                  logger.warn(
+                    `pvc-pruner: cluster "${
+                      c.name
+                    }" uses authProvider "${authProviderOf(
+                      c,
+                    )}", which pvc-pruner has no strategy for; it is reported as unavailable`,
+                  ),
+                ),
+            );
+          return locator;
+        }
+        case 'catalog':
+          return CatalogClusterLocator.fromConfig(method, deps);
+        case 'localKubectlProxy':
+          return new LocalKubectlProxyLocator();
+        case 'gke':
+          return GkeClusterLocator.fromConfig(method, {
+            logger,
+            client: deps.gkeClient,
+          });
+        default:
+          throw new Error(
+            `Unsupported kubernetes.clusterLocatorMethods: "${type}"`,
+          );
+      }
+    });
+    return new ClusterRegistry(
+      locators,
+      logger,
+      config.getOptionalBoolean('kubernetes.clusterLocatorContinueOnError') ??
+        false,
+    );
   }
 
-  static of(clusters: ClusterTarget[]) {
-    return new ClusterRegistry(clusters);
+  /** A registry of fixed clusters (tests, benchmarks). */
+  static of(clusters: ClusterDetails[], logger: LoggerService) {
+    return new ClusterRegistry(
+      [{ type: 'fixed', getClusters: async () => clusters }],
+      logger,
+      false,
+    );
   }
 
-  list(): ClusterTarget[] {
-    return [...this.clusters];
+  /** Every cluster now; a locator that fails is a ServiceUnavailableError naming it. */
+  async list(): Promise<ClusterDetails[]> {
+    const results = await Promise.allSettled(
+      this.locators.map(l => l.getClusters()),
+    );
+    const clusters: ClusterDetails[] = [];
+    results.forEach((result, i) => {
+      const what = `cluster locator #${i + 1} (${this.locators[i].type})`;
+      if (result.status === 'fulfilled') {
+        clusters.push(...result.value);
+        return;
+      }
+      const message = `${what} failed: ${
+        (result.reason as Error)?.message ?? result.reason
+      }`;
+      if (!this.continueOnError) throw new ServiceUnavailableError(message);
+      this.logger.error(`pvc-pruner: ${message}`);
+    });
+    const seen = new Set<string>();
+    for (const { name } of clusters) {
+      if (seen.has(name))
+        this.logger.warn(`pvc-pruner: duplicate cluster name '${name}'`);
+      seen.add(name);
+    }
+    return clusters;
   }
 
-  get(name: string): ClusterTarget | undefined {
-    return this.clusters.find(c => c.name === name);
+  async get(name: string): Promise<ClusterDetails | undefined> {
+    return (await this.list()).find(c => c.name === name);
   }
 }

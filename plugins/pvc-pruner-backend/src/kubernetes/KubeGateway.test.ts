@@ -1,16 +1,16 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeSim, pvc } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
 import { RawApiReader } from './RawApiReader';
+import { ClusterConnection } from './ClusterConnection';
 
 /* The gateway's contract with the plugin: every failure is a ClusterRequestError naming the cluster, never the token. */
 
 let sim: KubeSim;
-let kc: KubeConfig;
+let kc: ClusterConnection;
 
 beforeAll(async () => {
-  ({ sim, kubeConfig: kc } = await startShopSimulator());
+  ({ sim, connection: kc } = await startShopSimulator());
   for (let i = 0; i < 7; i++)
     sim.store.create('persistentvolumeclaims', pvc(`data-db-${i}`, {}, 'shop'));
 });
@@ -38,7 +38,7 @@ async function failure(
 
 describe('KubeGateway', () => {
   it('lists every page, following continue tokens', async () => {
-    const gateway = new KubeGateway('demo', kc, 5000, 3);
+    const gateway = new KubeGateway('demo', kc, 5000, { pageSize: 3 });
 
     const claims = await gateway.listClaims('shop');
 
@@ -117,15 +117,11 @@ describe('KubeGateway', () => {
   });
 
   it('reports an unreachable cluster without its token', async () => {
-    const closed = new KubeConfig();
-    closed.loadFromOptions({
-      clusters: [
-        { name: 'gone', server: 'https://127.0.0.1:9', skipTLSVerify: true },
-      ],
-      users: [{ name: 'u', token: sim.token }],
-      contexts: [{ name: 'gone', cluster: 'gone', user: 'u' }],
-      currentContext: 'gone',
-    });
+    const closed = new ClusterConnection(
+      { name: 'gone', server: 'https://127.0.0.1:9', skipTLSVerify: true },
+      async () => ({ type: 'bearer token', token: sim.token }),
+      true,
+    );
     const gateway = new KubeGateway('gone', closed, 5000);
 
     const error = await failure(gateway.listStatefulSets('app=x'));

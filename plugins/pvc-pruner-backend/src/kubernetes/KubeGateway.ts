@@ -1,11 +1,10 @@
-import { shareOneKeepAliveAgent } from './keepAliveAgent';
+import { ClusterConnection } from './ClusterConnection';
 import { RawApiReader } from './RawApiReader';
 import { apiPath, KubeResource } from './apiPath';
 import {
   ApiException,
   CoordinationV1Api,
   CoreV1Api,
-  KubeConfig,
   V1Lease,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
@@ -43,6 +42,17 @@ function statusOf(body: unknown): { message?: string; reason?: string } {
   }
 }
 
+/** Options of a {@link KubeGateway}. */
+export interface KubeGatewayOptions {
+  /** Objects per list page (500 unless told). */
+  pageSize?: number;
+  /**
+   * The client-side auth provider (google, oidc, aks) whose user token this
+   * gateway sends: a 401 then means that token expired or was refused.
+   */
+  userTokenProvider?: string;
+}
+
 /**
  * The Kubernetes calls pvc-pruner makes, for one cluster: the only place
  * that knows client-node. Every call has a timeout and fails with a
@@ -53,15 +63,19 @@ export class KubeGateway {
   private readonly coordination: CoordinationV1Api;
   private readonly watcher: Watch;
   private readonly reader: RawApiReader;
+  private readonly pageSize: number;
+  /** Set when the cluster refused the user's token (401): nothing more can be done with it. */
+  userTokenRefused?: ClusterRequestError;
 
   constructor(
     readonly cluster: string,
-    kubeConfig: KubeConfig,
+    connection: ClusterConnection,
     private readonly timeoutMs: number,
-    private readonly pageSize = 500,
+    private readonly options: KubeGatewayOptions = {},
   ) {
-    shareOneKeepAliveAgent(kubeConfig);
-    this.reader = new RawApiReader(kubeConfig);
+    this.pageSize = options.pageSize ?? 500;
+    this.reader = new RawApiReader(connection);
+    const kubeConfig = connection.kubeConfig();
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.watcher = new Watch(kubeConfig);
@@ -103,7 +117,34 @@ export class KubeGateway {
   }
 
   private toError(what: string, e: unknown): ClusterRequestError {
+    const error = this.describe(what, e);
+    const provider = this.options.userTokenProvider;
+    if (provider && error.statusCode === 401) {
+      this.userTokenRefused ??= new ClusterRequestError(
+        this.cluster,
+        `your ${provider} token for cluster "${this.cluster}" expired or was refused (401 on ${what}); sign in again and re-run`,
+        401,
+        'Unauthorized',
+      );
+      return this.userTokenRefused;
+    }
+    return error;
+  }
+
+  private describe(what: string, e: unknown): ClusterRequestError {
     if (e instanceof ClusterRequestError) return e;
+    const watchStatus = (e as { statusCode?: unknown })?.statusCode;
+    if (typeof watchStatus === 'number') {
+      // client-node's Watch fails with an Error carrying the status of a refused watch.
+      return new ClusterRequestError(
+        this.cluster,
+        `cluster "${this.cluster}" refused ${what}: ${watchStatus} ${
+          (e as Error).message
+        }`,
+        watchStatus,
+        (e as Error).message.replace(/\s+/g, ''),
+      );
+    }
     if (e instanceof ApiException) {
       const status = statusOf(e.body);
       return new ClusterRequestError(

@@ -1,8 +1,24 @@
-export { ClusterRegistry, type ClusterTarget } from './ClusterRegistry';
+export { ClusterRegistry, type ClusterRegistryDeps } from './ClusterRegistry';
 export {
   ClusterRequestError,
   KubeGateway,
+  type KubeGatewayOptions,
   type WatchEvent,
 } from './KubeGateway';
 export { KubeGateways } from './KubeGateways';
 export { apiPath, type KubeResource } from './apiPath';
+export {
+  caOf,
+  ClusterConnection,
+  type ClusterEndpoint,
+  type CredentialSource,
+} from './ClusterConnection';
+export {
+  authProviderOf,
+  ClusterAuth,
+  CLIENT_SIDE_PROVIDERS,
+  requestAuthFromHeaders,
+  userTokenKeyOf,
+} from './auth';
+export { clusterFailure } from './clusterFailure';
+export type { GkeCluster, GkeClusterClient } from './locators';

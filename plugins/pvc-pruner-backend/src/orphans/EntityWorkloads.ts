@@ -6,13 +6,14 @@ import {
 } from '@backstage/catalog-model';
 import { InputError, NotFoundError } from '@backstage/errors';
 import { CatalogService } from '@backstage/plugin-catalog-node';
+import {
+  KUBERNETES_ANNOTATION,
+  KUBERNETES_LABEL_SELECTOR_QUERY_ANNOTATION,
+} from '@backstage/plugin-kubernetes-common';
 
-export const KUBERNETES_ID_ANNOTATION = 'backstage.io/kubernetes-id';
-export const KUBERNETES_LABEL_SELECTOR_ANNOTATION =
-  'backstage.io/kubernetes-label-selector';
-export const KUBERNETES_NAMESPACE_ANNOTATION =
-  'backstage.io/kubernetes-namespace';
-export const KUBERNETES_CLUSTER_ANNOTATION = 'backstage.io/kubernetes-cluster';
+// The Kubernetes plugin reads these two too, but @backstage/plugin-kubernetes-common exports no constant for them.
+const KUBERNETES_NAMESPACE_ANNOTATION = 'backstage.io/kubernetes-namespace';
+const KUBERNETES_CLUSTER_ANNOTATION = 'backstage.io/kubernetes-cluster';
 
 /** Where an entity's workloads live, read from its annotations as Backstage's Kubernetes plugin reads them. */
 export interface EntityWorkloadTarget {
@@ -28,18 +29,18 @@ export interface EntityWorkloadTarget {
 /** The target of an entity, or an InputError naming the annotations it lacks. */
 export function workloadTargetOf(entity: Entity): EntityWorkloadTarget {
   const annotations = entity.metadata.annotations ?? {};
-  const id = annotations[KUBERNETES_ID_ANNOTATION];
-  const selector = annotations[KUBERNETES_LABEL_SELECTOR_ANNOTATION];
+  const id = annotations[KUBERNETES_ANNOTATION];
+  const selector = annotations[KUBERNETES_LABEL_SELECTOR_QUERY_ANNOTATION];
   const entityRef = stringifyEntityRef(entity);
   if (!selector && !id) {
     throw new InputError(
-      `Entity ${entityRef} has no Kubernetes annotations: add "${KUBERNETES_ID_ANNOTATION}" or "${KUBERNETES_LABEL_SELECTOR_ANNOTATION}" to find its StatefulSets`,
+      `Entity ${entityRef} has no Kubernetes annotations: add "${KUBERNETES_ANNOTATION}" or "${KUBERNETES_LABEL_SELECTOR_QUERY_ANNOTATION}" to find its StatefulSets`,
     );
   }
   return {
     entity,
     entityRef,
-    labelSelector: selector || `${KUBERNETES_ID_ANNOTATION}=${id}`,
+    labelSelector: selector || `${KUBERNETES_ANNOTATION}=${id}`,
     namespace: annotations[KUBERNETES_NAMESPACE_ANNOTATION] || undefined,
     cluster: annotations[KUBERNETES_CLUSTER_ANNOTATION] || undefined,
   };

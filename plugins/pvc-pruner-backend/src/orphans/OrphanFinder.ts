@@ -2,6 +2,7 @@ import type {
   V1PersistentVolume,
   V1StatefulSet,
 } from '@kubernetes/client-node';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import {
   ClusterOrphans,
   OrphansResponse,
@@ -63,10 +64,14 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
 export class OrphanFinder {
   constructor(private readonly gateways: KubeGateways) {}
 
-  async findForEntity(target: EntityWorkloadTarget): Promise<OrphansResponse> {
-    const clusters = this.gateways
-      .list()
-      .filter(c => !target.cluster || c.name === target.cluster);
+  /** `requestAuth` carries the user's tokens for clusters of client-side providers. */
+  async findForEntity(
+    target: EntityWorkloadTarget,
+    requestAuth: KubernetesRequestAuth = {},
+  ): Promise<OrphansResponse> {
+    const clusters = (await this.gateways.list()).filter(
+      c => !target.cluster || c.name === target.cluster,
+    );
     if (target.cluster && clusters.length === 0) {
       const section = errorSection(
         target.cluster,
@@ -84,7 +89,7 @@ export class OrphanFinder {
     const sections = await Promise.all(
       clusters.map(async c => {
         try {
-          const gateway = this.gateways.for(c.name);
+          const gateway = this.gateways.forCluster(c, requestAuth);
           const statefulSets = await gateway.listStatefulSets(
             target.labelSelector,
             target.namespace,

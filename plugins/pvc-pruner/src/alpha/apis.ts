@@ -3,6 +3,7 @@ import {
   discoveryApiRef,
   fetchApiRef,
 } from '@backstage/frontend-plugin-api';
+import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-react';
 import { pvcPrunerApiRef } from '../api/PvcPrunerApi';
 import { PvcPrunerClient } from '../api/PvcPrunerClient';
 
@@ -11,8 +12,16 @@ export const pvcPrunerApi = ApiBlueprint.make({
   params: defineParams =>
     defineParams({
       api: pvcPrunerApiRef,
-      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
-      factory: ({ discoveryApi, fetchApi }) =>
-        new PvcPrunerClient({ discoveryApi, fetchApi }),
+      deps: {
+        discoveryApi: discoveryApiRef,
+        fetchApi: fetchApiRef,
+        kubernetesAuthProvidersApi: kubernetesAuthProvidersApiRef,
+      },
+      factory: ({ discoveryApi, fetchApi, kubernetesAuthProvidersApi }) =>
+        new PvcPrunerClient({
+          discoveryApi,
+          fetchApi,
+          kubernetesAuthProvidersApi,
+        }),
     }),
 });

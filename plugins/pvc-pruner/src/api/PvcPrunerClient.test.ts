@@ -63,6 +63,103 @@ describe('PvcPrunerClient', () => {
     });
   });
 
+  it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune', async () => {
+    const seen: Array<Record<string, string>> = [];
+    const tokenHeaders = (request: Request) =>
+      Object.fromEntries(
+        [...request.headers.entries()].filter(([k]) =>
+          k.startsWith('backstage-kubernetes-authorization'),
+        ),
+      );
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({
+          items: [
+            { name: 'prod', authProvider: 'serviceAccount' },
+            { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
+            { name: 'gke', authProvider: 'google', userTokenKey: 'google' },
+            { name: 'gke-2', authProvider: 'google', userTokenKey: 'google' },
+          ],
+        }),
+      ),
+      http.get(`${base}/v1/orphans`, ({ request }) => {
+        seen.push(tokenHeaders(request));
+        return HttpResponse.json(makeResponse([]));
+      }),
+      http.post(`${base}/v1/prune-jobs`, ({ request }) => {
+        seen.push(tokenHeaders(request));
+        return HttpResponse.json({ id: 'job-1' }, { status: 202 });
+      }),
+    );
+    const getCredentials = jest.fn(async (key: string) => ({
+      token: `${key}-user-token`,
+    }));
+    const client = new PvcPrunerClient({
+      discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+      fetchApi: { fetch },
+      kubernetesAuthProvidersApi: {
+        getCredentials,
+        decorateRequestBodyForAuth: jest.fn(),
+      },
+    });
+
+    await client.getOrphans('component:default/shop');
+    await client.startPrune({
+      entityRef: 'component:default/shop',
+      cluster: 'corp',
+      namespace: 'shop',
+      statefulSet: 'db',
+      pvcs: [{ name: 'a', uid: '1' }],
+    });
+
+    expect(seen).toEqual([
+      {
+        'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+        'backstage-kubernetes-authorization-google': 'google-user-token',
+      },
+      {
+        'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+      },
+    ]);
+    expect(getCredentials.mock.calls.map(c => c[0])).toEqual([
+      'oidc.okta',
+      'google',
+      'oidc.okta',
+    ]);
+  });
+
+  it('still scans when the user cannot get a token for a provider: that cluster’s section says so', async () => {
+    let headers: string[] = [];
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({
+          items: [{ name: 'aks', authProvider: 'aks', userTokenKey: 'aks' }],
+        }),
+      ),
+      http.get(`${base}/v1/orphans`, ({ request }) => {
+        headers = [...request.headers.keys()];
+        return HttpResponse.json(makeResponse([]));
+      }),
+    );
+    const client = new PvcPrunerClient({
+      discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+      fetchApi: { fetch },
+      kubernetesAuthProvidersApi: {
+        getCredentials: async () => {
+          throw new Error('sign-in was rejected');
+        },
+        decorateRequestBodyForAuth: jest.fn(),
+      },
+    });
+
+    await expect(
+      client.getOrphans('component:default/shop'),
+    ).resolves.toMatchObject({ clusters: [] });
+    expect(headers.filter(h => h.startsWith('backstage-kubernetes'))).toEqual(
+      [],
+    );
+  });
+
   it('maps errors to ResponseError, keeping the backend message', async () => {
     server.use(
       http.get(`${base}/v1/orphans`, () =>

@@ -12,7 +12,9 @@ import {
   PruneJobPage,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
+import type { KubernetesAuthProvidersApi } from '@backstage/plugin-kubernetes-react';
 import { ListPruneJobsRequest, PvcPrunerApi } from './PvcPrunerApi';
+import { ClusterAuthInfo, ClusterTokenHeaders } from './ClusterTokenHeaders';
 
 const EVENT_STREAM = 'text/event-stream';
 /** Reconnects after a dropped stream; a received event resets the count. */
@@ -28,6 +30,11 @@ export interface PvcPrunerClientOptions {
   fetchApi: FetchApi;
   /** Milliseconds before the first reconnect of a dropped stream; doubles each time. Default 1000. */
   reconnectDelayMs?: number;
+  /**
+   * Gets the user's tokens for clusters of client-side providers (google,
+   * oidc, aks), as the Kubernetes plugin does; scans and prunes send them.
+   */
+  kubernetesAuthProvidersApi?: KubernetesAuthProvidersApi;
 }
 
 class StreamEndedEarly extends Error {}
@@ -56,15 +63,24 @@ export class PvcPrunerClient implements PvcPrunerApi {
   private readonly discoveryApi: DiscoveryApi;
   private readonly fetchApi: FetchApi;
   private readonly reconnectDelayMs: number;
+  private readonly clusterTokens: ClusterTokenHeaders;
 
   constructor(options: PvcPrunerClientOptions) {
     this.discoveryApi = options.discoveryApi;
     this.fetchApi = options.fetchApi;
     this.reconnectDelayMs = options.reconnectDelayMs ?? 1000;
+    this.clusterTokens = new ClusterTokenHeaders(
+      async () =>
+        (await this.get<{ items: ClusterAuthInfo[] }>('/v1/clusters')).items,
+      options.kubernetesAuthProvidersApi,
+    );
   }
 
   async getOrphans(entityRef: string): Promise<OrphansResponse> {
-    return this.get(`/v1/orphans?${new URLSearchParams({ entityRef })}`);
+    return this.get(
+      `/v1/orphans?${new URLSearchParams({ entityRef })}`,
+      await this.clusterTokens.headers(),
+    );
   }
 
   async startPrune(request: PruneRequest): Promise<{ id: string }> {
@@ -72,7 +88,10 @@ export class PvcPrunerClient implements PvcPrunerApi {
       await this.url('/v1/prune-jobs'),
       {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: {
+          'Content-Type': 'application/json',
+          ...(await this.clusterTokens.headers(request.cluster)),
+        },
         body: JSON.stringify(request),
       },
     );
@@ -173,8 +192,14 @@ export class PvcPrunerClient implements PvcPrunerApi {
     }
   }
 
-  private async get<T>(path: string): Promise<T> {
-    const response = await this.fetchApi.fetch(await this.url(path));
+  private async get<T>(
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<T> {
+    const response = await this.fetchApi.fetch(
+      await this.url(path),
+      headers && Object.keys(headers).length > 0 ? { headers } : undefined,
+    );
     if (!response.ok) throw await ResponseError.fromResponse(response);
     return response.json();
   }

@@ -22,6 +22,7 @@ import type {
 import {
   KubeObject,
   KubeSim,
+  KubeSimAuthOptions,
   loadScenario,
   PolicyRule,
   startKubeSim,
@@ -94,13 +95,18 @@ export const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 /** The demo scenario plus extra objects, on an https simulator (the plugin must verify its CA). */
 export async function startSim(
   extra: KubeObject[] = [],
-  options: { timeFactor?: number; reclaimSeconds?: number } = {},
+  options: {
+    timeFactor?: number;
+    reclaimSeconds?: number;
+    auth?: KubeSimAuthOptions;
+  } = {},
 ): Promise<KubeSim> {
   const sim = await startKubeSim({
     scenario: [...loadScenario('demo'), ...extra],
     timeFactor: options.timeFactor ?? TIME_FACTOR,
     reclaimSeconds: options.reclaimSeconds,
     https: true,
+    auth: options.auth,
   });
   await waitForSettled(sim);
   return sim;
@@ -189,20 +195,29 @@ export interface Pruner {
   events(id: string, after?: number): Promise<PruneEvent[]>;
 }
 
-/** Starts the real plugin in a test backend, configured with the simulator as its one cluster. */
+/**
+ * Starts the real plugin in a test backend, configured with the simulator as
+ * its one cluster (or with `kubernetes` as given). `headers` go with every
+ * request, as the card sends a user's cluster tokens.
+ */
 export async function startPruner(options: {
   sim: KubeSim;
   token?: string;
+  kubernetes?: JsonObject;
   entities?: Entity[];
   pvcPruner?: JsonObject;
   database?: JsonObject;
+  features?: Parameters<typeof startTestBackend>[0]['features'];
+  headers?: Record<string, string>;
 }): Promise<Pruner> {
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
+      ...(options.features ?? []),
       mockServices.rootConfig.factory({
         data: {
-          kubernetes: clusterConfig(options.sim, options.token),
+          kubernetes:
+            options.kubernetes ?? clusterConfig(options.sim, options.token),
           pvcPruner: {
             leaseDurationSeconds: 5,
             volumeWaitTimeoutSeconds: 10,
@@ -229,6 +244,7 @@ export async function startPruner(options: {
       method,
       headers: {
         authorization: mockCredentials.user.header(user),
+        ...options.headers,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -306,10 +322,11 @@ export function pruneAll(
   sts: StatefulSetOrphans,
   dryRun = false,
   entityRef = ORDERS_REF,
+  cluster = 'demo',
 ): PruneRequest {
   return {
     entityRef,
-    cluster: 'demo',
+    cluster,
     namespace: sts.namespace,
     statefulSet: sts.name,
     pvcs: sts.orphans.map(o => ({ name: o.name, uid: o.uid })),

@@ -51,6 +51,59 @@ export const spec = {
         },
       },
     },
+    '/v1/clusters': {
+      get: {
+        operationId: 'ListClusters',
+        summary:
+          "The located clusters and their auth providers, as the Kubernetes backend's /clusters lists them.",
+        description:
+          'For clusters of client-side providers (google, oidc, aks), `userTokenKey` is the key the\ncard passes to kubernetesAuthProvidersApi; it sends the token in the\n`Backstage-Kubernetes-Authorization-<provider>[-<oidcTokenProvider>]` header of scans and prunes.\n',
+        responses: {
+          '200': {
+            description:
+              'Every cluster of `kubernetes.clusterLocatorMethods`; never a credential.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['items'],
+                  properties: {
+                    items: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        required: ['name', 'authProvider'],
+                        properties: {
+                          name: {
+                            type: 'string',
+                          },
+                          title: {
+                            type: 'string',
+                          },
+                          authProvider: {
+                            type: 'string',
+                          },
+                          userTokenKey: {
+                            type: 'string',
+                            example: 'oidc.okta',
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
     '/v1/orphans': {
       get: {
         operationId: 'GetOrphans',
@@ -84,6 +137,9 @@ export const spec = {
           },
           '404': {
             $ref: '#/components/responses/NotFound',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
           },
         },
       },
@@ -148,6 +204,9 @@ export const spec = {
           },
           '413': {
             description: 'The body is larger than 64 KiB.',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
           },
         },
       },
@@ -349,6 +408,17 @@ export const spec = {
       },
       NotFound: {
         description: 'Unknown entity or job.',
+        content: {
+          'application/json': {
+            schema: {
+              $ref: '#/components/schemas/Error',
+            },
+          },
+        },
+      },
+      ClusterUnavailable: {
+        description:
+          'A cluster failed, timed out or refused (ServiceUnavailableError), or a cluster locator failed; the message names the cluster and, when it refused, the verb, resource and status.',
         content: {
           'application/json': {
             schema: {

@@ -24,6 +24,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/clusters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The located clusters and their auth providers, as the Kubernetes backend's /clusters lists them.
+     * For clusters of client-side providers (google, oidc, aks), `userTokenKey` is the key the
+     *     card passes to kubernetesAuthProvidersApi; it sends the token in the
+     *     `Backstage-Kubernetes-Authorization-<provider>[-<oidcTokenProvider>]` header of scans and prunes.
+     */
+    get: operations['ListClusters'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orphans': {
     parameters: {
       query?: never;
@@ -404,6 +426,15 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** A cluster failed, timed out or refused (ServiceUnavailableError), or a cluster locator failed; the message names the cluster and, when it refused, the verb, resource and status. */
+    ClusterUnavailable: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
   };
   parameters: {
     /** A catalog entity ref, e.g. `component:default/orders`. */
@@ -565,6 +596,8 @@ export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseClusterUnavailable =
+  components['responses']['ClusterUnavailable'];
 export type ParameterEntityRef = components['parameters']['entityRef'];
 export type ParameterLastEventId = components['parameters']['lastEventId'];
 export type ParameterJobId = components['parameters']['jobId'];
@@ -592,6 +625,36 @@ export interface operations {
       };
     };
   };
+  ListClusters: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** Every cluster of `kubernetes.clusterLocatorMethods`; never a credential. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: {
+              name: string;
+              title?: string;
+              authProvider: string;
+              /** @example oidc.okta */
+              userTokenKey?: string;
+            }[];
+          };
+        };
+      };
+      401: components['responses']['Unauthorized'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
   GetOrphans: {
     parameters: {
       query: {
@@ -617,6 +680,7 @@ export interface operations {
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
+      503: components['responses']['ClusterUnavailable'];
     };
   };
   ListPruneJobs: {
@@ -692,6 +756,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ClusterUnavailable'];
     };
   };
   GetPruneJob: {

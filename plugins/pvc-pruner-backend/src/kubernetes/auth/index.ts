@@ -1,0 +1,7 @@
+export {
+  authProviderOf,
+  ClusterAuth,
+  CLIENT_SIDE_PROVIDERS,
+  userTokenKeyOf,
+} from './ClusterAuth';
+export { requestAuthFromHeaders } from './requestAuthFromHeaders';

@@ -1,0 +1,12 @@
+export type { ClusterLocator } from './ClusterLocator';
+export { ConfigClusterLocator } from './ConfigClusterLocator';
+export {
+  CATALOG_CLUSTERS_CACHE_MS,
+  CatalogClusterLocator,
+} from './CatalogClusterLocator';
+export { LocalKubectlProxyLocator } from './LocalKubectlProxyLocator';
+export {
+  GkeClusterLocator,
+  type GkeCluster,
+  type GkeClusterClient,
+} from './GkeClusterLocator';
