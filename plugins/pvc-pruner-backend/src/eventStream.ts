@@ -1,4 +1,4 @@
-import { Request, Response } from 'express';
+import { Response } from 'express';
 import {
   PruneEvent,
   TERMINAL_JOB_STATUSES,
@@ -16,7 +16,8 @@ const KEEPALIVE_MS = 15000;
  * wake the stream early. Each frame is flushed past the compression middleware.
  */
 export function streamJobEvents(options: {
-  req: Request;
+  /** Only listened to: the stream ends when the client goes away. */
+  req: { on(event: 'close', listener: () => void): unknown };
   res: Response;
   jobId: string;
   after: number;

@@ -671,7 +671,7 @@ describe('pvcPrunerPlugin', () => {
         'an empty list of claims',
         post(() => prune({ pvcs: [] })),
         400,
-        /^Invalid prune request: pvcs: pvcs must list at least one claim$/,
+        /^Invalid prune request: pvcs: must NOT have fewer than 1 items$/,
       ],
       [
         'the same claim twice',
@@ -690,13 +690,13 @@ describe('pvcPrunerPlugin', () => {
         'dryRun as a string',
         post(() => prune({ dryRun: 'false' })),
         400,
-        /^Invalid prune request: dryRun: Expected boolean, received string$/,
+        /^Invalid prune request: dryRun: must be boolean$/,
       ],
       [
         'a claim name as a number',
         post(() => prune({ pvcs: [{ name: 2, uid }] })),
         400,
-        /^Invalid prune request: pvcs\.0\.name: Expected string, received number$/,
+        /^Invalid prune request: pvcs\.0\.name: must be string$/,
       ],
       [
         'a missing cluster',
@@ -776,7 +776,7 @@ describe('pvcPrunerPlugin', () => {
             `/api/pvc-pruner/v1/prune-jobs/${uid}/events?after=soon`,
           ),
         400,
-        /^Invalid query: after: Expected number, received nan$/,
+        /^Invalid query: after: must be the seq of an event$/,
       ],
       [
         'a negative ?after=',
@@ -785,7 +785,7 @@ describe('pvcPrunerPlugin', () => {
             `/api/pvc-pruner/v1/prune-jobs/${uid}/events?after=-3`,
           ),
         400,
-        /^Invalid query: after: Number must be greater than or equal to 0$/,
+        /^Invalid query: after: must be the seq of an event$/,
       ],
     );
 

@@ -1,16 +1,17 @@
 import {
   AuditorService,
+  BackstageCredentials,
   HttpAuthService,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
-import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
+import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import {
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
+import { ResourcePermission } from '@backstage/plugin-permission-common';
 import express from 'express';
 import Router from 'express-promise-router';
-import { z } from 'zod/v3';
 import { streamJobEvents } from './eventStream';
 import { PruneJobStore } from './database';
 import { JobEvents, PruneJobs } from './jobs';
@@ -22,67 +23,13 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { requirePermission } from './permissions';
+import { createOpenApiRouter } from './schema/openapi';
+import { explainValidationErrors } from './schema/validationErrors';
 
 /** Request bodies above this are refused with 413 before they are parsed. */
 export const MAX_BODY = '64kb';
-const MAX_PVCS = 1000;
 
-const k8sName = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(
-    /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/,
-    'must be a lowercase RFC 1123 name',
-  );
-
-const pruneRequestSchema = z
-  .object({
-    entityRef: z.string().min(1),
-    cluster: z.string().min(1).max(253),
-    namespace: k8sName.max(63),
-    statefulSet: k8sName,
-    pvcs: z
-      .array(
-        z.object({ name: k8sName, uid: z.string().min(1).max(64) }).strict(),
-      )
-      .min(1, 'pvcs must list at least one claim')
-      .max(MAX_PVCS),
-    dryRun: z.boolean().optional(),
-  })
-  .strict();
-
-const entityQuery = z.object({
-  entityRef: z.string().min(1, 'entityRef is required'),
-});
-const historyQuery = entityQuery.extend({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().optional(),
-});
-const afterQuery = z.object({
-  after: z.coerce.number().int().min(0).default(0),
-});
-const lastEventIdHeader = z.object({
-  'Last-Event-ID': z
-    .string()
-    .regex(/^\d{1,15}$/, 'must be the seq of an event')
-    .transform(Number),
-});
-
-function parse<T extends z.ZodTypeAny>(
-  schema: T,
-  input: unknown,
-  what: string,
-): z.infer<T> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .map(i => `${i.path.join('.') || what}: ${i.message}`)
-      .join('; ');
-    throw new InputError(`Invalid ${what}: ${issues}`);
-  }
-  return parsed.data;
-}
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RouterOptions {
   httpAuth: HttpAuthService;
@@ -112,18 +59,49 @@ export async function createRouter(
     events,
     clusters,
   } = options;
+  // Parsed here, ahead of the spec's router, so a body over the limit stays a
+  // 413: that router answers every error before its routes as a 400.
   const router = Router();
   router.use(express.json({ limit: MAX_BODY }));
+  const api = await createOpenApiRouter({
+    validatorOptions: {
+      // httpAuth decides who is asking; the spec's security only documents it.
+      validateSecurity: false,
+      validateRequests: {
+        coerceTypes: false,
+        // As before the spec validated: a parameter the API does not know is ignored.
+        allowUnknownQueryParameters: true,
+      },
+    },
+  });
+  router.use(api);
+  router.use(explainValidationErrors);
 
-  const readableJob = async (req: express.Request) => {
+  /** The entity's workloads, once the caller is allowed `permission` on it. */
+  const permittedTarget = async (
+    entityRef: string,
+    permission: ResourcePermission<'catalog-entity'>,
+    credentials: BackstageCredentials,
+  ) => {
+    const target = await entityWorkloads.resolve(entityRef, credentials);
+    await requirePermission({
+      permissions,
+      permission,
+      entityRef: target.entityRef,
+      credentials,
+    });
+    return target;
+  };
+
+  const readableJob = async (
+    req: Parameters<HttpAuthService['credentials']>[0],
+    id: string,
+  ) => {
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
-    const job = await store.getJob(
-      z.string().uuid().safeParse(req.params.id).success ? req.params.id : '',
-    );
-    if (!job)
-      throw new NotFoundError(`No prune job with id "${req.params.id}"`);
+    const job = UUID.test(id) ? await store.getJob(id) : undefined;
+    if (!job) throw new NotFoundError(`No prune job with id "${id}"`);
     await requirePermission({
       permissions,
       permission: pvcPrunerOrphansReadPermission,
@@ -133,12 +111,12 @@ export async function createRouter(
     return job;
   };
 
-  router.get('/health', (_req, res) => {
+  api.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
 
   // The clusters and their auth providers, as the Kubernetes backend's /clusters lists them: the card asks the user for the tokens of client-side providers.
-  router.get('/v1/clusters', async (req, res) => {
+  api.get('/v1/clusters', async (req, res) => {
     await httpAuth.credentials(req, { allow: ['user', 'service'] });
     res.json({
       items: (await clusters.list()).map(c => ({
@@ -150,8 +128,8 @@ export async function createRouter(
     });
   });
 
-  router.get('/v1/orphans', async (req, res) => {
-    const { entityRef } = parse(entityQuery, req.query, 'query');
+  api.get('/v1/orphans', async (req, res) => {
+    const { entityRef } = req.query;
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
@@ -162,13 +140,11 @@ export async function createRouter(
       meta: { entityRef },
     });
     try {
-      const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({
-        permissions,
-        permission: pvcPrunerOrphansReadPermission,
-        entityRef: target.entityRef,
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerOrphansReadPermission,
         credentials,
-      });
+      );
       const result = await orphanFinder.findForEntity(
         target,
         requestAuthFromHeaders(req.headers),
@@ -181,9 +157,9 @@ export async function createRouter(
     }
   });
 
-  router.post('/v1/prune-jobs', async (req, res) => {
+  api.post('/v1/prune-jobs', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    const body = parse(pruneRequestSchema, req.body, 'prune request');
+    const body = req.body;
     const entityRef = parseEntityRefStrict(body.entityRef);
     const requestedBy = credentials.principal.userEntityRef;
     const audit = await auditor.createEvent({
@@ -203,13 +179,11 @@ export async function createRouter(
     try {
       if (options.pruneDisabledReason)
         throw new NotAllowedError(options.pruneDisabledReason);
-      const target = await entityWorkloads.resolve(entityRef, credentials);
-      await requirePermission({
-        permissions,
-        permission: pvcPrunerPrunePermission,
-        entityRef: target.entityRef,
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerPrunePermission,
         credentials,
-      });
+      );
       const job = await jobs.start(
         { ...body, entityRef: target.entityRef },
         target,
@@ -252,18 +226,16 @@ export async function createRouter(
     }
   });
 
-  router.get('/v1/prune-jobs', async (req, res) => {
-    const query = parse(historyQuery, req.query, 'query');
+  api.get('/v1/prune-jobs', async (req, res) => {
+    const query = req.query;
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
-    const target = await entityWorkloads.resolve(query.entityRef, credentials);
-    await requirePermission({
-      permissions,
-      permission: pvcPrunerOrphansReadPermission,
-      entityRef: target.entityRef,
+    const target = await permittedTarget(
+      query.entityRef,
+      pvcPrunerOrphansReadPermission,
       credentials,
-    });
+    );
     res.json(
       await store.listJobs({
         entityRef: target.entityRef,
@@ -273,20 +245,15 @@ export async function createRouter(
     );
   });
 
-  router.get('/v1/prune-jobs/:id', async (req, res) => {
-    res.json(await readableJob(req));
+  api.get('/v1/prune-jobs/:id', async (req, res) => {
+    res.json(await readableJob(req, req.params.id));
   });
 
-  router.get('/v1/prune-jobs/:id/events', async (req, res) => {
-    const query = parse(afterQuery, req.query, 'query');
+  api.get('/v1/prune-jobs/:id/events', async (req, res) => {
     // A reconnecting EventSource repeats the first URL and says where it got to in this header.
     const lastEventId = req.header('last-event-id');
-    const after = lastEventId
-      ? parse(lastEventIdHeader, { 'Last-Event-ID': lastEventId }, 'header')[
-          'Last-Event-ID'
-        ]
-      : query.after;
-    const job = await readableJob(req);
+    const after = Number(lastEventId || req.query.after || 0);
+    const job = await readableJob(req, req.params.id);
     streamJobEvents({ req, res, jobId: job.id, after, store, events });
   });
 

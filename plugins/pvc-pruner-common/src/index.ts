@@ -16,3 +16,4 @@ export * from './keptReasons';
 export * from './permissions';
 export * from './quantity';
 export * from './types';
+export type { components as PvcPrunerApiComponents } from './schema/openapi';

@@ -1,6 +1,11 @@
 import { InUsePvcs, KeptPvc, StatefulSetOrphans } from './types';
 
-type StatefulSetNaming = Pick<StatefulSetOrphans, 'name' | 'ordinals'>;
+/**
+ * What {@link describeInUse} and {@link describeKept} need of a StatefulSet.
+ *
+ * @public
+ */
+export type StatefulSetNaming = Pick<StatefulSetOrphans, 'name' | 'ordinals'>;
 
 /**
  * Ascending ordinals as ranges, e.g. [0, 1, 2, 5] → "0–2, 5".

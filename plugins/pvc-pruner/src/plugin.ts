@@ -9,6 +9,7 @@ import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
 import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-react';
 import { pvcPrunerApiRef } from './api/PvcPrunerApi';
 import { PvcPrunerClient } from './api/PvcPrunerClient';
+import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
 
 /**
  * The pvc-pruner frontend plugin (legacy frontend system).
@@ -42,7 +43,9 @@ export const pvcPrunerPlugin = createPlugin({
  *
  * @public
  */
-export const EntityPvcPrunerCard = pvcPrunerPlugin.provide(
+export const EntityPvcPrunerCard: (
+  props: PvcPrunerCardProps,
+) => JSX.Element | null = pvcPrunerPlugin.provide(
   createComponentExtension({
     name: 'EntityPvcPrunerCard',
     component: {

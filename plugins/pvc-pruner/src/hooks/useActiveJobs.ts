@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { PruneJob, PruneJobStatus } from 'backstage-plugin-pvc-pruner-common';
-import { ConfirmedPvc } from './pruneProgress';
+import { ConfirmedPvc } from '../state/pruneProgressReducer';
 
 /** A prune the card follows: one the user just started, or one it found running. */
 export interface ActiveJob {

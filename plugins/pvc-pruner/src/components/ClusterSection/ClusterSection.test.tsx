@@ -1,19 +1,30 @@
 import { screen } from '@testing-library/react';
-import { ClusterSection } from './ClusterSection';
+import { ClusterSection, ClusterSectionProps } from './ClusterSection';
+import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import { makeStatefulSet } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
-const callbacks = {
-  onJobStarted: jest.fn(),
-  onJobFinished: jest.fn(),
-  onJobDismissed: jest.fn(),
-};
+/** A cluster section of a card that follows no prune. */
+function Section(props: ClusterSectionProps) {
+  return (
+    <ActiveJobsProvider
+      value={{
+        jobs: {},
+        started: jest.fn(),
+        finished: jest.fn(),
+        dismissed: jest.fn(),
+      }}
+    >
+      <ClusterSection {...props} />
+    </ActiveJobsProvider>
+  );
+}
 
 describe('ClusterSection', () => {
   it('shows a cluster error as an alert', async () => {
     await renderWithApis(
-      <ClusterSection
+      <Section
         entityRef="component:default/shop"
         cluster={{
           cluster: 'eu',
@@ -24,8 +35,6 @@ describe('ClusterSection', () => {
             statusCode: 401,
           },
         }}
-        jobs={{}}
-        {...callbacks}
       />,
       { api: new FakePvcPrunerApi() },
     );
@@ -39,15 +48,13 @@ describe('ClusterSection', () => {
 
   it('lists each StatefulSet', async () => {
     await renderWithApis(
-      <ClusterSection
+      <Section
         entityRef="component:default/shop"
         cluster={{
           cluster: 'eu',
           ok: true,
           statefulSets: [makeStatefulSet('db'), makeStatefulSet('cache')],
         }}
-        jobs={{}}
-        {...callbacks}
       />,
       { api: new FakePvcPrunerApi() },
     );
@@ -61,11 +68,9 @@ describe('ClusterSection', () => {
 
   it('says when the entity has no StatefulSets there', async () => {
     await renderWithApis(
-      <ClusterSection
+      <Section
         entityRef="component:default/shop"
         cluster={{ cluster: 'eu', ok: true, statefulSets: [] }}
-        jobs={{}}
-        {...callbacks}
       />,
       { api: new FakePvcPrunerApi() },
     );
@@ -76,7 +81,7 @@ describe('ClusterSection', () => {
 
   it("says how old the data may be when the backend's watch is disconnected for more than a few seconds", async () => {
     const stale = (secondsSinceSync: number) => (
-      <ClusterSection
+      <Section
         entityRef="component:default/shop"
         cluster={{
           cluster: 'eu',
@@ -87,8 +92,6 @@ describe('ClusterSection', () => {
             disconnectedWatches: ['persistentvolumeclaims', 'pods'],
           },
         }}
-        jobs={{}}
-        {...callbacks}
       />
     );
     const { unmount } = await renderWithApis(stale(42), {

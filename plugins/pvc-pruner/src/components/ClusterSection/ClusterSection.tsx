@@ -1,7 +1,6 @@
 import { Box, Typography } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import { ClusterOrphans } from 'backstage-plugin-pvc-pruner-common';
-import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
 import { StatefulSetSection } from '../StatefulSetSection';
 
 /** From this age on, an answer of a disconnected watch cache says how old it may be. */
@@ -12,11 +11,6 @@ export interface ClusterSectionProps {
   entityRef: string;
   cluster: ClusterOrphans;
   pruneDeniedReason?: string;
-  /** The followed prunes, by {@link statefulSetKey}. */
-  jobs: Record<string, ActiveJob>;
-  onJobStarted: (job: ActiveJob) => void;
-  onJobFinished: (jobId: string) => void;
-  onJobDismissed: (jobId: string) => void;
 }
 
 /**
@@ -24,7 +18,7 @@ export interface ClusterSectionProps {
  * (which does not hide the other clusters).
  */
 export function ClusterSection(props: ClusterSectionProps) {
-  const { cluster, jobs, ...rest } = props;
+  const { cluster, ...rest } = props;
   return (
     <Box component="section" mb={3} aria-label={`Cluster ${cluster.cluster}`}>
       <Typography variant="h5" component="h3" gutterBottom>
@@ -62,15 +56,6 @@ export function ClusterSection(props: ClusterSectionProps) {
             key={sts.uid}
             cluster={cluster.cluster}
             statefulSet={sts}
-            job={
-              jobs[
-                statefulSetKey({
-                  cluster: cluster.cluster,
-                  namespace: sts.namespace,
-                  statefulSet: sts.name,
-                })
-              ]
-            }
             {...rest}
           />
         ))}

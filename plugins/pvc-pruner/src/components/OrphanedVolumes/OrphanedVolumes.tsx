@@ -1,4 +1,4 @@
-import { ReactNode, useCallback } from 'react';
+import { ReactNode, useCallback, useMemo } from 'react';
 import {
   Box,
   IconButton,
@@ -17,6 +17,7 @@ import {
   OrphansResponse,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
+import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, useActiveJobs } from '../../hooks/useActiveJobs';
 import { useJobHistory } from '../../hooks/useJobHistory';
 import { useOrphans } from '../../hooks/useOrphans';
@@ -81,6 +82,15 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
     },
     [finish, refresh],
   );
+  const jobs = useMemo(
+    () => ({
+      jobs: active.jobs,
+      started: onJobStarted,
+      finished: onJobFinished,
+      dismissed: dismiss,
+    }),
+    [active.jobs, onJobStarted, onJobFinished, dismiss],
+  );
 
   const data = orphans.value;
   const following = Object.keys(active.jobs).length > 0;
@@ -101,7 +111,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
     body = <Progress />;
   } else {
     body = (
-      <>
+      <ActiveJobsProvider value={jobs}>
         {orphans.error && (
           <ResponseErrorPanel
             error={orphans.error}
@@ -124,14 +134,10 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
               entityRef={entityRef}
               cluster={cluster}
               pruneDeniedReason={pruneDeniedReason}
-              jobs={active.jobs}
-              onJobStarted={onJobStarted}
-              onJobFinished={onJobFinished}
-              onJobDismissed={dismiss}
             />
           ))}
         <JobHistory history={history} />
-      </>
+      </ActiveJobsProvider>
     );
   }
 

@@ -12,7 +12,10 @@ import { useApi } from '@backstage/core-plugin-api';
 import useAsync from 'react-use/esm/useAsync';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { ActiveJob } from '../../hooks/useActiveJobs';
-import { deriveProgress, summaryFromProgress } from '../../hooks/pruneProgress';
+import {
+  deriveProgress,
+  summaryFromProgress,
+} from '../../state/pruneProgressReducer';
 import { useJobStream } from '../../hooks/useJobStream';
 import { describeError } from '../../utils/errors';
 import { EventLog } from '../EventLog';

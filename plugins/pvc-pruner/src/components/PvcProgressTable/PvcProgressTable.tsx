@@ -8,7 +8,7 @@ import {
   makeStyles,
 } from '@material-ui/core';
 import { formatBytes } from 'backstage-plugin-pvc-pruner-common';
-import { PvcProgress } from '../../hooks/pruneProgress';
+import { PvcProgress } from '../../state/pruneProgressReducer';
 import { PvcStateLabel } from '../PvcStateLabel';
 
 const useStyles = makeStyles({

@@ -4,7 +4,7 @@ import ErrorIcon from '@material-ui/icons/Error';
 import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
 import RemoveCircleOutlineIcon from '@material-ui/icons/RemoveCircleOutline';
 import ScheduleIcon from '@material-ui/icons/Schedule';
-import { PvcState } from '../../hooks/pruneProgress';
+import { PvcState } from '../../state/pruneProgressReducer';
 import { IconLabel, IconLabelTone } from '../IconLabel';
 
 const LOOK: Record<PvcState, { tone: IconLabelTone; icon: JSX.Element }> = {

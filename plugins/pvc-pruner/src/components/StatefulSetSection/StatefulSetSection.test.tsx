@@ -1,8 +1,9 @@
-import { useState } from 'react';
 import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from './StatefulSetSection';
-import { ActiveJob } from '../../hooks/useActiveJobs';
+import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
+import { useActiveJobs } from '../../hooks/useActiveJobs';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
   eventFactory,
@@ -13,18 +14,19 @@ import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
 const sts = makeStatefulSet('db', { replicas: 2 });
 
-function Harness() {
-  const [job, setJob] = useState<ActiveJob>();
+/** The section in a card that follows its prunes as OrphanedVolumes does. */
+function Harness({ statefulSet = sts }: { statefulSet?: StatefulSetOrphans }) {
+  const { jobs, start, finish, dismiss } = useActiveJobs([]);
   return (
-    <StatefulSetSection
-      entityRef="component:default/shop"
-      cluster="prod"
-      statefulSet={sts}
-      job={job}
-      onJobStarted={setJob}
-      onJobFinished={() => setJob(j => j && { ...j, finished: true })}
-      onJobDismissed={() => setJob(undefined)}
-    />
+    <ActiveJobsProvider
+      value={{ jobs, started: start, finished: finish, dismissed: dismiss }}
+    >
+      <StatefulSetSection
+        entityRef="component:default/shop"
+        cluster="prod"
+        statefulSet={statefulSet}
+      />
+    </ActiveJobsProvider>
   );
 }
 
@@ -119,17 +121,9 @@ describe('StatefulSetSection', () => {
         },
       ],
     });
-    await renderWithApis(
-      <StatefulSetSection
-        entityRef="component:default/shop"
-        cluster="prod"
-        statefulSet={held}
-        onJobStarted={() => {}}
-        onJobFinished={() => {}}
-        onJobDismissed={() => {}}
-      />,
-      { api: new FakePvcPrunerApi() },
-    );
+    await renderWithApis(<Harness statefulSet={held} />, {
+      api: new FakePvcPrunerApi(),
+    });
     expect(
       screen.getByText('1 claim still terminating, not deleted'),
     ).toBeInTheDocument();

@@ -8,7 +8,8 @@ import {
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
-import { ActiveJob } from '../../hooks/useActiveJobs';
+import { useActiveJobsContext } from '../../hooks/ActiveJobsContext';
+import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
 import { claimBytes, plural, podName } from '../../utils/format';
 import { KeptPvcList } from '../KeptPvcList';
 import { OrphanTable } from '../OrphanTable';
@@ -30,11 +31,6 @@ export interface StatefulSetSectionProps {
   statefulSet: StatefulSetOrphans;
   /** Why pruning is not possible for this user; undefined when it is. */
   pruneDeniedReason?: string;
-  /** The prune the card follows for this StatefulSet, if any. */
-  job?: ActiveJob;
-  onJobStarted: (job: ActiveJob) => void;
-  onJobFinished: (jobId: string) => void;
-  onJobDismissed: (jobId: string) => void;
 }
 
 /** "a, b, c" or "a, b, c and 12 more". */
@@ -85,14 +81,17 @@ function ReattachWarning({ sts }: { sts: StatefulSetOrphans }) {
  * it keeps, the prune buttons, and the prune it runs, if any.
  */
 export function StatefulSetSection(props: StatefulSetSectionProps) {
-  const {
-    entityRef,
-    cluster,
-    statefulSet: sts,
-    pruneDeniedReason,
-    job,
-  } = props;
-  const { onJobStarted, onJobFinished, onJobDismissed } = props;
+  const { entityRef, cluster, statefulSet: sts, pruneDeniedReason } = props;
+  const { jobs, started, finished, dismissed } = useActiveJobsContext();
+  // The prune the card follows for this StatefulSet, if any.
+  const job =
+    jobs[
+      statefulSetKey({
+        cluster,
+        namespace: sts.namespace,
+        statefulSet: sts.name,
+      })
+    ];
   const classes = useStyles();
   const api = useApi(pvcPrunerApiRef);
   const [dialog, setDialog] = useState<{ open: boolean; dryRun: boolean }>({
@@ -115,7 +114,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         pvcs: pvcs.map(({ name, uid }) => ({ name, uid })),
         dryRun: dialog.dryRun,
       });
-      onJobStarted({
+      started({
         id,
         dryRun: dialog.dryRun,
         cluster,
@@ -131,15 +130,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       });
       setDialog(d => ({ ...d, open: false }));
     },
-    [
-      api,
-      entityRef,
-      cluster,
-      sts.namespace,
-      sts.name,
-      dialog.dryRun,
-      onJobStarted,
-    ],
+    [api, entityRef, cluster, sts.namespace, sts.name, dialog.dryRun, started],
   );
 
   let disabledReason = pruneDeniedReason;
@@ -182,8 +173,8 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         <PruneProgress
           key={shownJob.id}
           job={shownJob}
-          onFinished={onJobFinished}
-          onDismiss={onJobDismissed}
+          onFinished={finished}
+          onDismiss={dismissed}
         />
       )}
       {sts.orphans.length > 0 && (

@@ -1,3 +1,8 @@
+/**
+ * The pure reducer behind a prune's progress panel: it folds a job's events
+ * (as the event stream delivers them) into per-claim state and a summary.
+ * No React, no I/O; the PruneProgress component memoizes its result.
+ */
 import {
   PruneEvent,
   PruneJobStatus,

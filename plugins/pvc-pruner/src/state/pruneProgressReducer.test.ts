@@ -1,4 +1,4 @@
-import { deriveProgress, summaryFromProgress } from './pruneProgress';
+import { deriveProgress, summaryFromProgress } from './pruneProgressReducer';
 import { GiB, eventFactory } from '../__testUtils__/fixtures';
 
 describe('deriveProgress', () => {
