@@ -1,14 +1,9 @@
 import {
-  createApiFactory,
   createComponentExtension,
   createPlugin,
-  discoveryApiRef,
-  fetchApiRef,
 } from '@backstage/core-plugin-api';
 import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
-import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-react';
-import { pvcPrunerApiRef } from './api/PvcPrunerApi';
-import { PvcPrunerClient } from './api/PvcPrunerClient';
+import { pvcPrunerClientFactory } from './api/pvcPrunerClientFactory';
 import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
 
 /**
@@ -18,22 +13,7 @@ import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
  */
 export const pvcPrunerPlugin = createPlugin({
   id: PVC_PRUNER_PLUGIN_ID,
-  apis: [
-    createApiFactory({
-      api: pvcPrunerApiRef,
-      deps: {
-        discoveryApi: discoveryApiRef,
-        fetchApi: fetchApiRef,
-        kubernetesAuthProvidersApi: kubernetesAuthProvidersApiRef,
-      },
-      factory: ({ discoveryApi, fetchApi, kubernetesAuthProvidersApi }) =>
-        new PvcPrunerClient({
-          discoveryApi,
-          fetchApi,
-          kubernetesAuthProvidersApi,
-        }),
-    }),
-  ],
+  apis: [pvcPrunerClientFactory],
 });
 
 /**
