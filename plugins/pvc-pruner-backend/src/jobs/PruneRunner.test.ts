@@ -380,7 +380,7 @@ describe('PruneRunner', () => {
     );
   });
 
-  it('reads the pods last: nothing but the delete goes out between the in-use check and the delete', async () => {
+  it('reads the pods and the StatefulSet last, together: nothing but the delete goes out between the in-use check and the delete', async () => {
     sim.store.create(
       'persistentvolumes',
       manifest({
@@ -418,11 +418,14 @@ describe('PruneRunner', () => {
       .filter(r => r.resource !== 'leases')
       .map(r => `${r.verb} ${r.resource}`);
     const deleteAt = requests.indexOf('delete persistentvolumeclaims');
-    expect(requests.slice(deleteAt - 3, deleteAt + 1)).toEqual([
+    expect(requests.slice(deleteAt - 4, deleteAt - 2)).toEqual([
       'get persistentvolumeclaims',
       'get persistentvolumes',
+    ]);
+    // Sent together, so either may arrive first.
+    expect(requests.slice(deleteAt - 2, deleteAt).sort()).toEqual([
+      'get statefulsets',
       'list pods',
-      'delete persistentvolumeclaims',
     ]);
     sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
   });

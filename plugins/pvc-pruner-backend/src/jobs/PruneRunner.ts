@@ -474,8 +474,12 @@ export class PruneRunner {
         ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
             ?.persistentVolumeReclaimPolicy
         : undefined;
-      // Pods last: the in-use check is the read closest to the delete.
-      const pods = await gateway.listPods(job.namespace, podAsTheRuleReadsIt);
+      // Pods and the StatefulSet last, read together: the in-use check is
+      // the read closest to the delete, and takes one round trip.
+      const [pods] = await Promise.all([
+        gateway.listPods(job.namespace, podAsTheRuleReadsIt),
+        guard.confirmLive(gateway),
+      ]);
       verdict = classifyClaims({
         statefulSet: guard.current,
         claims: [claim],

@@ -45,6 +45,66 @@ afterEach(() => {
 });
 
 describe('StatefulSetGuard', () => {
+  describe('confirmLive, the last check before a delete', () => {
+    /** The gateway with a watch that has not delivered anything yet (a busy process, a slow watch). */
+    const slowWatch = () =>
+      Object.assign(Object.create(gateway), {
+        watchOne: async () => () => {},
+      }) as KubeGateway;
+
+    it('catches a change to the ordinals that the API server has and the watch has not brought yet', async () => {
+      const lagging = slowWatch();
+      guard = await StatefulSetGuard.start(lagging, 'shop', db);
+      update(db, sts => {
+        sts.spec.replicas = 3;
+      });
+      expect(guard.abortReason).toBeUndefined();
+
+      await guard.confirmLive(lagging);
+
+      expect(guard.abortReason).toBe(
+        `StatefulSet shop/${db} changed from ordinals 0–1 to ordinals 0–2 during the job`,
+      );
+    });
+
+    it('catches the StatefulSet deleted and created again under its name', async () => {
+      const lagging = slowWatch();
+      guard = await StatefulSetGuard.start(lagging, 'shop', db);
+      sim.store.delete('apps/statefulsets', 'shop', db, {});
+      sim.store.create(
+        'apps/statefulsets',
+        statefulSet(db, { replicas: 2 }, 'shop'),
+      );
+
+      await guard.confirmLive(lagging);
+
+      expect(guard.abortReason).toBe(
+        `StatefulSet shop/${db} was deleted and created again during the job (its uid changed)`,
+      );
+    });
+
+    it('catches the StatefulSet deleted', async () => {
+      const lagging = slowWatch();
+      guard = await StatefulSetGuard.start(lagging, 'shop', db);
+      sim.store.delete('apps/statefulsets', 'shop', db, {});
+
+      await guard.confirmLive(lagging);
+
+      expect(guard.abortReason).toBe(
+        `StatefulSet shop/${db} was deleted during the job`,
+      );
+    });
+
+    it('lets an unchanged StatefulSet through', async () => {
+      const lagging = slowWatch();
+      guard = await StatefulSetGuard.start(lagging, 'shop', db);
+
+      await guard.confirmLive(lagging);
+
+      expect(guard.abortReason).toBeUndefined();
+    });
+  });
+
   it('keeps the StatefulSet it read, and does not abort for changes that keep its ordinals', async () => {
     guard = await StatefulSetGuard.start(gateway, 'shop', db);
     expect(guard.current.spec?.replicas).toBe(2);

@@ -1,5 +1,5 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
-import { KubeGateway } from '../kubernetes';
+import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import { runningOrdinals } from '../orphans';
 
 function describeOrdinals(sts: V1StatefulSet) {
@@ -18,7 +18,17 @@ export class StatefulSetGuard {
   abortReason?: string;
   private stopWatch: () => void = () => {};
 
-  private constructor(public current: V1StatefulSet) {}
+  private readonly initial: V1StatefulSet;
+  private readonly label: string;
+
+  private constructor(
+    public current: V1StatefulSet,
+    private readonly namespace: string,
+    private readonly name: string,
+  ) {
+    this.initial = current;
+    this.label = `StatefulSet ${namespace}/${name}`;
+  }
 
   static async start(
     gateway: KubeGateway,
@@ -27,9 +37,10 @@ export class StatefulSetGuard {
   ): Promise<StatefulSetGuard> {
     const guard = new StatefulSetGuard(
       await gateway.readStatefulSet(namespace, name),
+      namespace,
+      name,
     );
-    const initial = runningOrdinals(guard.current);
-    const label = `StatefulSet ${namespace}/${name}`;
+    const label = guard.label;
     guard.stopWatch = await gateway.watchOne<V1StatefulSet>(
       'statefulsets',
       { namespace, name },
@@ -48,16 +59,7 @@ export class StatefulSetGuard {
           guard.abort(`${label} was deleted during the job`);
           return;
         }
-        const before = guard.current;
-        guard.current = event.object;
-        const now = runningOrdinals(event.object);
-        if (now.start !== initial.start || now.end !== initial.end) {
-          guard.abort(
-            `${label} changed from ${describeOrdinals(
-              before,
-            )} to ${describeOrdinals(event.object)} during the job`,
-          );
-        }
+        guard.observe(event.object);
       },
       error =>
         guard.abort(
@@ -67,6 +69,46 @@ export class StatefulSetGuard {
         ),
     );
     return guard;
+  }
+
+  /**
+   * Reads the StatefulSet from the API server: the last check before a
+   * delete, since its watch may not have brought yet a change the server
+   * already has (a busy process, a slow watch).
+   */
+  async confirmLive(gateway: KubeGateway): Promise<void> {
+    let live: V1StatefulSet;
+    try {
+      live = await gateway.readStatefulSet(this.namespace, this.name);
+    } catch (e) {
+      if (e instanceof ClusterRequestError && e.statusCode === 404) {
+        this.abort(`${this.label} was deleted during the job`);
+        return;
+      }
+      throw e;
+    }
+    if (live.metadata?.uid !== this.initial.metadata?.uid) {
+      this.abort(
+        `${this.label} was deleted and created again during the job (its uid changed)`,
+      );
+      return;
+    }
+    this.observe(live);
+  }
+
+  /** A newer state of the StatefulSet: any change to the ordinals it runs aborts. */
+  private observe(sts: V1StatefulSet) {
+    const before = this.current;
+    this.current = sts;
+    const was = runningOrdinals(this.initial);
+    const now = runningOrdinals(sts);
+    if (now.start !== was.start || now.end !== was.end) {
+      this.abort(
+        `${this.label} changed from ${describeOrdinals(
+          before,
+        )} to ${describeOrdinals(sts)} during the job`,
+      );
+    }
   }
 
   private abort(reason: string) {
