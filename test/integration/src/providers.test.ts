@@ -842,8 +842,8 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
   }
 
   /** A user's Google access token: the simulator's STS stands in for the user's Google sign-in. */
-  const googleUserToken = async () => {
-    const subject = await new SignJWT({ sub: 'alice', teams: ['pruners'] })
+  const googleUserToken = async (sub = 'alice', teams = ['pruners']) => {
+    const subject = await new SignJWT({ sub, teams })
       .setProtectedHeader({ alg: 'RS256' })
       .setIssuer(SUBJECT_ISSUER)
       .setAudience(AUDIENCE)
@@ -851,7 +851,7 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
       .sign(subjectKeys.privateKey);
     return {
       sim: googleSim,
-      user: `principal://${POOL}/subject/alice`,
+      user: `principal://${POOL}/subject/${sub}`,
       token: await accessToken(`${googleSim.url}/google/sts/v1/token`, {
         grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
         audience: AUDIENCE,
@@ -986,6 +986,36 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
           .map(r => r.user)
           .at(-1),
       ).toBe(google.user);
+      run.expectNoLeak([google.token]);
+    } finally {
+      await run.stop();
+    }
+  });
+
+  it('reports what the cluster refuses the user’s Google token (403), naming the verb and resource', async () => {
+    const google = await googleUserToken('mallory', []);
+    const run = await startWith(
+      'google',
+      {
+        user: google.user,
+        cluster: { authProvider: 'google' },
+        headers: { 'Backstage-Kubernetes-Authorization-google': google.token },
+        secrets: [google.token],
+      },
+      { sim: google.sim },
+    );
+    try {
+      const scan = await run.pruner.scan('component:default/app-google');
+      run.texts.push(JSON.stringify(scan));
+      expect(scan.clusters[0]).toMatchObject({
+        ok: false,
+        error: {
+          statusCode: 403,
+          message: expect.stringContaining(
+            `User "principal://${POOL}/subject/mallory" cannot list resource "statefulsets"`,
+          ),
+        },
+      });
       run.expectNoLeak([google.token]);
     } finally {
       await run.stop();
