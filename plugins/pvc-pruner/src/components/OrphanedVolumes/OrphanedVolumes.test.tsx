@@ -55,7 +55,7 @@ describe('OrphanedVolumes', () => {
     ).toBeInTheDocument();
   });
 
-  it('renders 1,000 orphans across 10 StatefulSets quickly, paged', async () => {
+  it('renders 1,000 orphans across 10 StatefulSets paged, ten rows a table', async () => {
     const api = new FakePvcPrunerApi();
     const statefulSets = Array.from({ length: 10 }, (_, s) =>
       makeStatefulSet(`sts-${s}`, {
@@ -68,7 +68,6 @@ describe('OrphanedVolumes', () => {
       { cluster: 'prod', ok: true, statefulSets },
     ]);
     api.orphans = async () => response;
-    const started = performance.now();
     await renderWithApis(
       <OrphanedVolumes
         entityRef="component:default/shop"
@@ -79,13 +78,11 @@ describe('OrphanedVolumes', () => {
     await waitFor(() =>
       expect(screen.getAllByText('100 orphaned claims')).toHaveLength(10),
     );
-    const elapsed = performance.now() - started;
     expect(
       screen.getByText(/1000 orphaned claims/, { selector: 'strong' }),
     ).toBeInTheDocument();
     // Ten rows per table are rendered, not a thousand.
+    // How fast that paints is a benchmark's figure (npm run bench:frontend), not a unit test's.
     expect(screen.getAllByText(/^data-sts-\d-\d+$/)).toHaveLength(100);
-    // jsdom is several times slower than a browser (measured there separately).
-    expect(elapsed).toBeLessThan(8000);
   });
 });
