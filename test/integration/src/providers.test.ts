@@ -862,6 +862,21 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
     };
   };
 
+  /** The plugin with a google cluster, and requests carrying the user's Google access token as the card sends it. */
+  const startAsGoogleUser = (
+    google: Awaited<ReturnType<typeof googleUserToken>>,
+  ) =>
+    startWith(
+      'google',
+      {
+        user: google.user,
+        cluster: { authProvider: 'google' },
+        headers: { 'Backstage-Kubernetes-Authorization-google': google.token },
+        secrets: [google.token],
+      },
+      { sim: google.sim },
+    );
+
   const setupOf = (subject: string) => ({
     user: `principal://${POOL}/subject/${subject}`,
     cluster: { authProvider: 'googleServiceAccount' },
@@ -952,16 +967,7 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
 
   it('scans and really prunes with the user’s Google access token, which the cluster authenticates', async () => {
     const google = await googleUserToken();
-    const run = await startWith(
-      'google',
-      {
-        user: google.user,
-        cluster: { authProvider: 'google' },
-        headers: { 'Backstage-Kubernetes-Authorization-google': google.token },
-        secrets: [google.token],
-      },
-      { sim: google.sim },
-    );
+    const run = await startAsGoogleUser(google);
     try {
       const scan = await run.pruner.scan('component:default/app-google');
       const sts = statefulSetIn(scan, 'shop', 'db-google-user');
@@ -994,16 +1000,7 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
 
   it('reports what the cluster refuses the user’s Google token (403), naming the verb and resource', async () => {
     const google = await googleUserToken('mallory', []);
-    const run = await startWith(
-      'google',
-      {
-        user: google.user,
-        cluster: { authProvider: 'google' },
-        headers: { 'Backstage-Kubernetes-Authorization-google': google.token },
-        secrets: [google.token],
-      },
-      { sim: google.sim },
-    );
+    const run = await startAsGoogleUser(google);
     try {
       const scan = await run.pruner.scan('component:default/app-google');
       run.texts.push(JSON.stringify(scan));
