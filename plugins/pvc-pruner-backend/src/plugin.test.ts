@@ -234,7 +234,7 @@ describe('pvcPrunerPlugin', () => {
     ).toBe(404);
   });
 
-  it('registers its two permissions, on catalog entities, with the permission framework', async () => {
+  it('registers its permissions with the permission framework: two on catalog entities, one basic', async () => {
     const server = await startPlugin();
 
     const response = await request(server)
@@ -254,8 +254,96 @@ describe('pvcPrunerPlugin', () => {
           resourceType: 'catalog-entity',
           attributes: { action: 'delete' },
         }),
+        {
+          type: 'basic',
+          name: 'pvc-pruner.fleet.unowned.read',
+          attributes: { action: 'read' },
+        },
       ]),
     );
+  });
+
+  describe('cost and first sightings', () => {
+    const GIB = 2 ** 30;
+    const scan = (server: any, entityRef = ORDERS) =>
+      request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef })
+        .set('authorization', mockCredentials.user.header(ALICE));
+
+    it('prices each orphan and the totals from pvcPruner.pricing, and names StorageClasses it has no price for', async () => {
+      const server = await startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            pricing: { currency: 'EUR', storageClasses: { standard: 0.1 } },
+          },
+        }),
+      });
+
+      const orders = (await scan(server)).body;
+      const [sts] = orders.clusters[0].statefulSets;
+      expect(sts.orphans.length).toBeGreaterThan(0);
+      for (const o of sts.orphans)
+        expect(o.monthlyCost).toBeCloseTo(
+          ((o.capacityBytes ?? o.requestedBytes) / GIB) * 0.1,
+        );
+      expect(orders.totals.reclaimableMonthlyCost).toBeCloseTo(
+        (orders.totals.reclaimableBytes / GIB) * 0.1,
+      );
+      expect(orders.totals.retainedMonthlyCost).toBe(0);
+      expect(orders.pricing).toEqual({
+        currency: 'EUR',
+        unpricedStorageClasses: [],
+      });
+
+      const search = (await scan(server, 'component:default/search')).body;
+      expect(search.totals.retainedBytes).toBeGreaterThan(0);
+      expect(search.totals.retainedMonthlyCost).toBe(0);
+      expect(search.pricing.unpricedStorageClasses).toEqual(['premium-retain']);
+    });
+
+    it('says what Retain volumes keep costing after the prune', async () => {
+      const server = await startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            pricing: { currency: 'USD', defaultPricePerGiBMonth: 0.2 },
+          },
+        }),
+      });
+      const search = (await scan(server, 'component:default/search')).body;
+      expect(search.totals.retainedMonthlyCost).toBeCloseTo(
+        (search.totals.retainedBytes / GIB) * 0.2,
+      );
+      expect(search.pricing).toEqual({
+        currency: 'USD',
+        unpricedStorageClasses: [],
+      });
+    });
+
+    it('without pricing, answers bytes only: no cost anywhere', async () => {
+      const server = await startPlugin();
+      const response = await scan(server);
+      expect(response.status).toBe(200);
+      expect(response.text).not.toMatch(/MonthlyCost|monthlyCost|pricing/);
+    });
+
+    it('records when it first saw each orphan, and keeps that date on later scans', async () => {
+      const server = await startPlugin();
+      const before = Date.now();
+      const first = (await scan(server)).body.clusters[0].statefulSets[0];
+      const seen = first.orphans.map((o: any) => o.firstSeenOrphanedAt);
+      for (const at of seen) {
+        expect(Date.parse(at)).toBeGreaterThanOrEqual(before - 1000);
+        expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+      }
+      expect(first.firstSeenOrphanedAt).toBe([...seen].sort()[0]);
+
+      await new Promise(r => setTimeout(r, 20));
+      const again = (await scan(server)).body.clusters[0].statefulSets[0];
+      expect(again.orphans.map((o: any) => o.firstSeenOrphanedAt)).toEqual(
+        seen,
+      );
+    });
   });
 
   describe('credentials', () => {

@@ -10,7 +10,8 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
 import { createRouter } from './router';
-import { PruneJobStore } from './database';
+import { PriceList } from './cost';
+import { OrphanSightingStore, PruneJobStore } from './database';
 import {
   JobEvents,
   LeaseLock,
@@ -19,7 +20,7 @@ import {
   VolumeFollower,
 } from './jobs';
 import { ClusterRegistry, KubeGateways } from './kubernetes';
-import { EntityWorkloads, OrphanFinder } from './orphans';
+import { EntityWorkloads, OrphanAnnotator, OrphanFinder } from './orphans';
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned
@@ -74,6 +75,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options.clusterRequestTimeoutMs,
         );
         const store = await PruneJobStore.create({ database });
+        const orphanFinder = new OrphanFinder(
+          gateways,
+          new OrphanAnnotator(
+            await OrphanSightingStore.create({ database }),
+            PriceList.fromConfig(config),
+          ),
+        );
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
@@ -103,7 +111,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             permissions,
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
-            orphanFinder: new OrphanFinder(gateways),
+            orphanFinder,
             jobs,
             store,
             events,

@@ -39,6 +39,14 @@ export interface OrphanedPvc {
    * controller attach this old volume, with its data, to a new pod.
    */
   reattachesAtReplicas: number;
+  /** What the claim's size costs per month, in the response's `pricing.currency`; absent without a price. */
+  monthlyCost?: number;
+  /**
+   * When pvc-pruner first saw this claim (by uid) as an orphan. It has been
+   * orphaned at least since then, and maybe for longer: pvc-pruner cannot
+   * know about the time before it first looked.
+   */
+  firstSeenOrphanedAt?: string;
 }
 
 /**
@@ -95,6 +103,36 @@ export interface StatefulSetOrphans {
   reclaimableBytes: number;
   /** Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
   retainedBytes: number;
+  /** Monthly cost of the reclaimable orphans, when priced (see {@link PricingSummary}). */
+  reclaimableMonthlyCost?: number;
+  /** Monthly cost of the orphans on `Retain` volumes: it goes on after pruning, until their PVs are deleted. */
+  retainedMonthlyCost?: number;
+  /** The earliest `firstSeenOrphanedAt` of its orphans. */
+  firstSeenOrphanedAt?: string;
+}
+
+/**
+ * How the costs in a response were priced (`pvcPruner.pricing`); absent
+ * when no pricing is configured, and then no response carries a cost.
+ *
+ * @public
+ */
+export interface PricingSummary {
+  /** ISO 4217 code of every cost in the response, e.g. `EUR`. */
+  currency: string;
+  /** StorageClasses of orphans that have no price (and there is no default): their bytes are in no cost. */
+  unpricedStorageClasses: string[];
+}
+
+/** Sums of a set of StatefulSets' orphans. @public */
+export interface OrphanTotals {
+  orphans: number;
+  reclaimableBytes: number;
+  retainedBytes: number;
+  /** Present when pricing is configured. */
+  reclaimableMonthlyCost?: number;
+  /** Present when pricing is configured. */
+  retainedMonthlyCost?: number;
 }
 
 /** @public */
@@ -110,7 +148,9 @@ export type ClusterOrphans =
 export interface OrphansResponse {
   entityRef: string;
   clusters: ClusterOrphans[];
-  totals: { orphans: number; reclaimableBytes: number; retainedBytes: number };
+  totals: OrphanTotals;
+  /** Present when `pvcPruner.pricing` is configured. */
+  pricing?: PricingSummary;
 }
 
 /** Body of `POST /v1/prune-jobs`. @public */

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DatabaseService,
-  resolvePackagePath,
-} from '@backstage/backend-plugin-api';
+import { DatabaseService } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   PruneEvent,
@@ -13,11 +10,7 @@ import {
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
-
-const migrationsDir = resolvePackagePath(
-  'backstage-plugin-pvc-pruner-backend',
-  'migrations',
-);
+import { migratedClient } from './migrate';
 
 const JOBS = 'pvc_pruner_jobs';
 const EVENTS = 'pvc_pruner_job_events';
@@ -239,12 +232,10 @@ export class PruneJobStore {
     /** Clock for timestamps the store sets itself; for tests. */
     now?: () => Date;
   }): Promise<PruneJobStore> {
-    const { database } = options;
-    const client = await database.getClient();
-    if (!database.migrations?.skip) {
-      await client.migrate.latest({ directory: migrationsDir });
-    }
-    return new PruneJobStore(client, options.now ?? (() => new Date()));
+    return new PruneJobStore(
+      await migratedClient(options.database),
+      options.now ?? (() => new Date()),
+    );
   }
 
   private constructor(

@@ -8,6 +8,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from './EntityWorkloads';
+import { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 import { ClusterRequestError, KubeGateway, KubeGateways } from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
@@ -18,6 +19,8 @@ import {
 } from './orphanRule';
 
 const VOLUME_READ_CONCURRENCY = 16;
+/** StatefulSet lists in flight at once when scanning many entities. */
+const LIST_CONCURRENCY = 16;
 
 async function mapLimited<T, R>(
   items: T[],
@@ -54,19 +57,40 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
   };
 }
 
+/** One cluster's StatefulSets of some entities, classified (and annotated when the finder annotates). */
+export interface ClusterScan {
+  cluster: string;
+  /** Per entity ref given, its StatefulSets in this cluster. */
+  byEntity: Map<string, StatefulSetOrphans[]>;
+  /** With `includeUnowned`: the cluster's StatefulSets that none of the entities maps to. */
+  unowned: StatefulSetOrphans[];
+}
+
 /**
  * Finds provably unused claims: lists the entity's StatefulSets in every
  * cluster, then per namespace every claim and pod (by name, not selector:
  * the StatefulSet controller copies only matchLabels onto claims), and
  * applies the orphan rule. Only the orphans' volumes are read one by one.
+ * With an annotator, every scan records its orphans as seen and adds their
+ * first sightings and costs.
  */
 export class OrphanFinder {
-  constructor(private readonly gateways: KubeGateways) {}
+  constructor(
+    private readonly gateways: KubeGateways,
+    private readonly annotator?: OrphanAnnotator,
+  ) {}
+
+  /** The names of the clusters an entity's workloads may be in: every configured one, or the one it names. */
+  clustersOf(target: Pick<EntityWorkloadTarget, 'cluster'>): string[] {
+    return this.gateways
+      .list()
+      .map(c => c.name)
+      .filter(name => !target.cluster || name === target.cluster);
+  }
 
   async findForEntity(target: EntityWorkloadTarget): Promise<OrphansResponse> {
-    const clusters = this.gateways
-      .list()
-      .filter(c => !target.cluster || c.name === target.cluster);
+    const clusters = this.clustersOf(target);
+    const priced = this.annotator?.priced ?? false;
     if (target.cluster && clusters.length === 0) {
       const section = errorSection(
         target.cluster,
@@ -78,36 +102,76 @@ export class OrphanFinder {
       return {
         entityRef: target.entityRef,
         clusters: [section],
-        totals: { orphans: 0, reclaimableBytes: 0, retainedBytes: 0 },
+        totals: sumTotals([], priced),
       };
     }
     const sections = await Promise.all(
-      clusters.map(async c => {
+      clusters.map(async (cluster): Promise<ClusterOrphans> => {
         try {
-          const gateway = this.gateways.for(c.name);
-          const statefulSets = await gateway.listStatefulSets(
-            target.labelSelector,
-            target.namespace,
-          );
+          const scan = await this.scanCluster(cluster, [target]);
           return {
-            cluster: c.name,
-            ok: true as const,
-            statefulSets: await this.classify(gateway, statefulSets),
+            cluster,
+            ok: true,
+            statefulSets: scan.byEntity.get(target.entityRef) ?? [],
           };
         } catch (e) {
-          return errorSection(c.name, e);
+          return errorSection(cluster, e);
         }
       }),
     );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
+    const pricing = this.annotator?.pricing(found);
     return {
       entityRef: target.entityRef,
       clusters: sections,
-      totals: {
-        orphans: found.reduce((n, s) => n + s.orphans.length, 0),
-        reclaimableBytes: found.reduce((n, s) => n + s.reclaimableBytes, 0),
-        retainedBytes: found.reduce((n, s) => n + s.retainedBytes, 0),
-      },
+      totals: sumTotals(found.map(totalsOf), priced),
+      ...(pricing ? { pricing } : {}),
+    };
+  }
+
+  /**
+   * The StatefulSets of many entities in one cluster, each namespace's
+   * claims and pods read once for all of them. Throws a ClusterRequestError
+   * when the cluster cannot be read.
+   */
+  async scanCluster(
+    cluster: string,
+    targets: EntityWorkloadTarget[],
+    options: { includeUnowned?: boolean } = {},
+  ): Promise<ClusterScan> {
+    const gateway = this.gateways.for(cluster);
+    const inCluster = targets.filter(t => !t.cluster || t.cluster === cluster);
+    const listed = await mapLimited(inCluster, LIST_CONCURRENCY, t =>
+      gateway.listStatefulSets(t.labelSelector, t.namespace),
+    );
+    const mapped = new Map<string, V1StatefulSet>();
+    for (const sts of listed.flat()) mapped.set(sts.metadata?.uid ?? '', sts);
+    const unowned = options.includeUnowned
+      ? (await gateway.listStatefulSets('')).filter(
+          sts => !mapped.has(sts.metadata?.uid ?? ''),
+        )
+      : [];
+    let reports = await this.classify(gateway, [
+      ...mapped.values(),
+      ...unowned,
+    ]);
+    if (this.annotator)
+      reports = await this.annotator.annotate(cluster, reports);
+    const byUid = new Map(reports.map(r => [r.uid, r]));
+    const reportsOf = (list: V1StatefulSet[]) =>
+      list
+        .map(sts => byUid.get(sts.metadata?.uid ?? '')!)
+        .sort(
+          (a, b) =>
+            a.namespace.localeCompare(b.namespace) ||
+            a.name.localeCompare(b.name),
+        );
+    return {
+      cluster,
+      byEntity: new Map(
+        inCluster.map((t, i) => [t.entityRef, reportsOf(listed[i])]),
+      ),
+      unowned: reportsOf(unowned),
     };
   }
 

@@ -1,9 +1,11 @@
 export {
   EntityWorkloads,
   parseEntityRefStrict,
+  workloadTargetOf,
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
-export { OrphanFinder } from './OrphanFinder';
+export { OrphanFinder, type ClusterScan } from './OrphanFinder';
+export { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 export {
   classifyClaims,
   classifyInSnapshot,
