@@ -24,6 +24,7 @@ import { isNotAllowed } from '../../utils/errors';
 import { plural } from '../../utils/format';
 import { ClusterSection } from '../ClusterSection';
 import { JobHistory } from '../JobHistory';
+import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
 
 /** Props of {@link OrphanedVolumes}. */
@@ -36,17 +37,26 @@ export interface OrphanedVolumesProps {
 
 function Totals({ data }: { data: OrphansResponse }) {
   const { orphans, reclaimableBytes, retainedBytes } = data.totals;
+  const unpriced = data.pricing?.unpricedStorageClasses ?? [];
   return (
     <Box mb={2}>
       <Typography variant="body1">
         <strong>{plural(orphans, 'orphaned claim')}</strong> ·{' '}
         <strong>{formatBytes(reclaimableBytes)}</strong> reclaimable by pruning
+        <MonthlyCost prefix=" · " amount={data.totals.reclaimableMonthlyCost} />
       </Typography>
       {retainedBytes > 0 && (
         <Typography variant="body2">
-          Plus {formatBytes(retainedBytes)} on Retain volumes: pruning frees the
-          claims, but those disks stay, and are billed, until their
-          PersistentVolumes are deleted.
+          Plus {formatBytes(retainedBytes)} on Retain volumes
+          <MonthlyCost prefix=", " amount={data.totals.retainedMonthlyCost} />:
+          pruning frees the claims, but those disks stay, and are billed, until
+          their PersistentVolumes are deleted.
+        </Typography>
+      )}
+      {unpriced.length > 0 && (
+        <Typography variant="body2">
+          No price for StorageClass {unpriced.join(', ')} in pvcPruner.pricing:
+          those claims are in no cost shown.
         </Typography>
       )}
     </Box>
@@ -101,7 +111,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
     body = <Progress />;
   } else {
     body = (
-      <>
+      <PricingProvider pricing={data.pricing}>
         {orphans.error && (
           <ResponseErrorPanel
             error={orphans.error}
@@ -131,7 +141,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           ))}
         <JobHistory history={history} />
-      </>
+      </PricingProvider>
     );
   }
 
