@@ -194,6 +194,51 @@ async function waitFor<T>(
   }
 }
 
+/**
+ * The catalog's side of conditional decisions: the catalog-entity resource type with the catalog's
+ * real rules, served at /api/catalog/.well-known/backstage/permissions/apply-conditions. (It is mounted
+ * directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
+ * which the mock auth service does not issue.)
+ */
+function catalogPermissionIntegration() {
+  return createBackendPlugin({
+    pluginId: 'catalog',
+    register(env) {
+      env.registerInit({
+        deps: { httpRouter: coreServices.httpRouter },
+        async init({ httpRouter }) {
+          httpRouter.use(
+            createPermissionIntegrationRouter({
+              resourceType: catalogEntityPermissionResourceRef.resourceType,
+              rules: Object.values(permissionRules),
+              getResources: async refs =>
+                refs.map(ref =>
+                  ENTITIES.find(e => stringifyEntityRef(e) === ref),
+                ),
+            }),
+          );
+        },
+      });
+    },
+  });
+}
+
+/** A permission policy module for the permission backend. */
+function policyModuleOf(policy: PermissionPolicy) {
+  return createBackendModule({
+    pluginId: 'permission',
+    moduleId: 'test-policy',
+    register(reg) {
+      reg.registerInit({
+        deps: { policy: policyExtensionPoint },
+        async init({ policy: extension }) {
+          extension.setPolicy(policy);
+        },
+      });
+    },
+  });
+}
+
 beforeAll(async () => {
   sim = await startKubeSim({ scenario: 'demo', timeFactor: 0.02, https: true });
   // Until the demo's claims are provisioned and bound.
@@ -514,45 +559,13 @@ describe('pvcPrunerPlugin', () => {
           return { result: AuthorizeResult.ALLOW };
         }
       }
-      const policyModule = createBackendModule({
-        pluginId: 'permission',
-        moduleId: 'owners-prune-policy',
-        register(reg) {
-          reg.registerInit({
-            deps: { policy: policyExtensionPoint },
-            async init({ policy }) {
-              policy.setPolicy(new OwnersPrune());
-            },
-          });
-        },
-      });
-      // The catalog's side of conditional decisions: the catalog-entity resource type with the catalog's
-      // real rules, served at /api/catalog/.well-known/backstage/permissions/apply-conditions. (It is mounted
-      // directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
-      // which the mock auth service does not issue.)
-      const catalogPermissions = createBackendPlugin({
-        pluginId: 'catalog',
-        register(env) {
-          env.registerInit({
-            deps: { httpRouter: coreServices.httpRouter },
-            async init({ httpRouter }) {
-              httpRouter.use(
-                createPermissionIntegrationRouter({
-                  resourceType: catalogEntityPermissionResourceRef.resourceType,
-                  rules: Object.values(permissionRules),
-                  getResources: async refs =>
-                    refs.map(ref =>
-                      ENTITIES.find(e => stringifyEntityRef(e) === ref),
-                    ),
-                }),
-              );
-            },
-          });
-        },
-      });
       const server = await startPlugin({
         config: config(sim, { permission: { enabled: true } }),
-        features: [permissionBackendPlugin, policyModule, catalogPermissions],
+        features: [
+          permissionBackendPlugin,
+          policyModuleOf(new OwnersPrune()),
+          catalogPermissionIntegration(),
+        ],
       });
       const post = (user: string, entityRef = ORDERS) =>
         request(server)
@@ -581,6 +594,85 @@ describe('pvcPrunerPlugin', () => {
             )
           ).body.finishedAt,
       );
+    });
+  });
+
+  describe('GET /v1/fleet through the permission backend', () => {
+    // Only an entity's owners may read its claims; only alice may see unowned StatefulSets.
+    class OwnersRead implements PermissionPolicy {
+      async handle(
+        query: PolicyQuery,
+        user?: PolicyQueryUser,
+      ): Promise<PolicyDecision> {
+        if (isPermission(query.permission, pvcPrunerOrphansReadPermission)) {
+          return createCatalogConditionalDecision(
+            query.permission,
+            catalogConditions.isEntityOwner({
+              claims: user?.info.ownershipEntityRefs ?? [],
+            }),
+          );
+        }
+        if (query.permission.name === 'pvc-pruner.fleet.unowned.read') {
+          return {
+            result:
+              user?.info.userEntityRef === ALICE
+                ? AuthorizeResult.ALLOW
+                : AuthorizeResult.DENY,
+          };
+        }
+        return { result: AuthorizeResult.ALLOW };
+      }
+    }
+
+    it('shows an owner their entities, and another user nothing of them: no row, no total, no unowned', async () => {
+      const server = await startPlugin({
+        config: config(sim, { permission: { enabled: true } }),
+        features: [
+          permissionBackendPlugin,
+          policyModuleOf(new OwnersRead()),
+          catalogPermissionIntegration(),
+        ],
+      });
+      const fleet = (user: string) =>
+        request(server)
+          .get('/api/pvc-pruner/v1/fleet')
+          .set('authorization', mockCredentials.user.header(user));
+
+      const alice = await fleet(ALICE);
+      expect(alice.status).toBe(200);
+      expect(alice.body.entitiesScanned).toBe(4);
+      expect(alice.body.items.map((e: any) => e.entityRef)).toEqual([
+        ORDERS,
+        'component:default/search',
+      ]);
+      expect(alice.body.items[0].statefulSets).toEqual([
+        expect.objectContaining({
+          cluster: 'demo',
+          namespace: 'shop',
+          name: 'orders-db',
+          orphans: expect.any(Number),
+        }),
+      ]);
+      expect(alice.body.totals.orphans).toBeGreaterThan(0);
+      expect(alice.body.unowned).toEqual({
+        statefulSets: [],
+        totals: { orphans: 0, reclaimableBytes: 0, retainedBytes: 0 },
+      });
+
+      const bob = await fleet(BOB);
+      expect(bob.status).toBe(200);
+      expect(bob.body).toEqual({
+        clusters: [{ cluster: 'demo', ok: true }],
+        entitiesScanned: 0,
+        totals: {
+          entities: 0,
+          statefulSets: 0,
+          orphans: 0,
+          reclaimableBytes: 0,
+          retainedBytes: 0,
+        },
+        items: [],
+      });
     });
   });
 

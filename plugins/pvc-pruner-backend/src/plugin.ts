@@ -12,6 +12,7 @@ import { readOptions } from './options';
 import { createRouter } from './router';
 import { PriceList } from './cost';
 import { OrphanSightingStore, PruneJobStore } from './database';
+import { FleetService } from './fleet';
 import {
   JobEvents,
   LeaseLock,
@@ -41,6 +42,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        auth: coreServices.auth,
         lifecycle: coreServices.lifecycle,
         catalog: catalogServiceRef,
       },
@@ -53,6 +55,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissions,
         permissionsRegistry,
         auditor,
+        auth,
         lifecycle,
         catalog,
       }) {
@@ -75,13 +78,11 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options.clusterRequestTimeoutMs,
         );
         const store = await PruneJobStore.create({ database });
-        const orphanFinder = new OrphanFinder(
-          gateways,
-          new OrphanAnnotator(
-            await OrphanSightingStore.create({ database }),
-            PriceList.fromConfig(config),
-          ),
+        const annotator = new OrphanAnnotator(
+          await OrphanSightingStore.create({ database }),
+          PriceList.fromConfig(config),
         );
+        const orphanFinder = new OrphanFinder(gateways, annotator);
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
@@ -112,6 +113,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
             orphanFinder,
+            fleet: new FleetService({
+              catalog,
+              auth,
+              permissions,
+              orphanFinder,
+              annotator,
+            }),
             jobs,
             store,
             events,

@@ -22,9 +22,16 @@ import express from 'express';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
+import { FleetService } from './fleet';
 import { PruneJobStore } from './database';
 import { JobEvents, JobOutcomeReporter, PruneJobs, PruneResult } from './jobs';
-import { EntityWorkloads, EntityWorkloadTarget, OrphanFinder } from './orphans';
+import {
+  EntityWorkloads,
+  EntityWorkloadTarget,
+  OrphanAnnotator,
+  OrphanFinder,
+} from './orphans';
+import { OrphanSightingStore } from './database';
 
 /*
  * createRouter with the real catalog lookup (EntityWorkloads on the catalog
@@ -124,6 +131,13 @@ describe('createRouter', () => {
     [PruneRequest, EntityWorkloadTarget, string, JobOutcomeReporter]
   >;
   let app: express.Express;
+  const scanCluster = jest.fn(
+    async (cluster: string, targets: EntityWorkloadTarget[]) => ({
+      cluster,
+      byEntity: new Map(targets.map(t => [t.entityRef, []])),
+      unowned: [],
+    }),
+  );
 
   async function makeApp(overrides: Partial<RouterOptions> = {}) {
     const router = await createRouter({
@@ -137,6 +151,20 @@ describe('createRouter', () => {
       jobs: { start } as unknown as PruneJobs,
       store,
       events,
+      fleet: new FleetService({
+        catalog: catalogServiceMock({ entities: ENTITIES }),
+        auth: mockServices.auth(),
+        permissions,
+        orphanFinder: {
+          clustersOf: () => ['demo', 'prod'],
+          scanCluster: scanCluster,
+        } as unknown as OrphanFinder,
+        annotator: new OrphanAnnotator(
+          await OrphanSightingStore.create({
+            database: { getClient: async () => knex },
+          }),
+        ),
+      }),
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -386,6 +414,82 @@ describe('createRouter', () => {
         'backstage.io/kubernetes-label-selector',
       );
       expect(findForEntity).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('GET /v1/fleet', () => {
+    const fleet = (query: Record<string, string>, user = ALICE) =>
+      request(app)
+        .get('/v1/fleet')
+        .query(query)
+        .set('authorization', mockCredentials.user.header(user));
+
+    it('answers the fleet of the caller, asking the permission framework once with their credentials', async () => {
+      scanCluster.mockClear();
+      const response = await fleet({});
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        clusters: [
+          { cluster: 'demo', ok: true },
+          { cluster: 'prod', ok: true },
+        ],
+        entitiesScanned: 2,
+        items: [],
+        totals: { entities: 0, orphans: 0 },
+      });
+      expect(permissions.authorize).toHaveBeenCalledTimes(1);
+      expect(permissions.authorize.mock.calls[0][1]).toEqual({
+        credentials: mockCredentials.user(ALICE),
+      });
+      expect(scanCluster).toHaveBeenCalledTimes(2);
+      expect(audit.events).toEqual([
+        expect.objectContaining({
+          options: expect.objectContaining({
+            eventId: 'fleet-read',
+            severityLevel: 'low',
+          }),
+          outcome: 'success',
+        }),
+      ]);
+    });
+
+    it.each<[Record<string, string>, RegExp]>([
+      [
+        { cluster: 'staging' },
+        /Unknown cluster "staging": the configured clusters are "demo", "prod"/,
+      ],
+      [
+        { namespace: 'Shop!' },
+        /Invalid query: namespace: must be a lowercase RFC 1123 name/,
+      ],
+      [{ owner: 'group:' }, /Invalid owner "group:"/],
+      [
+        { limit: '0' },
+        /Invalid query: limit: Number must be greater than or equal to 1/,
+      ],
+      [{ limit: 'ten' }, /Invalid query: limit: Expected number, received nan/],
+      [{ cursor: '%%%' }, /Invalid cursor/],
+      [
+        { team: 'checkout' },
+        /Invalid query: query: Unrecognized key\(s\) in object: 'team'/,
+      ],
+    ])(
+      'answers %j with 400 and what is wrong, before asking any cluster',
+      async (query, message) => {
+        scanCluster.mockClear();
+        const response = await fleet(query);
+        expect(response.status).toBe(400);
+        expect(response.body.error.name).toBe('InputError');
+        expect(response.body.error.message).toMatch(message);
+        expect(scanCluster).not.toHaveBeenCalled();
+      },
+    );
+
+    it('wants credentials', async () => {
+      const response = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.none.header());
+      expect(response.status).toBe(401);
     });
   });
 

@@ -13,6 +13,7 @@ import Router from 'express-promise-router';
 import { z } from 'zod/v3';
 import { streamJobEvents } from './eventStream';
 import { PruneJobStore } from './database';
+import { FleetService } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
 import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
 import { requirePermission } from './permissions';
@@ -53,6 +54,15 @@ const historyQuery = entityQuery.extend({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().optional(),
 });
+const fleetQuery = z
+  .object({
+    cluster: z.string().min(1).max(253).optional(),
+    namespace: k8sName.max(63).optional(),
+    owner: z.string().min(1).max(255).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    cursor: z.string().min(1).max(1000).optional(),
+  })
+  .strict();
 const afterQuery = z.object({
   after: z.coerce.number().int().min(0).default(0),
 });
@@ -87,6 +97,7 @@ export interface RouterOptions {
   jobs: PruneJobs;
   store: PruneJobStore;
   events: JobEvents;
+  fleet: FleetService;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -151,6 +162,32 @@ export async function createRouter(
       const result = await orphanFinder.findForEntity(target);
       await audit.success({ meta: { orphans: result.totals.orphans } });
       res.json(result);
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
+  });
+
+  router.get('/v1/fleet', async (req, res) => {
+    const query = parse(fleetQuery, req.query, 'query');
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
+    const audit = await auditor.createEvent({
+      eventId: 'fleet-read',
+      severityLevel: 'low',
+      request: req,
+      meta: { query },
+    });
+    try {
+      const fleet = await options.fleet.list(query, credentials);
+      await audit.success({
+        meta: {
+          entities: fleet.totals.entities,
+          orphans: fleet.totals.orphans,
+        },
+      });
+      res.json(fleet);
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;

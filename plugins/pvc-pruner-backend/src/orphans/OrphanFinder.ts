@@ -41,7 +41,11 @@ async function mapLimited<T, R>(
   return results;
 }
 
-function errorSection(cluster: string, e: unknown): ClusterOrphans {
+/** A cluster's failure as an answer shows it: a ClusterRequestError never carries credentials. */
+export function clusterFailure(
+  cluster: string,
+  e: unknown,
+): ClusterOrphans & { ok: false } {
   const error =
     e instanceof ClusterRequestError
       ? e
@@ -92,7 +96,7 @@ export class OrphanFinder {
     const clusters = this.clustersOf(target);
     const priced = this.annotator?.priced ?? false;
     if (target.cluster && clusters.length === 0) {
-      const section = errorSection(
+      const section = clusterFailure(
         target.cluster,
         new ClusterRequestError(
           target.cluster,
@@ -115,7 +119,7 @@ export class OrphanFinder {
             statefulSets: scan.byEntity.get(target.entityRef) ?? [],
           };
         } catch (e) {
-          return errorSection(cluster, e);
+          return clusterFailure(cluster, e);
         }
       }),
     );

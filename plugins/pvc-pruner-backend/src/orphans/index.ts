@@ -1,10 +1,12 @@
 export {
   EntityWorkloads,
+  KUBERNETES_ID_ANNOTATION,
+  KUBERNETES_LABEL_SELECTOR_ANNOTATION,
   parseEntityRefStrict,
   workloadTargetOf,
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
-export { OrphanFinder, type ClusterScan } from './OrphanFinder';
+export { clusterFailure, OrphanFinder, type ClusterScan } from './OrphanFinder';
 export { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 export {
   classifyClaims,
