@@ -671,6 +671,7 @@ describe('pvcPrunerPlugin', () => {
           reclaimableBytes: 0,
           retainedBytes: 0,
         },
+        owners: [],
         items: [],
       });
     });

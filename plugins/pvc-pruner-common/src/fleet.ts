@@ -29,6 +29,17 @@ export interface FleetEntity {
   /** Only StatefulSets with orphans, sorted by cluster, namespace and name. */
   statefulSets: FleetStatefulSet[];
   totals: OrphanTotals;
+  /** The earliest first sighting of one of its orphans. */
+  firstSeenOrphanedAt?: string;
+}
+
+/** The entities of one owner, summed over every page. @public */
+export interface FleetOwner {
+  /** The owner's entity ref; absent for entities without an owner. */
+  owner?: string;
+  entities: number;
+  totals: OrphanTotals;
+  firstSeenOrphanedAt?: string;
 }
 
 /** A cluster the fleet view asked, and whether it answered. @public */
@@ -48,6 +59,8 @@ export interface FleetResponse {
   entitiesScanned: number;
   /** Over every page: the entities with orphans and their StatefulSets that match the filters. */
   totals: OrphanTotals & { entities: number; statefulSets: number };
+  /** Per owner, over every page, ordered by owner ref (entities without one last). */
+  owners: FleetOwner[];
   /** This page of entities with orphans, ordered by entity ref. */
   items: FleetEntity[];
   /** Pass as `?cursor=` for the next page. */

@@ -269,6 +269,7 @@ describe('FleetService', () => {
     );
     const text = JSON.stringify(fleet);
     expect(text).not.toContain('search');
+    expect(fleet.owners.map(o => o.owner)).toEqual(['group:default/checkout']);
     expect(fleet.totals.orphans).toBe(4);
     expect(fleet.totals.reclaimableBytes).toBe(23 * GIB);
     // Not unowned either: an entity (the caller cannot see) maps to it.

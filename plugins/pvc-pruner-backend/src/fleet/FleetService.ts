@@ -27,6 +27,7 @@ import {
   clusterFailure,
   ClusterScan,
   EntityWorkloadTarget,
+  firstSeenOf,
   KUBERNETES_ID_ANNOTATION,
   KUBERNETES_LABEL_SELECTOR_ANNOTATION,
   OrphanAnnotator,
@@ -109,6 +110,14 @@ function parseOwner(owner: string): string {
       }; use an entity ref such as group:default/checkout`,
     );
   }
+}
+
+/** Owner refs in order, entities without an owner last. */
+function byOwnerRef(a: string | undefined, b: string | undefined) {
+  if (a === b) return 0;
+  if (a === undefined) return 1;
+  if (b === undefined) return -1;
+  return a < b ? -1 : 1;
 }
 
 const byPlace = (a: FleetStatefulSet, b: FleetStatefulSet) =>
@@ -223,6 +232,7 @@ export class FleetService {
         ...(target.owner ? { owner: target.owner } : {}),
         statefulSets,
         totals: sumTotals(statefulSets, priced),
+        ...firstSeenOf(statefulSets),
       });
     }
     entities.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
@@ -234,6 +244,9 @@ export class FleetService {
       ? answered.flatMap(scan => keep(scan.cluster, scan.unowned)).sort(byPlace)
       : undefined;
     const pricing = annotator.pricing(shown);
+    const owners = new Map<string | undefined, FleetEntity[]>();
+    for (const e of entities)
+      owners.set(e.owner, [...(owners.get(e.owner) ?? []), e]);
     const clusterStates = scans.map(
       (s): FleetCluster => ('ok' in s ? s : { cluster: s.cluster, ok: true }),
     );
@@ -248,6 +261,17 @@ export class FleetService {
           priced,
         ),
       },
+      owners: [...owners]
+        .sort(([a], [b]) => byOwnerRef(a, b))
+        .map(([ref, owned]) => ({
+          ...(ref ? { owner: ref } : {}),
+          entities: owned.length,
+          totals: sumTotals(
+            owned.map(e => e.totals),
+            priced,
+          ),
+          ...firstSeenOf(owned),
+        })),
       items: page,
       ...(more
         ? { nextCursor: encodeFleetCursor(page[page.length - 1].entityRef) }

@@ -6,10 +6,15 @@ import {
 import { PriceList, priceStatefulSet, pricingSummary } from '../cost';
 import { OrphanSightingStore } from '../database';
 
-function earliest(dates: Array<string | undefined>): string | undefined {
+/** `{ firstSeenOrphanedAt }` of the earliest first sighting among parts, or nothing when none has one. */
+export function firstSeenOf(parts: Array<{ firstSeenOrphanedAt?: string }>): {
+  firstSeenOrphanedAt?: string;
+} {
   let first: string | undefined;
-  for (const d of dates) if (d && (!first || d < first)) first = d;
-  return first;
+  for (const p of parts)
+    if (p.firstSeenOrphanedAt && (!first || p.firstSeenOrphanedAt < first))
+      first = p.firstSeenOrphanedAt;
+  return first ? { firstSeenOrphanedAt: first } : {};
 }
 
 /**
@@ -43,11 +48,7 @@ export class OrphanAnnotator {
         ...o,
         firstSeenOrphanedAt: firstSeen.get(o.uid),
       }));
-      const seen = {
-        ...sts,
-        orphans,
-        firstSeenOrphanedAt: earliest(orphans.map(o => o.firstSeenOrphanedAt)),
-      };
+      const seen = { ...sts, orphans, ...firstSeenOf(orphans) };
       return this.prices ? priceStatefulSet(this.prices, seen) : seen;
     });
   }

@@ -7,7 +7,12 @@ export {
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
 export { clusterFailure, OrphanFinder, type ClusterScan } from './OrphanFinder';
-export { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
+export {
+  firstSeenOf,
+  OrphanAnnotator,
+  sumTotals,
+  totalsOf,
+} from './OrphanAnnotator';
 export {
   classifyClaims,
   classifyInSnapshot,
