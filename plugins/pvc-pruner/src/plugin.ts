@@ -2,12 +2,14 @@ import {
   createApiFactory,
   createComponentExtension,
   createPlugin,
+  createRoutableExtension,
   discoveryApiRef,
   fetchApiRef,
 } from '@backstage/core-plugin-api';
 import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from './api/PvcPrunerApi';
 import { PvcPrunerClient } from './api/PvcPrunerClient';
+import { rootRouteRef } from './routes';
 
 /**
  * The pvc-pruner frontend plugin (legacy frontend system).
@@ -16,6 +18,7 @@ import { PvcPrunerClient } from './api/PvcPrunerClient';
  */
 export const pvcPrunerPlugin = createPlugin({
   id: PVC_PRUNER_PLUGIN_ID,
+  routes: { root: rootRouteRef },
   apis: [
     createApiFactory({
       api: pvcPrunerApiRef,
@@ -40,5 +43,20 @@ export const EntityPvcPrunerCard = pvcPrunerPlugin.provide(
       lazy: () =>
         import('./components/PvcPrunerCard').then(m => m.PvcPrunerCard),
     },
+  }),
+);
+
+/**
+ * The fleet page: what every entity the user may read could reclaim across
+ * clusters, in GiB and money, grouped by owner. Mount it at `/pvc-pruner`:
+ * `<Route path="/pvc-pruner" element={<PvcPrunerFleetPage />} />`.
+ *
+ * @public
+ */
+export const PvcPrunerFleetPage = pvcPrunerPlugin.provide(
+  createRoutableExtension({
+    name: 'PvcPrunerFleetPage',
+    component: () => import('./components/FleetPage').then(m => m.FleetPage),
+    mountPoint: rootRouteRef,
   }),
 );

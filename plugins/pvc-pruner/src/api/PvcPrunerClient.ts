@@ -5,6 +5,7 @@ import {
   fetchEventSource,
 } from '@microsoft/fetch-event-source';
 import {
+  FleetResponse,
   OrphansResponse,
   PVC_PRUNER_PLUGIN_ID,
   PruneEvent,
@@ -12,7 +13,11 @@ import {
   PruneJobPage,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
-import { ListPruneJobsRequest, PvcPrunerApi } from './PvcPrunerApi';
+import {
+  FleetRequest,
+  ListPruneJobsRequest,
+  PvcPrunerApi,
+} from './PvcPrunerApi';
 
 const EVENT_STREAM = 'text/event-stream';
 /** Reconnects after a dropped stream; a received event resets the count. */
@@ -65,6 +70,14 @@ export class PvcPrunerClient implements PvcPrunerApi {
 
   async getOrphans(entityRef: string): Promise<OrphansResponse> {
     return this.get(`/v1/orphans?${new URLSearchParams({ entityRef })}`);
+  }
+
+  async getFleet(request: FleetRequest = {}): Promise<FleetResponse> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(request))
+      if (value !== undefined && value !== '') query.set(key, String(value));
+    const qs = query.toString();
+    return this.get(`/v1/fleet${qs ? `?${qs}` : ''}`);
   }
 
   async startPrune(request: PruneRequest): Promise<{ id: string }> {

@@ -1,0 +1,4 @@
+import { createRouteRef } from '@backstage/core-plugin-api';
+
+/** The fleet page (`/pvc-pruner` by default). */
+export const rootRouteRef = createRouteRef({ id: 'pvc-pruner' });
