@@ -70,7 +70,11 @@ export interface FleetResponse {
    * `pvc-pruner.fleet.unowned.read` permission, only on the first page, and
    * never when filtering by owner.
    */
-  unowned?: { statefulSets: FleetStatefulSet[]; totals: OrphanTotals };
+  unowned?: {
+    statefulSets: FleetStatefulSet[];
+    totals: OrphanTotals;
+    firstSeenOrphanedAt?: string;
+  };
   /** Present when `pvcPruner.pricing` is configured. */
   pricing?: PricingSummary;
 }

@@ -281,6 +281,7 @@ export class FleetService {
             unowned: {
               statefulSets: unowned,
               totals: sumTotals(unowned, priced),
+              ...firstSeenOf(unowned),
             },
           }
         : {}),

@@ -26,7 +26,11 @@ export function FleetFilters(props: FleetFiltersProps) {
       className={classes.field}
       variant="outlined"
       size="small"
-      SelectProps={{ SelectDisplayProps: { 'aria-label': label } }}
+      InputLabelProps={{ shrink: true }}
+      SelectProps={{
+        displayEmpty: true,
+        SelectDisplayProps: { 'aria-label': label },
+      }}
       onChange={e =>
         onChange({ ...filters, [key]: e.target.value || undefined })
       }

@@ -152,7 +152,9 @@ export function FleetTable(props: FleetTableProps) {
       <TableHead>
         <TableRow>
           <TableCell>Owner · entity · StatefulSet</TableCell>
-          <TableCell align="right">Orphans</TableCell>
+          <TableCell align="right" style={{ whiteSpace: 'nowrap' }}>
+            Orphans
+          </TableCell>
           {header('storage', 'Reclaimable storage')}
           {currency && header('cost', 'Monthly cost')}
           {header('seen', 'Seen orphaned')}

@@ -250,6 +250,7 @@ export function FleetView() {
                     key: 'unowned',
                     title: 'Unowned',
                     totals: fleet.unowned!.totals,
+                    firstSeenOrphanedAt: fleet.unowned!.firstSeenOrphanedAt,
                     entities: [],
                     statefulSets: unowned,
                   },

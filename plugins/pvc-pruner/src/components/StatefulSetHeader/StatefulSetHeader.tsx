@@ -44,7 +44,7 @@ export function StatefulSetHeader(props: StatefulSetHeaderProps) {
             {sts.retainedBytes > 0 &&
               `, ${formatBytes(sts.retainedBytes)} on Retain volumes`}
             {sts.firstSeenOrphanedAt &&
-              ` · first ${seenOrphanedSince(sts.firstSeenOrphanedAt)}`}
+              ` · ${seenOrphanedSince(sts.firstSeenOrphanedAt)}`}
           </>
         )}
       </Typography>
