@@ -195,6 +195,8 @@ export async function startPruner(options: {
   entities?: Entity[];
   pvcPruner?: JsonObject;
   database?: JsonObject;
+  /** More backend features, e.g. a permissions service factory. */
+  features?: Array<Parameters<typeof startTestBackend>[0]['features'][number]>;
 }): Promise<Pruner> {
   const backend = await startTestBackend({
     features: [
@@ -215,6 +217,7 @@ export async function startPruner(options: {
       catalogServiceMock.factory({
         entities: options.entities ?? [component('orders')],
       }),
+      ...(options.features ?? []),
     ],
   });
   const baseUrl = `http://127.0.0.1:${backend.server.port()}/api/pvc-pruner`;
