@@ -5,6 +5,7 @@ import {
   mockServices,
   startTestBackend,
 } from '@backstage/backend-test-utils';
+import { BackendFeature } from '@backstage/backend-plugin-api';
 import { Entity } from '@backstage/catalog-model';
 import { JsonObject } from '@backstage/types';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
@@ -196,7 +197,7 @@ export async function startPruner(options: {
   pvcPruner?: JsonObject;
   database?: JsonObject;
   /** More backend features, e.g. a permissions service factory. */
-  features?: Array<Parameters<typeof startTestBackend>[0]['features'][number]>;
+  features?: BackendFeature[];
 }): Promise<Pruner> {
   const backend = await startTestBackend({
     features: [
