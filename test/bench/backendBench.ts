@@ -15,6 +15,7 @@ import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
 import type { SimReady, SimRequest } from './simProcess';
 import type { BackendRequest, HeapGrowth } from './backendProcess';
+import { getJson, median, ms, SCAN_NAMESPACE } from './figures';
 
 const run = promisify(execFile);
 const BACKEND_PORT = 7099;
@@ -24,21 +25,14 @@ const SCAN_ROUNDS = 41;
 const SCAN_WARMUP_ROUNDS = 5;
 let simDispatcher: Agent;
 
-const ms = (n: number) => `${n.toFixed(0)} ms`;
-const median = (xs: number[]) =>
-  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 type BenchSim = ForkedScript<SimReady, SimRequest>;
 
-async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await request(url, {
-    headers: { accept: 'application/json', ...headers },
-    dispatcher: url.startsWith('https:') ? simDispatcher : dispatcher,
-  });
-  const body = (await res.body.json()) as any;
-  if (res.statusCode !== 200)
-    throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
-  return body;
+function get(url: string, headers: Record<string, string> = {}) {
+  return getJson(
+    url,
+    url.startsWith('https:') ? simDispatcher : dispatcher,
+    headers,
+  );
 }
 
 /** The API calls a scan needs, made directly: the baseline the backend is compared with. */
@@ -333,14 +327,7 @@ async function main() {
     // Scans only read: with the controllers paused, the seeded objects stay as they are.
     await sim.ask({ type: 'pauseControllers' });
     if (wanted('scan')) {
-      await sim.ask({
-        type: 'seed',
-        namespace: 'scan',
-        id: 'scan',
-        sets: 100,
-        perSet: 100,
-        orphansPerSet: 5,
-      });
+      await sim.ask(SCAN_NAMESPACE);
       await benchScan(sim);
     }
     if (wanted('memory')) {

@@ -1,5 +1,5 @@
 /**
- * The pvc-pruner backend for `npm run bench:backend`, in its own process so
+ * The pvc-pruner backend for `npm run bench:backend` and `bench:fleet`, in its own process so
  * that its heap is its own and the benchmark's client does not share its CPU.
  * Reports heap growth while the parent scans.
  */
@@ -13,7 +13,14 @@ const BACKEND_PORT = Number(process.env.BENCH_BACKEND_PORT);
 /** Messages the parent sends; each gets exactly one reply. */
 export type BackendRequest =
   | { type: 'startHeapWatch' }
-  | { type: 'stopHeapWatch' };
+  | { type: 'stopHeapWatch' }
+  | { type: 'memory' };
+
+/** The process's memory after a full garbage collection. */
+export interface MemoryUse {
+  heapUsedBytes: number;
+  rssBytes: number;
+}
 
 export interface HeapGrowth {
   peakGrowthBytes: number;
@@ -105,6 +112,13 @@ async function main() {
       clearInterval(sampler);
       sample();
       process.send!({ peakGrowthBytes: peak - before } satisfies HeapGrowth);
+    } else if (msg.type === 'memory') {
+      global.gc?.();
+      const { heapUsed, rss } = process.memoryUsage();
+      process.send!({
+        heapUsedBytes: heapUsed,
+        rssBytes: rss,
+      } satisfies MemoryUse);
     }
   });
   process.send!({});

@@ -1,6 +1,6 @@
 /**
- * The simulator for `npm run bench:backend`, in its own process so that the
- * backend's heap growth is measured without the simulator's. Seeds namespaces
+ * The simulator for `npm run bench:backend` and `bench:fleet`, in its own
+ * process so that the backend's heap growth is measured without the simulator's. Seeds namespaces
  * on request and answers the parent's questions over IPC.
  */
 import { KubeObject, KubeSim, pvc, startKubeSim, statefulSet } from 'kube-sim';
@@ -26,7 +26,42 @@ export type SimRequest =
   | { type: 'settle' }
   | { type: 'pauseControllers' }
   | { type: 'clearRequests' }
-  | { type: 'requestPaths' };
+  | { type: 'requestPaths' }
+  | { type: 'requestCounts' }
+  | { type: 'scaleByHand'; namespace: string; name: string; replicas: number };
+
+/** Requests served since the log was last cleared, by verb, and the watch events written since then. */
+export interface RequestCounts {
+  byVerb: Record<string, number>;
+  /** Watches answered 200 (a watch is one request however long it lasts). */
+  watchesOpened: number;
+  /** ADDED/MODIFIED/DELETED events written on watches (bookmarks not included). */
+  watchEvents: number;
+}
+
+/** Pod `ordinal` of StatefulSet `name`, mounting its `data` claim. */
+function podOf(
+  namespace: string,
+  name: string,
+  ordinal: number,
+  labels: Record<string, string>,
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${name}-${ordinal}`, namespace, labels },
+    spec: {
+      nodeName: 'sim-node-1',
+      containers: [{ name: 'db', image: 'db:1' }],
+      volumes: [
+        {
+          name: 'data',
+          persistentVolumeClaim: { claimName: `data-${name}-${ordinal}` },
+        },
+      ],
+    },
+  } as unknown as KubeObject;
+}
 
 /** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
 function seedNamespace(
@@ -85,20 +120,7 @@ function seedNamespace(
         },
         status: { phase: 'Bound' },
       } as unknown as KubeObject);
-      if (i < replicas) {
-        store.create('pods', {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `${name}-${i}`, namespace, labels },
-          spec: {
-            nodeName: 'sim-node-1',
-            containers: [{ name: 'db', image: 'db:1' }],
-            volumes: [
-              { name: 'data', persistentVolumeClaim: { claimName: claim } },
-            ],
-          },
-        } as unknown as KubeObject);
-      }
+      if (i < replicas) store.create('pods', podOf(namespace, name, i, labels));
     }
   }
 }
@@ -119,6 +141,13 @@ async function main() {
     timeFactor: 0.01,
     historyLimit: 300000,
   });
+  let watchEvents = 0;
+  const watch = sim.store.watch.bind(sim.store);
+  sim.store.watch = (resource, options, onEvent) =>
+    watch(resource, options, event => {
+      watchEvents++;
+      onEvent(event);
+    });
   process.on('message', async (msg: SimRequest) => {
     if (msg.type === 'seed') {
       const { namespace, id, sets, perSet, orphansPerSet } = msg;
@@ -132,6 +161,36 @@ async function main() {
       process.send!({});
     } else if (msg.type === 'clearRequests') {
       sim.clearRequests();
+      watchEvents = 0;
+      process.send!({});
+    } else if (msg.type === 'requestCounts') {
+      const log = sim.requests();
+      const byVerb: Record<string, number> = {};
+      for (const r of log) byVerb[r.verb] = (byVerb[r.verb] ?? 0) + 1;
+      process.send!({
+        byVerb,
+        watchesOpened: log.filter(r => r.verb === 'watch' && r.status === 200)
+          .length,
+        watchEvents,
+      } satisfies RequestCounts);
+    } else if (msg.type === 'scaleByHand') {
+      // With the controllers paused: the new replica count, and the pod the controller would add or remove.
+      const { namespace, name, replicas } = msg;
+      const sts = structuredClone(
+        sim.store.require('apps/statefulsets', namespace, name),
+      );
+      const before = sts.spec.replicas;
+      sts.spec.replicas = replicas;
+      sim.store.update('apps/statefulsets', sts);
+      for (let i = replicas; i < before; i++)
+        sim.store.delete('pods', namespace, `${name}-${i}`, {
+          gracePeriodSeconds: 0,
+        });
+      for (let i = before; i < replicas; i++)
+        sim.store.create(
+          'pods',
+          podOf(namespace, name, i, sts.metadata.labels ?? {}),
+        );
       process.send!({});
     } else if (msg.type === 'requestPaths') {
       process.send!({ paths: sim.requests().map(r => r.path) });

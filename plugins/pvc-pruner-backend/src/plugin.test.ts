@@ -409,6 +409,12 @@ describe('pvcPrunerPlugin', () => {
       expect((await scan(mockCredentials.service.header())).status).toBe(200);
       expect((await scan(mockCredentials.none.header())).status).toBe(401);
 
+      // The first scan started the watch cache: once it watches, it asks nothing more.
+      await waitFor(
+        async () =>
+          sim.requests().filter(r => r.verb === 'watch' && r.status === 200)
+            .length >= 4,
+      );
       sim.clearRequests();
       const service = await post(mockCredentials.service.header());
       expect(service.status).toBe(403);
@@ -1009,7 +1015,12 @@ describe('pvcPrunerPlugin', () => {
       return res;
     };
 
-    // A scan reaching one cluster and failing on the other.
+    // A scan failing on both clusters: one unreachable, one refusing (its watch cache's lists too).
+    const refusal = sim.addFault({
+      verb: 'list',
+      resource: 'persistentvolumeclaims',
+      status: 401,
+    });
     const scan = await send(
       request(server)
         .get('/api/pvc-pruner/v1/orphans')
@@ -1021,21 +1032,26 @@ describe('pvcPrunerPlugin', () => {
       ok: false,
       error: { message: expect.stringContaining('unreachable') },
     });
-    // A cluster refusing the scan, and refusing the deletions.
-    sim.addFault({
-      verb: 'list',
-      resource: 'persistentvolumeclaims',
-      status: 401,
-      times: 1,
-    });
-    const refused = await send(
+    expect(
+      scan.body.clusters.find((c: any) => c.cluster === 'demo'),
+    ).toMatchObject({ ok: false, error: { statusCode: 401 } });
+    await waitFor(async () =>
+      sim
+        .requests()
+        .some(
+          r => r.path === '/api/v1/persistentvolumeclaims' && r.status === 401,
+        ),
+    );
+    sim.faults.remove(refusal);
+    // The cache stays off after its refusal, so this scan reads live, and is answered.
+    const answered = await send(
       request(server)
         .get('/api/pvc-pruner/v1/orphans')
         .query({ entityRef: ORDERS }),
     );
     expect(
-      refused.body.clusters.find((c: any) => c.cluster === 'demo'),
-    ).toMatchObject({ ok: false, error: { statusCode: 401 } });
+      answered.body.clusters.find((c: any) => c.cluster === 'demo'),
+    ).toMatchObject({ ok: true });
     sim.addFault({
       verb: 'delete',
       resource: 'persistentvolumeclaims',

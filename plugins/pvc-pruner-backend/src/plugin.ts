@@ -20,8 +20,13 @@ import {
   PruneRunner,
   VolumeFollower,
 } from './jobs';
-import { ClusterRegistry, KubeGateways } from './kubernetes';
-import { EntityWorkloads, OrphanAnnotator, OrphanFinder } from './orphans';
+import { ClusterCaches, ClusterRegistry, KubeGateways } from './kubernetes';
+import {
+  EntityWorkloads,
+  OrphanAnnotator,
+  OrphanFinder,
+  WATCH_CACHE_TRIMMERS,
+} from './orphans';
 
 /**
  * The pvc-pruner backend plugin: finds an entity's orphaned
@@ -77,12 +82,19 @@ export const pvcPrunerPlugin = createBackendPlugin({
           ClusterRegistry.fromConfig(config, logger),
           options.clusterRequestTimeoutMs,
         );
+        const caches = new ClusterCaches(gateways, {
+          trim: WATCH_CACHE_TRIMMERS,
+          logger,
+          // As long as a cluster may take to answer at all.
+          syncWaitMs: options.clusterRequestTimeoutMs,
+        });
+        lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const annotator = new OrphanAnnotator(
           await OrphanSightingStore.create({ database }),
           PriceList.fromConfig(config),
         );
-        const orphanFinder = new OrphanFinder(gateways, annotator);
+        const orphanFinder = new OrphanFinder(gateways, caches, annotator);
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(

@@ -1,4 +1,4 @@
-import { OrphanTotals, PricingSummary } from './types';
+import { ClusterStaleness, OrphanTotals, PricingSummary } from './types';
 
 /**
  * Wire types of `GET /v1/fleet`: what every entity the caller may read
@@ -44,7 +44,12 @@ export interface FleetOwner {
 
 /** A cluster the fleet view asked, and whether it answered. @public */
 export type FleetCluster =
-  | { cluster: string; ok: true }
+  | {
+      cluster: string;
+      ok: true;
+      /** Present when the answer came from a watch cache that is disconnected. */
+      staleness?: ClusterStaleness;
+    }
   | {
       cluster: string;
       ok: false;

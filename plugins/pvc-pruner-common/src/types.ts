@@ -135,9 +135,28 @@ export interface OrphanTotals {
   retainedMonthlyCost?: number;
 }
 
+/**
+ * How old an answer may be: it came from the backend's watch cache while a
+ * watch of it was disconnected (the cluster's data since then is unknown).
+ *
+ * @public
+ */
+export interface ClusterStaleness {
+  /** Seconds since the cache last followed the cluster (its oldest broken watch). */
+  secondsSinceSync: number;
+  /** The resources whose watch is disconnected, e.g. `persistentvolumeclaims`. */
+  disconnectedWatches: string[];
+}
+
 /** @public */
 export type ClusterOrphans =
-  | { cluster: string; ok: true; statefulSets: StatefulSetOrphans[] }
+  | {
+      cluster: string;
+      ok: true;
+      statefulSets: StatefulSetOrphans[];
+      /** Present when the answer came from a watch cache that is disconnected. */
+      staleness?: ClusterStaleness;
+    }
   | {
       cluster: string;
       ok: false;

@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeObject, KubeSim, startKubeSim } from 'kube-sim';
+import { KubeObject, KubeSim, KubeSimOptions, startKubeSim } from 'kube-sim';
 import { KubeGateway } from '../kubernetes';
 
 /**
@@ -7,12 +7,15 @@ import { KubeGateway } from '../kubernetes';
  * gateway to it as cluster "demo": the setup of the service tests that talk
  * to Kubernetes.
  */
-export async function startShopSimulator(): Promise<{
+export async function startShopSimulator(
+  options: Pick<KubeSimOptions, 'bookmarkIntervalMs'> = {},
+): Promise<{
   sim: KubeSim;
   kubeConfig: KubeConfig;
   gateway: KubeGateway;
 }> {
   const sim = await startKubeSim({
+    ...options,
     controllers: false,
     https: true,
     scenario: [

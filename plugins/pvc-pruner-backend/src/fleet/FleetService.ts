@@ -248,7 +248,14 @@ export class FleetService {
     for (const e of entities)
       owners.set(e.owner, [...(owners.get(e.owner) ?? []), e]);
     const clusterStates = scans.map(
-      (s): FleetCluster => ('ok' in s ? s : { cluster: s.cluster, ok: true }),
+      (s): FleetCluster =>
+        'ok' in s
+          ? s
+          : {
+              cluster: s.cluster,
+              ok: true,
+              ...(s.staleness ? { staleness: s.staleness } : {}),
+            },
     );
     return {
       clusters: clusterStates,

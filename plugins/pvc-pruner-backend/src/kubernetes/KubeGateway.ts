@@ -138,8 +138,18 @@ export class KubeGateway {
     query: Record<string, string> = {},
     pick?: (item: T) => T,
   ): Promise<T[]> {
+    return (await this.listPages(what, path, query, pick)).items;
+  }
+
+  private async listPages<T>(
+    what: string,
+    path: string,
+    query: Record<string, string>,
+    pick?: (item: T) => T,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
     const items: T[] = [];
     let cont: string | undefined;
+    let resourceVersion = '';
     do {
       const params = new URLSearchParams({
         ...query,
@@ -148,13 +158,15 @@ export class KubeGateway {
       });
       const page = await this.get<{
         items: T[];
-        metadata?: { continue?: string };
+        metadata?: { continue?: string; resourceVersion?: string };
       }>(what, `${path}?${params}`);
       if (pick) for (const item of page.items) items.push(pick(item));
       else items.push(...page.items);
+      // Every page of a paginated list is served at the first page's resourceVersion.
+      resourceVersion ||= page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    return items;
+    return { items, resourceVersion };
   }
 
   listStatefulSets(
@@ -298,9 +310,50 @@ export class KubeGateway {
    * Watches one object from a resourceVersion, so nothing between a read and
    * the watch is missed. `onEnd` is called once when the watch ends for any reason.
    */
-  async watchOne<T>(
+  watchOne<T>(
     path: string,
     name: string,
+    resourceVersion: string | undefined,
+    onEvent: (event: WatchEvent<T>) => void,
+    onEnd: (error?: ClusterRequestError) => void,
+  ): Promise<() => void> {
+    return this.watch(
+      path,
+      { fieldSelector: `metadata.name=${name}` },
+      resourceVersion,
+      onEvent,
+      onEnd,
+    );
+  }
+
+  /**
+   * Every object of a collection (cluster-wide), page by page, each trimmed by
+   * `pick` as its page arrives, with the list's resourceVersion to watch from.
+   */
+  listCollection<T>(
+    path: string,
+    pick?: (item: T) => T,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    return this.listPages(`list ${path}`, path, {}, pick);
+  }
+
+  /**
+   * Watches a whole collection from a resourceVersion, with bookmarks. A
+   * version the server no longer has ends the watch with a 410, either as
+   * the answer (`onEnd` gets statusCode 410) or as an ERROR event.
+   */
+  watchCollection<T>(
+    path: string,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent<T>) => void,
+    onEnd: (error?: ClusterRequestError) => void,
+  ): Promise<() => void> {
+    return this.watch(path, {}, resourceVersion, onEvent, onEnd);
+  }
+
+  private async watch<T>(
+    path: string,
+    query: Record<string, string>,
     resourceVersion: string | undefined,
     onEvent: (event: WatchEvent<T>) => void,
     onEnd: (error?: ClusterRequestError) => void,
@@ -309,25 +362,47 @@ export class KubeGateway {
     const end = (err?: unknown) => {
       if (ended) return;
       ended = true;
-      onEnd(err ? this.toError(`watch ${path}`, err) : undefined);
+      onEnd(err ? this.watchError(path, err) : undefined);
     };
-    const controller = await this.call(`watch ${path}`, () =>
-      this.watcher.watch(
-        path,
-        {
-          fieldSelector: `metadata.name=${name}`,
-          allowWatchBookmarks: true,
-          ...(resourceVersion ? { resourceVersion } : {}),
-        },
-        (type, object) =>
-          onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
-        err => end(err),
-      ),
+    const started = this.watcher.watch(
+      path,
+      {
+        ...query,
+        allowWatchBookmarks: true,
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
+      (type, object) =>
+        onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
+      err => end(err),
     );
+    let controller: AbortController;
+    try {
+      controller = await this.call(`watch ${path}`, () => started);
+    } catch (e) {
+      // A watch that connects after its timeout gave up on it is closed, not leaked.
+      ended = true;
+      started.then(late => late.abort()).catch(() => {});
+      throw e;
+    }
     return () => {
       ended = true;
       controller.abort();
     };
+  }
+
+  /** client-node's watch fails a non-200 answer with a plain Error carrying statusCode. */
+  private watchError(path: string, err: unknown): ClusterRequestError {
+    const statusCode = (err as { statusCode?: unknown })?.statusCode;
+    if (typeof statusCode === 'number' && !(err instanceof ApiException)) {
+      return new ClusterRequestError(
+        this.cluster,
+        `cluster "${this.cluster}" refused watch ${path}: ${statusCode} ${
+          (err as Error).message
+        }`,
+        statusCode,
+      );
+    }
+    return this.toError(`watch ${path}`, err);
   }
 
   private async orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {

@@ -5,3 +5,8 @@ export {
   type WatchEvent,
 } from './KubeGateway';
 export { KubeGateways } from './KubeGateways';
+export {
+  ClusterCache,
+  ClusterCaches,
+  type WatchCacheTrimmers,
+} from './watchCache';

@@ -4,12 +4,21 @@ import type {
 } from '@kubernetes/client-node';
 import {
   ClusterOrphans,
+  ClusterStaleness,
   OrphansResponse,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
+import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
-import { ClusterRequestError, KubeGateway, KubeGateways } from '../kubernetes';
+import { SharedInFlight } from './SharedInFlight';
+import {
+  ClusterCache,
+  ClusterCaches,
+  ClusterRequestError,
+  KubeGateway,
+  KubeGateways,
+} from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
@@ -68,19 +77,26 @@ export interface ClusterScan {
   byEntity: Map<string, StatefulSetOrphans[]>;
   /** With `includeUnowned`: the cluster's StatefulSets that none of the entities maps to. */
   unowned: StatefulSetOrphans[];
+  /** Present when the answer came from a watch cache that is disconnected. */
+  staleness?: ClusterStaleness;
 }
 
 /**
  * Finds provably unused claims: lists the entity's StatefulSets in every
  * cluster, then per namespace every claim and pod (by name, not selector:
  * the StatefulSet controller copies only matchLabels onto claims), and
- * applies the orphan rule. Only the orphans' volumes are read one by one.
- * With an annotator, every scan records its orphans as seen and adds their
- * first sightings and costs.
+ * applies the orphan rule. Reads a cluster's watch cache once it is synced;
+ * until then (or without one) reads live, and only the orphans' volumes one
+ * by one. With an annotator, every scan records its orphans as seen and
+ * adds their first sightings and costs.
  */
 export class OrphanFinder {
+  private readonly cached = new CachedClassifier();
+  private readonly liveScans = new SharedInFlight<ClusterOrphans>();
+
   constructor(
     private readonly gateways: KubeGateways,
+    private readonly caches?: ClusterCaches,
     private readonly annotator?: OrphanAnnotator,
   ) {}
 
@@ -110,18 +126,9 @@ export class OrphanFinder {
       };
     }
     const sections = await Promise.all(
-      clusters.map(async (cluster): Promise<ClusterOrphans> => {
-        try {
-          const scan = await this.scanCluster(cluster, [target]);
-          return {
-            cluster,
-            ok: true,
-            statefulSets: scan.byEntity.get(target.entityRef) ?? [],
-          };
-        } catch (e) {
-          return clusterFailure(cluster, e);
-        }
-      }),
+      clusters.map(async cluster =>
+        this.annotated(await this.sectionOf(cluster, target)),
+      ),
     );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
     const pricing = this.annotator?.pricing(found);
@@ -144,38 +151,92 @@ export class OrphanFinder {
     options: { includeUnowned?: boolean } = {},
   ): Promise<ClusterScan> {
     const gateway = this.gateways.for(cluster);
+    const cache = await this.caches?.whenReady(cluster);
+    // From the cache when it is synced and understands the selector; else from the API server.
+    const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
+      cache?.statefulSetsMatching(labelSelector, namespace) ??
+      gateway.listStatefulSets(labelSelector, namespace);
     const inCluster = targets.filter(t => !t.cluster || t.cluster === cluster);
     const listed = await mapLimited(inCluster, LIST_CONCURRENCY, t =>
-      gateway.listStatefulSets(t.labelSelector, t.namespace),
+      statefulSetsOf(t.labelSelector, t.namespace),
     );
     const mapped = new Map<string, V1StatefulSet>();
     for (const sts of listed.flat()) mapped.set(sts.metadata?.uid ?? '', sts);
     const unowned = options.includeUnowned
-      ? (await gateway.listStatefulSets('')).filter(
+      ? (await statefulSetsOf('')).filter(
           sts => !mapped.has(sts.metadata?.uid ?? ''),
         )
       : [];
-    let reports = await this.classify(gateway, [
-      ...mapped.values(),
-      ...unowned,
-    ]);
+    const all = [...mapped.values(), ...unowned];
+    let reports = cache
+      ? this.classifyCached(cache, all)
+      : await this.classify(gateway, all);
     if (this.annotator)
       reports = await this.annotator.annotate(cluster, reports);
     const byUid = new Map(reports.map(r => [r.uid, r]));
     const reportsOf = (list: V1StatefulSet[]) =>
-      list
-        .map(sts => byUid.get(sts.metadata?.uid ?? '')!)
-        .sort(
-          (a, b) =>
-            a.namespace.localeCompare(b.namespace) ||
-            a.name.localeCompare(b.name),
-        );
+      sorted(list.map(sts => byUid.get(sts.metadata?.uid ?? '')!));
+    const staleness = cache?.staleness();
     return {
       cluster,
       byEntity: new Map(
         inCluster.map((t, i) => [t.entityRef, reportsOf(listed[i])]),
       ),
       unowned: reportsOf(unowned),
+      // Under a second is the gap between a list and its watch, not staleness.
+      ...(staleness?.secondsSinceSync ? { staleness } : {}),
+    };
+  }
+
+  private async sectionOf(
+    cluster: string,
+    target: EntityWorkloadTarget,
+  ): Promise<ClusterOrphans> {
+    try {
+      const gateway = this.gateways.for(cluster);
+      const cache = await this.caches?.whenReady(cluster);
+      const cached = cache?.statefulSetsMatching(
+        target.labelSelector,
+        target.namespace,
+      );
+      if (cache && cached) {
+        const staleness = cache.staleness();
+        return {
+          cluster,
+          ok: true,
+          statefulSets: this.classifyCached(cache, cached),
+          // Under a second is the gap between a list and its watch, not staleness.
+          ...(staleness?.secondsSinceSync ? { staleness } : {}),
+        };
+      }
+      return await this.liveScans.run(
+        `${cluster}\n${target.labelSelector}\n${target.namespace ?? ''}`,
+        async () => ({
+          cluster,
+          ok: true,
+          statefulSets: await this.classify(
+            gateway,
+            await gateway.listStatefulSets(
+              target.labelSelector,
+              target.namespace,
+            ),
+          ),
+        }),
+      );
+    } catch (e) {
+      return clusterFailure(cluster, e);
+    }
+  }
+
+  /** A section with first sightings recorded and costs added, when the finder annotates. */
+  private async annotated(section: ClusterOrphans): Promise<ClusterOrphans> {
+    if (!this.annotator || !section.ok) return section;
+    return {
+      ...section,
+      statefulSets: await this.annotator.annotate(
+        section.cluster,
+        section.statefulSets,
+      ),
     };
   }
 
@@ -194,7 +255,7 @@ export class OrphanFinder {
             gateway.listClaims(ns, claimAsTheRuleReadsIt),
             gateway.listPods(ns, podAsTheRuleReadsIt),
           ]);
-          return [ns, new NamespaceSnapshot(ns, claims, pods)] as const;
+          return [ns, NamespaceSnapshot.of(ns, claims, pods)] as const;
         }),
       ),
     );
@@ -215,12 +276,21 @@ export class OrphanFinder {
       gateway.readVolume(name),
     );
     read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
-    return firstPass
-      .map(report => withVolumes(report, volumes))
-      .sort(
-        (a, b) =>
-          a.namespace.localeCompare(b.namespace) ||
-          a.name.localeCompare(b.name),
-      );
+    return sorted(firstPass.map(report => withVolumes(report, volumes)));
   }
+
+  /** The same classification from a synced watch cache: no request to the cluster. */
+  private classifyCached(
+    cache: ClusterCache,
+    statefulSets: V1StatefulSet[],
+  ): StatefulSetOrphans[] {
+    return sorted(statefulSets.map(sts => this.cached.classify(cache, sts)));
+  }
+}
+
+function sorted(reports: StatefulSetOrphans[]): StatefulSetOrphans[] {
+  return reports.sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  );
 }

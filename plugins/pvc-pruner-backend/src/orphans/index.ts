@@ -14,11 +14,13 @@ export {
   totalsOf,
 } from './OrphanAnnotator';
 export {
+  claimAsTheRuleReadsIt,
   classifyClaims,
   classifyInSnapshot,
   NamespaceSnapshot,
   parseClaimName,
   podAsTheRuleReadsIt,
   runningOrdinals,
+  WATCH_CACHE_TRIMMERS,
   withVolumes,
 } from './orphanRule';

@@ -12,6 +12,7 @@ import {
   parseQuantity,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
+import type { WatchCacheTrimmers } from '../kubernetes';
 
 const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
 
@@ -85,6 +86,61 @@ export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
   };
 }
 
+/** The StatefulSet with only the fields the orphan rule reads, and the labels an entity's selector matches. */
+export function statefulSetAsTheRuleReadsIt(sts: V1StatefulSet): V1StatefulSet {
+  const { metadata, spec, status } = sts;
+  return {
+    metadata: metadata && {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: metadata.resourceVersion,
+      labels: metadata.labels,
+    },
+    spec: spec && {
+      replicas: spec.replicas,
+      ordinals: spec.ordinals,
+      persistentVolumeClaimRetentionPolicy:
+        spec.persistentVolumeClaimRetentionPolicy,
+      volumeClaimTemplates: spec.volumeClaimTemplates?.map(t => ({
+        metadata: { name: t.metadata?.name },
+      })),
+      selector: spec.selector,
+      // The pod template is never read, and is most of a StatefulSet's size.
+      template: {},
+    },
+    status: status && {
+      replicas: status.replicas,
+      readyReplicas: status.readyReplicas,
+    },
+  };
+}
+
+/** The volume with only the fields an orphan's report reads: its reclaim policy and phase. */
+export function volumeAsTheRuleReadsIt(
+  pv: V1PersistentVolume,
+): V1PersistentVolume {
+  const { metadata, spec, status } = pv;
+  return {
+    metadata: metadata && {
+      name: metadata.name,
+      resourceVersion: metadata.resourceVersion,
+    },
+    spec: spec && {
+      persistentVolumeReclaimPolicy: spec.persistentVolumeReclaimPolicy,
+    },
+    status: status && { phase: status.phase },
+  };
+}
+
+/** What the watch cache keeps of each kind: what the orphan rule reads. */
+export const WATCH_CACHE_TRIMMERS: WatchCacheTrimmers = {
+  statefulSet: statefulSetAsTheRuleReadsIt,
+  claim: claimAsTheRuleReadsIt,
+  pod: podAsTheRuleReadsIt,
+  volume: volumeAsTheRuleReadsIt,
+};
+
 /** A claim name parsed as `<template>-<statefulset>-<ordinal>`, or why it does not parse. */
 export type ParsedClaimName =
   | { template: string; ordinal: number }
@@ -131,7 +187,7 @@ function orphanOf(
   template: string,
   ordinal: number,
   start: number,
-  volumes: Map<string, V1PersistentVolume>,
+  volumes: ReadonlyMap<string, V1PersistentVolume>,
 ): OrphanedPvc {
   const volumeName = claim.spec?.volumeName;
   const pv = volumeName ? volumes.get(volumeName) : undefined;
@@ -160,29 +216,49 @@ function orphanOf(
   };
 }
 
+/** Pods (running or terminating) referencing each claim, by claim name. */
+export type PodsByClaim = ReadonlyMap<string, readonly V1Pod[]>;
+
 /** A namespace's claims and pods, indexed once for all the StatefulSets in it. */
 export class NamespaceSnapshot {
   private readonly claims: V1PersistentVolumeClaim[];
   private readonly names: string[];
-  /** Pods (running or terminating) referencing each claim. */
-  readonly usedBy: Map<string, V1Pod[]>;
 
-  constructor(
+  private constructor(
     readonly namespace: string,
-    claims: V1PersistentVolumeClaim[],
-    pods: V1Pod[],
+    byName: ReadonlyMap<string, V1PersistentVolumeClaim>,
+    /** Pods (running or terminating) referencing each claim. */
+    readonly usedBy: PodsByClaim,
   ) {
-    const byName = new Map(
-      claims
-        .filter(c => c.metadata?.namespace === namespace)
-        .map(c => [c.metadata?.name ?? '', c]),
-    );
     // Plain code-unit order, the order the binary search in withPrefix relies on.
     this.names = [...byName.keys()].sort();
     this.claims = this.names.map(n => byName.get(n)!);
-    this.usedBy = podsByClaim(
-      pods.filter(p => p.metadata?.namespace === namespace),
+  }
+
+  /** From lists of claims and pods; objects of other namespaces are ignored. */
+  static of(
+    namespace: string,
+    claims: V1PersistentVolumeClaim[],
+    pods: V1Pod[],
+  ): NamespaceSnapshot {
+    return new NamespaceSnapshot(
+      namespace,
+      new Map(
+        claims
+          .filter(c => c.metadata?.namespace === namespace)
+          .map(c => [c.metadata?.name ?? '', c]),
+      ),
+      podsByClaim(pods.filter(p => p.metadata?.namespace === namespace)),
     );
+  }
+
+  /** From indexes already kept by name (a watch cache's), without copying the pods. */
+  static fromIndex(
+    namespace: string,
+    claimsByName: ReadonlyMap<string, V1PersistentVolumeClaim>,
+    usedBy: PodsByClaim,
+  ): NamespaceSnapshot {
+    return new NamespaceSnapshot(namespace, claimsByName, usedBy);
   }
 
   /** Claims whose names start with prefix, by binary search over the sorted names. */
@@ -224,7 +300,7 @@ export interface OrphanRuleInput {
  * reason.
  */
 export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
-  const snapshot = new NamespaceSnapshot(
+  const snapshot = NamespaceSnapshot.of(
     input.statefulSet.metadata?.namespace ?? '',
     input.claims,
     input.pods,
@@ -236,7 +312,7 @@ export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
 export function classifyInSnapshot(
   sts: V1StatefulSet,
   snapshot: NamespaceSnapshot,
-  volumes: Map<string, V1PersistentVolume>,
+  volumes: ReadonlyMap<string, V1PersistentVolume>,
 ): StatefulSetOrphans {
   const namespace = sts.metadata?.namespace;
   const ordinals = runningOrdinals(sts);

@@ -73,4 +73,36 @@ describe('ClusterSection', () => {
       screen.getByText('This entity has no StatefulSets in this cluster.'),
     ).toBeInTheDocument();
   });
+
+  it("says how old the data may be when the backend's watch is disconnected for more than a few seconds", async () => {
+    const stale = (secondsSinceSync: number) => (
+      <ClusterSection
+        entityRef="component:default/shop"
+        cluster={{
+          cluster: 'eu',
+          ok: true,
+          statefulSets: [makeStatefulSet('db')],
+          staleness: {
+            secondsSinceSync,
+            disconnectedWatches: ['persistentvolumeclaims', 'pods'],
+          },
+        }}
+        jobs={{}}
+        {...callbacks}
+      />
+    );
+    const { unmount } = await renderWithApis(stale(42), {
+      api: new FakePvcPrunerApi(),
+    });
+    expect(screen.getByRole('status')).toHaveTextContent(
+      'Cluster data may be 42 s old: the watch on persistentvolumeclaims, pods disconnected.',
+    );
+    unmount();
+
+    await renderWithApis(stale(2), { api: new FakePvcPrunerApi() });
+    expect(screen.queryByText(/may be 2 s old/)).not.toBeInTheDocument();
+    expect(
+      screen.getByRole('region', { name: 'StatefulSet shop/db' }),
+    ).toBeInTheDocument();
+  });
 });

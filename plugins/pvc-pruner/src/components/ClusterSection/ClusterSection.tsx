@@ -4,6 +4,9 @@ import { ClusterOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
 import { StatefulSetSection } from '../StatefulSetSection';
 
+/** From this age on, an answer of a disconnected watch cache says how old it may be. */
+export const STALENESS_SHOWN_AFTER_SECONDS = 5;
+
 /** Props of {@link ClusterSection}. */
 export interface ClusterSectionProps {
   entityRef: string;
@@ -38,6 +41,16 @@ export function ClusterSection(props: ClusterSectionProps) {
           {cluster.error.name}: {cluster.error.message}
         </Alert>
       )}
+      {cluster.ok &&
+        cluster.staleness &&
+        cluster.staleness.secondsSinceSync > STALENESS_SHOWN_AFTER_SECONDS && (
+          <Alert severity="warning" role="status">
+            Cluster data may be {cluster.staleness.secondsSinceSync} s old: the
+            watch on {cluster.staleness.disconnectedWatches.join(', ')}{' '}
+            disconnected. The backend is reconnecting; a prune re-checks every
+            claim live before deleting it.
+          </Alert>
+        )}
       {cluster.ok && cluster.statefulSets.length === 0 && (
         <Typography variant="body2">
           This entity has no StatefulSets in this cluster.

@@ -1,0 +1,144 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
+import type { ClusterStaleness } from 'backstage-plugin-pvc-pruner-common';
+import { KubeGateway } from '../KubeGateway';
+import { IndexedStore } from './IndexedStore';
+import { parseLabelSelector } from './labelSelector';
+import { Reflector, ReflectorTiming } from './Reflector';
+
+/**
+ * How each kind is trimmed as it arrives: to the fields the orphan rule and
+ * the card read, so a cache of 100,000 claims stays small.
+ */
+export interface WatchCacheTrimmers {
+  statefulSet: (sts: V1StatefulSet) => V1StatefulSet;
+  claim: (claim: V1PersistentVolumeClaim) => V1PersistentVolumeClaim;
+  pod: (pod: V1Pod) => V1Pod;
+  volume: (pv: V1PersistentVolume) => V1PersistentVolume;
+}
+
+const claimNamesOf = (pod: V1Pod) =>
+  (pod.spec?.volumes ?? []).flatMap(v =>
+    v.persistentVolumeClaim?.claimName
+      ? [v.persistentVolumeClaim.claimName]
+      : [],
+  );
+
+/**
+ * One cluster's StatefulSets, claims, pods and volumes, each kept by a
+ * {@link Reflector}: claims by namespace and name, pods also by the claims
+ * they mount, volumes by name.
+ */
+export class ClusterCache {
+  readonly statefulSets = new IndexedStore<V1StatefulSet>();
+  readonly claims = new IndexedStore<V1PersistentVolumeClaim>();
+  /** Pods by namespace and name, and (`indexed`) by the claims they mount. */
+  readonly pods = new IndexedStore<V1Pod>(claimNamesOf);
+  readonly volumes = new IndexedStore<V1PersistentVolume>();
+  private readonly reflectors: Array<Reflector<any>>;
+
+  constructor(
+    readonly gateway: KubeGateway,
+    trim: WatchCacheTrimmers,
+    timing: ReflectorTiming,
+    logger: LoggerService,
+  ) {
+    const reflect = <T extends object>(
+      resource: string,
+      path: string,
+      store: IndexedStore<T>,
+      pick: (o: T) => T,
+    ) =>
+      new Reflector<T>(
+        gateway,
+        { resource, path, trim: pick },
+        store,
+        timing,
+        logger,
+      );
+    this.reflectors = [
+      reflect(
+        'statefulsets',
+        '/apis/apps/v1/statefulsets',
+        this.statefulSets,
+        trim.statefulSet,
+      ),
+      reflect(
+        'persistentvolumeclaims',
+        '/api/v1/persistentvolumeclaims',
+        this.claims,
+        trim.claim,
+      ),
+      reflect('pods', '/api/v1/pods', this.pods, trim.pod),
+      reflect(
+        'persistentvolumes',
+        '/api/v1/persistentvolumes',
+        this.volumes,
+        trim.volume,
+      ),
+    ];
+  }
+
+  get cluster(): string {
+    return this.gateway.cluster;
+  }
+
+  start() {
+    this.reflectors.forEach(r => r.start());
+  }
+
+  async stop() {
+    await Promise.all(this.reflectors.map(r => r.stop()));
+  }
+
+  /** Every kind is listed and none was refused: scans may read from here. */
+  get ready(): boolean {
+    return this.reflectors.every(r => r.synced && !r.refused);
+  }
+
+  /** Resolves with {@link ready} once every kind is listed (or refused), or when `timeoutMs` has passed. */
+  async untilReady(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.reflectors.map(r => r.firstListSettled)),
+      new Promise(resolve => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return this.ready;
+  }
+
+  /** Undefined while every watch is connected. */
+  staleness(now = Date.now()): ClusterStaleness | undefined {
+    const lost = this.reflectors.filter(r => r.disconnectedSince !== undefined);
+    if (lost.length === 0) return undefined;
+    const since = Math.min(...lost.map(r => r.disconnectedSince!));
+    return {
+      secondsSinceSync: Math.max(0, Math.round((now - since) / 1000)),
+      disconnectedWatches: lost.map(r => r.resource),
+    };
+  }
+
+  /**
+   * The StatefulSets a label selector matches, in one namespace or all;
+   * undefined for a selector this cache cannot evaluate (the API server then
+   * answers it).
+   */
+  statefulSetsMatching(
+    labelSelector: string,
+    namespace?: string,
+  ): V1StatefulSet[] | undefined {
+    const matches = parseLabelSelector(labelSelector);
+    if (!matches) return undefined;
+    const candidates = namespace
+      ? this.statefulSets.inNamespace(namespace).values()
+      : this.statefulSets.all();
+    return [...candidates].filter(s => matches(s.metadata?.labels));
+  }
+}

@@ -1,0 +1,5 @@
+export { ClusterCache, type WatchCacheTrimmers } from './ClusterCache';
+export { ClusterCaches } from './ClusterCaches';
+export { IndexedStore } from './IndexedStore';
+export { parseLabelSelector } from './labelSelector';
+export { Reflector, type ReflectorTiming } from './Reflector';

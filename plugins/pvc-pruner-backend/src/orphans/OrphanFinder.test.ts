@@ -1,0 +1,211 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { Entity } from '@backstage/catalog-model';
+import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import { eventually } from '../__testUtils__/eventually';
+import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { ClusterCaches, ClusterRegistry, KubeGateways } from '../kubernetes';
+import { OrphanFinder } from './OrphanFinder';
+import { WATCH_CACHE_TRIMMERS } from './orphanRule';
+
+jest.setTimeout(20000);
+
+let sim: KubeSim;
+let gateways: KubeGateways;
+let caches: ClusterCaches;
+let finder: OrphanFinder;
+
+const target = {
+  entity: {} as Entity,
+  entityRef: 'component:default/db',
+  labelSelector: 'app=db',
+};
+
+function volume(name: string, claim: string, reclaimPolicy: string) {
+  return manifest({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name },
+    spec: {
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      persistentVolumeReclaimPolicy: reclaimPolicy,
+      claimRef: { namespace: 'shop', name: claim },
+      csi: { driver: 'sim.csi.k8s.io', volumeHandle: name },
+    },
+  });
+}
+
+const orphanNames = (
+  scan: Awaited<ReturnType<OrphanFinder['findForEntity']>>,
+) =>
+  scan.clusters.flatMap(c =>
+    c.ok ? c.statefulSets.flatMap(s => s.orphans.map(o => o.name)) : [],
+  );
+
+beforeAll(async () => {
+  const started = await startShopSimulator();
+  sim = started.sim;
+  const labels = { app: 'db' };
+  sim.store.create(
+    'apps/statefulsets',
+    statefulSet('db', { replicas: 1 }, 'shop', labels),
+  );
+  for (let i = 0; i < 3; i++) {
+    sim.store.create('persistentvolumeclaims', {
+      ...pvc(`data-db-${i}`, { volumeName: `pv-${i}` }, 'shop', labels),
+      status: { phase: 'Bound', capacity: { storage: '1Gi' } },
+    } as any);
+    sim.store.create(
+      'persistentvolumes',
+      volume(`pv-${i}`, `data-db-${i}`, i === 2 ? 'Retain' : 'Delete'),
+    );
+  }
+  sim.store.create(
+    'pods',
+    manifest({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'db-0', namespace: 'shop', labels },
+      spec: {
+        nodeName: 'node-1',
+        containers: [{ name: 'db', image: 'db:1' }],
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } },
+        ],
+      },
+    }),
+  );
+  gateways = new KubeGateways(
+    ClusterRegistry.of([
+      { name: 'demo', url: sim.url, kubeConfig: () => started.kubeConfig },
+    ]),
+    5000,
+  );
+});
+
+beforeEach(() => {
+  caches = new ClusterCaches(gateways, {
+    trim: WATCH_CACHE_TRIMMERS,
+    logger: mockServices.logger.mock(),
+    syncWaitMs: 5000,
+    timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
+  });
+  finder = new OrphanFinder(gateways, caches);
+  sim.clearRequests();
+});
+
+afterEach(async () => {
+  await caches.stop();
+  sim.clearFaults();
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+describe('OrphanFinder with a watch cache', () => {
+  it('reads live until the cache is synced, then answers the same from the cache without asking the cluster', async () => {
+    const live = await finder.findForEntity(target);
+    expect(orphanNames(live)).toEqual(['data-db-1', 'data-db-2']);
+    expect(sim.requests().map(r => `${r.verb} ${r.path}`)).toEqual(
+      expect.arrayContaining([
+        'list /api/v1/namespaces/shop/persistentvolumeclaims',
+        'get /api/v1/persistentvolumes/pv-2',
+      ]),
+    );
+
+    await eventually('the cache', () => caches.ready('demo'));
+    sim.clearRequests();
+    const cached = await finder.findForEntity(target);
+
+    expect(cached).toEqual(live);
+    expect(sim.requests()).toEqual([]);
+  });
+
+  it('has a scan that arrives while the cache is listing wait for it rather than read live again', async () => {
+    // Volumes list slowly, so the cache is still syncing after the first scan.
+    sim.addFault({
+      verb: 'list',
+      resource: 'persistentvolumes',
+      latencyMs: 500,
+    });
+    const live = await finder.findForEntity(target);
+    expect(caches.ready('demo')).toBeUndefined();
+    sim.clearRequests();
+
+    const waited = await finder.findForEntity(target);
+
+    expect(waited).toEqual(live);
+    expect(
+      sim.requests().filter(r => r.path.startsWith('/api/v1/namespaces/')),
+    ).toEqual([]);
+  });
+
+  it('answers from what the watches delivered since', async () => {
+    await finder.findForEntity(target);
+    await eventually('the cache', () => caches.ready('demo'));
+    sim.clearRequests();
+    sim.store.create(
+      'persistentvolumeclaims',
+      pvc('data-db-5', {}, 'shop', { app: 'db' }),
+    );
+    const sts = structuredClone(
+      sim.store.require('apps/statefulsets', 'shop', 'db'),
+    );
+    sts.spec.replicas = 2;
+    sim.store.update('apps/statefulsets', sts);
+
+    let names: string[] = [];
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      names = orphanNames(await finder.findForEntity(target));
+      if (names.includes('data-db-5') && !names.includes('data-db-1')) break;
+      await new Promise(r => setTimeout(r, 20));
+    }
+    expect(names).toEqual(['data-db-2', 'data-db-5']);
+
+    // A volume's change reaches the report of an unchanged StatefulSet and namespace.
+    const retainedOf = async () => {
+      const scan = await finder.findForEntity(target);
+      const section = scan.clusters[0];
+      return section.ok
+        ? section.statefulSets[0].orphans.find(o => o.name === 'data-db-2')
+            ?.volume?.retained
+        : undefined;
+    };
+    expect(await retainedOf()).toBe(true);
+    const pv = structuredClone(
+      sim.store.require('persistentvolumes', undefined, 'pv-2'),
+    );
+    pv.spec.persistentVolumeReclaimPolicy = 'Delete';
+    sim.store.update('persistentvolumes', pv);
+    const until2 = Date.now() + 5000;
+    while ((await retainedOf()) && Date.now() < until2)
+      await new Promise(r => setTimeout(r, 20));
+    expect(await retainedOf()).toBe(false);
+    expect(sim.requests().filter(r => r.verb === 'list')).toEqual([]);
+  });
+
+  it('says how old its answer may be while a watch is disconnected, and which', async () => {
+    await finder.findForEntity(target);
+    await eventually(
+      'the cache watching',
+      () => caches.ready('demo') && !caches.ready('demo')!.staleness(),
+    );
+    const fresh = await finder.findForEntity(target);
+    expect(fresh.clusters[0]).not.toHaveProperty('staleness');
+
+    sim.addFault({ verb: 'watch', resource: 'persistentvolumes', status: 503 });
+    sim.dropWatches();
+    await new Promise(r => setTimeout(r, 1100));
+    const stale = await finder.findForEntity(target);
+
+    expect(stale.clusters[0]).toMatchObject({
+      ok: true,
+      staleness: { disconnectedWatches: ['persistentvolumes'] },
+    });
+    const { staleness } = stale.clusters[0] as any;
+    expect(staleness.secondsSinceSync).toBeGreaterThanOrEqual(1);
+    expect(orphanNames(stale)).toEqual(orphanNames(fresh));
+  });
+});

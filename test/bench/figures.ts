@@ -1,0 +1,40 @@
+import { Dispatcher, request } from 'undici';
+import type { SimRequest } from './simProcess';
+
+/** Helpers the benchmark scripts share: how they fetch and how they print figures. */
+
+export const ms = (n: number) => `${n.toFixed(0)} ms`;
+
+/** The value at fraction `p` (0..1) of the sorted values. */
+export const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[
+    Math.min(xs.length - 1, Math.floor(xs.length * p))
+  ];
+
+export const median = (xs: number[]) => percentile(xs, 0.5);
+
+/** GETs JSON, throwing on anything but a 200. */
+export async function getJson(
+  url: string,
+  dispatcher: Dispatcher,
+  headers: Record<string, string> = {},
+): Promise<any> {
+  const res = await request(url, {
+    headers: { accept: 'application/json', ...headers },
+    dispatcher,
+  });
+  const body = (await res.body.json()) as any;
+  if (res.statusCode !== 200)
+    throw new Error(`${url}: ${res.statusCode} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** The namespace both benchmarks scan: 100 StatefulSets of 100 claims, 5 orphans each (10,000 claims, 9,500 pods, 10,000 volumes). */
+export const SCAN_NAMESPACE: SimRequest = {
+  type: 'seed',
+  namespace: 'scan',
+  id: 'scan',
+  sets: 100,
+  perSet: 100,
+  orphansPerSet: 5,
+};
