@@ -661,9 +661,10 @@ describe('pvcPrunerPlugin', () => {
       ]);
       expect(alice.body.totals.orphans).toBeGreaterThan(0);
       // No entity of this catalog maps to the demo's ledger-db or nightly-reports.
-      expect(
-        alice.body.unowned.statefulSets.map((s: any) => s.name),
-      ).toEqual(['ledger-db', 'nightly-reports']);
+      expect(alice.body.unowned.statefulSets.map((s: any) => s.name)).toEqual([
+        'ledger-db',
+        'nightly-reports',
+      ]);
 
       const bob = await fleet(BOB);
       expect(bob.status).toBe(200);

@@ -161,7 +161,15 @@ export class FleetService {
       query.owner === undefined ? undefined : parseOwner(query.owner);
     const after = query.cursor ? decodeFleetCursor(query.cursor) : undefined;
 
-    const visible = await this.kubernetesEntities(credentials);
+    const [visible, everything] = await Promise.all([
+      this.kubernetesEntities(credentials),
+      // Unowned means no entity of the whole catalog maps to it, not just none this caller sees.
+      owner || after
+        ? undefined
+        : this.deps.auth
+            .getOwnServiceCredentials()
+            .then(service => this.kubernetesEntities(service)),
+    ]);
     const { allowed, basic } = await authorizeEntities({
       permissions: this.deps.permissions,
       permission: pvcPrunerOrphansReadPermission,
@@ -172,13 +180,8 @@ export class FleetService {
     const readable = visible.filter(
       t => allowed.has(t.entityRef) && (!owner || t.owner === owner),
     );
-    const withUnowned = basic[0] && !owner && !after;
-    // Unowned means no entity of the whole catalog maps to it, not just none this caller sees.
-    const mapped = withUnowned
-      ? await this.kubernetesEntities(
-          await this.deps.auth.getOwnServiceCredentials(),
-        )
-      : readable;
+    const withUnowned = basic[0] && everything !== undefined;
+    const mapped = withUnowned ? everything : readable;
 
     const clusters = query.cluster ? [query.cluster] : configured;
     const scans = await Promise.all(
