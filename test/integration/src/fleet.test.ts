@@ -1,5 +1,4 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type {
   FleetResponse,
   FleetStatefulSet,
@@ -49,9 +48,8 @@ describe('the fleet view of the demo cluster over HTTP', () => {
       return requests.map(r => {
         const ref = 'resourceRef' in r ? r.resourceRef : undefined;
         const allowed = user === BOB ? ref === SEARCH_REF : true;
-        return {
-          result: allowed ? AuthorizeResult.ALLOW : AuthorizeResult.DENY,
-        };
+        // AuthorizeResult.ALLOW and .DENY, as the permission framework answers them.
+        return { result: allowed ? 'ALLOW' : 'DENY' };
       }) as any;
     });
     pruner = await startPruner({

@@ -248,8 +248,11 @@ export class FleetService {
       : undefined;
     const pricing = annotator.pricing(shown);
     const owners = new Map<string | undefined, FleetEntity[]>();
-    for (const e of entities)
-      owners.set(e.owner, [...(owners.get(e.owner) ?? []), e]);
+    for (const e of entities) {
+      const owned = owners.get(e.owner);
+      if (owned) owned.push(e);
+      else owners.set(e.owner, [e]);
+    }
     const clusterStates = scans.map(
       (s): FleetCluster =>
         'ok' in s

@@ -170,8 +170,9 @@ export class OrphanFinder {
         )
       : [];
     const all = [...mapped.values(), ...unowned];
+    // Unsorted from the cache: each entity's few are sorted below, not the whole cluster.
     let reports = cache
-      ? this.classifyCached(cache, all)
+      ? all.map(sts => this.cached.classify(cache, sts))
       : await this.classify(gateway, all);
     if (this.annotator)
       reports = await this.annotator.annotate(cluster, reports);
