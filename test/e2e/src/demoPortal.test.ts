@@ -510,6 +510,10 @@ it("refuses a prune of another team's search-index, in the card and in the API",
     'data-search-index-1',
     'data-search-index-2',
     'data-search-index-3',
+    // The unowned nightly-reports' claims, untouched too.
+    'scratch-nightly-reports-0',
+    'scratch-nightly-reports-1',
+    'scratch-nightly-reports-2',
   ]);
 }, 120_000);
 

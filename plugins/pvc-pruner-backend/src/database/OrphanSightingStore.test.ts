@@ -1,21 +1,10 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
-import { TestDatabaseId, TestDatabases } from '@backstage/backend-test-utils';
+import { TestDatabaseId } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
+import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import { OrphanSighting, OrphanSightingStore } from './OrphanSightingStore';
 
-/* SQLite always; PostgreSQL when BACKSTAGE_TEST_DATABASE_POSTGRES<major>_CONNECTION_STRING is set (see PruneJobStore.test.ts). */
-const databases = TestDatabases.create({
-  ids: [
-    'SQLITE_3',
-    'POSTGRES_18',
-    'POSTGRES_17',
-    'POSTGRES_16',
-    'POSTGRES_15',
-    'POSTGRES_14',
-    'POSTGRES_13',
-  ],
-  disableDocker: true,
-});
+const databases = storeTestDatabases();
 
 const NOV_3 = new Date('2026-11-03T08:00:00.000Z');
 const DEC_1 = new Date('2026-12-01T08:00:00.000Z');
