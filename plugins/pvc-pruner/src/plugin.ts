@@ -2,6 +2,7 @@ import {
   createApiFactory,
   createComponentExtension,
   createPlugin,
+  createRoutableExtension,
   discoveryApiRef,
   fetchApiRef,
 } from '@backstage/core-plugin-api';
@@ -10,6 +11,7 @@ import { kubernetesAuthProvidersApiRef } from '@backstage/plugin-kubernetes-reac
 import { pvcPrunerApiRef } from './api/PvcPrunerApi';
 import { PvcPrunerClient } from './api/PvcPrunerClient';
 import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
+import { rootRouteRef } from './routes';
 
 /**
  * The pvc-pruner frontend plugin (legacy frontend system).
@@ -18,6 +20,7 @@ import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
  */
 export const pvcPrunerPlugin = createPlugin({
   id: PVC_PRUNER_PLUGIN_ID,
+  routes: { root: rootRouteRef },
   apis: [
     createApiFactory({
       api: pvcPrunerApiRef,
@@ -52,5 +55,20 @@ export const EntityPvcPrunerCard: (
       lazy: () =>
         import('./components/PvcPrunerCard').then(m => m.PvcPrunerCard),
     },
+  }),
+);
+
+/**
+ * The fleet page: what every entity the user may read could reclaim across
+ * clusters, in GiB and money, grouped by owner. Mount it at `/pvc-pruner`:
+ * `<Route path="/pvc-pruner" element={<PvcPrunerFleetPage />} />`.
+ *
+ * @public
+ */
+export const PvcPrunerFleetPage: () => JSX.Element = pvcPrunerPlugin.provide(
+  createRoutableExtension({
+    name: 'PvcPrunerFleetPage',
+    component: () => import('./components/FleetPage').then(m => m.FleetPage),
+    mountPoint: rootRouteRef,
   }),
 );

@@ -42,6 +42,29 @@ function makeClient() {
 describe('PvcPrunerClient', () => {
   registerMswTestHooks(server);
 
+  it('reads the fleet with its filters and page, leaving out what is not set', async () => {
+    const urls: string[] = [];
+    server.use(
+      http.get(`${base}/v1/fleet`, ({ request }) => {
+        urls.push(request.url.slice(base.length));
+        return HttpResponse.json({ items: [] });
+      }),
+    );
+    const { client } = makeClient();
+    await client.getFleet();
+    await client.getFleet({
+      cluster: 'prod',
+      namespace: '',
+      owner: 'group:default/checkout',
+      limit: 500,
+      cursor: 'abc',
+    });
+    expect(urls).toEqual([
+      '/v1/fleet',
+      '/v1/fleet?cluster=prod&owner=group%3Adefault%2Fcheckout&limit=500&cursor=abc',
+    ]);
+  });
+
   it('reads orphans with the user token', async () => {
     let seen: { entityRef: string | null; auth: string | null } | undefined;
     server.use(
