@@ -63,7 +63,10 @@ describe('a claim whose deletion is accepted but held by a foreign finalizer', (
     expect(
       events.filter(e => e.pvc === HELD).map(e => [e.type, e.message]),
     ).toEqual([
-      ['pvc-deleting', `Deleting ${HELD} (20 GiB)`],
+      [
+        'pvc-deleting',
+        `Deleting ${HELD} once a last check shows it is still an orphan`,
+      ],
       [
         'pvc-terminating',
         `${HELD} is still terminating: held by ${HOLD}; it is not deleted until that finalizer is removed`,
