@@ -196,7 +196,7 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     rows.evaluateAll(trs =>
       trs.map(tr => (tr.querySelector('td') as HTMLElement).innerText.trim()),
     );
-  // Most expensive first: search-index's Retain volumes cost more than orders' claims.
+  // Most expensive first: search-index's Retain volumes cost more than orders' claims in both clusters.
   expect(await firstCells(table.locator('tbody tr'))).toEqual([
     'search',
     'search-index',
@@ -204,10 +204,11 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     'checkout',
     'orders',
     'demo · shop/orders-db',
+    'warehouse · fulfilment/orders-archive',
   ]);
   await page
     .getByText(
-      /2 entities with orphans, of 3 you may read · 7 orphaned claims · 100 GiB reclaimable · \$8\.00 a month/,
+      /2 entities with orphans, of 3 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
     )
     .waitFor();
   const unowned = page.getByRole('region', { name: 'Unowned' });
@@ -229,6 +230,7 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     'owner,entity,cluster,namespace,statefulset',
     'group:default/search,component:default/search-index,demo,search,search-index',
     'group:default/checkout,component:default/orders,demo,shop,orders-db',
+    'group:default/checkout,component:default/orders,warehouse,fulfilment,orders-archive',
     '(unowned),,demo,search,nightly-reports',
   ]);
   // The API answers the guest the same: nothing of ledger.
@@ -239,7 +241,7 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     })
   ).json();
   expect(JSON.stringify(fleet)).not.toMatch(/ledger|payments/);
-  expect(fleet.totals.orphans).toBe(7);
+  expect(fleet.totals.orphans).toBe(9);
 
   // Filtering by owner asks the backend, and leaves only that team.
   await page.getByRole('button', { name: 'Owner' }).click();
