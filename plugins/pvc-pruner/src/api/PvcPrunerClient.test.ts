@@ -86,7 +86,7 @@ describe('PvcPrunerClient', () => {
     });
   });
 
-  it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune', async () => {
+  it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune or a fleet filtered by cluster', async () => {
     const seen: Array<Record<string, string>> = [];
     const tokenHeaders = (request: Request) =>
       Object.fromEntries(
@@ -113,6 +113,10 @@ describe('PvcPrunerClient', () => {
         seen.push(tokenHeaders(request));
         return HttpResponse.json({ id: 'job-1' }, { status: 202 });
       }),
+      http.get(`${base}/v1/fleet`, ({ request }) => {
+        seen.push(tokenHeaders(request));
+        return HttpResponse.json({ items: [] });
+      }),
     );
     const getCredentials = jest.fn(async (key: string) => ({
       token: `${key}-user-token`,
@@ -134,6 +138,10 @@ describe('PvcPrunerClient', () => {
       statefulSet: 'db',
       pvcs: [{ name: 'a', uid: '1' }],
     });
+    // The fleet page reads client-side clusters with the user's token, as the card does.
+    await client.getFleet();
+    await client.getFleet({ cluster: 'gke' });
+    await client.getFleet({ cluster: 'prod' });
 
     expect(seen).toEqual([
       {
@@ -143,11 +151,20 @@ describe('PvcPrunerClient', () => {
       {
         'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
       },
+      {
+        'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+        'backstage-kubernetes-authorization-google': 'google-user-token',
+      },
+      { 'backstage-kubernetes-authorization-google': 'google-user-token' },
+      {},
     ]);
     expect(getCredentials.mock.calls.map(c => c[0])).toEqual([
       'oidc.okta',
       'google',
       'oidc.okta',
+      'oidc.okta',
+      'google',
+      'google',
     ]);
   });
 
