@@ -31,5 +31,20 @@ export interface Config {
      * @default false
      */
     requirePermissionFramework?: boolean;
+    /**
+     * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
+     * Without it they show GiB only. Costs are computed by the backend and sent with its answers.
+     */
+    pricing?: {
+      /** ISO 4217 code of the prices, e.g. `USD` or `EUR`. */
+      currency: string;
+      /**
+       * Price of one GiB (2^30 bytes) per month for a StorageClass not listed in `storageClasses`.
+       * Without it, claims of unlisted StorageClasses have no cost, and answers name those classes.
+       */
+      defaultPricePerGiBMonth?: number;
+      /** Price of one GiB per month, by StorageClass name, e.g. `{ gp3: 0.08, io2: 0.125 }`. */
+      storageClasses?: { [storageClass: string]: number };
+    };
   };
 }

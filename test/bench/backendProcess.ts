@@ -26,9 +26,24 @@ export interface HeapGrowth {
   peakGrowthBytes: number;
 }
 
+/** `bench:fleet`'s fleet figure: these simulators as clusters, and this many entities. */
+interface FleetSetup {
+  sims: SimReady[];
+  entities: number;
+}
+
+const clusterOf = (name: string, sim: SimReady) => ({
+  name,
+  url: sim.url,
+  authProvider: 'serviceAccount',
+  serviceAccountToken: sim.token,
+  caData: Buffer.from(sim.caCert).toString('base64'),
+});
+
 async function startBackend(
-  sim: SimReady,
-  entities: Array<{ name: string; id: string }>,
+  clusters: Array<ReturnType<typeof clusterOf>>,
+  entities: Array<{ name: string; id: string; owner: string }>,
+  extraConfig: Record<string, unknown> = {},
 ) {
   const backend = createBackend();
   backend.add(
@@ -40,24 +55,12 @@ async function startBackend(
           database: { client: 'better-sqlite3', connection: ':memory:' },
         },
         kubernetes: {
-          clusterLocatorMethods: [
-            {
-              type: 'config',
-              clusters: [
-                {
-                  name: 'bench',
-                  url: sim.url,
-                  authProvider: 'serviceAccount',
-                  serviceAccountToken: sim.token,
-                  caData: Buffer.from(sim.caCert).toString('base64'),
-                },
-              ],
-            },
-          ],
+          clusterLocatorMethods: [{ type: 'config', clusters }],
         },
         pvcPruner: {
           clusterRequestTimeoutSeconds: 60,
           volumeWaitTimeoutSeconds: 60,
+          ...extraConfig,
         },
       },
     }),
@@ -75,11 +78,7 @@ async function startBackend(
           namespace: 'default',
           annotations: { 'backstage.io/kubernetes-id': e.id },
         },
-        spec: {
-          type: 'service',
-          owner: 'group:default/bench',
-          lifecycle: 'production',
-        },
+        spec: { type: 'service', owner: e.owner, lifecycle: 'production' },
       })),
     }),
   );
@@ -89,12 +88,28 @@ async function startBackend(
 }
 
 async function main() {
-  const sim = JSON.parse(process.env.BENCH_SIM!) as SimReady;
-  await startBackend(sim, [
-    { name: 'scan', id: 'scan' },
-    { name: 'prune', id: 'prune' },
-    { name: 'big', id: 'big' },
-  ]);
+  if (process.env.BENCH_FLEET) {
+    const fleet = JSON.parse(process.env.BENCH_FLEET) as FleetSetup;
+    await startBackend(
+      fleet.sims.map((sim, i) => clusterOf(`cluster-${i}`, sim)),
+      Array.from({ length: fleet.entities }, (_, i) => ({
+        name: `svc-${i}`,
+        id: `svc-${i}`,
+        owner: `group:default/team-${i % 25}`,
+      })),
+      { pricing: { currency: 'USD', defaultPricePerGiBMonth: 0.1 } },
+    );
+  } else {
+    const sim = JSON.parse(process.env.BENCH_SIM!) as SimReady;
+    await startBackend(
+      [clusterOf('bench', sim)],
+      ['scan', 'prune', 'big'].map(id => ({
+        name: id,
+        id,
+        owner: 'group:default/bench',
+      })),
+    );
+  }
   let before = 0;
   let peak = 0;
   let sampler: NodeJS.Timeout | undefined;

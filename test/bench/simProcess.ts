@@ -22,6 +22,10 @@ export type SimRequest =
       sets: number;
       perSet: number;
       orphansPerSet: number;
+      /** Give StatefulSet s its own entity id, `<id>-<distinctIdsFrom + s>` (the fleet: one entity each). */
+      distinctIdsFrom?: number;
+      /** Pods without claims besides (a Deployment's, say). */
+      podsWithoutClaims?: number;
     }
   | { type: 'settle' }
   | { type: 'pauseControllers' }
@@ -66,12 +70,9 @@ function podOf(
 /** A namespace of `sets` StatefulSets with `perSet` claims each, `orphansPerSet` of them above the replica count. */
 function seedNamespace(
   sim: KubeSim,
-  namespace: string,
-  id: string,
-  sets: number,
-  perSet: number,
-  orphansPerSet: number,
+  seed: Extract<SimRequest, { type: 'seed' }>,
 ) {
+  const { namespace, id, sets, perSet, orphansPerSet } = seed;
   const { store } = sim;
   store.create('namespaces', {
     apiVersion: 'v1',
@@ -80,7 +81,11 @@ function seedNamespace(
   } as KubeObject);
   for (let s = 0; s < sets; s++) {
     const name = `db-${s}`;
-    const labels = { app: name, 'backstage.io/kubernetes-id': id };
+    const entityId =
+      seed.distinctIdsFrom === undefined
+        ? id
+        : `${id}-${seed.distinctIdsFrom + s}`;
+    const labels = { app: name, 'backstage.io/kubernetes-id': entityId };
     const replicas = perSet - orphansPerSet;
     store.create(
       'apps/statefulsets',
@@ -123,6 +128,16 @@ function seedNamespace(
       if (i < replicas) store.create('pods', podOf(namespace, name, i, labels));
     }
   }
+  for (let p = 0; p < (seed.podsWithoutClaims ?? 0); p++)
+    store.create('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `web-${p}`, namespace, labels: { app: 'web' } },
+      spec: {
+        nodeName: 'sim-node-1',
+        containers: [{ name: 'web', image: 'web:1' }],
+      },
+    } as unknown as KubeObject);
 }
 
 /** Waits until the simulator's controllers have nothing left to do with the seeded objects. */
@@ -150,9 +165,8 @@ async function main() {
     });
   process.on('message', async (msg: SimRequest) => {
     if (msg.type === 'seed') {
-      const { namespace, id, sets, perSet, orphansPerSet } = msg;
-      seedNamespace(sim, namespace, id, sets, perSet, orphansPerSet);
-      process.send!({ claims: sets * perSet });
+      seedNamespace(sim, msg);
+      process.send!({ claims: msg.sets * msg.perSet });
     } else if (msg.type === 'settle') {
       await settled(sim);
       process.send!({});

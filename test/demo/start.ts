@@ -749,7 +749,7 @@ async function main() {
     `  Scale a StatefulSet and watch the card follow: kubectl --kubeconfig ${kubeconfig} -n shop scale sts orders-db --replicas=1`,
   );
   say(
-    `  Pages: orders, cart, search-index (another team's). Logs: ${shown(
+    `  Pages: orders, cart, search-index (another team's), and every team's orphans at ${FRONTEND_URL}/pvc-pruner. Logs: ${shown(
       LOG_DIR,
     )}/. Ctrl-C stops everything.`,
   );

@@ -3,8 +3,9 @@
  *
  * - the catalog, loaded from dev/catalog-info.yaml (two teams, three services);
  * - Backstage's own Kubernetes backend, for the entity page's Kubernetes tab;
- * - the permission framework, with a demo policy: everyone may read, and only
- *   an entity's owners may prune its claims;
+ * - the permission framework, with a demo policy: everyone may read (except
+ *   the claims of the owners-only ledger), and only an entity's owners may
+ *   prune claims;
  * - guest sign-in, as user:default/guest (a member of group checkout).
  *
  * The first cluster comes from the PVC_PRUNER_DEMO_KUBE_* environment
@@ -32,7 +33,10 @@ import {
   PolicyQueryUser,
 } from '@backstage/plugin-permission-node';
 import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
-import { pvcPrunerPrunePermission } from 'backstage-plugin-pvc-pruner-common';
+import {
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+} from 'backstage-plugin-pvc-pruner-common';
 import {
   kubernetesClientCertificateModule,
   pvcPrunerClientCertificateModule,
@@ -56,12 +60,36 @@ if (missing.length > 0) {
 // unless the start script chose another, so job history survives restarts.
 process.env.PVC_PRUNER_DEMO_DIR ??= resolve(__dirname, '../../../.demo');
 
-/** Everyone may read everything; only an entity's owners may prune its claims. */
+/** Marks an entity whose claims only its owners may see (the demo's ledger). */
+const OWNERS_ONLY_ANNOTATION = 'pvc-pruner.demo/claims-visible-to';
+
+/**
+ * Everyone may read everything, except the claims of entities marked
+ * owners-only, which only their owners may read; only an entity's owners may
+ * prune its claims. Everything else is allowed, pvc-pruner.fleet.unowned.read
+ * included, so the guest sees the fleet page's Unowned section as a platform
+ * team would.
+ */
 class DemoPermissionPolicy implements PermissionPolicy {
   async handle(
     request: PolicyQuery,
     user?: PolicyQueryUser,
   ): Promise<PolicyDecision> {
+    if (isPermission(request.permission, pvcPrunerOrphansReadPermission)) {
+      return createCatalogConditionalDecision(request.permission, {
+        anyOf: [
+          catalogConditions.isEntityOwner({
+            claims: user?.info.ownershipEntityRefs ?? [],
+          }),
+          {
+            not: catalogConditions.hasAnnotation({
+              annotation: OWNERS_ONLY_ANNOTATION,
+              value: 'owners',
+            }),
+          },
+        ],
+      });
+    }
     if (isPermission(request.permission, pvcPrunerPrunePermission)) {
       if (!user) return { result: AuthorizeResult.DENY };
       return createCatalogConditionalDecision(

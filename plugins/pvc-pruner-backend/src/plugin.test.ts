@@ -194,6 +194,51 @@ async function waitFor<T>(
   }
 }
 
+/**
+ * The catalog's side of conditional decisions: the catalog-entity resource type with the catalog's
+ * real rules, served at /api/catalog/.well-known/backstage/permissions/apply-conditions. (It is mounted
+ * directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
+ * which the mock auth service does not issue.)
+ */
+function catalogPermissionIntegration() {
+  return createBackendPlugin({
+    pluginId: 'catalog',
+    register(env) {
+      env.registerInit({
+        deps: { httpRouter: coreServices.httpRouter },
+        async init({ httpRouter }) {
+          httpRouter.use(
+            createPermissionIntegrationRouter({
+              resourceType: catalogEntityPermissionResourceRef.resourceType,
+              rules: Object.values(permissionRules),
+              getResources: async refs =>
+                refs.map(ref =>
+                  ENTITIES.find(e => stringifyEntityRef(e) === ref),
+                ),
+            }),
+          );
+        },
+      });
+    },
+  });
+}
+
+/** A permission policy module for the permission backend. */
+function policyModuleOf(policy: PermissionPolicy) {
+  return createBackendModule({
+    pluginId: 'permission',
+    moduleId: 'test-policy',
+    register(reg) {
+      reg.registerInit({
+        deps: { policy: policyExtensionPoint },
+        async init({ policy: extension }) {
+          extension.setPolicy(policy);
+        },
+      });
+    },
+  });
+}
+
 beforeAll(async () => {
   sim = await startKubeSim({ scenario: 'demo', timeFactor: 0.02, https: true });
   // Until the demo's claims are provisioned and bound.
@@ -234,7 +279,7 @@ describe('pvcPrunerPlugin', () => {
     ).toBe(404);
   });
 
-  it('registers its two permissions, on catalog entities, with the permission framework', async () => {
+  it('registers its permissions with the permission framework: two on catalog entities, one basic', async () => {
     const server = await startPlugin();
 
     const response = await request(server)
@@ -254,8 +299,96 @@ describe('pvcPrunerPlugin', () => {
           resourceType: 'catalog-entity',
           attributes: { action: 'delete' },
         }),
+        {
+          type: 'basic',
+          name: 'pvc-pruner.fleet.unowned.read',
+          attributes: { action: 'read' },
+        },
       ]),
     );
+  });
+
+  describe('cost and first sightings', () => {
+    const GIB = 2 ** 30;
+    const scan = (server: any, entityRef = ORDERS) =>
+      request(server)
+        .get('/api/pvc-pruner/v1/orphans')
+        .query({ entityRef })
+        .set('authorization', mockCredentials.user.header(ALICE));
+
+    it('prices each orphan and the totals from pvcPruner.pricing, and names StorageClasses it has no price for', async () => {
+      const server = await startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            pricing: { currency: 'EUR', storageClasses: { standard: 0.1 } },
+          },
+        }),
+      });
+
+      const orders = (await scan(server)).body;
+      const [sts] = orders.clusters[0].statefulSets;
+      expect(sts.orphans.length).toBeGreaterThan(0);
+      for (const o of sts.orphans)
+        expect(o.monthlyCost).toBeCloseTo(
+          ((o.capacityBytes ?? o.requestedBytes) / GIB) * 0.1,
+        );
+      expect(orders.totals.reclaimableMonthlyCost).toBeCloseTo(
+        (orders.totals.reclaimableBytes / GIB) * 0.1,
+      );
+      expect(orders.totals.retainedMonthlyCost).toBe(0);
+      expect(orders.pricing).toEqual({
+        currency: 'EUR',
+        unpricedStorageClasses: [],
+      });
+
+      const search = (await scan(server, 'component:default/search')).body;
+      expect(search.totals.retainedBytes).toBeGreaterThan(0);
+      expect(search.totals.retainedMonthlyCost).toBe(0);
+      expect(search.pricing.unpricedStorageClasses).toEqual(['premium-retain']);
+    });
+
+    it('says what Retain volumes keep costing after the prune', async () => {
+      const server = await startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            pricing: { currency: 'USD', defaultPricePerGiBMonth: 0.2 },
+          },
+        }),
+      });
+      const search = (await scan(server, 'component:default/search')).body;
+      expect(search.totals.retainedMonthlyCost).toBeCloseTo(
+        (search.totals.retainedBytes / GIB) * 0.2,
+      );
+      expect(search.pricing).toEqual({
+        currency: 'USD',
+        unpricedStorageClasses: [],
+      });
+    });
+
+    it('without pricing, answers bytes only: no cost anywhere', async () => {
+      const server = await startPlugin();
+      const response = await scan(server);
+      expect(response.status).toBe(200);
+      expect(response.text).not.toMatch(/MonthlyCost|monthlyCost|pricing/);
+    });
+
+    it('records when it first saw each orphan, and keeps that date on later scans', async () => {
+      const server = await startPlugin();
+      const before = Date.now();
+      const first = (await scan(server)).body.clusters[0].statefulSets[0];
+      const seen = first.orphans.map((o: any) => o.firstSeenOrphanedAt);
+      for (const at of seen) {
+        expect(Date.parse(at)).toBeGreaterThanOrEqual(before - 1000);
+        expect(Date.parse(at)).toBeLessThanOrEqual(Date.now());
+      }
+      expect(first.firstSeenOrphanedAt).toBe([...seen].sort()[0]);
+
+      await new Promise(r => setTimeout(r, 20));
+      const again = (await scan(server)).body.clusters[0].statefulSets[0];
+      expect(again.orphans.map((o: any) => o.firstSeenOrphanedAt)).toEqual(
+        seen,
+      );
+    });
   });
 
   describe('credentials', () => {
@@ -432,45 +565,13 @@ describe('pvcPrunerPlugin', () => {
           return { result: AuthorizeResult.ALLOW };
         }
       }
-      const policyModule = createBackendModule({
-        pluginId: 'permission',
-        moduleId: 'owners-prune-policy',
-        register(reg) {
-          reg.registerInit({
-            deps: { policy: policyExtensionPoint },
-            async init({ policy }) {
-              policy.setPolicy(new OwnersPrune());
-            },
-          });
-        },
-      });
-      // The catalog's side of conditional decisions: the catalog-entity resource type with the catalog's
-      // real rules, served at /api/catalog/.well-known/backstage/permissions/apply-conditions. (It is mounted
-      // directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
-      // which the mock auth service does not issue.)
-      const catalogPermissions = createBackendPlugin({
-        pluginId: 'catalog',
-        register(env) {
-          env.registerInit({
-            deps: { httpRouter: coreServices.httpRouter },
-            async init({ httpRouter }) {
-              httpRouter.use(
-                createPermissionIntegrationRouter({
-                  resourceType: catalogEntityPermissionResourceRef.resourceType,
-                  rules: Object.values(permissionRules),
-                  getResources: async refs =>
-                    refs.map(ref =>
-                      ENTITIES.find(e => stringifyEntityRef(e) === ref),
-                    ),
-                }),
-              );
-            },
-          });
-        },
-      });
       const server = await startPlugin({
         config: config(sim, { permission: { enabled: true } }),
-        features: [permissionBackendPlugin, policyModule, catalogPermissions],
+        features: [
+          permissionBackendPlugin,
+          policyModuleOf(new OwnersPrune()),
+          catalogPermissionIntegration(),
+        ],
       });
       const post = (user: string, entityRef = ORDERS) =>
         request(server)
@@ -499,6 +600,87 @@ describe('pvcPrunerPlugin', () => {
             )
           ).body.finishedAt,
       );
+    });
+  });
+
+  describe('GET /v1/fleet through the permission backend', () => {
+    // Only an entity's owners may read its claims; only alice may see unowned StatefulSets.
+    class OwnersRead implements PermissionPolicy {
+      async handle(
+        query: PolicyQuery,
+        user?: PolicyQueryUser,
+      ): Promise<PolicyDecision> {
+        if (isPermission(query.permission, pvcPrunerOrphansReadPermission)) {
+          return createCatalogConditionalDecision(
+            query.permission,
+            catalogConditions.isEntityOwner({
+              claims: user?.info.ownershipEntityRefs ?? [],
+            }),
+          );
+        }
+        if (query.permission.name === 'pvc-pruner.fleet.unowned.read') {
+          return {
+            result:
+              user?.info.userEntityRef === ALICE
+                ? AuthorizeResult.ALLOW
+                : AuthorizeResult.DENY,
+          };
+        }
+        return { result: AuthorizeResult.ALLOW };
+      }
+    }
+
+    it('shows an owner their entities, and another user nothing of them: no row, no total, no unowned', async () => {
+      const server = await startPlugin({
+        config: config(sim, { permission: { enabled: true } }),
+        features: [
+          permissionBackendPlugin,
+          policyModuleOf(new OwnersRead()),
+          catalogPermissionIntegration(),
+        ],
+      });
+      const fleet = (user: string) =>
+        request(server)
+          .get('/api/pvc-pruner/v1/fleet')
+          .set('authorization', mockCredentials.user.header(user));
+
+      const alice = await fleet(ALICE);
+      expect(alice.status).toBe(200);
+      expect(alice.body.entitiesScanned).toBe(4);
+      expect(alice.body.items.map((e: any) => e.entityRef)).toEqual([
+        ORDERS,
+        'component:default/search',
+      ]);
+      expect(alice.body.items[0].statefulSets).toEqual([
+        expect.objectContaining({
+          cluster: 'demo',
+          namespace: 'shop',
+          name: 'orders-db',
+          orphans: expect.any(Number),
+        }),
+      ]);
+      expect(alice.body.totals.orphans).toBeGreaterThan(0);
+      // No entity of this catalog maps to the demo's ledger-db or nightly-reports.
+      expect(alice.body.unowned.statefulSets.map((s: any) => s.name)).toEqual([
+        'ledger-db',
+        'nightly-reports',
+      ]);
+
+      const bob = await fleet(BOB);
+      expect(bob.status).toBe(200);
+      expect(bob.body).toEqual({
+        clusters: [{ cluster: 'demo', ok: true }],
+        entitiesScanned: 0,
+        totals: {
+          entities: 0,
+          statefulSets: 0,
+          orphans: 0,
+          reclaimableBytes: 0,
+          retainedBytes: 0,
+        },
+        owners: [],
+        items: [],
+      });
     });
   });
 

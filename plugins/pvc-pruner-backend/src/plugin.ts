@@ -15,7 +15,9 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
 import { createRouter } from './router';
-import { PruneJobStore } from './database';
+import { PriceList } from './cost';
+import { OrphanSightingStore, PruneJobStore } from './database';
+import { FleetService } from './fleet';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -30,7 +32,12 @@ import {
   ClusterRegistry,
   KubeGateways,
 } from './kubernetes';
-import { EntityWorkloads, OrphanFinder, WATCH_CACHE_TRIMMERS } from './orphans';
+import {
+  EntityWorkloads,
+  OrphanAnnotator,
+  OrphanFinder,
+  WATCH_CACHE_TRIMMERS,
+} from './orphans';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -72,9 +79,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
         auditor: coreServices.auditor,
+        auth: coreServices.auth,
         lifecycle: coreServices.lifecycle,
         scheduler: coreServices.scheduler,
-        auth: coreServices.auth,
         catalog: catalogServiceRef,
       },
       async init({
@@ -86,9 +93,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         permissions,
         permissionsRegistry,
         auditor,
+        auth,
         lifecycle,
         scheduler,
-        auth,
         catalog,
       }) {
         const options = readOptions(config);
@@ -130,6 +137,11 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
+        const annotator = new OrphanAnnotator(
+          await OrphanSightingStore.create({ database }),
+          PriceList.fromConfig(config),
+        );
+        const orphanFinder = new OrphanFinder(gateways, caches, annotator);
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
@@ -165,7 +177,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
             permissions,
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
-            orphanFinder: new OrphanFinder(gateways, caches),
+            orphanFinder,
+            fleet: new FleetService({
+              catalog,
+              auth,
+              permissions,
+              orphanFinder,
+              annotator,
+            }),
             jobs,
             store,
             events,

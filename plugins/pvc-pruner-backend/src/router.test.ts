@@ -23,11 +23,19 @@ import express from 'express';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
+import { FleetService } from './fleet';
 import { PruneJobStore } from './database';
 import { JobEvents, JobOutcomeReporter, PruneJobs, PruneResult } from './jobs';
-import { EntityWorkloads, EntityWorkloadTarget, OrphanFinder } from './orphans';
+import {
+  EntityWorkloads,
+  EntityWorkloadTarget,
+  OrphanAnnotator,
+  OrphanFinder,
+} from './orphans';
+import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 
 /*
  * createRouter with the real catalog lookup (EntityWorkloads on the catalog
@@ -133,6 +141,13 @@ describe('createRouter', () => {
     ]
   >;
   let app: express.Express;
+  const scanCluster = jest.fn(
+    async (cluster: ClusterDetails, targets: EntityWorkloadTarget[]) => ({
+      cluster: cluster.name,
+      byEntity: new Map(targets.map(t => [t.entityRef, []])),
+      unowned: [],
+    }),
+  );
 
   async function makeApp(overrides: Partial<RouterOptions> = {}) {
     const router = await createRouter({
@@ -173,6 +188,21 @@ describe('createRouter', () => {
         ],
         mockServices.logger.mock(),
       ),
+      fleet: new FleetService({
+        catalog: catalogServiceMock({ entities: ENTITIES }),
+        auth: mockServices.auth(),
+        permissions,
+        orphanFinder: {
+          clustersOf: async () =>
+            ['demo', 'prod'].map(name => ({ name } as ClusterDetails)),
+          scanCluster: scanCluster,
+        } as unknown as OrphanFinder,
+        annotator: new OrphanAnnotator(
+          await OrphanSightingStore.create({
+            database: { getClient: async () => knex },
+          }),
+        ),
+      }),
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -270,6 +300,7 @@ describe('createRouter', () => {
       '/health',
       '/v1/clusters',
       '/v1/orphans',
+      '/v1/fleet',
       '/v1/prune-jobs',
       '/v1/prune-jobs/{id}',
       '/v1/prune-jobs/{id}/events',
@@ -483,6 +514,76 @@ describe('createRouter', () => {
         'backstage.io/kubernetes-label-selector',
       );
       expect(findForEntity).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('GET /v1/fleet', () => {
+    const fleet = (query: Record<string, string>, user = ALICE) =>
+      request(app)
+        .get('/v1/fleet')
+        .query(query)
+        .set('authorization', mockCredentials.user.header(user));
+
+    it('answers the fleet of the caller, asking the permission framework once with their credentials', async () => {
+      scanCluster.mockClear();
+      const response = await fleet({});
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        clusters: [
+          { cluster: 'demo', ok: true },
+          { cluster: 'prod', ok: true },
+        ],
+        entitiesScanned: 2,
+        items: [],
+        totals: { entities: 0, orphans: 0 },
+      });
+      expect(permissions.authorize).toHaveBeenCalledTimes(1);
+      expect(permissions.authorize.mock.calls[0][1]).toEqual({
+        credentials: mockCredentials.user(ALICE),
+      });
+      expect(scanCluster).toHaveBeenCalledTimes(2);
+      expect(audit.events).toEqual([
+        expect.objectContaining({
+          options: expect.objectContaining({
+            eventId: 'fleet-read',
+            severityLevel: 'low',
+          }),
+          outcome: 'success',
+        }),
+      ]);
+    });
+
+    it.each<[Record<string, string>, RegExp]>([
+      [
+        { cluster: 'staging' },
+        /Unknown cluster "staging": the configured clusters are "demo", "prod"/,
+      ],
+      [
+        { namespace: 'Shop!' },
+        /Invalid query: namespace: must be a lowercase RFC 1123 name/,
+      ],
+      [{ owner: 'group:' }, /Invalid owner "group:"/],
+      [{ limit: '0' }, /^Invalid query: limit: must be >= 1$/],
+      [{ limit: 'ten' }, /^Invalid query: limit: must be integer$/],
+      [{ cursor: '%%%' }, /Invalid cursor/],
+      [{ team: 'checkout' }, /^Unknown query parameter 'team'$/],
+    ])(
+      'answers %j with 400 and what is wrong, before asking any cluster',
+      async (query, message) => {
+        scanCluster.mockClear();
+        const response = await fleet(query);
+        expect(response.status).toBe(400);
+        expect(response.body.error.name).toBe('InputError');
+        expect(response.body.error.message).toMatch(message);
+        expect(scanCluster).not.toHaveBeenCalled();
+      },
+    );
+
+    it('wants credentials', async () => {
+      const response = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.none.header());
+      expect(response.status).toBe(401);
     });
   });
 

@@ -14,6 +14,7 @@ import express from 'express';
 import Router from 'express-promise-router';
 import { streamJobEvents } from './eventStream';
 import { PruneJobStore } from './database';
+import { FleetService } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
 import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
 import {
@@ -29,6 +30,8 @@ import { explainValidationErrors } from './schema/validationErrors';
 /** Request bodies above this are refused with 413 before they are parsed. */
 export const MAX_BODY = '64kb';
 
+/** Entities per page of `GET /v1/fleet`, as the spec's default says. */
+const DEFAULT_FLEET_PAGE = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RouterOptions {
@@ -41,6 +44,7 @@ export interface RouterOptions {
   store: PruneJobStore;
   events: JobEvents;
   clusters: ClusterRegistry;
+  fleet: FleetService;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -58,6 +62,7 @@ export async function createRouter(
     store,
     events,
     clusters,
+    fleet,
   } = options;
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
   // 413: that router answers every error before its routes as a 400.
@@ -150,6 +155,36 @@ export async function createRouter(
         requestAuthFromHeaders(req.headers),
       );
       await audit.success({ meta: { orphans: result.totals.orphans } });
+      res.json(result);
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
+  });
+
+  api.get('/v1/fleet', async (req, res) => {
+    const query = req.query;
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
+    const audit = await auditor.createEvent({
+      eventId: 'fleet-read',
+      severityLevel: 'low',
+      request: req,
+      meta: { query },
+    });
+    try {
+      const result = await fleet.list(
+        { ...query, limit: query.limit ?? DEFAULT_FLEET_PAGE },
+        credentials,
+        requestAuthFromHeaders(req.headers),
+      );
+      await audit.success({
+        meta: {
+          entities: result.totals.entities,
+          orphans: result.totals.orphans,
+        },
+      });
       res.json(result);
     } catch (error) {
       await audit.fail({ error: error as Error });

@@ -26,6 +26,18 @@ export const pvcPrunerPrunePermission = createPermission({
 });
 
 /**
+ * Allows seeing, in the fleet view, the StatefulSets with orphans that no
+ * catalog entity maps to (for platform teams). A basic permission: there is
+ * no entity to check it against.
+ *
+ * @public
+ */
+export const pvcPrunerFleetUnownedReadPermission = createPermission({
+  name: 'pvc-pruner.fleet.unowned.read',
+  attributes: { action: 'read' },
+});
+
+/**
  * Every permission of the plugin, for `permissionsRegistry.addPermissions`.
  *
  * @public
@@ -33,4 +45,5 @@ export const pvcPrunerPrunePermission = createPermission({
 export const pvcPrunerPermissions = [
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
+  pvcPrunerFleetUnownedReadPermission,
 ];

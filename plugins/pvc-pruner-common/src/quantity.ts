@@ -54,3 +54,15 @@ export function formatBytes(bytes: number): string {
   const digits = unit === 0 || value >= 100 || Number.isInteger(value) ? 0 : 1;
   return `${value.toFixed(digits)} ${units[unit]}`;
 }
+
+/**
+ * The bytes a claim occupies: its bound capacity, else what it requested.
+ *
+ * @public
+ */
+export function claimBytes(pvc: {
+  capacityBytes?: number;
+  requestedBytes: number;
+}): number {
+  return pvc.capacityBytes ?? pvc.requestedBytes;
+}

@@ -25,6 +25,8 @@ import {
 } from '@backstage/core-components';
 import {
   createApiFactory,
+  createPlugin,
+  createRoutableExtension,
   discoveryApiRef,
   fetchApiRef,
   googleAuthApiRef,
@@ -42,6 +44,7 @@ import { createDevApp } from '@backstage/dev-utils';
 import {
   AsyncEntityProvider,
   catalogApiRef,
+  entityRouteRef,
   useEntity,
 } from '@backstage/plugin-catalog-react';
 import {
@@ -50,8 +53,14 @@ import {
 } from '@backstage/plugin-kubernetes';
 import Grid from '@material-ui/core/Grid';
 import StorageIcon from '@material-ui/icons/Storage';
+import AccountTreeIcon from '@material-ui/icons/AccountTree';
+import { Navigate } from 'react-router-dom';
 import useAsyncRetry from 'react-use/esm/useAsyncRetry';
-import { EntityPvcPrunerCard, pvcPrunerPlugin } from '../src/plugin';
+import {
+  EntityPvcPrunerCard,
+  PvcPrunerFleetPage,
+  pvcPrunerPlugin,
+} from '../src/plugin';
 
 /**
  * Loads an entity from the demo backend's catalog and provides it to the page
@@ -172,8 +181,25 @@ class DemoKubernetesAuthProviders implements KubernetesAuthProvidersApi {
   }
 }
 
+/**
+ * The catalog's entity route, as the catalog plugin mounts it in an app, so
+ * the fleet page can link to each entity's Kubernetes tab. An entity's page
+ * here is its Kubernetes tab.
+ */
+const demoCatalogPlugin = createPlugin({
+  id: 'demo-catalog',
+  routes: { entity: entityRouteRef },
+});
+const DemoEntityRoute = demoCatalogPlugin.provide(
+  createRoutableExtension({
+    name: 'DemoEntityRoute',
+    mountPoint: entityRouteRef,
+    component: async () => () => <Navigate to="kubernetes" replace />,
+  }),
+);
+
 const app = createDevApp()
-  .registerPlugin(kubernetesPlugin, pvcPrunerPlugin)
+  .registerPlugin(kubernetesPlugin, pvcPrunerPlugin, demoCatalogPlugin)
   .registerApi(
     createApiFactory({
       api: catalogApiRef,
@@ -213,5 +239,17 @@ for (const name of DEMO_ENTITIES) {
     ),
   });
 }
+
+// The fleet page, with its sidebar item as the README shows an app adding it.
+app.addPage({
+  path: '/pvc-pruner',
+  title: 'Orphaned volumes',
+  icon: AccountTreeIcon,
+  element: <PvcPrunerFleetPage />,
+});
+app.addPage({
+  path: '/catalog/:namespace/:kind/:name',
+  element: <DemoEntityRoute />,
+});
 
 app.render();

@@ -1,7 +1,7 @@
 import plugin from './alpha';
 
 describe('pvc-pruner (new frontend system)', () => {
-  it('provides the API, the entity tab and the entity card', () => {
+  it('provides the API, the entity tab, the entity card and the fleet page', () => {
     expect(plugin.pluginId).toBe('pvc-pruner');
     expect(plugin.getExtension('api:pvc-pruner')).toBeDefined();
     expect(
@@ -10,5 +10,7 @@ describe('pvc-pruner (new frontend system)', () => {
     expect(
       plugin.getExtension('entity-card:pvc-pruner/orphaned-volumes'),
     ).toBeDefined();
+    expect(plugin.getExtension('page:pvc-pruner')).toBeDefined();
+    expect(plugin.routes.root).toBeDefined();
   });
 });

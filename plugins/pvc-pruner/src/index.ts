@@ -5,10 +5,19 @@
  * @packageDocumentation
  */
 
-export { pvcPrunerPlugin, EntityPvcPrunerCard } from './plugin';
+export {
+  pvcPrunerPlugin,
+  EntityPvcPrunerCard,
+  PvcPrunerFleetPage,
+} from './plugin';
+export { rootRouteRef as pvcPrunerFleetRouteRef } from './routes';
 export { isPvcPrunerAvailable } from './utils/isPvcPrunerAvailable';
 export { pvcPrunerApiRef } from './api/PvcPrunerApi';
-export type { PvcPrunerApi, ListPruneJobsRequest } from './api/PvcPrunerApi';
+export type {
+  PvcPrunerApi,
+  ListPruneJobsRequest,
+  FleetRequest,
+} from './api/PvcPrunerApi';
 export { PvcPrunerClient } from './api/PvcPrunerClient';
 export type { PvcPrunerClientOptions } from './api/PvcPrunerClient';
 export type { PvcPrunerCardProps } from './components/PvcPrunerCard';

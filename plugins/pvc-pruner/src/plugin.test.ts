@@ -1,6 +1,8 @@
 import {
   EntityPvcPrunerCard,
   isPvcPrunerAvailable,
+  pvcPrunerFleetRouteRef,
+  PvcPrunerFleetPage,
   pvcPrunerPlugin,
 } from './index';
 import { makeEntity } from './__testUtils__/renderWithApis';
@@ -12,6 +14,11 @@ describe('pvcPrunerPlugin', () => {
       'plugin.pvc-pruner.service',
     ]);
     expect(EntityPvcPrunerCard).toBeDefined();
+  });
+
+  it('provides the fleet page as a routable extension on its root route', () => {
+    expect(PvcPrunerFleetPage).toBeDefined();
+    expect(pvcPrunerPlugin.routes).toEqual({ root: pvcPrunerFleetRouteRef });
   });
 
   it('is available for entities with a Kubernetes id or label selector', () => {

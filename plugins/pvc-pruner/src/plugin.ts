@@ -1,10 +1,12 @@
 import {
   createComponentExtension,
   createPlugin,
+  createRoutableExtension,
 } from '@backstage/core-plugin-api';
 import { PVC_PRUNER_PLUGIN_ID } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerClientFactory } from './api/pvcPrunerClientFactory';
 import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
+import { rootRouteRef } from './routes';
 
 /**
  * The pvc-pruner frontend plugin (legacy frontend system).
@@ -13,6 +15,7 @@ import type { PvcPrunerCardProps } from './components/PvcPrunerCard';
  */
 export const pvcPrunerPlugin = createPlugin({
   id: PVC_PRUNER_PLUGIN_ID,
+  routes: { root: rootRouteRef },
   apis: [pvcPrunerClientFactory],
 });
 
@@ -32,5 +35,20 @@ export const EntityPvcPrunerCard: (
       lazy: () =>
         import('./components/PvcPrunerCard').then(m => m.PvcPrunerCard),
     },
+  }),
+);
+
+/**
+ * The fleet page: what every entity the user may read could reclaim across
+ * clusters, in GiB and money, grouped by owner. Mount it at `/pvc-pruner`:
+ * `<Route path="/pvc-pruner" element={<PvcPrunerFleetPage />} />`.
+ *
+ * @public
+ */
+export const PvcPrunerFleetPage: () => JSX.Element = pvcPrunerPlugin.provide(
+  createRoutableExtension({
+    name: 'PvcPrunerFleetPage',
+    component: () => import('./components/FleetPage').then(m => m.FleetPage),
+    mountPoint: rootRouteRef,
   }),
 );

@@ -2,12 +2,14 @@
  * The demo portal end to end, in Chromium: the guest finds the orphans of
  * `orders`, dry-runs and prunes them (kubectl confirms what happened in the
  * cluster), reloads the page in the middle of a prune and sees the card
- * attach to it again, and is refused on another team's `search-index`.
+ * attach to it again, and is refused on another team's `search-index`. The
+ * fleet page shows both teams' orphans and the unowned ones, and nothing of
+ * the `ledger` the guest may not read.
  *
  * One demo (simulator + backend + frontend, test/demo/start.ts) for the whole
  * file, in a fresh temporary state folder. Each step leaves a screenshot in
- * test/e2e/artifacts/; the before/during/after ones of the prune are copied
- * to docs/screenshots/ for the README.
+ * test/e2e/artifacts/; the before/during/after ones of the prune and the
+ * fleet page are copied to docs/screenshots/ for the README.
  */
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -123,7 +125,7 @@ afterAll(async () => {
   // Only a run that got through the prune, and was asked to, updates the README's images.
   if (
     process.env.UPDATE_README_SCREENSHOTS &&
-    Object.keys(copiedToDocs).length === 3
+    ['before', 'during', 'after', 'fleet'].every(name => copiedToDocs[name])
   ) {
     mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
     for (const [name, file] of Object.entries(copiedToDocs))
@@ -182,6 +184,80 @@ it('lists the orphans of orders for the signed-in guest', async () => {
       .isEnabled(),
   ).toBe(true);
   await snap('orders-orphans', 'before');
+}, 120_000);
+
+it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned ones, and nothing of ledger, which the guest may not read", async () => {
+  await page.goto(`${demo.frontendUrl}/pvc-pruner`);
+  const table = page.getByRole('table', {
+    name: 'Reclaimable storage by owner',
+  });
+  await table.waitFor({ timeout: 60_000 });
+  const firstCells = (rows: Locator) =>
+    rows.evaluateAll(trs =>
+      trs.map(tr => (tr.querySelector('td') as HTMLElement).innerText.trim()),
+    );
+  // Most expensive first: search-index's Retain volumes cost more than orders' claims in both clusters.
+  expect(await firstCells(table.locator('tbody tr'))).toEqual([
+    'search',
+    'search-index',
+    'demo · search/search-index',
+    'checkout',
+    'orders',
+    'demo · shop/orders-db',
+    'warehouse · fulfilment/orders-archive',
+  ]);
+  await page
+    .getByText(
+      /2 entities with orphans, of 3 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
+    )
+    .waitFor();
+  const unowned = page.getByRole('region', { name: 'Unowned' });
+  await unowned.getByText('demo · search/nightly-reports').waitFor();
+  // ledger (team payments, readable by its owners only) is in no row, no total and no CSV.
+  expect(await page.getByText(/ledger/).count()).toBe(0);
+  const href = await page
+    .getByRole('link', { name: /Download CSV/ })
+    .getAttribute('href');
+  const csv = decodeURIComponent(
+    href!.replace(/^data:text\/csv;charset=utf-8,/, ''),
+  );
+  expect(
+    csv
+      .trim()
+      .split('\n')
+      .map(line => line.split(',').slice(0, 5).join(',')),
+  ).toEqual([
+    'owner,entity,cluster,namespace,statefulset',
+    'group:default/search,component:default/search-index,demo,search,search-index',
+    'group:default/checkout,component:default/orders,demo,shop,orders-db',
+    'group:default/checkout,component:default/orders,warehouse,fulfilment,orders-archive',
+    '(unowned),,demo,search,nightly-reports',
+  ]);
+  // The API answers the guest the same: nothing of ledger.
+  const token = await guestToken(demo.backendUrl);
+  const fleet = await (
+    await fetch(`${demo.backendUrl}/api/pvc-pruner/v1/fleet`, {
+      headers: { Authorization: `Bearer ${token}` },
+    })
+  ).json();
+  expect(JSON.stringify(fleet)).not.toMatch(/ledger|payments/);
+  expect(fleet.totals.orphans).toBe(9);
+
+  // Filtering by owner asks the backend, and leaves only that team.
+  await page.getByRole('button', { name: 'Owner' }).click();
+  await page.getByRole('option', { name: 'group:default/checkout' }).click();
+  await table.getByText('search-index').waitFor({ state: 'hidden' });
+  expect(await unowned.count()).toBe(0);
+  await page.getByRole('button', { name: 'Owner' }).click();
+  await page.getByRole('option', { name: 'All' }).click();
+  await unowned.waitFor();
+  const file = await shots.take(page, 'fleet');
+  copiedToDocs.fleet = file;
+
+  // Each entity links to its Kubernetes page, where its card is.
+  await table.getByRole('link', { name: 'orders' }).click();
+  await ordersSection().waitFor({ timeout: 60_000 });
+  expect(page.url()).toBe(entityPage('orders'));
 }, 120_000);
 
 it('runs a dry run through the dialog, and deletes nothing', async () => {
@@ -446,6 +522,10 @@ it("refuses a prune of another team's search-index, in the card and in the API",
     'data-search-index-1',
     'data-search-index-2',
     'data-search-index-3',
+    // The unowned nightly-reports' claims, untouched too.
+    'scratch-nightly-reports-0',
+    'scratch-nightly-reports-1',
+    'scratch-nightly-reports-2',
   ]);
 }, 120_000);
 

@@ -16,6 +16,7 @@ import type { AuthenticationStrategy } from '@backstage/plugin-kubernetes-node';
 import { ConfigReader } from '@backstage/config';
 import { AwsIamStrategy } from '@backstage/plugin-kubernetes-backend';
 import { JsonObject } from '@backstage/types';
+import type { FleetResponse } from 'backstage-plugin-pvc-pruner-common';
 // The plugin's extension point, as a module adding a custom strategy uses it.
 // eslint-disable-next-line @backstage/no-mixed-plugin-imports
 import { pvcPrunerAuthStrategyExtensionPoint } from 'backstage-plugin-pvc-pruner-backend';
@@ -320,6 +321,7 @@ async function startWith(
     },
     entities: PROVIDERS.map(p => component(appOf(p.name))).concat(
       component('app-oidc-expiry'),
+      component('app-oidc-fleet'),
       component('app-aws-expiry'),
       component('app-googleserviceaccount'),
       component('app-google'),
@@ -368,6 +370,13 @@ beforeAll(async () => {
           orphanOrdinals: [1, 2],
         }),
       ),
+      ...statefulSetObjects({
+        name: 'db-oidc-fleet',
+        namespace: 'shop',
+        kubernetesId: 'app-oidc-fleet',
+        replicas: 1,
+        orphanOrdinals: [1, 2, 3],
+      }),
       ...statefulSetObjects({
         name: 'db-oidc-expiry',
         namespace: 'shop',
@@ -1017,6 +1026,86 @@ describe('authProviders googleServiceAccount (Workload Identity Federation) and 
         },
       });
       run.expectNoLeak([google.token]);
+    } finally {
+      await run.stop();
+    }
+  });
+});
+
+describe('the fleet view of a cluster of a client-side provider', () => {
+  const oidc = PROVIDERS.find(p => p.name === 'oidc')!;
+  const TOKEN_HEADER = 'Backstage-Kubernetes-Authorization-oidc-okta';
+  const fleetSts = (fleet: FleetResponse) =>
+    fleet.items
+      .filter(e => e.entityRef === 'component:default/app-oidc-fleet')
+      .flatMap(e => e.statefulSets.map(s => `${s.name}: ${s.orphans}`));
+
+  it("reads it with the caller's own token, never shares that read, and without a token asks them to sign in", async () => {
+    const setup = await oidc.allowed();
+    const run = await startWith('oidc', setup);
+    try {
+      for (let i = 0; i < 2; i++) {
+        sim.clearRequests();
+        const { status, body } = await run.pruner.get<FleetResponse>(
+          '/v1/fleet',
+        );
+        run.texts.push(JSON.stringify(body));
+        expect(status).toBe(200);
+        expect(body.clusters).toEqual([
+          { cluster: clusterNameOf('oidc'), ok: true },
+        ]);
+        expect(fleetSts(body)).toEqual(['db-oidc-fleet: 3']);
+        // Read live, as the user, each time: no watch cache holds what one user's token read.
+        const reads = sim.requests().filter(r => r.method === 'GET');
+        expect(reads.length).toBeGreaterThan(0);
+        expect(new Set(reads.map(r => r.user))).toEqual(new Set([setup.user]));
+        expect(
+          reads.some(r => r.verb === 'watch' || /watch=(1|true)/.test(r.query)),
+        ).toBe(false);
+      }
+
+      delete setup.headers![TOKEN_HEADER];
+      sim.clearRequests();
+      const { status, body } = await run.pruner.get<FleetResponse>('/v1/fleet');
+      expect(status).toBe(200);
+      expect(body.clusters).toEqual([
+        {
+          cluster: clusterNameOf('oidc'),
+          ok: false,
+          error: {
+            name: 'ClusterRequestError',
+            statusCode: 401,
+            message: expect.stringMatching(
+              /authenticates each user with oidc\.okta, and this request carried no such token; sign in to that provider and reload$/,
+            ),
+          },
+        },
+      ]);
+      expect(body.items).toEqual([]);
+      expect(body.totals).toMatchObject({ entities: 0, orphans: 0 });
+      expect(body.unowned?.statefulSets ?? []).toEqual([]);
+      expect(sim.requests()).toEqual([]);
+      run.expectNoLeak(setup.secrets);
+    } finally {
+      await run.stop();
+    }
+  });
+
+  it('shows a user whose token the cluster refuses nothing of it, though the plugin could read it', async () => {
+    const setup = await oidc.refused();
+    const run = await startWith('oidc', setup);
+    try {
+      const { status, body } = await run.pruner.get<FleetResponse>('/v1/fleet');
+      expect(status).toBe(200);
+      expect(body.clusters).toEqual([
+        expect.objectContaining({
+          cluster: clusterNameOf('oidc'),
+          ok: false,
+          error: expect.objectContaining({ statusCode: 403 }),
+        }),
+      ]);
+      expect(body.items).toEqual([]);
+      expect(body.totals).toMatchObject({ orphans: 0 });
     } finally {
       await run.stop();
     }

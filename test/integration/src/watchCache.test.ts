@@ -60,6 +60,25 @@ describe('the shared watch cache, with the real plugin over HTTP', () => {
     ).toEqual(ORDERS_DB_ORPHANS);
   });
 
+  it('answers the fleet from a warm cache as it answered live, without a request to the API server', async () => {
+    const live = await pruner!.get('/v1/fleet');
+    expect(live.status).toBe(200);
+    await cacheWatching(sim);
+    sim.clearRequests();
+
+    const warm = await pruner!.get('/v1/fleet');
+
+    expect(sim.requests()).toEqual([]);
+    expect(warm.body).toEqual(live.body);
+    expect(warm.body.items[0].statefulSets[0]).toMatchObject({
+      name: 'orders-db',
+      orphans: ORDERS_DB_ORPHANS.length,
+    });
+    expect(
+      warm.body.unowned.statefulSets.map((s: { name: string }) => s.name),
+    ).toEqual(['ledger-db', 'nightly-reports', 'search-index']);
+  });
+
   it('still re-checks every claim live before deleting it, however warm the cache', async () => {
     await pruner!.scan();
     await cacheWatching(sim);

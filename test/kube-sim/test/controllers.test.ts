@@ -582,6 +582,8 @@ describe('the demo scenario', () => {
       .slice(1)
       .map(l => l.split(/\s+/).slice(0, 3));
     expect(rows).toEqual([
+      ['payments', 'ledger-db', '1/1'],
+      ['search', 'nightly-reports', '1/1'],
       ['search', 'search-index', '2/2'],
       ['shop', 'cart-cache', '3/3'],
       ['shop', 'orders-db', '2/2'],

@@ -1,30 +1,13 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
-import { TestDatabaseId, TestDatabases } from '@backstage/backend-test-utils';
+import { TestDatabaseId } from '@backstage/backend-test-utils';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import { PruneJob, PruneSummary } from 'backstage-plugin-pvc-pruner-common';
 import knexFactory, { Knex } from 'knex';
 import { withWallClockSkew } from '../__testUtils__/wallClock';
+import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import { NewPruneJob, PruneJobStore, timestampToIso } from './PruneJobStore';
 
-/*
- * SQLite always runs. PostgreSQL runs when a
- * BACKSTAGE_TEST_DATABASE_POSTGRES<major>_CONNECTION_STRING is set, e.g. by
- *   eval "$(bash test/postgres/start-postgres.sh)"
- * Docker is never used (there is none here, and CI=true would otherwise make
- * TestDatabases try it for every Postgres id that has no connection string).
- */
-const databases = TestDatabases.create({
-  ids: [
-    'SQLITE_3',
-    'POSTGRES_18',
-    'POSTGRES_17',
-    'POSTGRES_16',
-    'POSTGRES_15',
-    'POSTGRES_14',
-    'POSTGRES_13',
-  ],
-  disableDocker: true,
-});
+const databases = storeTestDatabases();
 
 const T0 = new Date('2025-06-01T12:00:00.000Z');
 const minutes = (n: number) => new Date(T0.getTime() + n * 60_000);

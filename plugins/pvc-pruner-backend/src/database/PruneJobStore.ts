@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  DatabaseService,
-  resolvePackagePath,
-} from '@backstage/backend-plugin-api';
+import { DatabaseService } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   emptyPruneSummary,
@@ -13,11 +10,7 @@ import {
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
-
-const migrationsDir = resolvePackagePath(
-  'backstage-plugin-pvc-pruner-backend',
-  'migrations',
-);
+import { migratedClient } from './migrate';
 
 const JOBS = 'pvc_pruner_jobs';
 const EVENTS = 'pvc_pruner_job_events';
@@ -262,11 +255,7 @@ export class PruneJobStore {
     /** Clock for timestamps the store sets itself, instead of the database's; for tests. */
     now?: () => Date;
   }): Promise<PruneJobStore> {
-    const { database } = options;
-    const client = await database.getClient();
-    if (!database.migrations?.skip) {
-      await client.migrate.latest({ directory: migrationsDir });
-    }
+    const client = await migratedClient(options.database);
     const fixed = options.now;
     return new PruneJobStore(
       client,

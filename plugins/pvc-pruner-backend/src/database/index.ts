@@ -4,3 +4,7 @@ export {
   type NewPruneJob,
   type PruneJobPatch,
 } from './PruneJobStore';
+export {
+  OrphanSightingStore,
+  type OrphanSighting,
+} from './OrphanSightingStore';

@@ -6,11 +6,13 @@ import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common'
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import {
   ClusterOrphans,
+  ClusterStaleness,
   OrphansResponse,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
+import { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 import { SharedInFlight } from './SharedInFlight';
 import {
   ClusterCache,
@@ -28,6 +30,8 @@ import {
 } from './orphanRule';
 
 const VOLUME_READ_CONCURRENCY = 16;
+/** StatefulSet lists in flight at once when scanning many entities. */
+const LIST_CONCURRENCY = 16;
 
 async function mapLimited<T, R>(
   items: T[],
@@ -48,7 +52,11 @@ async function mapLimited<T, R>(
   return results;
 }
 
-function errorSection(cluster: string, e: unknown): ClusterOrphans {
+/** A cluster's failure as an answer shows it: a ClusterRequestError never carries credentials. */
+export function errorSection(
+  cluster: string,
+  e: unknown,
+): ClusterOrphans & { ok: false } {
   const error =
     e instanceof ClusterRequestError
       ? e
@@ -64,13 +72,25 @@ function errorSection(cluster: string, e: unknown): ClusterOrphans {
   };
 }
 
+/** One cluster's StatefulSets of some entities, classified (and annotated when the finder annotates). */
+export interface ClusterScan {
+  cluster: string;
+  /** Per entity ref given, its StatefulSets in this cluster. */
+  byEntity: Map<string, StatefulSetOrphans[]>;
+  /** With `includeUnowned`: the cluster's StatefulSets that none of the entities maps to. */
+  unowned: StatefulSetOrphans[];
+  /** Present when the answer came from a watch cache that is disconnected. */
+  staleness?: ClusterStaleness;
+}
+
 /**
  * Finds provably unused claims: lists the entity's StatefulSets in every
  * cluster, then per namespace every claim and pod (by name, not selector:
  * the StatefulSet controller copies only matchLabels onto claims), and
  * applies the orphan rule. Reads a cluster's watch cache once it is synced;
  * until then (or without one) reads live, and only the orphans' volumes one
- * by one.
+ * by one. With an annotator, every scan records its orphans as seen and
+ * adds their first sightings and costs.
  */
 export class OrphanFinder {
   private readonly cached = new CachedClassifier();
@@ -79,16 +99,25 @@ export class OrphanFinder {
   constructor(
     private readonly gateways: KubeGateways,
     private readonly caches?: ClusterCaches,
+    private readonly annotator?: OrphanAnnotator,
   ) {}
+
+  /** The located clusters an entity's workloads may be in: every one, or the one it names. */
+  async clustersOf(
+    target: Pick<EntityWorkloadTarget, 'cluster'>,
+  ): Promise<ClusterDetails[]> {
+    return (await this.gateways.list()).filter(
+      c => !target.cluster || c.name === target.cluster,
+    );
+  }
 
   /** `requestAuth` carries the user's tokens for clusters of client-side providers. */
   async findForEntity(
     target: EntityWorkloadTarget,
     requestAuth: KubernetesRequestAuth = {},
   ): Promise<OrphansResponse> {
-    const clusters = (await this.gateways.list()).filter(
-      c => !target.cluster || c.name === target.cluster,
-    );
+    const clusters = await this.clustersOf(target);
+    const priced = this.annotator?.priced ?? false;
     if (target.cluster && clusters.length === 0) {
       const section = errorSection(
         target.cluster,
@@ -100,21 +129,78 @@ export class OrphanFinder {
       return {
         entityRef: target.entityRef,
         clusters: [section],
-        totals: { orphans: 0, reclaimableBytes: 0, retainedBytes: 0 },
+        totals: sumTotals([], priced),
       };
     }
     const sections = await Promise.all(
-      clusters.map(c => this.sectionOf(c, target, requestAuth)),
+      clusters.map(async c =>
+        this.annotated(await this.sectionOf(c, target, requestAuth)),
+      ),
     );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
+    const pricing = this.annotator?.pricing(found);
     return {
       entityRef: target.entityRef,
       clusters: sections,
-      totals: {
-        orphans: found.reduce((n, s) => n + s.orphans.length, 0),
-        reclaimableBytes: found.reduce((n, s) => n + s.reclaimableBytes, 0),
-        retainedBytes: found.reduce((n, s) => n + s.retainedBytes, 0),
-      },
+      totals: sumTotals(found.map(totalsOf), priced),
+      ...(pricing ? { pricing } : {}),
+    };
+  }
+
+  /**
+   * The StatefulSets of many entities in one cluster, each namespace's
+   * claims and pods read once for all of them. Throws a ClusterRequestError
+   * when the cluster cannot be read.
+   */
+  async scanCluster(
+    details: ClusterDetails,
+    targets: EntityWorkloadTarget[],
+    options: {
+      includeUnowned?: boolean;
+      /** The caller's tokens, for a cluster of a client-side provider: it is read as they may read it. */
+      requestAuth?: KubernetesRequestAuth;
+    } = {},
+  ): Promise<ClusterScan> {
+    const cluster = details.name;
+    const gateway = this.gateways.forCluster(details, options.requestAuth);
+    // A gateway acting for a user has no cache: what it reads is the user's to see, never shared.
+    const cache = await this.caches?.whenReady(gateway);
+    const byLabel = cache && statefulSetsByLabel(cache);
+    // From the cache when it is synced and understands the selector; else from the API server.
+    const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
+      byLabel?.matching(labelSelector, namespace) ??
+      cache?.statefulSetsMatching(labelSelector, namespace) ??
+      gateway.listStatefulSets(labelSelector, namespace);
+    const inCluster = targets.filter(t => !t.cluster || t.cluster === cluster);
+    const listed = await mapLimited(inCluster, LIST_CONCURRENCY, t =>
+      statefulSetsOf(t.labelSelector, t.namespace),
+    );
+    const mapped = new Map<string, V1StatefulSet>();
+    for (const sts of listed.flat()) mapped.set(sts.metadata?.uid ?? '', sts);
+    const unowned = options.includeUnowned
+      ? (await statefulSetsOf('')).filter(
+          sts => !mapped.has(sts.metadata?.uid ?? ''),
+        )
+      : [];
+    const all = [...mapped.values(), ...unowned];
+    // Unsorted from the cache: each entity's few are sorted below, not the whole cluster.
+    let reports = cache
+      ? all.map(sts => this.cached.classify(cache, sts))
+      : await this.classify(gateway, all);
+    if (this.annotator)
+      reports = await this.annotator.annotate(cluster, reports);
+    const byUid = new Map(reports.map(r => [r.uid, r]));
+    const reportsOf = (list: V1StatefulSet[]) =>
+      sorted(list.map(sts => byUid.get(sts.metadata?.uid ?? '')!));
+    const staleness = cache?.staleness();
+    return {
+      cluster,
+      byEntity: new Map(
+        inCluster.map((t, i) => [t.entityRef, reportsOf(listed[i])]),
+      ),
+      unowned: reportsOf(unowned),
+      // Under a second is the gap between a list and its watch, not staleness.
+      ...(staleness?.secondsSinceSync ? { staleness } : {}),
     };
   }
 
@@ -160,6 +246,18 @@ export class OrphanFinder {
     } catch (e) {
       return errorSection(cluster.name, e);
     }
+  }
+
+  /** A section with first sightings recorded and costs added, when the finder annotates. */
+  private async annotated(section: ClusterOrphans): Promise<ClusterOrphans> {
+    if (!this.annotator || !section.ok) return section;
+    return {
+      ...section,
+      statefulSets: await this.annotator.annotate(
+        section.cluster,
+        section.statefulSets,
+      ),
+    };
   }
 
   /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */
@@ -208,6 +306,37 @@ export class OrphanFinder {
   ): StatefulSetOrphans[] {
     return sorted(statefulSets.map(sts => this.cached.classify(cache, sts)));
   }
+}
+
+/** A selector of one `key=value` requirement, as `backstage.io/kubernetes-id` makes. */
+const SINGLE_EQUALITY = /^\s*([^\s=!,()]+)\s*==?\s*([^\s=!,()]*)\s*$/;
+
+/**
+ * The cache's StatefulSets indexed by each label they carry, built in one
+ * pass, so that a scan of a thousand entities finds each one's StatefulSets
+ * by lookup instead of matching every selector against every StatefulSet.
+ * Answers undefined for selectors of any other shape.
+ */
+function statefulSetsByLabel(cache: ClusterCache) {
+  const index = new Map<string, V1StatefulSet[]>();
+  for (const sts of cache.statefulSetsMatching('') ?? []) {
+    for (const [key, value] of Object.entries(sts.metadata?.labels ?? {})) {
+      const k = `${key}=${value}`;
+      const list = index.get(k);
+      if (list) list.push(sts);
+      else index.set(k, [sts]);
+    }
+  }
+  return {
+    matching(labelSelector: string, namespace?: string) {
+      const m = SINGLE_EQUALITY.exec(labelSelector);
+      if (!m) return undefined;
+      const found = index.get(`${m[1]}=${m[2]}`) ?? [];
+      return namespace
+        ? found.filter(sts => sts.metadata?.namespace === namespace)
+        : found;
+    },
+  };
 }
 
 function sorted(reports: StatefulSetOrphans[]): StatefulSetOrphans[] {

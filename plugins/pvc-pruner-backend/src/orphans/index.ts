@@ -1,9 +1,16 @@
 export {
   EntityWorkloads,
   parseEntityRefStrict,
+  workloadTargetOf,
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
-export { OrphanFinder } from './OrphanFinder';
+export { errorSection, OrphanFinder, type ClusterScan } from './OrphanFinder';
+export {
+  firstSeenOf,
+  OrphanAnnotator,
+  sumTotals,
+  totalsOf,
+} from './OrphanAnnotator';
 export {
   claimAsTheRuleReadsIt,
   classifyClaims,

@@ -5,6 +5,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import {
+  claimBytes,
   InUsePvcs,
   KeptPvc,
   OrphanedPvc,
@@ -414,12 +415,11 @@ export function classifyInSnapshot(
   });
 }
 
-const bytesOf = (o: OrphanedPvc) => o.capacityBytes ?? o.requestedBytes;
-
 function withTotals(
   report: Omit<StatefulSetOrphans, 'reclaimableBytes' | 'retainedBytes'>,
 ): StatefulSetOrphans {
-  const sum = (list: OrphanedPvc[]) => list.reduce((n, o) => n + bytesOf(o), 0);
+  const sum = (list: OrphanedPvc[]) =>
+    list.reduce((n, o) => n + claimBytes(o), 0);
   return {
     ...report,
     reclaimableBytes: sum(report.orphans.filter(o => !o.volume?.retained)),

@@ -1,1 +1,2 @@
 export { requirePermission } from './requirePermission';
+export { authorizeEntities } from './authorizeEntities';

@@ -1,11 +1,16 @@
 import {
+  FleetResponse,
   OrphansResponse,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
-import { ListPruneJobsRequest, PvcPrunerApi } from '../api/PvcPrunerApi';
+import {
+  FleetRequest,
+  ListPruneJobsRequest,
+  PvcPrunerApi,
+} from '../api/PvcPrunerApi';
 
 type Listener = {
   after: number;
@@ -19,6 +24,9 @@ type Listener = {
  */
 export class FakePvcPrunerApi implements PvcPrunerApi {
   orphans: () => Promise<OrphansResponse> = () => new Promise(() => {});
+  fleet: (request: FleetRequest) => Promise<FleetResponse> = () =>
+    new Promise(() => {});
+  readonly fleetRequests: FleetRequest[] = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -29,6 +37,11 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
 
   async getOrphans(_entityRef: string): Promise<OrphansResponse> {
     return this.orphans();
+  }
+
+  async getFleet(request: FleetRequest = {}): Promise<FleetResponse> {
+    this.fleetRequests.push(request);
+    return this.fleet(request);
   }
 
   async startPrune(request: PruneRequest): Promise<{ id: string }> {

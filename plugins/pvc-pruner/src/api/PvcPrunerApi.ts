@@ -1,5 +1,6 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import {
+  FleetResponse,
   OrphansResponse,
   PruneEvent,
   PruneJob,
@@ -21,6 +22,24 @@ export interface ListPruneJobsRequest {
 }
 
 /**
+ * Filters and page of the fleet view (`GET /v1/fleet`).
+ *
+ * @public
+ */
+export interface FleetRequest {
+  /** Only this configured cluster. */
+  cluster?: string;
+  /** Only StatefulSets in this namespace. */
+  namespace?: string;
+  /** An owner's entity ref, e.g. `group:default/checkout`. */
+  owner?: string;
+  /** Entities per page (the backend allows 1–500, default 100). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/**
  * The pvc-pruner backend, as the frontend sees it.
  *
  * @public
@@ -28,6 +47,9 @@ export interface ListPruneJobsRequest {
 export interface PvcPrunerApi {
   /** The orphaned claims of an entity's StatefulSets, per cluster. */
   getOrphans(entityRef: string): Promise<OrphansResponse>;
+
+  /** One page of what every entity the user may read could reclaim, across clusters. */
+  getFleet(request?: FleetRequest): Promise<FleetResponse>;
 
   /**
    * Starts a prune (or a dry run) of exactly the given claims. Resolves with

@@ -42,6 +42,29 @@ function makeClient() {
 describe('PvcPrunerClient', () => {
   registerMswTestHooks(server);
 
+  it('reads the fleet with its filters and page, leaving out what is not set', async () => {
+    const urls: string[] = [];
+    server.use(
+      http.get(`${base}/v1/fleet`, ({ request }) => {
+        urls.push(request.url.slice(base.length));
+        return HttpResponse.json({ items: [] });
+      }),
+    );
+    const { client } = makeClient();
+    await client.getFleet();
+    await client.getFleet({
+      cluster: 'prod',
+      namespace: '',
+      owner: 'group:default/checkout',
+      limit: 500,
+      cursor: 'abc',
+    });
+    expect(urls).toEqual([
+      '/v1/fleet',
+      '/v1/fleet?cluster=prod&owner=group%3Adefault%2Fcheckout&limit=500&cursor=abc',
+    ]);
+  });
+
   it('reads orphans with the user token', async () => {
     let seen: { entityRef: string | null; auth: string | null } | undefined;
     server.use(
@@ -63,7 +86,7 @@ describe('PvcPrunerClient', () => {
     });
   });
 
-  it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune', async () => {
+  it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune or a fleet filtered by cluster', async () => {
     const seen: Array<Record<string, string>> = [];
     const tokenHeaders = (request: Request) =>
       Object.fromEntries(
@@ -90,6 +113,10 @@ describe('PvcPrunerClient', () => {
         seen.push(tokenHeaders(request));
         return HttpResponse.json({ id: 'job-1' }, { status: 202 });
       }),
+      http.get(`${base}/v1/fleet`, ({ request }) => {
+        seen.push(tokenHeaders(request));
+        return HttpResponse.json({ items: [] });
+      }),
     );
     const getCredentials = jest.fn(async (key: string) => ({
       token: `${key}-user-token`,
@@ -111,6 +138,10 @@ describe('PvcPrunerClient', () => {
       statefulSet: 'db',
       pvcs: [{ name: 'a', uid: '1' }],
     });
+    // The fleet page reads client-side clusters with the user's token, as the card does.
+    await client.getFleet();
+    await client.getFleet({ cluster: 'gke' });
+    await client.getFleet({ cluster: 'prod' });
 
     expect(seen).toEqual([
       {
@@ -120,11 +151,20 @@ describe('PvcPrunerClient', () => {
       {
         'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
       },
+      {
+        'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+        'backstage-kubernetes-authorization-google': 'google-user-token',
+      },
+      { 'backstage-kubernetes-authorization-google': 'google-user-token' },
+      {},
     ]);
     expect(getCredentials.mock.calls.map(c => c[0])).toEqual([
       'oidc.okta',
       'google',
       'oidc.okta',
+      'oidc.okta',
+      'google',
+      'google',
     ]);
   });
 

@@ -5,6 +5,7 @@ import {
   fetchEventSource,
 } from '@microsoft/fetch-event-source';
 import {
+  FleetResponse,
   OrphansResponse,
   PVC_PRUNER_PLUGIN_ID,
   PruneEvent,
@@ -13,7 +14,11 @@ import {
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubernetesAuthProvidersApi } from '@backstage/plugin-kubernetes-react';
-import { ListPruneJobsRequest, PvcPrunerApi } from './PvcPrunerApi';
+import {
+  FleetRequest,
+  ListPruneJobsRequest,
+  PvcPrunerApi,
+} from './PvcPrunerApi';
 import { ClusterAuthInfo, ClusterTokenHeaders } from './ClusterTokenHeaders';
 
 const EVENT_STREAM = 'text/event-stream';
@@ -80,6 +85,18 @@ export class PvcPrunerClient implements PvcPrunerApi {
     return this.get(
       `/v1/orphans?${new URLSearchParams({ entityRef })}`,
       await this.clusterTokens.headers(),
+    );
+  }
+
+  async getFleet(request: FleetRequest = {}): Promise<FleetResponse> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(request))
+      if (value !== undefined && value !== '') query.set(key, String(value));
+    const qs = query.toString();
+    // Clusters of client-side providers are read with the user's own token, as on the card.
+    return this.get(
+      `/v1/fleet${qs ? `?${qs}` : ''}`,
+      await this.clusterTokens.headers(request.cluster || undefined),
     );
   }
 

@@ -2,15 +2,11 @@ import {
   OrphanedPvc,
   PruneSummary,
   StatefulSetOrphans,
+  claimBytes,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
 
-/** The bytes a claim occupies: its bound capacity, else what it requested. */
-export function claimBytes(
-  pvc: Pick<OrphanedPvc, 'capacityBytes' | 'requestedBytes'>,
-): number {
-  return pvc.capacityBytes ?? pvc.requestedBytes;
-}
+export { claimBytes };
 
 /** "20 GiB" for a claim, from its bound capacity or its request. */
 export function claimSize(

@@ -5,6 +5,7 @@ import {
   mockServices,
   startTestBackend,
 } from '@backstage/backend-test-utils';
+import { BackendFeature } from '@backstage/backend-plugin-api';
 import { Entity } from '@backstage/catalog-model';
 import { JsonObject } from '@backstage/types';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
@@ -207,13 +208,13 @@ export async function startPruner(options: {
   entities?: Entity[];
   pvcPruner?: JsonObject;
   database?: JsonObject;
-  features?: Parameters<typeof startTestBackend>[0]['features'];
+  /** More backend features, e.g. a permissions service factory. */
+  features?: BackendFeature[];
   headers?: Record<string, string>;
 }): Promise<Pruner> {
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
-      ...(options.features ?? []),
       mockServices.rootConfig.factory({
         data: {
           kubernetes:
@@ -231,6 +232,7 @@ export async function startPruner(options: {
       catalogServiceMock.factory({
         entities: options.entities ?? [component('orders')],
       }),
+      ...(options.features ?? []),
     ],
   });
   const baseUrl = `http://127.0.0.1:${backend.server.port()}/api/pvc-pruner`;

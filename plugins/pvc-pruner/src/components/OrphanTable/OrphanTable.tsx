@@ -4,6 +4,8 @@ import WarningIcon from '@material-ui/icons/Warning';
 import { Table, TableColumn } from '@backstage/core-components';
 import { OrphanedPvc } from 'backstage-plugin-pvc-pruner-common';
 import { claimSize, formatAge, formatTime, podName } from '../../utils/format';
+import { seenOrphanedSince } from '../../utils/sightings';
+import { MonthlyCost } from '../MonthlyCost';
 import { RenderWhenVisible } from '../RenderWhenVisible';
 
 /** Rows longer than this are paged. */
@@ -111,6 +113,11 @@ export function OrphanTable(props: OrphanTableProps) {
             <Typography variant="body2" style={nowrap()}>
               {claimSize(pvc)}
             </Typography>
+            {pvc.monthlyCost !== undefined && (
+              <Typography variant="caption" component="div" style={nowrap()}>
+                <MonthlyCost amount={pvc.monthlyCost} />
+              </Typography>
+            )}
             <Typography variant="caption" className={classes.muted}>
               {pvc.storageClassName ?? 'no StorageClass'}
             </Typography>
@@ -135,6 +142,16 @@ export function OrphanTable(props: OrphanTableProps) {
             title={formatTime(pvc.createdAt)}
           >
             {pvc.phase ?? 'Unknown'} · {formatAge(pvc.createdAt)}
+            {pvc.firstSeenOrphanedAt && (
+              <Typography
+                variant="caption"
+                component="div"
+                className={classes.muted}
+                title={formatTime(pvc.firstSeenOrphanedAt)}
+              >
+                {seenOrphanedSince(pvc.firstSeenOrphanedAt)}
+              </Typography>
+            )}
           </Typography>
         ),
       },

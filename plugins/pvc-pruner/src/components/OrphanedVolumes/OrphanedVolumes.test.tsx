@@ -9,7 +9,110 @@ import {
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
+/** Matches the innermost element whose whole text (across <strong>s) matches. */
+const fullText = (re: RegExp) => (_: string, el: Element | null) =>
+  Boolean(
+    el &&
+      re.test(el.textContent ?? '') &&
+      [...el.children].every(c => !re.test(c.textContent ?? '')),
+  );
+
 describe('OrphanedVolumes', () => {
+  function pricedResponse() {
+    const orphans = [
+      makeOrphan('db', 2, {
+        monthlyCost: 1,
+        firstSeenOrphanedAt: new Date(
+          Date.now() - 27.5 * 86400_000,
+        ).toISOString(),
+      }),
+      makeOrphan('db', 3, {
+        monthlyCost: 2,
+        volume: {
+          name: 'pv-kept',
+          reclaimPolicy: 'Retain',
+          phase: 'Bound',
+          retained: true,
+        },
+      }),
+    ];
+    const sts = {
+      ...makeStatefulSet('db', { orphans }),
+      reclaimableMonthlyCost: 1,
+      retainedMonthlyCost: 2,
+      firstSeenOrphanedAt: orphans[0].firstSeenOrphanedAt,
+    };
+    const response = makeResponse([
+      { cluster: 'prod', ok: true, statefulSets: [sts] },
+    ]);
+    return {
+      ...response,
+      totals: {
+        ...response.totals,
+        reclaimableMonthlyCost: 1,
+        retainedMonthlyCost: 2,
+      },
+      pricing: { currency: 'USD', unpricedStorageClasses: ['archive'] },
+    };
+  }
+
+  it('shows the backend’s monthly costs per claim, per StatefulSet and in total, and what Retain volumes keep costing', async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () => pricedResponse();
+    await renderWithApis(
+      <OrphanedVolumes
+        entityRef="component:default/shop"
+        title="Orphaned volumes"
+      />,
+      { api },
+    );
+    expect(
+      await screen.findByText(
+        fullText(/10 GiB reclaimable by pruning · \$1\.00 a month/),
+      ),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        fullText(/Plus 10 GiB on Retain volumes, \$2\.00 a month/),
+      ),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(fullText(/still billed, \$2\.00 a month, until/)),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(fullText(/No price for StorageClass archive/)),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(fullText(/10 GiB reclaimable \(\$1\.00 a month\)/)),
+    ).toBeInTheDocument();
+    expect(screen.getAllByText('$1.00 a month').length).toBeGreaterThan(0);
+    expect(screen.getAllByText('$2.00 a month').length).toBeGreaterThan(0);
+    expect(
+      screen.getAllByText(
+        fullText(/seen orphaned since .* \(at least 27 days\)/),
+      ).length,
+    ).toBe(2);
+  });
+
+  it('without pricing shows GiB only: no amount, no currency', async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () =>
+      makeResponse([
+        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
+      ]);
+    await renderWithApis(
+      <OrphanedVolumes
+        entityRef="component:default/shop"
+        title="Orphaned volumes"
+      />,
+      { api },
+    );
+    expect(
+      await screen.findByText(fullText(/20 GiB reclaimable by pruning/)),
+    ).toBeInTheDocument();
+    expect(document.body.textContent).not.toMatch(/a month|\$|€|seen orphaned/);
+  });
+
   it('reloads on Refresh', async () => {
     const api = new FakePvcPrunerApi();
     let calls = 0;

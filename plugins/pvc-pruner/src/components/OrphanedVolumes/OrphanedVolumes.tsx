@@ -25,6 +25,7 @@ import { isNotAllowed } from '../../utils/errors';
 import { plural } from '../../utils/format';
 import { ClusterSection } from '../ClusterSection';
 import { JobHistory } from '../JobHistory';
+import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
 
 /** Props of {@link OrphanedVolumes}. */
@@ -37,17 +38,26 @@ export interface OrphanedVolumesProps {
 
 function Totals({ data }: { data: OrphansResponse }) {
   const { orphans, reclaimableBytes, retainedBytes } = data.totals;
+  const unpriced = data.pricing?.unpricedStorageClasses ?? [];
   return (
     <Box mb={2}>
       <Typography variant="body1">
         <strong>{plural(orphans, 'orphaned claim')}</strong> ·{' '}
         <strong>{formatBytes(reclaimableBytes)}</strong> reclaimable by pruning
+        <MonthlyCost prefix=" · " amount={data.totals.reclaimableMonthlyCost} />
       </Typography>
       {retainedBytes > 0 && (
         <Typography variant="body2">
-          Plus {formatBytes(retainedBytes)} on Retain volumes: pruning frees the
-          claims, but those disks stay, and are billed, until their
-          PersistentVolumes are deleted.
+          Plus {formatBytes(retainedBytes)} on Retain volumes
+          <MonthlyCost prefix=", " amount={data.totals.retainedMonthlyCost} />:
+          pruning frees the claims, but those disks stay, and are billed, until
+          their PersistentVolumes are deleted.
+        </Typography>
+      )}
+      {unpriced.length > 0 && (
+        <Typography variant="body2">
+          No price for StorageClass {unpriced.join(', ')} in pvcPruner.pricing:
+          those claims are in no cost shown.
         </Typography>
       )}
     </Box>
@@ -112,31 +122,33 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
   } else {
     body = (
       <ActiveJobsProvider value={jobs}>
-        {orphans.error && (
-          <ResponseErrorPanel
-            error={orphans.error}
-            title="Could not refresh; showing the last answer"
-          />
-        )}
-        <Totals data={data} />
-        {nothingToPrune && (
-          <EmptyState
-            missing="data"
-            title="Nothing to prune"
-            description={`No StatefulSet of ${entityRef} left claims behind in the clusters that answered.`}
-          />
-        )}
-        {data.clusters
-          .filter(cluster => !cluster.ok || !nothingToPrune)
-          .map(cluster => (
-            <ClusterSection
-              key={cluster.cluster}
-              entityRef={entityRef}
-              cluster={cluster}
-              pruneDeniedReason={pruneDeniedReason}
+        <PricingProvider pricing={data.pricing}>
+          {orphans.error && (
+            <ResponseErrorPanel
+              error={orphans.error}
+              title="Could not refresh; showing the last answer"
             />
-          ))}
-        <JobHistory history={history} />
+          )}
+          <Totals data={data} />
+          {nothingToPrune && (
+            <EmptyState
+              missing="data"
+              title="Nothing to prune"
+              description={`No StatefulSet of ${entityRef} left claims behind in the clusters that answered.`}
+            />
+          )}
+          {data.clusters
+            .filter(cluster => !cluster.ok || !nothingToPrune)
+            .map(cluster => (
+              <ClusterSection
+                key={cluster.cluster}
+                entityRef={entityRef}
+                cluster={cluster}
+                pruneDeniedReason={pruneDeniedReason}
+              />
+            ))}
+          <JobHistory history={history} />
+        </PricingProvider>
       </ActiveJobsProvider>
     );
   }

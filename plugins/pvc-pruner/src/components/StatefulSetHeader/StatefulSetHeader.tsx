@@ -4,6 +4,8 @@ import {
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
 import { ordinalsText, plural } from '../../utils/format';
+import { seenOrphanedSince } from '../../utils/sightings';
+import { MonthlyCost } from '../MonthlyCost';
 
 const useStyles = makeStyles(theme => ({
   muted: { color: theme.palette.text.secondary },
@@ -37,8 +39,12 @@ export function StatefulSetHeader(props: StatefulSetHeaderProps) {
           <>
             {' · '}
             {formatBytes(sts.reclaimableBytes)} reclaimable
+            <MonthlyCost prefix=" (" amount={sts.reclaimableMonthlyCost} />
+            {sts.reclaimableMonthlyCost !== undefined && ')'}
             {sts.retainedBytes > 0 &&
               `, ${formatBytes(sts.retainedBytes)} on Retain volumes`}
+            {sts.firstSeenOrphanedAt &&
+              ` · ${seenOrphanedSince(sts.firstSeenOrphanedAt)}`}
           </>
         )}
       </Typography>

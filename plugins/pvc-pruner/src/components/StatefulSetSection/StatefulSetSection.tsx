@@ -12,6 +12,7 @@ import { useActiveJobsContext } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
 import { claimBytes, plural, podName } from '../../utils/format';
 import { KeptPvcList } from '../KeptPvcList';
+import { MonthlyCost } from '../MonthlyCost';
 import { OrphanTable } from '../OrphanTable';
 import { PruneActions } from '../PruneActions';
 import { PruneDialog } from '../PruneDialog';
@@ -39,18 +40,18 @@ function listSome(names: string[], max = 5): string {
   return names.length > max ? `${shown} and ${names.length - max} more` : shown;
 }
 
-function RetainWarning({ orphans }: { orphans: OrphanedPvc[] }) {
+function RetainWarning({ sts }: { sts: StatefulSetOrphans }) {
   const classes = useStyles();
-  const retained = orphans.filter(o => o.volume?.retained);
+  const retained = sts.orphans.filter(o => o.volume?.retained);
   if (retained.length === 0) return null;
-  const bytes = retained.reduce((n, o) => n + claimBytes(o), 0);
   return (
     <Alert severity="warning" className={classes.alert}>
       <AlertTitle>
         {plural(retained.length, 'claim')} on Retain volumes (
-        {formatBytes(bytes)})
+        {formatBytes(sts.retainedBytes)})
       </AlertTitle>
-      Pruning deletes the claim, but the disk survives and is still billed until
+      Pruning deletes the claim, but the disk survives and is still billed
+      <MonthlyCost prefix=", " amount={sts.retainedMonthlyCost} />, until
       someone deletes its PersistentVolume:{' '}
       {listSome(retained.map(o => o.volume!.name))}.
     </Alert>
@@ -151,7 +152,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       <StatefulSetHeader statefulSet={sts} />
       {sts.orphans.length > 0 ? (
         <>
-          <RetainWarning orphans={sts.orphans} />
+          <RetainWarning sts={sts} />
           <ReattachWarning sts={sts} />
           <OrphanTable statefulSet={sts.name} orphans={sts.orphans} />
         </>

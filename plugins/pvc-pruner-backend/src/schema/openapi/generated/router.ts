@@ -144,6 +144,100 @@ export const spec = {
         },
       },
     },
+    '/v1/fleet': {
+      get: {
+        operationId: 'GetFleet',
+        'x-eov-allow-unknown-query-parameters': false,
+        summary:
+          'What every entity the caller may read could reclaim, across clusters, with the unowned StatefulSets for platform teams.',
+        description:
+          "The entities with Kubernetes annotations that the catalog shows the caller and\non which they hold `pvc-pruner.orphans.read` (checked in one batch); an entity\nthey may not read is in no item and no total. Only entities and StatefulSets\nwith orphans are listed. `unowned` (StatefulSets with orphans that no catalog\nentity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first\npage only, and never with an `owner` filter. Unknown query parameters are a 400.\n\nClusters of client-side providers (google, oidc, aks) are read with the\ncaller's own token, sent as for `/v1/orphans` in the\n`Backstage-Kubernetes-Authorization-<provider>` header; without it that\ncluster is in `clusters` with `ok false` and a message to sign in, and\nnothing of it is in any item or total.\n",
+        parameters: [
+          {
+            name: 'cluster',
+            in: 'query',
+            allowReserved: true,
+            description:
+              'Only this configured cluster; an unknown name is a 400.',
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 253,
+            },
+          },
+          {
+            name: 'namespace',
+            in: 'query',
+            allowReserved: true,
+            description: 'Only StatefulSets in this namespace.',
+            schema: {
+              allOf: [
+                {
+                  $ref: '#/components/schemas/KubernetesName',
+                },
+              ],
+              maxLength: 63,
+            },
+          },
+          {
+            name: 'owner',
+            in: 'query',
+            allowReserved: true,
+            description:
+              'Only entities owned by this entity ref (kind defaults to group, namespace to default), e.g. `checkout`.',
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+            },
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            allowReserved: true,
+            description: 'Entities per page.',
+            schema: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 500,
+              default: 100,
+            },
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            allowReserved: true,
+            description: '`nextCursor` of the previous page.',
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 1000,
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'A page of entities, with totals over every page.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/FleetResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
     '/v1/prune-jobs': {
       post: {
         operationId: 'CreatePruneJob',
@@ -538,19 +632,10 @@ export const spec = {
             },
           },
           totals: {
-            type: 'object',
-            required: ['orphans', 'reclaimableBytes', 'retainedBytes'],
-            properties: {
-              orphans: {
-                type: 'integer',
-              },
-              reclaimableBytes: {
-                type: 'number',
-              },
-              retainedBytes: {
-                type: 'number',
-              },
-            },
+            $ref: '#/components/schemas/OrphanTotals',
+          },
+          pricing: {
+            $ref: '#/components/schemas/PricingSummary',
           },
         },
       },
@@ -606,6 +691,51 @@ export const spec = {
             items: {
               type: 'string',
             },
+          },
+        },
+      },
+      OrphanTotals: {
+        description: "Sums of a set of StatefulSets' orphans.",
+        type: 'object',
+        required: ['orphans', 'reclaimableBytes', 'retainedBytes'],
+        properties: {
+          orphans: {
+            type: 'integer',
+          },
+          reclaimableBytes: {
+            type: 'number',
+          },
+          retainedBytes: {
+            type: 'number',
+          },
+          reclaimableMonthlyCost: {
+            type: 'number',
+            description: 'Present when pricing is configured.',
+          },
+          retainedMonthlyCost: {
+            type: 'number',
+            description: 'Present when pricing is configured.',
+          },
+        },
+      },
+      PricingSummary: {
+        description:
+          'How the costs in a response were priced (`pvcPruner.pricing`); absent\nwhen no pricing is configured, and then no response carries a cost.\n',
+        type: 'object',
+        required: ['currency', 'unpricedStorageClasses'],
+        properties: {
+          currency: {
+            type: 'string',
+            description:
+              'ISO 4217 code of every cost in the response, e.g. `EUR`.',
+          },
+          unpricedStorageClasses: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+            description:
+              'StorageClasses of orphans that have no price (and there is no default): their bytes are in no cost.',
           },
         },
       },
@@ -735,6 +865,21 @@ export const spec = {
             description:
               'Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed.',
           },
+          reclaimableMonthlyCost: {
+            type: 'number',
+            description:
+              'Monthly cost of the reclaimable orphans, when priced (see `PricingSummary`).',
+          },
+          retainedMonthlyCost: {
+            type: 'number',
+            description:
+              'Monthly cost of the orphans on `Retain` volumes: it goes on after pruning, until their PVs are deleted.',
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+            description: 'The earliest `firstSeenOrphanedAt` of its orphans.',
+          },
         },
       },
       PersistentVolumeSummary: {
@@ -822,6 +967,17 @@ export const spec = {
             type: 'integer',
             description:
               'Scaling the StatefulSet to this many replicas (or more) would make the controller attach this old volume, with its data, to a new pod.',
+          },
+          monthlyCost: {
+            type: 'number',
+            description:
+              "What the claim's size costs per month, in the response's `pricing.currency`; absent without a price.",
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'When pvc-pruner first saw this claim (by uid) as an orphan. It has been\norphaned at least since then, and maybe for longer: pvc-pruner cannot\nknow about the time before it first looked.\n',
           },
         },
       },
@@ -1155,6 +1311,224 @@ export const spec = {
           },
           outcome: {
             $ref: '#/components/schemas/PvcOutcome',
+          },
+        },
+      },
+      FleetStatefulSet: {
+        description:
+          'One StatefulSet with orphans, as the fleet view sums it up.',
+        type: 'object',
+        required: [
+          'cluster',
+          'namespace',
+          'name',
+          'orphans',
+          'reclaimableBytes',
+          'retainedBytes',
+        ],
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          namespace: {
+            type: 'string',
+          },
+          name: {
+            type: 'string',
+          },
+          orphans: {
+            type: 'integer',
+          },
+          reclaimableBytes: {
+            type: 'number',
+          },
+          retainedBytes: {
+            type: 'number',
+          },
+          reclaimableMonthlyCost: {
+            type: 'number',
+          },
+          retainedMonthlyCost: {
+            type: 'number',
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'The earliest first sighting of one of its orphans: orphaned at least since then.',
+          },
+        },
+      },
+      FleetEntity: {
+        description: 'A catalog entity whose StatefulSets left claims behind.',
+        type: 'object',
+        required: ['entityRef', 'statefulSets', 'totals'],
+        properties: {
+          entityRef: {
+            type: 'string',
+          },
+          title: {
+            type: 'string',
+            description: 'metadata.title, when it has one.',
+          },
+          owner: {
+            type: 'string',
+            description:
+              "The owner's entity ref (spec.owner, as the catalog resolves it), when it has one.",
+          },
+          statefulSets: {
+            type: 'array',
+            description:
+              'Only StatefulSets with orphans, sorted by cluster, namespace and name.',
+            items: {
+              $ref: '#/components/schemas/FleetStatefulSet',
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+            description: 'The earliest first sighting of one of its orphans.',
+          },
+        },
+      },
+      FleetOwner: {
+        description: 'The entities of one owner, summed over every page.',
+        type: 'object',
+        required: ['entities', 'totals'],
+        properties: {
+          owner: {
+            type: 'string',
+            description:
+              "The owner's entity ref; absent for entities without an owner.",
+          },
+          entities: {
+            type: 'integer',
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+        },
+      },
+      FleetCluster: {
+        description:
+          'A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error.',
+        oneOf: [
+          {
+            type: 'object',
+            required: ['cluster', 'ok'],
+            properties: {
+              cluster: {
+                type: 'string',
+              },
+              ok: {
+                type: 'boolean',
+                enum: [true],
+              },
+              staleness: {
+                $ref: '#/components/schemas/ClusterStaleness',
+              },
+            },
+          },
+          {
+            $ref: '#/components/schemas/ClusterOrphansFailed',
+          },
+        ],
+      },
+      FleetTotals: {
+        description:
+          'Over every page, the entities with orphans and their StatefulSets that match the filters.',
+        allOf: [
+          {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
+          {
+            type: 'object',
+            required: ['entities', 'statefulSets'],
+            properties: {
+              entities: {
+                type: 'integer',
+              },
+              statefulSets: {
+                type: 'integer',
+              },
+            },
+          },
+        ],
+      },
+      FleetUnowned: {
+        description:
+          'StatefulSets with orphans that no catalog entity maps to. Only with the\n`pvc-pruner.fleet.unowned.read` permission, only on the first page, and\nnever when filtering by owner.\n',
+        type: 'object',
+        required: ['statefulSets', 'totals'],
+        properties: {
+          statefulSets: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/FleetStatefulSet',
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
+          firstSeenOrphanedAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+        },
+      },
+      FleetResponse: {
+        description: 'Response of `GET /v1/fleet`.',
+        type: 'object',
+        required: ['clusters', 'entitiesScanned', 'totals', 'owners', 'items'],
+        properties: {
+          clusters: {
+            type: 'array',
+            description:
+              'Every cluster asked (all located ones, or the one filtered by).',
+            items: {
+              $ref: '#/components/schemas/FleetCluster',
+            },
+          },
+          entitiesScanned: {
+            type: 'integer',
+            description:
+              'How many entities with Kubernetes annotations the caller may read, after the owner filter.',
+          },
+          totals: {
+            $ref: '#/components/schemas/FleetTotals',
+          },
+          owners: {
+            type: 'array',
+            description:
+              'Per owner, over every page, ordered by owner ref (entities without one last).',
+            items: {
+              $ref: '#/components/schemas/FleetOwner',
+            },
+          },
+          items: {
+            type: 'array',
+            description:
+              'This page of entities with orphans, ordered by entity ref.',
+            items: {
+              $ref: '#/components/schemas/FleetEntity',
+            },
+          },
+          nextCursor: {
+            type: 'string',
+            description: 'Pass as `?cursor=` for the next page.',
+          },
+          unowned: {
+            $ref: '#/components/schemas/FleetUnowned',
+          },
+          pricing: {
+            $ref: '#/components/schemas/PricingSummary',
           },
         },
       },

@@ -63,6 +63,37 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/fleet': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What every entity the caller may read could reclaim, across clusters, with the unowned StatefulSets for platform teams.
+     * The entities with Kubernetes annotations that the catalog shows the caller and
+     *     on which they hold `pvc-pruner.orphans.read` (checked in one batch); an entity
+     *     they may not read is in no item and no total. Only entities and StatefulSets
+     *     with orphans are listed. `unowned` (StatefulSets with orphans that no catalog
+     *     entity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first
+     *     page only, and never with an `owner` filter. Unknown query parameters are a 400.
+     *
+     *     Clusters of client-side providers (google, oidc, aks) are read with the
+     *     caller's own token, sent as for `/v1/orphans` in the
+     *     `Backstage-Kubernetes-Authorization-<provider>` header; without it that
+     *     cluster is in `clusters` with `ok false` and a message to sign in, and
+     *     nothing of it is in any item or total.
+     */
+    get: operations['GetFleet'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/prune-jobs': {
     parameters: {
       query?: never;
@@ -166,11 +197,8 @@ export interface components {
     OrphansResponse: {
       entityRef: string;
       clusters: components['schemas']['ClusterOrphans'][];
-      totals: {
-        orphans: number;
-        reclaimableBytes: number;
-        retainedBytes: number;
-      };
+      totals: components['schemas']['OrphanTotals'];
+      pricing?: components['schemas']['PricingSummary'];
     };
     /** One cluster's section; a cluster that failed has `ok false` and an error. */
     ClusterOrphans:
@@ -188,6 +216,26 @@ export interface components {
       secondsSinceSync: number;
       /** The resources whose watch is disconnected, e.g. persistentvolumeclaims. */
       disconnectedWatches: string[];
+    };
+    /** Sums of a set of StatefulSets' orphans. */
+    OrphanTotals: {
+      orphans: number;
+      reclaimableBytes: number;
+      retainedBytes: number;
+      /** Present when pricing is configured. */
+      reclaimableMonthlyCost?: number;
+      /** Present when pricing is configured. */
+      retainedMonthlyCost?: number;
+    };
+    /**
+     * How the costs in a response were priced (`pvcPruner.pricing`); absent
+     *     when no pricing is configured, and then no response carries a cost.
+     */
+    PricingSummary: {
+      /** ISO 4217 code of every cost in the response, e.g. `EUR`. */
+      currency: string;
+      /** StorageClasses of orphans that have no price (and there is no default): their bytes are in no cost. */
+      unpricedStorageClasses: string[];
     };
     ClusterOrphansFailed: {
       cluster: string;
@@ -224,6 +272,15 @@ export interface components {
       reclaimableBytes: number;
       /** Capacity of orphans on `Retain` volumes: still billed after pruning until the PV is removed. */
       retainedBytes: number;
+      /** Monthly cost of the reclaimable orphans, when priced (see `PricingSummary`). */
+      reclaimableMonthlyCost?: number;
+      /** Monthly cost of the orphans on `Retain` volumes: it goes on after pruning, until their PVs are deleted. */
+      retainedMonthlyCost?: number;
+      /**
+       * Format: date-time
+       * The earliest `firstSeenOrphanedAt` of its orphans.
+       */
+      firstSeenOrphanedAt?: string;
     };
     /** The volume bound to an orphaned claim. */
     PersistentVolumeSummary: {
@@ -256,6 +313,15 @@ export interface components {
       createdAt?: string;
       /** Scaling the StatefulSet to this many replicas (or more) would make the controller attach this old volume, with its data, to a new pod. */
       reattachesAtReplicas: number;
+      /** What the claim's size costs per month, in the response's `pricing.currency`; absent without a price. */
+      monthlyCost?: number;
+      /**
+       * Format: date-time
+       * When pvc-pruner first saw this claim (by uid) as an orphan. It has been
+       *     orphaned at least since then, and maybe for longer: pvc-pruner cannot
+       *     know about the time before it first looked.
+       */
+      firstSeenOrphanedAt?: string;
     };
     /**
      * A template's claims at ordinals the StatefulSet runs now: kept, because
@@ -396,6 +462,87 @@ export interface components {
       status?: components['schemas']['PruneJobStatus'];
       outcome?: components['schemas']['PvcOutcome'];
     };
+    /** One StatefulSet with orphans, as the fleet view sums it up. */
+    FleetStatefulSet: {
+      cluster: string;
+      namespace: string;
+      name: string;
+      orphans: number;
+      reclaimableBytes: number;
+      retainedBytes: number;
+      reclaimableMonthlyCost?: number;
+      retainedMonthlyCost?: number;
+      /**
+       * Format: date-time
+       * The earliest first sighting of one of its orphans: orphaned at least since then.
+       */
+      firstSeenOrphanedAt?: string;
+    };
+    /** A catalog entity whose StatefulSets left claims behind. */
+    FleetEntity: {
+      entityRef: string;
+      /** metadata.title, when it has one. */
+      title?: string;
+      /** The owner's entity ref (spec.owner, as the catalog resolves it), when it has one. */
+      owner?: string;
+      /** Only StatefulSets with orphans, sorted by cluster, namespace and name. */
+      statefulSets: components['schemas']['FleetStatefulSet'][];
+      totals: components['schemas']['OrphanTotals'];
+      /**
+       * Format: date-time
+       * The earliest first sighting of one of its orphans.
+       */
+      firstSeenOrphanedAt?: string;
+    };
+    /** The entities of one owner, summed over every page. */
+    FleetOwner: {
+      /** The owner's entity ref; absent for entities without an owner. */
+      owner?: string;
+      entities: number;
+      totals: components['schemas']['OrphanTotals'];
+      /** Format: date-time */
+      firstSeenOrphanedAt?: string;
+    };
+    /** A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error. */
+    FleetCluster:
+      | {
+          cluster: string;
+          ok: true;
+          staleness?: components['schemas']['ClusterStaleness'];
+        }
+      | components['schemas']['ClusterOrphansFailed'];
+    /** Over every page, the entities with orphans and their StatefulSets that match the filters. */
+    FleetTotals: components['schemas']['OrphanTotals'] & {
+      entities: number;
+      statefulSets: number;
+    };
+    /**
+     * StatefulSets with orphans that no catalog entity maps to. Only with the
+     *     `pvc-pruner.fleet.unowned.read` permission, only on the first page, and
+     *     never when filtering by owner.
+     */
+    FleetUnowned: {
+      statefulSets: components['schemas']['FleetStatefulSet'][];
+      totals: components['schemas']['OrphanTotals'];
+      /** Format: date-time */
+      firstSeenOrphanedAt?: string;
+    };
+    /** Response of `GET /v1/fleet`. */
+    FleetResponse: {
+      /** Every cluster asked (all located ones, or the one filtered by). */
+      clusters: components['schemas']['FleetCluster'][];
+      /** How many entities with Kubernetes annotations the caller may read, after the owner filter. */
+      entitiesScanned: number;
+      totals: components['schemas']['FleetTotals'];
+      /** Per owner, over every page, ordered by owner ref (entities without one last). */
+      owners: components['schemas']['FleetOwner'][];
+      /** This page of entities with orphans, ordered by entity ref. */
+      items: components['schemas']['FleetEntity'][];
+      /** Pass as `?cursor=` for the next page. */
+      nextCursor?: string;
+      unowned?: components['schemas']['FleetUnowned'];
+      pricing?: components['schemas']['PricingSummary'];
+    };
   };
   responses: {
     /** The input is malformed; the message says what is wrong. */
@@ -511,6 +658,19 @@ export type ClusterOrphansOk = components['schemas']['ClusterOrphansOk'];
  */
 export type ClusterStaleness = components['schemas']['ClusterStaleness'];
 /**
+ * Sums of a set of StatefulSets' orphans.
+ *
+ * @public
+ */
+export type OrphanTotals = components['schemas']['OrphanTotals'];
+/**
+ * How the costs in a response were priced (`pvcPruner.pricing`); absent
+ * when no pricing is configured, and then no response carries a cost.
+ *
+ * @public
+ */
+export type PricingSummary = components['schemas']['PricingSummary'];
+/**
  * The ClusterOrphansFailed schema.
  *
  * @public
@@ -606,6 +766,50 @@ export type PruneEventType = components['schemas']['PruneEventType'];
  * @public
  */
 export type PruneEvent = components['schemas']['PruneEvent'];
+/**
+ * One StatefulSet with orphans, as the fleet view sums it up.
+ *
+ * @public
+ */
+export type FleetStatefulSet = components['schemas']['FleetStatefulSet'];
+/**
+ * A catalog entity whose StatefulSets left claims behind.
+ *
+ * @public
+ */
+export type FleetEntity = components['schemas']['FleetEntity'];
+/**
+ * The entities of one owner, summed over every page.
+ *
+ * @public
+ */
+export type FleetOwner = components['schemas']['FleetOwner'];
+/**
+ * A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error.
+ *
+ * @public
+ */
+export type FleetCluster = components['schemas']['FleetCluster'];
+/**
+ * Over every page, the entities with orphans and their StatefulSets that match the filters.
+ *
+ * @public
+ */
+export type FleetTotals = components['schemas']['FleetTotals'];
+/**
+ * StatefulSets with orphans that no catalog entity maps to. Only with the
+ * `pvc-pruner.fleet.unowned.read` permission, only on the first page, and
+ * never when filtering by owner.
+ *
+ * @public
+ */
+export type FleetUnowned = components['schemas']['FleetUnowned'];
+/**
+ * Response of `GET /v1/fleet`.
+ *
+ * @public
+ */
+export type FleetResponse = components['schemas']['FleetResponse'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -694,6 +898,40 @@ export interface operations {
       401: components['responses']['Unauthorized'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  GetFleet: {
+    parameters: {
+      query?: {
+        /** Only this configured cluster; an unknown name is a 400. */
+        cluster?: string;
+        /** Only StatefulSets in this namespace. */
+        namespace?: components['schemas']['KubernetesName'];
+        /** Only entities owned by this entity ref (kind defaults to group, namespace to default), e.g. `checkout`. */
+        owner?: string;
+        /** Entities per page. */
+        limit?: number;
+        /** `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** A page of entities, with totals over every page. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FleetResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
       503: components['responses']['ClusterUnavailable'];
     };
   };

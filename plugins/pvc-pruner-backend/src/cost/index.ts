@@ -1,0 +1,2 @@
+export { PriceList } from './PriceList';
+export { priceStatefulSet, pricingSummary } from './costs';

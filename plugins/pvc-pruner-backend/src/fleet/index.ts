@@ -1,0 +1,1 @@
+export { FleetService, type FleetQuery } from './FleetService';

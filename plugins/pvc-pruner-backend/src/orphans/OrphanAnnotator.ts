@@ -1,0 +1,106 @@
+import {
+  OrphanTotals,
+  PricingSummary,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
+import { PriceList, priceStatefulSet, pricingSummary } from '../cost';
+import { OrphanSightingStore } from '../database';
+
+/** `{ firstSeenOrphanedAt }` of the earliest first sighting among parts, or nothing when none has one. */
+export function firstSeenOf(parts: Array<{ firstSeenOrphanedAt?: string }>): {
+  firstSeenOrphanedAt?: string;
+} {
+  let first: string | undefined;
+  for (const p of parts)
+    if (p.firstSeenOrphanedAt && (!first || p.firstSeenOrphanedAt < first))
+      first = p.firstSeenOrphanedAt;
+  return first ? { firstSeenOrphanedAt: first } : {};
+}
+
+/**
+ * What pvc-pruner knows about orphans that the cluster does not: when it
+ * first saw each one (recorded as scans see them), and, with
+ * `pvcPruner.pricing`, what each costs per month.
+ */
+export class OrphanAnnotator {
+  constructor(
+    private readonly sightings: OrphanSightingStore,
+    private readonly prices?: PriceList,
+  ) {}
+
+  /** Records the orphans of one cluster's scan as seen now, and adds first sightings and costs. */
+  async annotate(
+    cluster: string,
+    statefulSets: StatefulSetOrphans[],
+  ): Promise<StatefulSetOrphans[]> {
+    const firstSeen = await this.sightings.record(
+      statefulSets.flatMap(sts =>
+        sts.orphans.map(o => ({
+          uid: o.uid,
+          cluster,
+          namespace: sts.namespace,
+          name: o.name,
+        })),
+      ),
+    );
+    return statefulSets.map(sts => {
+      const orphans = sts.orphans.map(o => ({
+        ...o,
+        firstSeenOrphanedAt: firstSeen.get(o.uid),
+      }));
+      const seen = { ...sts, orphans, ...firstSeenOf(orphans) };
+      return this.prices ? priceStatefulSet(this.prices, seen) : seen;
+    });
+  }
+
+  /** Whether costs are computed (`pvcPruner.pricing` is set). */
+  get priced(): boolean {
+    return this.prices !== undefined;
+  }
+
+  /** How the StatefulSets were priced; undefined without pricing. */
+  pricing(statefulSets: StatefulSetOrphans[]): PricingSummary | undefined {
+    return this.prices && pricingSummary(this.prices, statefulSets);
+  }
+}
+
+/** The sums of some totals, with costs when `priced` (pricing is configured). */
+export function sumTotals(
+  parts: OrphanTotals[],
+  priced: boolean,
+): OrphanTotals {
+  const totals: OrphanTotals = {
+    orphans: 0,
+    reclaimableBytes: 0,
+    retainedBytes: 0,
+  };
+  if (priced) {
+    totals.reclaimableMonthlyCost = 0;
+    totals.retainedMonthlyCost = 0;
+  }
+  for (const p of parts) {
+    totals.orphans += p.orphans;
+    totals.reclaimableBytes += p.reclaimableBytes;
+    totals.retainedBytes += p.retainedBytes;
+    if (priced) {
+      totals.reclaimableMonthlyCost! += p.reclaimableMonthlyCost ?? 0;
+      totals.retainedMonthlyCost! += p.retainedMonthlyCost ?? 0;
+    }
+  }
+  return totals;
+}
+
+/** The totals of one StatefulSet's orphans. */
+export function totalsOf(sts: StatefulSetOrphans): OrphanTotals {
+  return {
+    orphans: sts.orphans.length,
+    reclaimableBytes: sts.reclaimableBytes,
+    retainedBytes: sts.retainedBytes,
+    ...(sts.reclaimableMonthlyCost !== undefined
+      ? {
+          reclaimableMonthlyCost: sts.reclaimableMonthlyCost,
+          retainedMonthlyCost: sts.retainedMonthlyCost ?? 0,
+        }
+      : {}),
+  };
+}

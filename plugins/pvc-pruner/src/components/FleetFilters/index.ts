@@ -1,0 +1,2 @@
+export { FleetFilters } from './FleetFilters';
+export type { FleetFiltersProps } from './FleetFilters';

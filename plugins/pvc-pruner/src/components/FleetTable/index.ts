@@ -1,0 +1,2 @@
+export { FleetTable, EntityLink, ownerTitle } from './FleetTable';
+export type { FleetTableProps } from './FleetTable';

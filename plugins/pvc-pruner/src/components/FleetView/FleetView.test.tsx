@@ -1,0 +1,267 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { TestApiProvider, renderInTestApp } from '@backstage/test-utils';
+import { entityRouteRef } from '@backstage/plugin-catalog-react';
+import {
+  FleetResponse,
+  FleetStatefulSet,
+} from 'backstage-plugin-pvc-pruner-common';
+import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
+import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
+import { FleetView } from './FleetView';
+
+// Material UI tables in jsdom are slow on a busy machine.
+jest.setTimeout(30000);
+
+const GIB = 2 ** 30;
+const DAY = 86400_000;
+const daysAgo = (n: number) =>
+  new Date(Date.now() - n * DAY - 60_000).toISOString();
+
+function sts(
+  cluster: string,
+  name: string,
+  gib: number,
+  cost?: number,
+  firstSeen?: string,
+): FleetStatefulSet {
+  return {
+    cluster,
+    namespace: 'shop',
+    name,
+    orphans: 2,
+    reclaimableBytes: gib * GIB,
+    retainedBytes: 0,
+    ...(cost !== undefined
+      ? { reclaimableMonthlyCost: cost, retainedMonthlyCost: 0 }
+      : {}),
+    ...(firstSeen ? { firstSeenOrphanedAt: firstSeen } : {}),
+  };
+}
+
+const totals = (gib: number, cost?: number, orphans = 2) => ({
+  orphans,
+  reclaimableBytes: gib * GIB,
+  retainedBytes: 0,
+  ...(cost !== undefined
+    ? { reclaimableMonthlyCost: cost, retainedMonthlyCost: 0 }
+    : {}),
+});
+
+function pricedFleet(): FleetResponse {
+  return {
+    clusters: [
+      { cluster: 'demo', ok: true },
+      { cluster: 'edge', ok: true },
+    ],
+    entitiesScanned: 3,
+    totals: { entities: 2, statefulSets: 2, ...totals(130, 13, 4) },
+    owners: [
+      {
+        owner: 'group:default/checkout',
+        entities: 1,
+        totals: totals(30, 3),
+        firstSeenOrphanedAt: daysAgo(27),
+      },
+      { owner: 'group:default/search', entities: 1, totals: totals(100, 10) },
+    ],
+    items: [
+      {
+        entityRef: 'component:default/orders',
+        owner: 'group:default/checkout',
+        statefulSets: [sts('demo', 'orders-db', 30, 3, daysAgo(27))],
+        totals: totals(30, 3),
+        firstSeenOrphanedAt: daysAgo(27),
+      },
+      {
+        entityRef: 'component:default/search-index',
+        title: 'Search index',
+        owner: 'group:default/search',
+        statefulSets: [sts('edge', 'search-index', 100, 10)],
+        totals: totals(100, 10),
+      },
+    ],
+    unowned: {
+      statefulSets: [sts('edge', 'legacy-db', 8, 0.8)],
+      totals: totals(8, 0.8),
+    },
+    pricing: { currency: 'USD', unpricedStorageClasses: [] },
+  };
+}
+
+async function render(api: FakePvcPrunerApi) {
+  return renderInTestApp(
+    <TestApiProvider apis={[[pvcPrunerApiRef, api]]}>
+      <FleetView />
+    </TestApiProvider>,
+    { mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef } },
+  );
+}
+
+/** Names in the first column, top to bottom. */
+const rowNames = (table: HTMLElement) =>
+  within(table)
+    .getAllByRole('row')
+    .slice(1)
+    .map(r => within(r).getAllByRole('cell')[0].textContent);
+
+describe('FleetView', () => {
+  it('groups by owner with each entity and its StatefulSets, totals in GiB and money, and links to the Kubernetes page', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => pricedFleet();
+    await render(api);
+
+    const table = await screen.findByRole('table', {
+      name: 'Reclaimable storage by owner',
+    });
+    // Most expensive first by default when priced.
+    expect(rowNames(table)).toEqual([
+      'search',
+      'Search index',
+      'edge · shop/search-index',
+      'checkout',
+      'orders',
+      'demo · shop/orders-db',
+    ]);
+    expect(screen.getByRole('link', { name: 'orders' })).toHaveAttribute(
+      'href',
+      '/catalog/default/component/orders/kubernetes',
+    );
+    expect(within(table).getAllByText('$10.00 a month')).toHaveLength(3);
+    expect(
+      within(table).getAllByText(/seen orphaned since .* \(at least 27 days\)/),
+    ).toHaveLength(3);
+    expect(
+      screen.getByText(/2 entities with orphans, of 3 you may read/),
+    ).toBeInTheDocument();
+    expect(screen.getByText('130 GiB')).toBeInTheDocument();
+    expect(screen.getByText('$13.00 a month')).toBeInTheDocument();
+    expect(api.fleetRequests).toEqual([{ limit: 500 }]);
+  });
+
+  it('sorts by storage, cost and first sighting, both ways', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => pricedFleet();
+    await render(api);
+    const table = await screen.findByRole('table', {
+      name: 'Reclaimable storage by owner',
+    });
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Seen orphaned' }),
+    );
+    expect(rowNames(table)[0]).toBe('checkout');
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Seen orphaned' }),
+    );
+    expect(rowNames(table)[0]).toBe('search');
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Reclaimable storage' }),
+    );
+    expect(rowNames(table)[0]).toBe('search');
+    await userEvent.click(
+      within(table).getByRole('button', { name: 'Reclaimable storage' }),
+    );
+    expect(rowNames(table)[0]).toBe('checkout');
+  });
+
+  it('offers a CSV of exactly the rows shown, in their order', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => pricedFleet();
+    await render(api);
+    const link = await screen.findByRole('link', { name: /Download CSV/ });
+    expect(link).toHaveAttribute('download', 'pvc-pruner-fleet.csv');
+    const csv = decodeURIComponent(
+      link.getAttribute('href')!.replace('data:text/csv;charset=utf-8,', ''),
+    );
+    expect(
+      csv.split('\n').map(l => l.split(',').slice(0, 5).join(',')),
+    ).toEqual([
+      'owner,entity,cluster,namespace,statefulset',
+      'group:default/search,component:default/search-index,edge,shop,search-index',
+      'group:default/checkout,component:default/orders,demo,shop,orders-db',
+      '(unowned),,edge,shop,legacy-db',
+      '',
+    ]);
+  });
+
+  it('asks the backend for a filter, and shows its answer', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async request => {
+      const fleet = pricedFleet();
+      if (request.owner !== 'group:default/checkout') return fleet;
+      return {
+        ...fleet,
+        owners: [fleet.owners[0]],
+        items: [fleet.items[0]],
+        totals: { entities: 1, statefulSets: 1, ...totals(30, 3) },
+        unowned: undefined,
+      };
+    };
+    await render(api);
+    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    await userEvent.click(screen.getByRole('button', { name: 'Owner' }));
+    await userEvent.click(
+      await screen.findByRole('option', { name: 'group:default/checkout' }),
+    );
+    await waitFor(() =>
+      expect(screen.queryByText('Search index')).not.toBeInTheDocument(),
+    );
+    expect(api.fleetRequests).toContainEqual({
+      owner: 'group:default/checkout',
+      limit: 500,
+    });
+    expect(
+      screen.queryByRole('region', { name: 'Unowned' }),
+    ).not.toBeInTheDocument();
+  });
+
+  it('shows the Unowned section only when the backend sends it', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => pricedFleet();
+    const { unmount } = await render(api);
+    const unowned = await screen.findByRole('region', { name: 'Unowned' });
+    expect(
+      within(unowned).getByText('edge · shop/legacy-db'),
+    ).toBeInTheDocument();
+    unmount();
+
+    const other = new FakePvcPrunerApi();
+    other.fleet = async () => ({ ...pricedFleet(), unowned: undefined });
+    await render(other);
+    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    expect(
+      screen.queryByRole('region', { name: 'Unowned' }),
+    ).not.toBeInTheDocument();
+    expect(screen.queryByText(/legacy-db/)).not.toBeInTheDocument();
+  });
+
+  it('without pricing shows GiB only: no cost column, no amounts', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => ({
+      ...pricedFleet(),
+      pricing: undefined,
+      owners: [
+        { owner: 'group:default/checkout', entities: 1, totals: totals(30) },
+      ],
+      items: [
+        {
+          entityRef: 'component:default/orders',
+          owner: 'group:default/checkout',
+          statefulSets: [sts('demo', 'orders-db', 30)],
+          totals: totals(30),
+        },
+      ],
+      totals: { entities: 1, statefulSets: 1, ...totals(30) },
+      unowned: undefined,
+    });
+    await render(api);
+    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    expect(
+      screen.queryByRole('button', { name: 'Monthly cost' }),
+    ).not.toBeInTheDocument();
+    expect(document.body.textContent).not.toMatch(/\$|a month/);
+    expect(
+      screen.getByText(/Sizes only: set pvcPruner.pricing/),
+    ).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,274 @@
+import { useMemo, useState } from 'react';
+import { Box, Button, Typography } from '@material-ui/core';
+import { Alert } from '@material-ui/lab';
+import GetAppIcon from '@material-ui/icons/GetApp';
+import {
+  EmptyState,
+  InfoCard,
+  Progress,
+  ResponseErrorPanel,
+} from '@backstage/core-components';
+import { useRouteRef } from '@backstage/core-plugin-api';
+import {
+  entityRouteParams,
+  entityRouteRef,
+} from '@backstage/plugin-catalog-react';
+import {
+  FleetResponse,
+  OrphanTotals,
+  formatBytes,
+} from 'backstage-plugin-pvc-pruner-common';
+import { FleetFilters as Filters, useFleet } from '../../hooks/useFleet';
+import {
+  FleetSort,
+  FleetSortKey,
+  fleetCsv,
+  fleetGroups,
+  sortedUnowned,
+} from '../../utils/fleetView';
+import { plural } from '../../utils/format';
+import { formatMonthly } from '../../utils/money';
+import { FleetFilters } from '../FleetFilters';
+import { EntityLink, FleetTable, ownerTitle } from '../FleetTable';
+
+function TotalsLine(props: {
+  totals: OrphanTotals;
+  currency?: string;
+  what: string;
+}) {
+  const { totals, currency } = props;
+  return (
+    <Typography variant="body1">
+      <strong>{props.what}</strong> · {plural(totals.orphans, 'orphaned claim')}{' '}
+      · <strong>{formatBytes(totals.reclaimableBytes)}</strong> reclaimable
+      {currency && totals.reclaimableMonthlyCost !== undefined && (
+        <>
+          {' '}
+          ·{' '}
+          <strong>
+            {formatMonthly(totals.reclaimableMonthlyCost, currency)}
+          </strong>
+        </>
+      )}
+      {totals.retainedBytes > 0 && (
+        <>
+          {' '}
+          · plus {formatBytes(totals.retainedBytes)} on Retain volumes
+          {currency &&
+            totals.retainedMonthlyCost !== undefined &&
+            ` (${formatMonthly(
+              totals.retainedMonthlyCost,
+              currency,
+            )}), still billed after a prune until their PersistentVolumes are deleted`}
+        </>
+      )}
+    </Typography>
+  );
+}
+
+/** Filter choices from the unfiltered answer, so a choice never hides the others. */
+function optionsOf(fleet: FleetResponse | undefined) {
+  const namespaces = new Set<string>();
+  for (const e of fleet?.items ?? [])
+    for (const s of e.statefulSets) namespaces.add(s.namespace);
+  for (const s of fleet?.unowned?.statefulSets ?? [])
+    namespaces.add(s.namespace);
+  return {
+    clusters: (fleet?.clusters ?? []).map(c => c.cluster),
+    namespaces: [...namespaces].sort(),
+    owners: (fleet?.owners ?? []).flatMap(o => (o.owner ? [o.owner] : [])),
+  };
+}
+
+/**
+ * The fleet view: what every entity the user may read could reclaim, in
+ * GiB and (with pricing) money, grouped by owner, filterable, sortable and
+ * downloadable as the CSV of exactly what it shows.
+ */
+export function FleetView() {
+  const [filters, setFilters] = useState<Filters>({});
+  const [sortChoice, setSort] = useState<FleetSort | undefined>();
+  const filtered = Boolean(
+    filters.cluster || filters.namespace || filters.owner,
+  );
+  const all = useFleet({});
+  const some = useFleet(filters, filtered);
+  const state = filtered ? some : all;
+  const fleet = state.value;
+  const currency = fleet?.pricing?.currency;
+  const sort: FleetSort = useMemo(
+    () =>
+      sortChoice ?? { key: currency ? 'cost' : 'storage', descending: true },
+    [sortChoice, currency],
+  );
+  const entityRoute = useRouteRef(entityRouteRef);
+  const options = useMemo(() => optionsOf(all.value), [all.value]);
+
+  const groups = useMemo(
+    () => (fleet ? fleetGroups(fleet, sort) : []),
+    [fleet, sort],
+  );
+  const unowned = useMemo(
+    () => (fleet?.unowned ? sortedUnowned(fleet, sort) : undefined),
+    [fleet, sort],
+  );
+  const csvHref = useMemo(
+    () =>
+      `data:text/csv;charset=utf-8,${encodeURIComponent(
+        fleetCsv(groups, unowned, currency),
+      )}`,
+    [groups, unowned, currency],
+  );
+  const onSort = (key: FleetSortKey) =>
+    setSort(
+      sort.key === key
+        ? { key, descending: !sort.descending }
+        : { key, descending: true },
+    );
+
+  let body;
+  if (state.error) {
+    body = (
+      <ResponseErrorPanel
+        error={state.error}
+        title="Could not load the fleet"
+      />
+    );
+  } else if (!fleet) {
+    body = <Progress />;
+  } else {
+    body = (
+      <>
+        {fleet.clusters
+          .filter(c => !c.ok)
+          .map(c => (
+            <Alert key={c.cluster} severity="error" style={{ marginBottom: 8 }}>
+              Cluster {c.cluster} did not answer, so its claims are in no row
+              and no total: {'error' in c ? c.error.message : ''}
+            </Alert>
+          ))}
+        <Box mb={2}>
+          <TotalsLine
+            what={`${fleet.totals.entities} ${
+              fleet.totals.entities === 1 ? 'entity' : 'entities'
+            } with orphans, of ${fleet.entitiesScanned} you may read`}
+            totals={fleet.totals}
+            currency={currency}
+          />
+          {fleet.unowned && (
+            <TotalsLine
+              what="Unowned"
+              totals={fleet.unowned.totals}
+              currency={currency}
+            />
+          )}
+          {(fleet.pricing?.unpricedStorageClasses.length ?? 0) > 0 && (
+            <Typography variant="body2">
+              No price for StorageClass{' '}
+              {fleet.pricing!.unpricedStorageClasses.join(', ')} in
+              pvcPruner.pricing: those claims are in no cost shown.
+            </Typography>
+          )}
+          {!currency && (
+            <Typography variant="body2" color="textSecondary">
+              Sizes only: set pvcPruner.pricing to see what they cost.
+            </Typography>
+          )}
+        </Box>
+        <Box
+          display="flex"
+          alignItems="flex-start"
+          justifyContent="space-between"
+          flexWrap="wrap"
+        >
+          <FleetFilters
+            filters={filters}
+            options={options}
+            onChange={setFilters}
+          />
+          <Button
+            variant="outlined"
+            startIcon={<GetAppIcon />}
+            href={csvHref}
+            download="pvc-pruner-fleet.csv"
+          >
+            Download CSV
+          </Button>
+        </Box>
+        {groups.length === 0 ? (
+          <EmptyState
+            missing="data"
+            title="Nothing to reclaim"
+            description="No entity you may read has StatefulSets that left claims behind, in the clusters that answered."
+          />
+        ) : (
+          <FleetTable
+            label="Reclaimable storage by owner"
+            currency={currency}
+            sort={sort}
+            onSort={onSort}
+            groups={groups.map(g => ({
+              key: g.owner.owner ?? '(no owner)',
+              title: ownerTitle(g.owner.owner),
+              totals: g.owner.totals,
+              firstSeenOrphanedAt: g.owner.firstSeenOrphanedAt,
+              entities: g.entities.map(e => ({
+                ...e,
+                title: (
+                  <EntityLink
+                    entityRef={e.entityRef}
+                    title={e.title}
+                    to={`${entityRoute(
+                      entityRouteParams(e.entityRef),
+                    )}/kubernetes`}
+                  />
+                ),
+              })),
+            }))}
+          />
+        )}
+        {unowned && (
+          <Box mt={4} component="section" aria-label="Unowned">
+            <Typography variant="h6" component="h3">
+              Unowned
+            </Typography>
+            <Typography variant="body2" color="textSecondary" paragraph>
+              StatefulSets with orphans that no catalog entity maps to (by its
+              Kubernetes annotations). Shown to holders of
+              pvc-pruner.fleet.unowned.read.
+            </Typography>
+            {unowned.length === 0 ? (
+              <Typography variant="body2">None.</Typography>
+            ) : (
+              <FleetTable
+                label="Unowned StatefulSets"
+                currency={currency}
+                sort={sort}
+                onSort={onSort}
+                groups={[
+                  {
+                    key: 'unowned',
+                    title: 'Unowned',
+                    totals: fleet.unowned!.totals,
+                    firstSeenOrphanedAt: fleet.unowned!.firstSeenOrphanedAt,
+                    entities: [],
+                    statefulSets: unowned,
+                  },
+                ]}
+              />
+            )}
+          </Box>
+        )}
+      </>
+    );
+  }
+  return (
+    <InfoCard
+      title="Reclaimable storage"
+      subheader="Claims that scaled-down StatefulSets left behind, across every entity you may read"
+    >
+      {state.loading && fleet && <Progress />}
+      {body}
+    </InfoCard>
+  );
+}

@@ -1,0 +1,2 @@
+export { MonthlyCost, PricingProvider, usePricing } from './MonthlyCost';
+export type { MonthlyCostProps } from './MonthlyCost';

@@ -1,0 +1,147 @@
+import {
+  FleetResponse,
+  FleetStatefulSet,
+} from 'backstage-plugin-pvc-pruner-common';
+import { fleetCsv, fleetGroups, sortedUnowned } from './fleetView';
+
+const GIB = 2 ** 30;
+
+function sts(
+  name: string,
+  gib: number,
+  cost: number,
+  firstSeen?: string,
+): FleetStatefulSet {
+  return {
+    cluster: 'prod',
+    namespace: 'shop',
+    name,
+    orphans: 1,
+    reclaimableBytes: gib * GIB,
+    retainedBytes: 0,
+    reclaimableMonthlyCost: cost,
+    retainedMonthlyCost: 0,
+    ...(firstSeen ? { firstSeenOrphanedAt: firstSeen } : {}),
+  };
+}
+
+const totals = (gib: number, cost: number) => ({
+  orphans: 1,
+  reclaimableBytes: gib * GIB,
+  retainedBytes: 0,
+  reclaimableMonthlyCost: cost,
+  retainedMonthlyCost: 0,
+});
+
+const FLEET: FleetResponse = {
+  clusters: [{ cluster: 'prod', ok: true }],
+  entitiesScanned: 3,
+  totals: { entities: 3, statefulSets: 3, ...totals(111, 11.1) },
+  owners: [
+    {
+      owner: 'group:default/a',
+      entities: 2,
+      totals: totals(11, 10.1),
+      firstSeenOrphanedAt: '2026-11-20T00:00:00Z',
+    },
+    {
+      owner: 'group:default/b',
+      entities: 1,
+      totals: totals(100, 1),
+      firstSeenOrphanedAt: '2026-11-01T00:00:00Z',
+    },
+  ],
+  items: [
+    {
+      entityRef: 'component:default/a1',
+      owner: 'group:default/a',
+      statefulSets: [sts('a1-db', 1, 10, '2026-11-20T00:00:00Z')],
+      totals: totals(1, 10),
+      firstSeenOrphanedAt: '2026-11-20T00:00:00Z',
+    },
+    {
+      entityRef: 'component:default/a2',
+      owner: 'group:default/a',
+      statefulSets: [sts('a2-db', 10, 0.1)],
+      totals: totals(10, 0.1),
+    },
+    {
+      entityRef: 'component:default/b1',
+      owner: 'group:default/b',
+      statefulSets: [sts('b1, "main"', 100, 1, '2026-11-01T00:00:00Z')],
+      totals: totals(100, 1),
+      firstSeenOrphanedAt: '2026-11-01T00:00:00Z',
+    },
+  ],
+  unowned: { statefulSets: [sts('old', 5, 0.5)], totals: totals(5, 0.5) },
+  pricing: { currency: 'EUR', unpricedStorageClasses: [] },
+};
+
+const order = (groups: ReturnType<typeof fleetGroups>) =>
+  groups.map(g => [
+    g.owner.owner,
+    ...g.entities.map(e => e.entityRef.split('/')[1]),
+  ]);
+
+describe('fleetGroups', () => {
+  it('sorts owners and their entities by storage, cost or first sighting', () => {
+    expect(
+      order(fleetGroups(FLEET, { key: 'storage', descending: true })),
+    ).toEqual([
+      ['group:default/b', 'b1'],
+      ['group:default/a', 'a2', 'a1'],
+    ]);
+    expect(
+      order(fleetGroups(FLEET, { key: 'cost', descending: true })),
+    ).toEqual([
+      ['group:default/a', 'a1', 'a2'],
+      ['group:default/b', 'b1'],
+    ]);
+    expect(
+      order(fleetGroups(FLEET, { key: 'seen', descending: true })),
+    ).toEqual([
+      ['group:default/b', 'b1'],
+      ['group:default/a', 'a1', 'a2'],
+    ]);
+    expect(
+      order(fleetGroups(FLEET, { key: 'storage', descending: false })),
+    ).toEqual([
+      ['group:default/a', 'a1', 'a2'],
+      ['group:default/b', 'b1'],
+    ]);
+  });
+});
+
+describe('fleetCsv', () => {
+  it('has one row per StatefulSet shown, in the order shown, quoted where needed', () => {
+    const groups = fleetGroups(FLEET, { key: 'storage', descending: true });
+    const csv = fleetCsv(
+      groups,
+      sortedUnowned(FLEET, { key: 'storage', descending: true }),
+      'EUR',
+    );
+    expect(csv.split('\n')).toEqual([
+      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,reclaimable_monthly_cost_EUR,retained_monthly_cost_EUR,first_seen_orphaned_at',
+      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,1.00,0.00,2026-11-01T00:00:00Z',
+      'group:default/a,component:default/a2,prod,shop,a2-db,1,10.00,0.00,0.10,0.00,',
+      'group:default/a,component:default/a1,prod,shop,a1-db,1,1.00,0.00,10.00,0.00,2026-11-20T00:00:00Z',
+      '(unowned),,prod,shop,old,1,5.00,0.00,0.50,0.00,',
+      '',
+    ]);
+  });
+
+  it('has no cost columns without pricing, and no unowned rows when they are not shown', () => {
+    const csv = fleetCsv(
+      fleetGroups(FLEET, { key: 'storage', descending: true }),
+      undefined,
+      undefined,
+    );
+    expect(csv.split('\n')[0]).toBe(
+      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,first_seen_orphaned_at',
+    );
+    expect(csv).not.toContain('unowned');
+    expect(csv.split('\n')[1]).toBe(
+      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,2026-11-01T00:00:00Z',
+    );
+  });
+});
