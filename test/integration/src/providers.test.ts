@@ -28,6 +28,7 @@ import {
   pruneAll,
   rbacRules,
   startPruner,
+  startPrunerProcess,
   startSim,
   statefulSetIn,
   statefulSetObjects,
@@ -69,6 +70,18 @@ const AKS_STRANGER = {
   clientId: '7c1d9e2a-aks-stranger',
   clientSecret: 'aks-stranger-secret-EXAMPLE',
   username: 'mallory@contoso.com',
+};
+/** The plugin's own Entra application, for `authProvider: azure`. */
+const AZURE_PLUGIN = {
+  clientId: '3b7e0d4f-pvc-pruner',
+  clientSecret: 'azure-plugin-secret-EXAMPLE',
+  username: 'pvc-pruner-aks',
+  groups: [PRUNERS],
+};
+const AZURE_STRANGER = {
+  clientId: '9a2c4e6b-stranger',
+  clientSecret: 'azure-stranger-secret-EXAMPLE',
+  username: 'stranger-aks',
 };
 const idp = generateKeyPairSync('rsa', { modulusLength: 2048 });
 
@@ -127,6 +140,11 @@ interface ProviderSetup {
   cluster: JsonObject;
   features?: any[];
   headers?: Record<string, string>;
+  /**
+   * Runs the plugin in a process of its own with this environment, for what
+   * only a process's start can set.
+   */
+  processEnv?: Record<string, string>;
   /** What the credentials are made of: none may leak. */
   secrets: string[];
 }
@@ -228,6 +246,11 @@ const PROVIDERS: Provider[] = [
     },
   },
   {
+    name: 'azure',
+    allowed: async () => azureSetup(AZURE_PLUGIN),
+    refused: async () => azureSetup(AZURE_STRANGER),
+  },
+  {
     name: 'aws',
     async allowed() {
       process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
@@ -253,6 +276,33 @@ const PROVIDERS: Provider[] = [
     },
   },
 ];
+
+/**
+ * `authProvider: azure` as on AKS: the plugin's own application, through
+ * DefaultAzureCredential's environment variables. @azure/identity trusts the
+ * simulator's https authority only through NODE_EXTRA_CA_CERTS, which Node
+ * reads when a process starts, so the plugin runs in a process of its own.
+ */
+function azureSetup(client: {
+  clientId: string;
+  clientSecret: string;
+  username: string;
+}): ProviderSetup {
+  const caFile = join(mkdtempSync(join(tmpdir(), 'azure-ca-')), 'ca.pem');
+  writeFileSync(caFile, sim.caCert!);
+  return {
+    user: client.username,
+    cluster: { authProvider: 'azure' },
+    processEnv: {
+      NODE_EXTRA_CA_CERTS: caFile,
+      AZURE_TENANT_ID: 'adfs',
+      AZURE_AUTHORITY_HOST: sim.azureAuthorityHost!,
+      AZURE_CLIENT_ID: client.clientId,
+      AZURE_CLIENT_SECRET: client.clientSecret,
+    },
+    secrets: [client.clientSecret, 'aks-sim.'],
+  };
+}
 
 const appOf = (provider: string) => `app-${provider.toLowerCase()}`;
 const dbOf = (provider: string) => `db-${provider.toLowerCase()}`;
@@ -299,8 +349,7 @@ async function startWith(
   const { auditor, records } = recordingAuditor();
   const logger = mockServices.logger.mock();
   const directory = mkdtempSync(join(tmpdir(), 'pvc-pruner-db-'));
-  const pruner = await startPruner({
-    sim: on.sim,
+  const options = {
     kubernetes: {
       ...on.kubernetes,
       clusterLocatorMethods: [
@@ -326,10 +375,19 @@ async function startWith(
       component('app-googleserviceaccount'),
       component('app-google'),
     ),
-    features: [...(setup.features ?? []), auditor.factory, logger.factory],
     headers: setup.headers,
     database: { client: 'better-sqlite3', connection: { directory } },
-  });
+  };
+  const inOwnProcess = setup.processEnv
+    ? await startPrunerProcess({ ...options, env: setup.processEnv })
+    : undefined;
+  const pruner =
+    inOwnProcess ??
+    (await startPruner({
+      ...options,
+      sim: on.sim,
+      features: [...(setup.features ?? []), auditor.factory, logger.factory],
+    }));
   const texts: string[] = [];
   const recorded = () => [
     ...texts,
@@ -342,6 +400,7 @@ async function startWith(
       ),
     ),
     databaseFiles(directory),
+    inOwnProcess?.output() ?? '',
   ];
   return {
     pruner,
@@ -432,7 +491,9 @@ beforeAll(async () => {
             },
           ],
         },
-        azure: { clients: [AKS_USER, AKS_STRANGER] },
+        azure: {
+          clients: [AKS_USER, AKS_STRANGER, AZURE_PLUGIN, AZURE_STRANGER],
+        },
         bindings: [
           { subjects: [{ kind: 'Group', name: PRUNERS }], rules: rbacRules() },
         ],

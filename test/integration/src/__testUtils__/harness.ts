@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -196,13 +197,10 @@ export interface Pruner {
   events(id: string, after?: number): Promise<PruneEvent[]>;
 }
 
-/**
- * Starts the real plugin in a test backend, configured with the simulator as
- * its one cluster (or with `kubernetes` as given). `headers` go with every
- * request, as the card sends a user's cluster tokens.
- */
-export async function startPruner(options: {
-  sim: KubeSim;
+/** How the plugin under test is configured. */
+export interface PrunerOptions {
+  /** The one cluster, unless `kubernetes` is given. */
+  sim?: KubeSim;
   token?: string;
   kubernetes?: JsonObject;
   entities?: Entity[];
@@ -211,14 +209,22 @@ export async function startPruner(options: {
   /** More backend features, e.g. a permissions service factory. */
   features?: BackendFeature[];
   headers?: Record<string, string>;
-}): Promise<Pruner> {
+}
+
+/**
+ * Starts the real plugin in a test backend, configured with the simulator as
+ * its one cluster (or with `kubernetes` as given). `headers` go with every
+ * request, as the card sends a user's cluster tokens.
+ */
+export async function startPruner(options: PrunerOptions): Promise<Pruner> {
+  const kubernetes =
+    options.kubernetes ?? clusterConfig(options.sim!, options.token);
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
       mockServices.rootConfig.factory({
         data: {
-          kubernetes:
-            options.kubernetes ?? clusterConfig(options.sim, options.token),
+          kubernetes,
           pvcPruner: {
             leaseDurationSeconds: 5,
             volumeWaitTimeoutSeconds: 10,
@@ -235,7 +241,63 @@ export async function startPruner(options: {
       ...(options.features ?? []),
     ],
   });
-  const baseUrl = `http://127.0.0.1:${backend.server.port()}/api/pvc-pruner`;
+  return prunerAt(
+    `http://127.0.0.1:${backend.server.port()}/api/pvc-pruner`,
+    options.headers,
+    () => backend.stop(),
+  );
+}
+
+/**
+ * Starts the real plugin in a backend process of its own, with `env` added to
+ * its environment: for what only a process's start can set, such as
+ * NODE_EXTRA_CA_CERTS. Its log (debug level, audit events included) is in
+ * `output()`.
+ */
+export async function startPrunerProcess(
+  options: Omit<PrunerOptions, 'sim' | 'features'> & {
+    env: Record<string, string>;
+  },
+): Promise<Pruner & { output(): string }> {
+  const { env, ...pruner } = options;
+  const child = fork(resolve(__dirname, 'prunerProcess.ts'), {
+    execArgv: [
+      '--require',
+      require.resolve('@backstage/cli/config/nodeTransform.cjs'),
+    ],
+    env: {
+      ...process.env,
+      ...env,
+      PVC_PRUNER_TEST_OPTIONS: JSON.stringify(pruner),
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  let output = '';
+  child.stdout!.on('data', chunk => (output += chunk));
+  child.stderr!.on('data', chunk => (output += chunk));
+  const exited = new Promise(r => child.once('exit', r));
+  const baseUrl = await new Promise<string>((ready, fail) => {
+    // The transform the child runs under posts messages of its own.
+    child.on('message', (m: { baseUrl?: string }) => {
+      if (m?.baseUrl) ready(m.baseUrl);
+    });
+    child.once('exit', code =>
+      fail(new Error(`the plugin's process exited (${code}):\n${output}`)),
+    );
+  });
+  const client = prunerAt(baseUrl, options.headers, async () => {
+    child.kill('SIGTERM');
+    await exited;
+  });
+  return { ...client, output: () => output };
+}
+
+/** A client of the plugin at `baseUrl`, signed in as a user, sending `headers` with every request. */
+function prunerAt(
+  baseUrl: string,
+  headers: Record<string, string> | undefined,
+  stop: () => Promise<void>,
+): Pruner {
   const call = async (
     method: string,
     path: string,
@@ -246,7 +308,7 @@ export async function startPruner(options: {
       method,
       headers: {
         authorization: mockCredentials.user.header(user),
-        ...options.headers,
+        ...headers,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -262,7 +324,7 @@ export async function startPruner(options: {
   };
   const pruner: Pruner = {
     baseUrl,
-    stop: () => backend.stop(),
+    stop,
     get: (path, user = ALICE) => call('GET', path, undefined, user),
     post: (path, body, user = ALICE) => call('POST', path, body, user),
     async scan(entityRef = ORDERS_REF) {
