@@ -29,6 +29,39 @@ describe.each(databases.eachSupportedId())(
       knex = await databases.init(databaseId);
     });
 
+    it("dates a sighting by the database's clock, which every replica shares, not by this process's", async () => {
+      const realNow = performance.timeOrigin + performance.now();
+      // Only Date is faked: this process's clock says 2001.
+      jest.useFakeTimers({
+        now: new Date('2001-01-01T00:00:00.000Z'),
+        doNotFake: [
+          'hrtime',
+          'nextTick',
+          'performance',
+          'queueMicrotask',
+          'requestAnimationFrame',
+          'cancelAnimationFrame',
+          'requestIdleCallback',
+          'cancelIdleCallback',
+          'setImmediate',
+          'clearImmediate',
+          'setInterval',
+          'clearInterval',
+          'setTimeout',
+          'clearTimeout',
+        ],
+      });
+      try {
+        const store = await OrphanSightingStore.create({
+          database: databaseService(knex),
+        });
+        const seen = (await store.record([sighting('a')])).get('a')!;
+        expect(Math.abs(Date.parse(seen) - realNow)).toBeLessThan(60_000);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
     it('keeps the first sighting of each claim, however often it is seen again', async () => {
       let clock = NOV_3;
       const store = await OrphanSightingStore.create({

@@ -1,7 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { Knex } from 'knex';
 import { migratedClient } from './migrate';
-import { timestampToIso } from './PruneJobStore';
+import { storeClock, timestampToIso } from './timestamps';
 
 const SIGHTINGS = 'pvc_pruner_orphan_sightings';
 /** Rows per statement: 5 bound parameters each, well below SQLite's limit. */
@@ -32,18 +32,17 @@ export class OrphanSightingStore {
 
   static async create(options: {
     database: DatabaseService;
-    /** Clock for new sightings; for tests. */
+    /** Clock for new sightings, instead of the database's; for tests. */
     now?: () => Date;
   }): Promise<OrphanSightingStore> {
-    return new OrphanSightingStore(
-      await migratedClient(options.database),
-      options.now ?? (() => new Date()),
-    );
+    const client = await migratedClient(options.database);
+    return new OrphanSightingStore(client, storeClock(client, options.now));
   }
 
   private constructor(
     private readonly db: Knex,
-    private readonly now: () => Date,
+    /** The database's clock, which every replica shares, so that no replica's skew dates a sighting. */
+    private readonly now: () => Promise<Date>,
   ) {}
 
   /** Records the sightings not recorded before, and answers each claim's first sighting (ISO), by uid. */
@@ -54,7 +53,7 @@ export class OrphanSightingStore {
       ).values(),
     ];
     if (unknown.length > 0) {
-      const seenAt = this.now();
+      const seenAt = await this.now();
       for (let i = 0; i < unknown.length; i += CHUNK) {
         const chunk = unknown.slice(i, i + CHUNK);
         await this.db(SIGHTINGS)

@@ -11,6 +11,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
 import { migratedClient } from './migrate';
+import { storeClock, Timestamp, timestampToIso } from './timestamps';
 
 const JOBS = 'pvc_pruner_jobs';
 const EVENTS = 'pvc_pruner_job_events';
@@ -41,8 +42,6 @@ export type PruneJobPatch = Partial<
   Pick<PruneJob, 'status' | 'startedAt' | 'finishedAt' | 'reason' | 'summary'>
 >;
 
-type Timestamp = Date | number | string;
-
 interface JobRow {
   id: string;
   entity_ref: string;
@@ -72,32 +71,6 @@ interface EventRow {
   message: string;
   status: PruneJobStatus | null;
   outcome: string | null;
-}
-
-/**
- * Reads a timestamp column. PostgreSQL returns a Date; SQLite returns the
- * epoch milliseconds that knex wrote for a Date (or, for values written by
- * hand, text such as `2025-01-01 10:00:00`, which SQLite means as UTC).
- */
-export function timestampToIso(value: Timestamp): string {
-  let date: Date;
-  if (value instanceof Date) {
-    date = value;
-  } else if (typeof value === 'number') {
-    date = new Date(value);
-  } else if (/^-?\d+(\.\d+)?$/.test(value)) {
-    date = new Date(Number(value));
-  } else if (
-    /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value)
-  ) {
-    date = new Date(`${value.replace(' ', 'T')}Z`);
-  } else {
-    date = new Date(value);
-  }
-  if (Number.isNaN(date.getTime())) {
-    throw new Error(`Unreadable timestamp in the database: ${String(value)}`);
-  }
-  return date.toISOString();
 }
 
 /** Parses an ISO timestamp from a caller into the Date the database is given. */
@@ -201,33 +174,6 @@ function queuedMessage(input: NewPruneJob): string {
   }`;
 }
 
-/**
- * A query for the database server's current time, read back as a Date. Every
- * replica reads the same clock this way, so skew between their own clocks
- * cannot make one judge another's heartbeat or Lease stale too early.
- */
-async function databaseTime(db: Knex): Promise<Date> {
-  const client = String(db.client.config.client);
-  let value: Timestamp;
-  if (client === 'pg' || client === 'postgres' || client === 'postgresql') {
-    ({ now: value } = (
-      await db.raw('select clock_timestamp() as now')
-    ).rows[0]);
-  } else if (client.includes('sqlite')) {
-    // strftime %f has milliseconds; SQLite's 'now' is UTC.
-    [{ now: value }] = await db.raw(
-      `select strftime('%Y-%m-%dT%H:%M:%fZ', 'now') as now`,
-    );
-  } else if (client.startsWith('mysql')) {
-    [[{ now: value }]] = await db.raw(
-      `select date_format(utc_timestamp(3), '%Y-%m-%dT%H:%i:%s.%fZ') as now`,
-    );
-  } else {
-    throw new Error(`pvc-pruner: no clock query for database client ${client}`);
-  }
-  return new Date(timestampToIso(value));
-}
-
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) {
@@ -256,11 +202,7 @@ export class PruneJobStore {
     now?: () => Date;
   }): Promise<PruneJobStore> {
     const client = await migratedClient(options.database);
-    const fixed = options.now;
-    return new PruneJobStore(
-      client,
-      fixed ? async () => fixed() : () => databaseTime(client),
-    );
+    return new PruneJobStore(client, storeClock(client, options.now));
   }
 
   private constructor(

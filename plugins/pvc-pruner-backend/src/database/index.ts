@@ -1,6 +1,6 @@
+export { timestampToIso } from './timestamps';
 export {
   PruneJobStore,
-  timestampToIso,
   type NewPruneJob,
   type PruneJobPatch,
 } from './PruneJobStore';
