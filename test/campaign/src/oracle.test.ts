@@ -196,6 +196,10 @@ function scenarioRun(
   };
 }
 
+/** The plugin's live read of StatefulSet web, served at `at`. */
+const stsRead = (at: number) =>
+  request({ resource: 'statefulsets', name: 'web', at });
+
 const invariants = (run: ScenarioRun) =>
   judge(run).violations.map(v => v.invariant);
 
@@ -218,6 +222,62 @@ describe('the oracle', () => {
       },
     });
     expect(invariants(run)).toEqual(['in-use-claim-deleted']);
+  });
+
+  it('flags a claim whose ordinal its StatefulSet ran when the last check read the StatefulSet', () => {
+    const run = scenarioRun({
+      deletion: {
+        inUse: true,
+        inUseSince: T - 50,
+        runningOrdinalOf: [{ statefulSet: 'web', ordinal: 3, since: T - 50 }],
+      },
+      extraRequests: [stsRead(T - 10)],
+    });
+    expect(invariants(run)).toEqual(['in-use-claim-deleted']);
+  });
+
+  it('flags a claim of a running ordinal when the last check did not read the StatefulSet (an earlier read does not count)', () => {
+    const run = scenarioRun({
+      deletion: {
+        inUse: true,
+        inUseSince: T - 5,
+        runningOrdinalOf: [{ statefulSet: 'web', ordinal: 3, since: T - 5 }],
+      },
+    });
+    run.requests.unshift(stsRead(T - 900));
+    run.requests.forEach((r, i) => {
+      r.seq = i + 1;
+    });
+    expect(invariants(run)).toEqual(['in-use-claim-deleted']);
+  });
+
+  it('counts, without flagging, a claim whose StatefulSet began to run its ordinal after the last check read it', () => {
+    const run = scenarioRun({
+      deletion: {
+        inUse: true,
+        inUseSince: T - 5,
+        runningOrdinalOf: [{ statefulSet: 'web', ordinal: 3, since: T - 5 }],
+      },
+      extraRequests: [stsRead(T - 10)],
+    });
+    const judgement = judge(run);
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.inUseAfterLastCheck).toBe(1);
+  });
+
+  it('counts, without flagging, a claim that a pod mounted after the last pod list was served', () => {
+    const run = scenarioRun({
+      deletion: {
+        inUse: true,
+        inUseSince: T - 5,
+        pods: [
+          { name: 'intruder-0', uid: 'p', terminating: false, since: T - 5 },
+        ],
+      },
+    });
+    const judgement = judge(run);
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.inUseAfterLastCheck).toBe(1);
   });
 
   it('counts, without flagging, a claim that became in use while its delete was on the wire', () => {

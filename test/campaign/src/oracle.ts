@@ -73,6 +73,12 @@ export interface Judgement {
   roundTripsMs: number[];
   /** Deletions whose claim became in use after the delete was sent (network delay): no one can see that coming. */
   inUseDuringFlight: number;
+  /**
+   * Deletions whose claim became in use after the plugin's last check read
+   * what would show it (its pod list, its live read of the StatefulSet) but
+   * before the delete was sent: the check-to-delete window.
+   */
+  inUseAfterLastCheck: number;
   /** Deletions whose outcome the job's own process could not log: killed, or frozen while its job was ended as interrupted. */
   lostWithKilledReplica: number;
   jobsByStatus: Record<string, number>;
@@ -103,6 +109,71 @@ function leasesBefore(writes: LeaseWrite[], seq: number) {
   return [...state.values()].filter((l): l is KubeObject => Boolean(l));
 }
 
+/**
+ * Why a deleted claim was in use, for each reason the plugin's last check
+ * could have seen. The last check starts with the plugin's last read of the
+ * claim; a pod that existed when that check's pod list was served, or an
+ * ordinal its StatefulSet ran when that check's read of the StatefulSet was
+ * served, was there to see. A reason the last check did not read at all
+ * counts as seeable.
+ */
+function inUseAtLastCheck(
+  d: ScenarioRun['deletions'][number],
+  before: RecordedRequest[],
+  ns: string,
+): string[] {
+  const checkStart = before
+    .filter(
+      r =>
+        r.verb === 'get' &&
+        r.resource === 'persistentvolumeclaims' &&
+        r.name === d.request.name,
+    )
+    .pop()?.seq;
+  const lastServed = (match: (r: RecordedRequest) => boolean) =>
+    checkStart === undefined
+      ? undefined
+      : before
+          .filter(r => r.seq > checkStart && r.namespace === ns && match(r))
+          .pop()?.at;
+  const podsListed = lastServed(
+    r => r.verb === 'list' && r.resource === 'pods',
+  );
+  const stsRead = (name: string) =>
+    lastServed(
+      r =>
+        r.resource === 'statefulsets' &&
+        (r.verb === 'list' || (r.verb === 'get' && r.name === name)),
+    );
+  const ago = (at?: number) =>
+    at === undefined
+      ? 'not read in its last check'
+      : `last read ${(d.request.at - at).toFixed(
+          0,
+        )} ms before the delete was served`;
+  return [
+    ...d.pods
+      .filter(p => podsListed === undefined || p.since <= podsListed)
+      .map(
+        p =>
+          `pod ${p.name}${p.terminating ? ' (terminating)' : ''} (pods ${ago(
+            podsListed,
+          )})`,
+      ),
+    ...d.runningOrdinalOf
+      .filter(r => {
+        const read = stsRead(r.statefulSet);
+        return read === undefined || r.since <= read;
+      })
+      .map(
+        r =>
+          `ordinal ${r.ordinal} of StatefulSet ${r.statefulSet} (running for ${(
+            d.request.at - r.since
+          ).toFixed(0)} ms; the StatefulSet ${ago(stsRead(r.statefulSet))})`,
+      ),
+  ];
+}
+
 function sameLog(a: PruneEvent[], b: PruneEvent[]) {
   const shape = (events: PruneEvent[]) =>
     JSON.stringify(
@@ -118,6 +189,7 @@ export function judge(run: ScenarioRun): Judgement {
   const windowsMs: number[] = [];
   const roundTripsMs: number[] = [];
   let inUseDuringFlight = 0;
+  let inUseAfterLastCheck = 0;
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
   const ns = run.scenario.namespace;
@@ -139,31 +211,29 @@ export function judge(run: ScenarioRun): Judgement {
     const sentAt =
       d.request.receivedAt ?? d.request.at - d.request.injectedLatencyMs;
 
-    // 1. Never in use: judged where the delete arrived; what happened while it travelled is network delay.
+    const before = run.requests.filter(
+      r => r.user === d.request.user && r.seq < d.request.seq && ok(r),
+    );
+
+    // 1. Never in use where the plugin's last check could see it. What began
+    // after the read that would have shown it (the check-to-delete window) or
+    // while the delete travelled is counted: no client can see that coming.
     if (d.inUse) {
-      if ((d.inUseSince ?? 0) < sentAt)
+      const seeable = inUseAtLastCheck(d, before, ns);
+      if (seeable.length > 0)
         flag(
           'in-use-claim-deleted',
           `${name} (uid ${
             d.claim.uid
           }) was deleted by replica ${replica} while in use since ${(
             sentAt - (d.inUseSince ?? 0)
-          ).toFixed(0)} ms before the delete was sent: ${[
-            ...d.pods.map(
-              p => `pod ${p.name}${p.terminating ? ' (terminating)' : ''}`,
-            ),
-            ...d.runningOrdinalOf.map(
-              r => `ordinal ${r.ordinal} of StatefulSet ${r.statefulSet}`,
-            ),
-          ].join(', ')}`,
+          ).toFixed(0)} ms before the delete was sent: ${seeable.join(', ')}`,
         );
+      else if ((d.inUseSince ?? 0) < sentAt) inUseAfterLastCheck++;
       else inUseDuringFlight++;
     }
 
     // 2. The last live re-check (claim, then pods), and how long before the delete was sent.
-    const before = run.requests.filter(
-      r => r.user === d.request.user && r.seq < d.request.seq && ok(r),
-    );
     const lastClaimRead = before
       .filter(
         r =>
@@ -349,6 +419,7 @@ export function judge(run: ScenarioRun): Judgement {
     windowsMs,
     roundTripsMs,
     inUseDuringFlight,
+    inUseAfterLastCheck,
     lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,
     jobDurationsMs,

@@ -96,6 +96,11 @@ export function formatReport(
     )} (${windows.length} deletions)`,
   );
   add(
+    `Claims that became in use after the last check read what would show it, before their delete was sent (not a violation: the check-to-delete window): ${sum(
+      r => r.judgement.inUseAfterLastCheck,
+    )}`,
+  );
+  add(
     `Claims that became in use while their delete was on the wire (not a violation): ${sum(
       r => r.judgement.inUseDuringFlight,
     )}`,
