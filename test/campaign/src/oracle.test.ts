@@ -288,6 +288,50 @@ describe('the oracle', () => {
     expect(judgement.inUseDuringFlight).toBe(1);
   });
 
+  it("attributes a deletion to the job whose StatefulSet names the claim, not to a sibling's job that carelessly confirmed it too", () => {
+    const run = scenarioRun({
+      deletion: {
+        statefulSets: ['cache', 'web'].map(name => ({
+          name,
+          uid: `uid-${name}`,
+          start: 0,
+          replicas: 1,
+          templates: ['data'],
+          deleting: false,
+        })),
+      },
+    });
+    const careless = {
+      ...run.jobs[0],
+      id: 'job-careless',
+      statefulSet: 'cache',
+      eventsByReplica: new Map(
+        [0, 1].map(r => [r, log(['job-started'], ['job-finished'])]),
+      ),
+    };
+    run.jobs.unshift(careless);
+    const cacheLease = {
+      request: request({
+        verb: 'create',
+        resource: 'leases',
+        name: 'pvc-pruner-cache',
+        at: T - 600,
+        status: 201,
+      }),
+      after: lease(T - 500, careless.id),
+    };
+    run.leaseWrites.unshift(cacheLease);
+    run.requests.unshift(cacheLease.request);
+    run.requests.forEach((r, i) => {
+      r.seq = i + 1;
+    });
+    run.audit.push({
+      ...run.audit[1],
+      meta: { namespace: NS, statefulSet: 'cache', jobId: careless.id },
+    });
+    expect(judge(run).violations).toEqual([]);
+  });
+
   it('flags a deletion of a uid the user did not confirm (a re-created claim)', () => {
     expect(invariants(scenarioRun({ confirmedUid: 'uid-old' }))).toContain(
       'unconfirmed-claim-deleted',

@@ -100,6 +100,24 @@ function leaseExpiry(lease: KubeObject): number {
 }
 
 /** Each Lease of the namespace as it stood just before request `seq`. */
+/** Whether the StatefulSet, as it was when the delete arrived, names the claim by one of its templates and an ordinal. */
+function namesByOrdinal(
+  d: ScenarioRun['deletions'][number],
+  statefulSet: string,
+): boolean {
+  const sts = d.statefulSets.find(s => s.name === statefulSet);
+  const name = d.request.name ?? '';
+  return Boolean(
+    sts?.templates.some(t => {
+      const prefix = `${t}-${statefulSet}-`;
+      return (
+        name.startsWith(prefix) &&
+        /^(0|[1-9][0-9]*)$/.test(name.slice(prefix.length))
+      );
+    }),
+  );
+}
+
 function leasesBefore(writes: LeaseWrite[], seq: number) {
   const state = new Map<string, KubeObject | undefined>();
   for (const w of writes) {
@@ -306,10 +324,15 @@ export function judge(run: ScenarioRun): Judgement {
         s.confirmed.some(c => c.name === name && c.uid === d.claim!.uid),
     );
     // Several jobs may have confirmed it (a careless confirmation of a sibling's
-    // claim): the one holding a Lease when the delete arrived did it.
+    // claim): of those holding a Lease when the delete arrived, the one whose
+    // StatefulSet names the claim by an ordinal did it.
     const leases = leasesBefore(run.leaseWrites, d.request.seq);
+    const holding = candidates.filter(c =>
+      leases.some(l => holderJob(l) === c.id),
+    );
     const job =
-      candidates.find(c => leases.some(l => holderJob(l) === c.id)) ??
+      holding.find(c => namesByOrdinal(d, c.statefulSet)) ??
+      holding[0] ??
       candidates[candidates.length - 1];
     if (!job && pending.length === 0) {
       flag(
