@@ -80,6 +80,8 @@ describe('the kube-sim CLI', () => {
         'AGE',
       ]);
       expect(lines.slice(1).map(l => l.split(/\s+/).slice(0, 2))).toEqual([
+        ['payments', 'ledger-db'],
+        ['search', 'nightly-reports'],
         ['search', 'search-index'],
         ['shop', 'cart-cache'],
         ['shop', 'orders-db'],

@@ -744,7 +744,20 @@ spec:
         'pvc/awaited',
         '--timeout=20s',
       ]);
-      await sleep(400);
+      // Once kubectl has listed the claim it watches from that list's
+      // resourceVersion, so it sees the deletion however late its watch starts.
+      await eventually(
+        () =>
+          h.sim
+            .requests()
+            .some(
+              r =>
+                r.verb === 'list' &&
+                r.resource === 'persistentvolumeclaims' &&
+                decodeURIComponent(r.query).includes('metadata.name=awaited'),
+            ),
+        { timeoutMs: 15000, message: 'kubectl wait to list the claim' },
+      );
       expect(wait.child.exitCode).toBeNull();
       releaseFinalizers(h.sim, 'persistentvolumeclaims', 'default', 'awaited');
       const exit = await wait.exited;
