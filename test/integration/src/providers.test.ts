@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import {
   mkdtempSync,
@@ -145,6 +146,10 @@ interface ProviderSetup {
    * only a process's start can set.
    */
   processEnv?: Record<string, string>;
+  /** A cluster locator in place of the `config` one with `cluster`. */
+  locator?: JsonObject;
+  /** Stops what the setup started. */
+  stop?: () => Promise<void>;
   /** What the credentials are made of: none may leak. */
   secrets: string[];
 }
@@ -251,6 +256,11 @@ const PROVIDERS: Provider[] = [
     refused: async () => azureSetup(AZURE_STRANGER),
   },
   {
+    name: 'localKubectlProxy',
+    allowed: () => throughKubectlProxy('pvc-pruner-proxy', rbacRules()),
+    refused: () => throughKubectlProxy('nobody-proxy', []),
+  },
+  {
     name: 'aws',
     async allowed() {
       process.env.AWS_ACCESS_KEY_ID = AWS_KEY.accessKeyId;
@@ -304,11 +314,59 @@ function azureSetup(client: {
   };
 }
 
+/**
+ * `type: localKubectlProxy`: a real `kubectl proxy` on port 8001 (the port
+ * upstream's locator uses), authenticating to the simulator with a token of
+ * `user`; the plugin sends no credentials at all.
+ */
+async function throughKubectlProxy(
+  user: string,
+  rules: ReturnType<typeof rbacRules>,
+): Promise<ProviderSetup> {
+  const token = sim.addToken({ user, rules });
+  const directory = mkdtempSync(join(tmpdir(), 'kubectl-proxy-'));
+  const kubeconfig = join(directory, 'kubeconfig');
+  writeFileSync(kubeconfig, sim.kubeconfigFor(token), { mode: 0o600 });
+  const proxy = spawn(
+    'kubectl',
+    ['proxy', '--port=8001', `--kubeconfig=${kubeconfig}`],
+    { env: { PATH: process.env.PATH, HOME: directory } },
+  );
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const read = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('Starting to serve on')) ready();
+    };
+    proxy.stdout.on('data', read);
+    proxy.stderr.on('data', read);
+    proxy.once('exit', code =>
+      fail(new Error(`kubectl proxy exited (${code}): ${output}`)),
+    );
+  });
+  const exited = new Promise(r => proxy.once('exit', r));
+  return {
+    user,
+    cluster: {},
+    locator: { type: 'localKubectlProxy' },
+    secrets: [token],
+    async stop() {
+      proxy.kill();
+      await exited;
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
 const appOf = (provider: string) => `app-${provider.toLowerCase()}`;
 const dbOf = (provider: string) => `db-${provider.toLowerCase()}`;
 /** The cluster name: for aws the EKS cluster id the token is signed for. */
-const clusterNameOf = (provider: string) =>
-  provider === 'aws' ? AWS_CLUSTER : `${provider.toLowerCase()}-cluster`;
+const clusterNameOf = (provider: string) => {
+  if (provider === 'aws') return AWS_CLUSTER;
+  // The one cluster of `type: localKubectlProxy`, as upstream names it.
+  if (provider === 'localKubectlProxy') return 'local';
+  return `${provider.toLowerCase()}-cluster`;
+};
 
 /** Records every audit event, as the auditor sees it. */
 function recordingAuditor() {
@@ -353,7 +411,7 @@ async function startWith(
     kubernetes: {
       ...on.kubernetes,
       clusterLocatorMethods: [
-        {
+        setup.locator ?? {
           type: 'config',
           clusters: [
             {
@@ -412,6 +470,7 @@ async function startWith(
     },
     async stop() {
       await pruner.stop();
+      await setup.stop?.();
       rmSync(directory, { recursive: true, force: true });
     },
   };
