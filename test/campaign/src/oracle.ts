@@ -561,9 +561,11 @@ function judgeLog(
         } deleted ${name} (the API server's record), but its log says ${
           events
             .filter(e => e.pvc === name)
-            .map(e => e.type)
+            .map(e => `${e.type} ("${e.message}")`)
             .join(', ') || 'nothing'
-        } about it`,
+        } about it; the job ended ${job.final!.status}${
+          job.final!.reason ? ` (${job.final!.reason})` : ''
+        }`,
       );
   }
 }

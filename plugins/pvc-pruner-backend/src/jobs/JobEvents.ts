@@ -2,6 +2,8 @@ import { EventEmitter } from 'node:events';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import { PruneJobStore } from '../database';
 
+const RETRY_DELAY_MS = 200;
+
 /**
  * Appends job events to the database (so any replica can replay them) and
  * tells this process's streams at once, so they need not wait for a poll.
@@ -13,10 +15,16 @@ export class JobEvents {
     this.emitter.setMaxListeners(0);
   }
 
+  /**
+   * Appends an event, trying once more after a failed write: a log line lost
+   * to a passing database error would leave a claim's outcome unsaid.
+   */
   async append(event: Omit<PruneEvent, 'seq' | 'at'>): Promise<PruneEvent> {
-    const stored = await this.store.appendEvent({
-      ...event,
-      at: new Date().toISOString(),
+    const write = () =>
+      this.store.appendEvent({ ...event, at: new Date().toISOString() });
+    const stored = await write().catch(async () => {
+      await new Promise(resolve => setTimeout(resolve, RETRY_DELAY_MS));
+      return write();
     });
     this.emitter.emit(event.jobId, stored);
     return stored;

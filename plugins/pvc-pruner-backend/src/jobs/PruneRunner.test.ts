@@ -467,6 +467,60 @@ describe('PruneRunner', () => {
     expect(types).not.toContain('pvc-failed');
   });
 
+  it('says a deletion in its log though the first write of that line fails', async () => {
+    const job = await newJob(createClaims(['data-web-1']));
+    const appendEvent = store.appendEvent.bind(store);
+    let refused = 0;
+    const spy = jest
+      .spyOn(store, 'appendEvent')
+      .mockImplementation(async event => {
+        if (event.type === 'pvc-deleted' && refused++ === 0)
+          throw new Error('Connection terminated unexpectedly');
+        return appendEvent(event);
+      });
+    try {
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+      expect(result.status).toBe('succeeded');
+      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+      expect(result.summary.failed).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(
+      (await store.listEvents(job.id))
+        .filter(e => e.pvc === 'data-web-1')
+        .map(e => e.type),
+    ).toEqual(['pvc-deleting', 'pvc-deleted']);
+  });
+
+  it('keeps a deletion it saw finish as deleted, not also failed, when the log cannot say so', async () => {
+    const job = await newJob(createClaims(['data-web-1']));
+    const appendEvent = store.appendEvent.bind(store);
+    const spy = jest
+      .spyOn(store, 'appendEvent')
+      .mockImplementation(async event => {
+        if (event.type === 'pvc-deleted')
+          throw new Error('Connection terminated unexpectedly');
+        return appendEvent(event);
+      });
+    try {
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        await holdLease(job.id),
+      );
+      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+      expect(result.summary.failed).toEqual([]);
+      expect(result.status).toBe('succeeded');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('still reports a delete the cluster refused as failed', async () => {
     const job = await newJob(createClaims(['data-web-1']));
     sim.addFault({

@@ -424,10 +424,16 @@ export class PruneRunner {
     }
     follows.push(
       this.followUp(job, gateway, summary, outcome, stop).catch(e => {
-        summary.failed.push({
-          ...outcome,
-          reason: `could not follow the deletion: ${(e as Error).message}`,
-        });
+        // An outcome already recorded stays as recorded: only a log line
+        // after it failed, not the deletion.
+        const recorded = [...summary.deleted, ...summary.terminating].some(
+          o => o.uid === outcome.uid,
+        );
+        if (!recorded)
+          summary.failed.push({
+            ...outcome,
+            reason: `could not follow the deletion: ${(e as Error).message}`,
+          });
       }),
     );
   }
