@@ -292,6 +292,9 @@ async function benchFleet() {
       await sleep(100);
     const warmMs = performance.now() - started;
     await Promise.all(sims.map(sim => sim.ask({ type: 'clearRequests' })));
+    // BENCH_CPU_PROFILE=<file>: a CPU profile of the backend over the measured rounds, for DevTools.
+    const profilePath = process.env.BENCH_CPU_PROFILE;
+    if (profilePath) await backend.ask({ type: 'startCpuProfile' });
     const pageTimes: number[] = [];
     const wholeTimes: number[] = [];
     let bytes = 0;
@@ -316,6 +319,8 @@ async function benchFleet() {
           `the fleet listed ${fleet.items.length + rest.items.length} entities`,
         );
     }
+    if (profilePath)
+      await backend.ask({ type: 'stopCpuProfile', path: profilePath });
     const counts = await Promise.all(
       sims.map(sim => sim.ask<RequestCounts>({ type: 'requestCounts' })),
     );
