@@ -343,11 +343,20 @@ function statefulSetsByLabel(cache: ClusterCache) {
       else index.set(k, [sts]);
     }
   }
+  // Each selector parsed once for all scans of this index: the entities' selectors repeat every request.
+  const keys = new Map<string, string | undefined>();
+  const keyOf = (labelSelector: string) => {
+    if (keys.has(labelSelector)) return keys.get(labelSelector);
+    const m = SINGLE_EQUALITY.exec(labelSelector);
+    const key = m ? `${m[1]}=${m[2]}` : undefined;
+    keys.set(labelSelector, key);
+    return key;
+  };
   return {
     matching(labelSelector: string, namespace?: string) {
-      const m = SINGLE_EQUALITY.exec(labelSelector);
-      if (!m) return undefined;
-      const found = index.get(`${m[1]}=${m[2]}`) ?? [];
+      const key = keyOf(labelSelector);
+      if (key === undefined) return undefined;
+      const found = index.get(key) ?? [];
       return namespace
         ? found.filter(sts => sts.metadata?.namespace === namespace)
         : found;
