@@ -3,6 +3,8 @@
  * that its heap is its own and the benchmark's client does not share its CPU.
  * Reports heap growth while the parent scans.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { createBackend } from '@backstage/backend-defaults';
 import { mockServices } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
@@ -14,7 +16,9 @@ const BACKEND_PORT = Number(process.env.BENCH_BACKEND_PORT);
 export type BackendRequest =
   | { type: 'startHeapWatch' }
   | { type: 'stopHeapWatch' }
-  | { type: 'memory' };
+  | { type: 'memory' }
+  | { type: 'startCpuProfile' }
+  | { type: 'stopCpuProfile'; path: string };
 
 /** The process's memory after a full garbage collection. */
 export interface MemoryUse {
@@ -116,7 +120,25 @@ async function main() {
   const sample = () => {
     peak = Math.max(peak, process.memoryUsage().heapUsed);
   };
-  process.on('message', (msg: BackendRequest) => {
+  const profiler = new Session();
+  const post = (method: string) =>
+    new Promise<any>((resolve, reject) =>
+      profiler.post(method, (err, result) =>
+        err ? reject(err) : resolve(result),
+      ),
+    );
+  process.on('message', async (msg: BackendRequest) => {
+    if (msg.type === 'startCpuProfile') {
+      profiler.connect();
+      await post('Profiler.enable');
+      await post('Profiler.start');
+      process.send!({});
+    } else if (msg.type === 'stopCpuProfile') {
+      const { profile } = await post('Profiler.stop');
+      profiler.disconnect();
+      writeFileSync(msg.path, JSON.stringify(profile));
+      process.send!({});
+    }
     if (msg.type === 'startHeapWatch') {
       global.gc?.();
       before = process.memoryUsage().heapUsed;

@@ -9,6 +9,8 @@
  *
  * `npm run bench:fleet -- card memory` runs some figures only. Each figure
  * is a function of the shared setup below; add new ones to FIGURES.
+ * `BENCH_CPU_PROFILE=<folder>` writes a CPU profile of the backend over the
+ * card's and the fleet's measured rounds there.
  */
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -50,6 +52,25 @@ async function startBackend(
     },
   );
   return { ...backend, base: `http://127.0.0.1:${port}/api/pvc-pruner` };
+}
+
+/**
+ * With BENCH_CPU_PROFILE=<folder>, a CPU profile of the backend from now
+ * until `stop` (a figure's measured rounds), written as <figure>.cpuprofile
+ * for DevTools; otherwise nothing.
+ */
+async function profiled(backend: BenchBackend, figure: string) {
+  const folder = process.env.BENCH_CPU_PROFILE;
+  if (folder) await backend.ask({ type: 'startCpuProfile' });
+  return {
+    stop: async () => {
+      if (folder)
+        await backend.ask({
+          type: 'stopCpuProfile',
+          path: join(folder, `${figure}.cpuprofile`),
+        });
+    },
+  };
 }
 
 /** The card's request: the orphans of the `scan` entity (its StatefulSets are labelled `backstage.io/kubernetes-id=scan`). */
@@ -132,6 +153,7 @@ async function benchCardScan({ sim, backend }: WarmCluster) {
   // Until the watches delivered the seeded namespace.
   while ((await cardScan(backend)).totals.orphans < 500) await sleep(100);
   await sim.ask({ type: 'clearRequests' });
+  const profile = await profiled(backend, 'card');
   const times: number[] = [];
   let bytes = 0;
   for (let round = 0; round < CARD_ROUNDS; round++) {
@@ -143,6 +165,7 @@ async function benchCardScan({ sim, backend }: WarmCluster) {
     bytes = (await res.body.arrayBuffer()).byteLength;
     times.push(performance.now() - t);
   }
+  await profile.stop();
   const counts = await sim.ask<RequestCounts>({ type: 'requestCounts' });
   const warm = times.slice(CARD_WARMUP_ROUNDS);
   const requests = Object.values(counts.byVerb).reduce((n, c) => n + c, 0);
@@ -292,6 +315,7 @@ async function benchFleet() {
       await sleep(100);
     const warmMs = performance.now() - started;
     await Promise.all(sims.map(sim => sim.ask({ type: 'clearRequests' })));
+    const profile = await profiled(backend, 'fleet');
     const pageTimes: number[] = [];
     const wholeTimes: number[] = [];
     let bytes = 0;
@@ -316,6 +340,7 @@ async function benchFleet() {
           `the fleet listed ${fleet.items.length + rest.items.length} entities`,
         );
     }
+    await profile.stop();
     const counts = await Promise.all(
       sims.map(sim => sim.ask<RequestCounts>({ type: 'requestCounts' })),
     );

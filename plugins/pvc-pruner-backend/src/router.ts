@@ -13,6 +13,7 @@ import { ResourcePermission } from '@backstage/plugin-permission-common';
 import express from 'express';
 import Router from 'express-promise-router';
 import { streamJobEvents } from './eventStream';
+import { KeptJson } from './KeptJson';
 import { PruneJobStore } from './database';
 import { FleetService } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
@@ -49,6 +50,11 @@ export interface RouterOptions {
   pruneDisabledReason?: string;
 }
 
+/** JSON already written (as res.json would write it), sent as res.json sends it. */
+function sendJsonText(res: express.Response, json: string) {
+  res.type('application/json').send(json);
+}
+
 export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
@@ -64,6 +70,7 @@ export async function createRouter(
     clusters,
     fleet,
   } = options;
+  const keptJson = new KeptJson();
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
   // 413: that router answers every error before its routes as a 400.
   const router = Router();
@@ -155,7 +162,11 @@ export async function createRouter(
         requestAuthFromHeaders(req.headers),
       );
       await audit.success({ meta: { orphans: result.totals.orphans } });
-      res.json(result);
+      // The StatefulSets' reports come from the watch cache unchanged until the cluster changes: their JSON is kept.
+      const reports = result.clusters.flatMap(c =>
+        c.ok ? c.statefulSets : [],
+      );
+      sendJsonText(res, keptJson.stringify(result, new Set(reports)));
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;

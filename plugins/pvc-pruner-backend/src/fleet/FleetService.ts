@@ -61,14 +61,15 @@ const KUBERNETES_ENTITIES: EntityFilterQuery = [
       CATALOG_FILTER_EXISTS,
   },
 ];
-const ENTITY_FIELDS = [
+/** What locates an entity's workloads: its ref and its annotations. */
+const WORKLOAD_FIELDS = [
   'kind',
   'metadata.name',
   'metadata.namespace',
-  'metadata.title',
   'metadata.annotations',
-  'spec.owner',
 ];
+/** The caller's entities are rows too: their title and owner. */
+const ENTITY_FIELDS = [...WORKLOAD_FIELDS, 'metadata.title', 'spec.owner'];
 
 interface FleetTarget extends EntityWorkloadTarget {
   owner?: string;
@@ -90,12 +91,18 @@ function ownerOf(entity: Entity): string | undefined {
 }
 
 /** The entity's target, or undefined when its annotations are empty (the filter only asks that they exist). */
-function targetOf(entity: Entity): FleetTarget | undefined {
+function workloadsOf(entity: Entity): EntityWorkloadTarget | undefined {
   try {
-    return { ...workloadTargetOf(entity), owner: ownerOf(entity) };
+    return workloadTargetOf(entity);
   } catch {
     return undefined;
   }
+}
+
+/** The entity's target with its owner, for a row of the answer. */
+function targetOf(entity: Entity): FleetTarget | undefined {
+  const target = workloadsOf(entity);
+  return target && { ...target, owner: ownerOf(entity) };
 }
 
 function parseOwner(owner: string): string {
@@ -169,13 +176,15 @@ export class FleetService {
     const after = query.cursor ? decodeFleetCursor(query.cursor) : undefined;
 
     const [visible, everything] = await Promise.all([
-      this.kubernetesEntities(credentials),
+      this.kubernetesEntities(credentials, ENTITY_FIELDS, targetOf),
       // Unowned means no entity of the whole catalog maps to it, not just none this caller sees.
       owner || after
         ? undefined
         : this.deps.auth
             .getOwnServiceCredentials()
-            .then(service => this.kubernetesEntities(service)),
+            .then(service =>
+              this.kubernetesEntities(service, WORKLOAD_FIELDS, workloadsOf),
+            ),
     ]);
     const { allowed, basic } = await authorizeEntities({
       permissions: this.deps.permissions,
@@ -312,14 +321,16 @@ export class FleetService {
     };
   }
 
-  /** The catalog's entities with Kubernetes annotations, as these credentials may see them. */
-  private async kubernetesEntities(
+  /** The catalog's entities with Kubernetes annotations, as these credentials may see them, with only `fields` read. */
+  private async kubernetesEntities<T>(
     credentials: BackstageCredentials,
-  ): Promise<FleetTarget[]> {
+    fields: string[],
+    toTarget: (entity: Entity) => T | undefined,
+  ): Promise<T[]> {
     const { items } = await this.deps.catalog.getEntities(
-      { filter: KUBERNETES_ENTITIES, fields: ENTITY_FIELDS },
+      { filter: KUBERNETES_ENTITIES, fields },
       { credentials },
     );
-    return items.flatMap(entity => targetOf(entity) ?? []);
+    return items.flatMap(entity => toTarget(entity) ?? []);
   }
 }

@@ -14,28 +14,40 @@ export class CachedClassifier {
     string,
     { generation: string; snapshot: NamespaceSnapshot }
   >();
-  private readonly reports = new Map<
-    string,
-    { generation: string; report: StatefulSetOrphans }
+  /**
+   * By the cached StatefulSet object: the cache replaces it whenever the
+   * StatefulSet changes, so a report is kept only as long as the object,
+   * with the generations of the claims, pods and volumes it was made from.
+   */
+  private readonly reports = new WeakMap<
+    V1StatefulSet,
+    {
+      claims: number;
+      pods: number;
+      volumes: number;
+      report: StatefulSetOrphans;
+    }
   >();
 
   classify(cache: ClusterCache, sts: V1StatefulSet): StatefulSetOrphans {
     const namespace = sts.metadata?.namespace ?? '';
-    const snapshotGeneration = `${cache.claims.generation(
-      namespace,
-    )}/${cache.pods.generation(namespace)}`;
-    const generation = `${snapshotGeneration}/${cache.volumes.generation('')}/${
-      sts.metadata?.resourceVersion
-    }`;
-    const key = `${cache.cluster}/${namespace}/${sts.metadata?.name}`;
-    const kept = this.reports.get(key);
-    if (kept?.generation === generation) return kept.report;
+    const claims = cache.claims.generation(namespace);
+    const pods = cache.pods.generation(namespace);
+    const volumes = cache.volumes.generation('');
+    const kept = this.reports.get(sts);
+    if (
+      kept &&
+      kept.claims === claims &&
+      kept.pods === pods &&
+      kept.volumes === volumes
+    )
+      return kept.report;
     const report = classifyInSnapshot(
       sts,
-      this.snapshot(cache, namespace, snapshotGeneration),
+      this.snapshot(cache, namespace, `${claims}/${pods}`),
       cache.volumes.inNamespace(''),
     );
-    this.reports.set(key, { generation, report });
+    this.reports.set(sts, { claims, pods, volumes, report });
     return report;
   }
 

@@ -23,6 +23,17 @@ export function firstSeenOf(parts: Array<{ firstSeenOrphanedAt?: string }>): {
  * `pvcPruner.pricing`, what each costs per month.
  */
 export class OrphanAnnotator {
+  /**
+   * Each report annotated, with the first sightings it was annotated with.
+   * A watch cache hands out the same report until the StatefulSet, its
+   * claims, pods or a volume change, so the fleet view's thousands of
+   * StatefulSets are not copied and priced again on every request.
+   */
+  private readonly annotated = new WeakMap<
+    StatefulSetOrphans,
+    { firstSeen: Array<string | undefined>; result: StatefulSetOrphans }
+  >();
+
   constructor(
     private readonly sightings: OrphanSightingStore,
     private readonly prices?: PriceList,
@@ -44,13 +55,26 @@ export class OrphanAnnotator {
       ),
     );
     return statefulSets.map(sts => {
-      const orphans = sts.orphans.map(o => ({
-        ...o,
-        firstSeenOrphanedAt: firstSeen.get(o.uid),
-      }));
-      const seen = { ...sts, orphans, ...firstSeenOf(orphans) };
-      return this.prices ? priceStatefulSet(this.prices, seen) : seen;
+      const seenAt = sts.orphans.map(o => firstSeen.get(o.uid));
+      const kept = this.annotated.get(sts);
+      if (kept && kept.firstSeen.every((at, i) => at === seenAt[i]))
+        return kept.result;
+      const result = this.annotatedWith(sts, seenAt);
+      this.annotated.set(sts, { firstSeen: seenAt, result });
+      return result;
     });
+  }
+
+  private annotatedWith(
+    sts: StatefulSetOrphans,
+    seenAt: Array<string | undefined>,
+  ): StatefulSetOrphans {
+    const orphans = sts.orphans.map((o, i) => ({
+      ...o,
+      firstSeenOrphanedAt: seenAt[i],
+    }));
+    const seen = { ...sts, orphans, ...firstSeenOf(orphans) };
+    return this.prices ? priceStatefulSet(this.prices, seen) : seen;
   }
 
   /** Whether costs are computed (`pvcPruner.pricing` is set). */

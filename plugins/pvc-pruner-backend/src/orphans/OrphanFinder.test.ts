@@ -209,6 +209,52 @@ describe('OrphanFinder with a watch cache', () => {
     expect(sim.requests().filter(r => r.verb === 'list')).toEqual([]);
   });
 
+  it("finds an entity's StatefulSets in the cache by label as the labels change between scans", async () => {
+    const byId = {
+      entity: {} as Entity,
+      entityRef: 'component:default/orders',
+      labelSelector: 'backstage.io/kubernetes-id=orders',
+    };
+    const details = (await finder.clustersOf({}))[0];
+    await finder.findForEntity(target);
+    await eventually('the cache', () => caches.ready(demo));
+    const namesOf = async () =>
+      (await finder.scanCluster(details, [byId])).byEntity
+        .get(byId.entityRef)!
+        .map(s => s.name);
+    const namesOnceDelivered = async (expected: string[]) => {
+      const deadline = Date.now() + 5000;
+      let names = await namesOf();
+      while (names.join() !== expected.join() && Date.now() < deadline) {
+        await new Promise(r => setTimeout(r, 20));
+        names = await namesOf();
+      }
+      return names;
+    };
+    expect(await namesOf()).toEqual([]);
+    const sts = structuredClone(
+      sim.store.require('apps/statefulsets', 'shop', 'db'),
+    );
+    const labels = sts.metadata.labels;
+    sts.metadata.labels = { ...labels, 'backstage.io/kubernetes-id': 'orders' };
+    sim.store.update('apps/statefulsets', sts);
+    try {
+      expect(await namesOnceDelivered(['db'])).toEqual(['db']);
+      const back = structuredClone(
+        sim.store.require('apps/statefulsets', 'shop', 'db'),
+      );
+      back.metadata.labels = labels;
+      sim.store.update('apps/statefulsets', back);
+      expect(await namesOnceDelivered([])).toEqual([]);
+    } finally {
+      const now = structuredClone(
+        sim.store.require('apps/statefulsets', 'shop', 'db'),
+      );
+      now.metadata.labels = labels;
+      sim.store.update('apps/statefulsets', now);
+    }
+  });
+
   it('says how old its answer may be while a watch is disconnected, and which', async () => {
     await finder.findForEntity(target);
     await eventually(

@@ -95,6 +95,11 @@ export interface ClusterScan {
 export class OrphanFinder {
   private readonly cached = new CachedClassifier();
   private readonly liveScans = new SharedInFlight<ClusterOrphans>();
+  /** Each cache's StatefulSets by label, kept until one of them changes. */
+  private readonly labelIndexes = new WeakMap<
+    ClusterCache,
+    { version: number; index: StatefulSetsByLabel }
+  >();
 
   constructor(
     private readonly gateways: KubeGateways,
@@ -165,7 +170,7 @@ export class OrphanFinder {
     const gateway = this.gateways.forCluster(details, options.requestAuth);
     // A gateway acting for a user has no cache: what it reads is the user's to see, never shared.
     const cache = await this.caches?.whenReady(gateway);
-    const byLabel = cache && statefulSetsByLabel(cache);
+    const byLabel = cache && this.labelIndexOf(cache);
     // From the cache when it is synced and understands the selector; else from the API server.
     const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
       byLabel?.matching(labelSelector, namespace) ??
@@ -202,6 +207,15 @@ export class OrphanFinder {
       // Under a second is the gap between a list and its watch, not staleness.
       ...(staleness?.secondsSinceSync ? { staleness } : {}),
     };
+  }
+
+  private labelIndexOf(cache: ClusterCache): StatefulSetsByLabel {
+    const version = cache.statefulSets.version;
+    const kept = this.labelIndexes.get(cache);
+    if (kept?.version === version) return kept.index;
+    const index = statefulSetsByLabel(cache);
+    this.labelIndexes.set(cache, { version, index });
+    return index;
   }
 
   private async sectionOf(
@@ -317,6 +331,8 @@ const SINGLE_EQUALITY = /^\s*([^\s=!,()]+)\s*==?\s*([^\s=!,()]*)\s*$/;
  * by lookup instead of matching every selector against every StatefulSet.
  * Answers undefined for selectors of any other shape.
  */
+type StatefulSetsByLabel = ReturnType<typeof statefulSetsByLabel>;
+
 function statefulSetsByLabel(cache: ClusterCache) {
   const index = new Map<string, V1StatefulSet[]>();
   for (const sts of cache.statefulSetsMatching('') ?? []) {
@@ -327,11 +343,20 @@ function statefulSetsByLabel(cache: ClusterCache) {
       else index.set(k, [sts]);
     }
   }
+  // Each selector parsed once for all scans of this index: the entities' selectors repeat every request.
+  const keys = new Map<string, string | undefined>();
+  const keyOf = (labelSelector: string) => {
+    if (keys.has(labelSelector)) return keys.get(labelSelector);
+    const m = SINGLE_EQUALITY.exec(labelSelector);
+    const key = m ? `${m[1]}=${m[2]}` : undefined;
+    keys.set(labelSelector, key);
+    return key;
+  };
   return {
     matching(labelSelector: string, namespace?: string) {
-      const m = SINGLE_EQUALITY.exec(labelSelector);
-      if (!m) return undefined;
-      const found = index.get(`${m[1]}=${m[2]}`) ?? [];
+      const key = keyOf(labelSelector);
+      if (key === undefined) return undefined;
+      const found = index.get(key) ?? [];
       return namespace
         ? found.filter(sts => sts.metadata?.namespace === namespace)
         : found;

@@ -71,6 +71,11 @@ export class IndexedStore<T extends NamedObject> {
     return this.generations.get(namespace) ?? 0;
   }
 
+  /** Changes whenever any object of the store does. */
+  get version(): number {
+    return this.nextGeneration;
+  }
+
   get size(): number {
     let n = 0;
     for (const objects of this.byNamespace.values()) n += objects.size;
