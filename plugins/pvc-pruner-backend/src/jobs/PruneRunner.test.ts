@@ -615,6 +615,40 @@ describe('PruneRunner', () => {
       ).toBe('backstage-b/job-2');
     });
 
+    it('a process frozen after its last lease check, before the delete left, does not send it (a 170-scenario campaign run, seed 2877260753)', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const isFresh = lease.isFresh.bind(lease);
+      let checks = 0;
+      jest.spyOn(lease, 'isFresh').mockImplementation(() => {
+        const fresh = isFresh();
+        // SIGSTOP right after the first check said fresh; another replica took the Lease meanwhile.
+        if (++checks === 1) {
+          monotonic += 31_000;
+          stealLease();
+        }
+        return fresh;
+      });
+
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        lease,
+      );
+
+      expect(claimDeletes()).toEqual([]);
+      expect(result.status).toBe('aborted');
+      expect(result.reason).toBe(
+        'this process was paused before it sent the delete of data-web-1, for longer than its lease can be trusted; that delete was not sent',
+      );
+      expect(result.summary.deleted).toEqual([]);
+      expect(result.summary.failed).toEqual([]);
+      expect(
+        sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
+      ).toBe('backstage-b/job-2');
+    });
+
     it('a process frozen between two deletes stops before the second', async () => {
       const job = await newJob(
         createClaims(['data-web-1', 'data-web-2', 'data-web-3']),

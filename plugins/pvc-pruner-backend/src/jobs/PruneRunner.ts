@@ -380,14 +380,25 @@ export class PruneRunner {
       uid: outcome.uid,
       ordinal: outcome.ordinal,
     };
+    let stale = false;
     try {
       await gateway.deleteClaim(
         job.namespace,
         confirmed.name,
         { uid: confirmed.uid, resourceVersion },
         job.dryRun,
+        // The last word before the delete leaves: a process paused since its
+        // check (SIGSTOP, a long GC) must not send it on the lease's old word.
+        () => {
+          stale = !lease.isFresh();
+          if (stale) throw new Error('not sent: the lease is no longer fresh');
+        },
       );
     } catch (e) {
+      if (stale)
+        throw new LeaseLostError(
+          `this process was paused before it sent the delete of ${confirmed.name}, for longer than its lease can be trusted; that delete was not sent`,
+        );
       if (
         e instanceof ClusterRequestError &&
         (e.statusCode === 409 || e.statusCode === 404)

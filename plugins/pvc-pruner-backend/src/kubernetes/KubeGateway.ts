@@ -9,6 +9,8 @@ import {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
+  Observable,
+  ObservableMiddleware,
   V1StatefulSet,
   Watch,
 } from '@kubernetes/client-node';
@@ -281,23 +283,41 @@ export class KubeGateway {
   }
 
   /** Deletes a claim only if it still has this uid and resourceVersion (409 otherwise). */
+  /**
+   * Deletes a claim. `beforeSend` runs once its credentials are applied, as
+   * the last step before the request leaves; if it throws, nothing is sent.
+   */
   deleteClaim(
     namespace: string,
     name: string,
     preconditions: { uid: string; resourceVersion: string },
     dryRun: boolean,
+    beforeSend?: () => void,
   ) {
+    const lastStep: ObservableMiddleware = {
+      pre: context =>
+        new Observable(
+          Promise.resolve().then(() => {
+            beforeSend?.();
+            return context;
+          }),
+        ),
+      post: response => new Observable(Promise.resolve(response)),
+    };
     return this.call(`delete persistentvolumeclaim ${namespace}/${name}`, () =>
-      this.core.deleteNamespacedPersistentVolumeClaim({
-        namespace,
-        name,
-        ...(dryRun ? { dryRun: 'All' } : {}),
-        body: {
-          preconditions,
-          propagationPolicy: 'Background',
-          ...(dryRun ? { dryRun: ['All'] } : {}),
+      this.core.deleteNamespacedPersistentVolumeClaim(
+        {
+          namespace,
+          name,
+          ...(dryRun ? { dryRun: 'All' } : {}),
+          body: {
+            preconditions,
+            propagationPolicy: 'Background',
+            ...(dryRun ? { dryRun: ['All'] } : {}),
+          },
         },
-      }),
+        { middleware: [lastStep], middlewareMergeStrategy: 'append' },
+      ),
     );
   }
 
