@@ -452,6 +452,52 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
+    it('ends a job and writes its last event together, or neither: a process killed between them cannot leave an ended job whose log never says so', async () => {
+      const job = await store.createJob(newJob());
+      await store.updateJob(job.id, { status: 'running' });
+      const finished = {
+        type: 'job-finished' as const,
+        status: 'succeeded' as const,
+        message: 'Prune succeeded: 3 deleted, 0 skipped, 0 failed',
+      };
+
+      // The event cannot be written (an unreadable time): the status stays as it was.
+      const failed = await store
+        .finishJob(
+          job.id,
+          { status: 'succeeded', finishedAt: T0.toISOString() },
+          { ...finished, at: 'not a time' },
+        )
+        .then(
+          () => undefined,
+          e => e,
+        );
+      expect(failed).toBeDefined();
+      expect((await store.getJob(job.id))?.status).toBe('running');
+      expect(await store.listEvents(job.id)).toHaveLength(1);
+
+      const last = await store.finishJob(
+        job.id,
+        { status: 'succeeded', finishedAt: T0.toISOString() },
+        { ...finished, at: T0.toISOString() },
+      );
+      expect(last).toMatchObject({ seq: 2, type: 'job-finished' });
+      expect(await store.getJob(job.id)).toMatchObject({
+        status: 'succeeded',
+        finishedAt: T0.toISOString(),
+      });
+
+      // Ended already (e.g. interrupted by another replica): neither is written.
+      await expect(
+        store.finishJob(
+          job.id,
+          { status: 'failed' },
+          { ...finished, at: T0.toISOString() },
+        ),
+      ).rejects.toThrow(/has already ended: succeeded/);
+      expect(await store.listEvents(job.id)).toHaveLength(2);
+    });
+
     it('interrupts stale jobs and leaves fresh ones alone', async () => {
       // Created at T0 and never heartbeated: stale once staleBefore > T0.
       const orphanQueued = await store.createJob(newJob());

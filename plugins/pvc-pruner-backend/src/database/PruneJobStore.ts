@@ -274,6 +274,29 @@ export class PruneJobStore {
    * interrupted stays interrupted.
    */
   async updateJob(id: string, patch: PruneJobPatch): Promise<PruneJob> {
+    await this.updateJobIn(this.db, id, patch);
+    const job = await this.getJob(id);
+    if (!job) throw new NotFoundError(`No prune job ${id}`);
+    return job;
+  }
+
+  /**
+   * Ends a job: its final fields and the last event of its log in one
+   * transaction, so that a process killed between the two cannot leave an
+   * ended job whose log never says so. Throws as `updateJob` does.
+   */
+  async finishJob(
+    id: string,
+    patch: PruneJobPatch,
+    lastEvent: Omit<PruneEvent, 'seq' | 'jobId'>,
+  ): Promise<PruneEvent> {
+    return this.db.transaction(async tx => {
+      await this.updateJobIn(tx, id, patch);
+      return this.appendEventIn(tx, { ...lastEvent, jobId: id });
+    });
+  }
+
+  private async updateJobIn(db: Knex, id: string, patch: PruneJobPatch) {
     const update: Record<string, unknown> = {};
     if (patch.status !== undefined) update.status = patch.status;
     if (patch.startedAt !== undefined) {
@@ -286,20 +309,16 @@ export class PruneJobStore {
     if (patch.summary !== undefined) {
       update.summary = JSON.stringify(patch.summary);
     }
-    if (Object.keys(update).length > 0) {
-      const row = this.db(JOBS).where({ id });
-      if (update.status !== undefined) row.whereIn('status', ACTIVE_STATUSES);
-      if ((await row.update(update)) === 0) {
-        const ended = await this.getJob(id);
-        if (!ended) throw new NotFoundError(`No prune job ${id}`);
-        throw new ConflictError(
-          `Prune job ${id} has already ended: ${ended.status}`,
-        );
-      }
+    if (Object.keys(update).length === 0) return;
+    const row = db(JOBS).where({ id });
+    if (update.status !== undefined) row.whereIn('status', ACTIVE_STATUSES);
+    if ((await row.update(update)) === 0) {
+      const ended = await db<JobRow>(JOBS).where({ id }).first('status');
+      if (!ended) throw new NotFoundError(`No prune job ${id}`);
+      throw new ConflictError(
+        `Prune job ${id} has already ended: ${ended.status}`,
+      );
     }
-    const job = await this.getJob(id);
-    if (!job) throw new NotFoundError(`No prune job ${id}`);
-    return job;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
-import { PruneJobStore } from '../database';
+import { PruneJobPatch, PruneJobStore } from '../database';
 
 const RETRY_DELAY_MS = 200;
 
@@ -27,6 +27,20 @@ export class JobEvents {
       return write();
     });
     this.emitter.emit(event.jobId, stored);
+    return stored;
+  }
+
+  /** Ends a job: its final fields and its last event, written together (see `PruneJobStore.finishJob`). */
+  async finish(
+    jobId: string,
+    patch: PruneJobPatch,
+    lastEvent: Omit<PruneEvent, 'seq' | 'at' | 'jobId'>,
+  ): Promise<PruneEvent> {
+    const stored = await this.store.finishJob(jobId, patch, {
+      ...lastEvent,
+      at: new Date().toISOString(),
+    });
+    this.emitter.emit(jobId, stored);
     return stored;
   }
 

@@ -705,19 +705,6 @@ export class PruneRunner {
     const { status, reason } = ending
       ? { status: ending, reason: endingReason }
       : completion(summary);
-    try {
-      await this.store.updateJob(job.id, {
-        status,
-        reason,
-        summary,
-        finishedAt: new Date().toISOString(),
-      });
-    } catch (e) {
-      const ended =
-        e instanceof ConflictError && (await this.endedElsewhere(job.id));
-      if (!ended) throw e;
-      return await this.keepEnding(ended, summary, settle);
-    }
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be deleted' : 'deleted'
     }, ${
@@ -725,14 +712,24 @@ export class PruneRunner {
         ? `${summary.terminating.length} still terminating, `
         : ''
     }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
-    await this.events.append({
-      jobId: job.id,
-      type: 'job-finished',
-      status,
-      message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${
-        reason ? `. ${reason}` : ''
-      }`,
-    });
+    try {
+      await this.events.finish(
+        job.id,
+        { status, reason, summary, finishedAt: new Date().toISOString() },
+        {
+          type: 'job-finished',
+          status,
+          message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${
+            reason ? `. ${reason}` : ''
+          }`,
+        },
+      );
+    } catch (e) {
+      const ended =
+        e instanceof ConflictError && (await this.endedElsewhere(job.id));
+      if (!ended) throw e;
+      return await this.keepEnding(ended, summary, settle);
+    }
     return { status, reason, summary };
   }
 }
