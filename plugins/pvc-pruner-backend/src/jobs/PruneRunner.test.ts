@@ -639,14 +639,46 @@ describe('PruneRunner', () => {
 
       expect(claimDeletes()).toEqual([]);
       expect(result.status).toBe('aborted');
-      expect(result.reason).toBe(
-        'this process was paused before it sent the delete of data-web-1, for longer than its lease can be trusted; that delete was not sent',
+      expect(result.reason).toMatch(
+        /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
       );
       expect(result.summary.deleted).toEqual([]);
       expect(result.summary.failed).toEqual([]);
       expect(
         sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
       ).toBe('backstage-b/job-2');
+    });
+
+    it('a process frozen after its last lease check while nobody took the lease renews it, checks the claim again, and then deletes it', async () => {
+      const job = await newJob(createClaims(['data-web-1']));
+      let monotonic = 0;
+      const lease = await holdLease(job.id, () => monotonic);
+      const isFresh = lease.isFresh.bind(lease);
+      let checks = 0;
+      jest.spyOn(lease, 'isFresh').mockImplementation(() => {
+        const fresh = isFresh();
+        if (++checks === 1) monotonic += 31_000;
+        return fresh;
+      });
+      sim.clearRequests();
+
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        lease,
+      );
+
+      expect(result.status).toBe('succeeded');
+      expect(claimDeletes()).toEqual(['data-web-1']);
+      const requests = sim.requests();
+      const renewal = requests.findIndex(
+        r => r.resource === 'leases' && r.method === 'PUT',
+      );
+      const claimReads = requests.filter(
+        r => r.verb === 'get' && r.resource === 'persistentvolumeclaims',
+      );
+      expect(renewal).toBeGreaterThan(-1);
+      expect(claimReads.length).toBeGreaterThanOrEqual(2);
     });
 
     it('a process frozen between two deletes stops before the second', async () => {

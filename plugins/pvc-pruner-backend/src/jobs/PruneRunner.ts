@@ -358,47 +358,38 @@ export class PruneRunner {
       } once a last check shows it is still an orphan`,
     });
     let checked: Checked | undefined;
+    let sent: 'sent' | { error: unknown };
     for (let attempt = 1; ; attempt++) {
       await lease.confirm();
       checked = await this.recheck(job, gateway, guard, confirmed, summary);
       if (!checked) return;
-      if (lease.isFresh()) break;
+      if (lease.isFresh()) {
+        // Watch events that have already arrived are handled first (two turns
+        // of the event loop: one full poll for I/O), so the StatefulSet is as
+        // its watch last told, not as it was at the check.
+        for (let turn = 0; turn < 2; turn++)
+          await new Promise<void>(resolve => setImmediate(resolve));
+        if (guard.abortReason) throw new ChangedBeforeDelete(guard.abortReason);
+        const result = await this.send(job, gateway, lease, confirmed, checked);
+        // Not sent (this process was paused since its check): renew, check again.
+        if (result !== 'stale') {
+          sent = result;
+          break;
+        }
+      }
       if (attempt === MAX_CHECKS)
         throw new LeaseLostError(
           `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
         );
     }
-    // Watch events that have already arrived are handled first (two turns of
-    // the event loop: one full poll for I/O), so the StatefulSet is as its
-    // watch last told, not as it was at the check.
-    for (let turn = 0; turn < 2; turn++)
-      await new Promise<void>(resolve => setImmediate(resolve));
-    if (guard.abortReason) throw new ChangedBeforeDelete(guard.abortReason);
-    const { outcome, resourceVersion } = checked;
+    const { outcome } = checked;
     const base = {
       name: outcome.name,
       uid: outcome.uid,
       ordinal: outcome.ordinal,
     };
-    let stale = false;
-    try {
-      await gateway.deleteClaim(
-        job.namespace,
-        confirmed.name,
-        { uid: confirmed.uid, resourceVersion },
-        job.dryRun,
-        // The last word before the delete leaves: a process paused since its
-        // check (SIGSTOP, a long GC) must not send it on the lease's old word.
-        () => {
-          stale = !lease.isFresh();
-          if (stale) throw new Error('not sent: the lease is no longer fresh');
-        },
-      );
-    } catch (e) {
-      if (stale)
-        throw new LeaseLostError(
-          `this process was paused before it sent the delete of ${confirmed.name}, for longer than its lease can be trusted; that delete was not sent`,
-        );
+    if (sent !== 'sent') {
+      const e = sent.error;
       if (
         e instanceof ClusterRequestError &&
         (e.statusCode === 409 || e.statusCode === 404)
@@ -447,6 +438,36 @@ export class PruneRunner {
           });
       }),
     );
+  }
+
+  /**
+   * Sends the delete. Its last step, once credentials are applied, is the
+   * lease's word: a process paused since its check (SIGSTOP, a long GC) must
+   * not send it on the lease's old word, so a stale lease means not sent.
+   */
+  private async send(
+    job: PruneJob,
+    gateway: KubeGateway,
+    lease: HeldLease,
+    confirmed: Confirmed,
+    checked: Checked,
+  ): Promise<'sent' | 'stale' | { error: unknown }> {
+    let stale = false;
+    try {
+      await gateway.deleteClaim(
+        job.namespace,
+        confirmed.name,
+        { uid: confirmed.uid, resourceVersion: checked.resourceVersion },
+        job.dryRun,
+        () => {
+          stale = !lease.isFresh();
+          if (stale) throw new Error('not sent: the lease is no longer fresh');
+        },
+      );
+      return 'sent';
+    } catch (error) {
+      return stale ? 'stale' : { error };
+    }
   }
 
   /**
