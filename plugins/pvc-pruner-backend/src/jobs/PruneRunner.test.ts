@@ -467,59 +467,48 @@ describe('PruneRunner', () => {
     expect(types).not.toContain('pvc-failed');
   });
 
-  it('says a deletion in its log though the first write of that line fails', async () => {
-    const job = await newJob(createClaims(['data-web-1']));
+  /** The database refuses to store `type` events, the first `times` of them. */
+  function refuseEventWrites(type: PruneEvent['type'], times = Infinity) {
     const appendEvent = store.appendEvent.bind(store);
     let refused = 0;
-    const spy = jest
-      .spyOn(store, 'appendEvent')
-      .mockImplementation(async event => {
-        if (event.type === 'pvc-deleted' && refused++ === 0)
-          throw new Error('Connection terminated unexpectedly');
-        return appendEvent(event);
-      });
-    try {
-      const result = await runner(new JobEvents(store)).run(
-        job,
-        gateway,
-        await holdLease(job.id),
-      );
-      expect(result.status).toBe('succeeded');
-      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
-      expect(result.summary.failed).toEqual([]);
-    } finally {
-      spy.mockRestore();
-    }
-    expect(
-      (await store.listEvents(job.id))
-        .filter(e => e.pvc === 'data-web-1')
-        .map(e => e.type),
-    ).toEqual(['pvc-deleting', 'pvc-deleted']);
-  });
+    return jest.spyOn(store, 'appendEvent').mockImplementation(async event => {
+      if (event.type === type && refused++ < times)
+        throw new Error('Connection terminated unexpectedly');
+      return appendEvent(event);
+    });
+  }
 
-  it('keeps a deletion it saw finish as deleted, not also failed, when the log cannot say so', async () => {
-    const job = await newJob(createClaims(['data-web-1']));
-    const appendEvent = store.appendEvent.bind(store);
-    const spy = jest
-      .spyOn(store, 'appendEvent')
-      .mockImplementation(async event => {
-        if (event.type === 'pvc-deleted')
-          throw new Error('Connection terminated unexpectedly');
-        return appendEvent(event);
-      });
-    try {
-      const result = await runner(new JobEvents(store)).run(
-        job,
-        gateway,
-        await holdLease(job.id),
-      );
-      expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
-      expect(result.summary.failed).toEqual([]);
-      expect(result.status).toBe('succeeded');
-    } finally {
-      spy.mockRestore();
-    }
-  });
+  it.each([
+    [
+      'though the first write of its log line fails',
+      1,
+      ['pvc-deleting', 'pvc-deleted'],
+    ],
+    ['when its log cannot say so at all', Infinity, ['pvc-deleting']],
+  ])(
+    'reports a deletion it saw finish as deleted, and not also failed, %s',
+    async (_, times, logged) => {
+      const job = await newJob(createClaims(['data-web-1']));
+      const spy = refuseEventWrites('pvc-deleted', times);
+      try {
+        const result = await runner(new JobEvents(store)).run(
+          job,
+          gateway,
+          await holdLease(job.id),
+        );
+        expect(result.status).toBe('succeeded');
+        expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
+        expect(result.summary.failed).toEqual([]);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(
+        (await store.listEvents(job.id))
+          .filter(e => e.pvc === 'data-web-1')
+          .map(e => e.type),
+      ).toEqual(logged);
+    },
+  );
 
   it('still reports a delete the cluster refused as failed', async () => {
     const job = await newJob(createClaims(['data-web-1']));
