@@ -192,6 +192,7 @@ function scenarioRun(
     ]),
     faults: {},
     harnessErrors: [],
+    freezes: [],
     durationMs: 1000,
   };
 }
@@ -336,6 +337,22 @@ describe('the oracle', () => {
     expect(invariants(scenarioRun({ confirmedUid: 'uid-old' }))).toContain(
       'unconfirmed-claim-deleted',
     );
+  });
+
+  it('judges a delete the simulator took in while its replica was stopped as sent before the stop, and says when a flagged one was sent', () => {
+    const lateRead = scenarioRun({ leaseRenewedAt: T - 4000 });
+    lateRead.freezes = [{ replica: 0, from: T - 2500, to: T + 2000 }];
+    expect(judge(lateRead).violations).toEqual([]);
+
+    const afterWaking = scenarioRun({ leaseRenewedAt: T - 4000 });
+    afterWaking.freezes = [{ replica: 0, from: T - 3500, to: T - 500 }];
+    expect(judge(afterWaking).violations).toEqual([
+      {
+        invariant: 'delete-without-holding-the-lease',
+        detail:
+          'data-web-3: job job-1 deleted it 1000 ms after its Lease had expired; sent 500 ms after its replica was resumed from SIGSTOP',
+      },
+    ]);
   });
 
   it('flags a deletion sent after the job’s Lease had expired (a replica that woke from SIGSTOP)', () => {

@@ -225,9 +225,30 @@ export function judge(run: ScenarioRun): Judgement {
     deletions++;
     const name = d.request.name!;
     // Sent no later than the server began to receive it; injected latency and
-    // the server's own queueing after that count as the wire.
-    const sentAt =
+    // the server's own queueing after that count as the wire. A request the
+    // server took in while its sender was stopped (SIGSTOP) was sent before
+    // the stop: the simulator, in this busy process, read it late.
+    const receivedAt =
       d.request.receivedAt ?? d.request.at - d.request.injectedLatencyMs;
+    const stoppedSender = run.freezes.find(
+      f => f.replica === replica && f.from <= receivedAt && receivedAt <= f.to,
+    );
+    const sentAt = stoppedSender ? stoppedSender.from : receivedAt;
+    const whenSent = (() => {
+      const freeze = run.freezes.find(f => f.replica === replica);
+      if (!freeze) return '';
+      if (stoppedSender)
+        return `; taken in ${(receivedAt - freeze.from).toFixed(
+          0,
+        )} ms into its replica's SIGSTOP, so sent before it`;
+      return receivedAt > freeze.to
+        ? `; sent ${(receivedAt - freeze.to).toFixed(
+            0,
+          )} ms after its replica was resumed from SIGSTOP`
+        : `; sent ${(freeze.from - receivedAt).toFixed(
+            0,
+          )} ms before its replica's SIGSTOP`;
+    })();
 
     const before = run.requests.filter(
       r => r.user === d.request.user && r.seq < d.request.seq && ok(r),
@@ -357,7 +378,7 @@ export function judge(run: ScenarioRun): Judgement {
         'delete-without-holding-the-lease',
         `${name}: job ${job.id} deleted it ${(
           sentAt - leaseExpiry(held)
-        ).toFixed(0)} ms after its Lease had expired`,
+        ).toFixed(0)} ms after its Lease had expired${whenSent}`,
       );
   }
 

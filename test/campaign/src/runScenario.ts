@@ -71,6 +71,8 @@ export interface ScenarioRun {
   faults: Record<string, number>;
   /** The harness itself failed (a replica did not restart, …): the scenario is not judged as passed. */
   harnessErrors: string[];
+  /** When a replica was stopped with SIGSTOP and resumed (historyNow()). */
+  freezes: Array<{ replica: number; from: number; to: number }>;
   durationMs: number;
 }
 
@@ -298,6 +300,7 @@ export async function runScenario(
   const target = replicas[scenario.requests[0].replica];
   let restart: Promise<void> | undefined;
   let killedAt: number | undefined;
+  const freezes: ScenarioRun['freezes'] = [];
   const pf = scenario.processFault;
   if (pf?.kind === 'kill-9') {
     at(pf.atMs, 'kill -9', async () => {
@@ -314,9 +317,11 @@ export async function runScenario(
   } else if (pf?.kind === 'sigstop') {
     at(pf.atMs, 'SIGSTOP', async () => {
       count('process: SIGSTOP');
+      const from = historyNow();
       target.freeze();
       await sleep(pf.forMs);
       target.thaw();
+      freezes.push({ replica: target.index, from, to: historyNow() });
     });
   }
 
@@ -415,6 +420,7 @@ export async function runScenario(
     replicaOfUser: new Map(replicas.map(r => [r.kubeUser, r.index])),
     faults,
     harnessErrors,
+    freezes,
     durationMs: historyNow() - started,
   };
   sim.clearFaults();
@@ -436,6 +442,7 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     replicaOfUser: new Map(),
     faults: {},
     harnessErrors: [`the scenario could not run: ${error.message}`],
+    freezes: [],
     durationMs: 0,
   };
 }
