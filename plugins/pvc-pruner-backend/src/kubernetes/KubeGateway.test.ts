@@ -1,7 +1,7 @@
 import { KubeSim, pvc } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { ClusterRequestError, KubeGateway } from './KubeGateway';
-import { RawApiReader } from './RawApiReader';
+import { RawApiClient } from './RawApiClient';
 import { ClusterConnection } from './ClusterConnection';
 
 /* The gateway's contract with the plugin: every failure is a ClusterRequestError naming the cluster, never the token. */
@@ -104,7 +104,7 @@ describe('KubeGateway', () => {
   it('closes the request it gave up on, rather than leaving it open', async () => {
     const gateway = new KubeGateway('demo', kc, 200);
     sim.addFault({ verb: 'list', resource: 'pods', latencyMs: 1000 });
-    const getJson = jest.spyOn(RawApiReader.prototype, 'getJson');
+    const getJson = jest.spyOn(RawApiClient.prototype, 'getJson');
 
     await failure(gateway.listPods('shop'));
 

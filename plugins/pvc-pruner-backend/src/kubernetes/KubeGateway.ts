@@ -1,16 +1,13 @@
 import { ClusterConnection } from './ClusterConnection';
-import { RawApiReader } from './RawApiReader';
+import { RawApiClient } from './RawApiClient';
 import { apiPath, KubeResource } from './apiPath';
 import {
   ApiException,
   CoordinationV1Api,
-  CoreV1Api,
   V1Lease,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
-  Observable,
-  ObservableMiddleware,
   V1StatefulSet,
   Watch,
 } from '@kubernetes/client-node';
@@ -61,10 +58,9 @@ export interface KubeGatewayOptions {
  * ClusterRequestError naming the cluster.
  */
 export class KubeGateway {
-  private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly watcher: Watch;
-  private readonly reader: RawApiReader;
+  private readonly api: RawApiClient;
   private readonly pageSize: number;
   /** Set when the cluster refused the user's token (401): nothing more can be done with it. */
   userTokenRefused?: ClusterRequestError;
@@ -81,9 +77,8 @@ export class KubeGateway {
     private readonly options: KubeGatewayOptions = {},
   ) {
     this.pageSize = options.pageSize ?? 500;
-    this.reader = new RawApiReader(connection);
+    this.api = new RawApiClient(connection);
     const kubeConfig = connection.kubeConfig();
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
     this.watcher = new Watch(kubeConfig);
   }
@@ -120,7 +115,7 @@ export class KubeGateway {
 
   /** A plain GET of the API; abandoned (the connection closed) when the timeout expires. */
   private get<T>(what: string, path: string): Promise<T> {
-    return this.call(what, signal => this.reader.getJson<T>(path, signal));
+    return this.call(what, signal => this.api.getJson<T>(path, signal));
   }
 
   private toError(what: string, e: unknown): ClusterRequestError {
@@ -286,6 +281,7 @@ export class KubeGateway {
   /**
    * Deletes a claim. `beforeSend` runs once its credentials are applied, as
    * the last step before the request leaves; if it throws, nothing is sent.
+   * It goes over the connections of the reads before it (see RawApiClient).
    */
   deleteClaim(
     namespace: string,
@@ -293,31 +289,24 @@ export class KubeGateway {
     preconditions: { uid: string; resourceVersion: string },
     dryRun: boolean,
     beforeSend?: () => void,
-  ) {
-    const lastStep: ObservableMiddleware = {
-      pre: context =>
-        new Observable(
-          Promise.resolve().then(() => {
-            beforeSend?.();
-            return context;
-          }),
-        ),
-      post: response => new Observable(Promise.resolve(response)),
-    };
-    return this.call(`delete persistentvolumeclaim ${namespace}/${name}`, () =>
-      this.core.deleteNamespacedPersistentVolumeClaim(
-        {
-          namespace,
-          name,
-          ...(dryRun ? { dryRun: 'All' } : {}),
-          body: {
+  ): Promise<V1PersistentVolumeClaim> {
+    const path = `${apiPath('persistentvolumeclaims', { namespace, name })}${
+      dryRun ? '?dryRun=All' : ''
+    }`;
+    return this.call(
+      `delete persistentvolumeclaim ${namespace}/${name}`,
+      signal =>
+        this.api.deleteJson<V1PersistentVolumeClaim>(
+          path,
+          {
+            apiVersion: 'v1',
+            kind: 'DeleteOptions',
             preconditions,
             propagationPolicy: 'Background',
             ...(dryRun ? { dryRun: ['All'] } : {}),
           },
-        },
-        { middleware: [lastStep], middlewareMergeStrategy: 'append' },
-      ),
+          { signal, beforeSend },
+        ),
     );
   }
 
