@@ -38,7 +38,7 @@ import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, stripVTControlCharacters } from 'node:util';
 import { KubeSim, loadScenario, PolicyRule, startKubeSim } from 'kube-sim';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { SupervisedProcess, Supervisor } from './supervisor';
@@ -200,8 +200,6 @@ const shown = (path: string) => {
 };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
-// eslint-disable-next-line no-control-regex
-const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '');
 
 /** A line of the backend's logger in development: `<timestamp> <plugin> <level> <message>`. */
 const BACKEND_LOG_LINE = /^\d{4}-\d\d-\d\dT[\d:.]+Z \S+ (\w+) /;
@@ -306,7 +304,7 @@ function startChild(
       const lines = buffered.split(/\r?\n/);
       buffered = lines.pop() ?? '';
       for (const raw of lines) {
-        const line = stripAnsi(raw);
+        const line = stripVTControlCharacters(raw);
         log.write(`${line}\n`);
         child.tail.push(line);
         if (child.tail.length > 60) child.tail.shift();

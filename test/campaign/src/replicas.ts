@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 // test/demo is the repository's demo script, not a package: the campaign
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
@@ -253,9 +254,6 @@ export interface AuditEvent {
   actor?: { actorId?: string };
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;]*m/g;
-
 /** The end of the JSON value that starts at `from` (a string, object or array), or of the bare word. */
 function valueEnd(text: string, from: number): number {
   const open = text[from];
@@ -290,7 +288,7 @@ function valueEnd(text: string, from: number): number {
  */
 export function auditFields(line: string): Record<string, unknown> | undefined {
   if (!line.includes('isAuditEvent')) return undefined;
-  const text = line.replace(ANSI, '');
+  const text = stripVTControlCharacters(line);
   const json = text.indexOf('{"');
   if (json >= 0 && text.slice(0, json).trim() === '') {
     try {
