@@ -382,9 +382,10 @@ export class KubeGateway {
    * `pick` as its page arrives, with the list's resourceVersion to watch from.
    */
   listCollection<T>(
-    path: string,
+    resource: KubeResource,
     pick?: (item: T) => T,
   ): Promise<{ items: T[]; resourceVersion: string }> {
+    const path = apiPath(resource);
     return this.listPages(`list ${path}`, path, {}, pick);
   }
 
@@ -394,12 +395,12 @@ export class KubeGateway {
    * the answer (`onEnd` gets statusCode 410) or as an ERROR event.
    */
   watchCollection<T>(
-    path: string,
+    resource: KubeResource,
     resourceVersion: string,
     onEvent: (event: WatchEvent<T>) => void,
     onEnd: (error?: ClusterRequestError) => void,
   ): Promise<() => void> {
-    return this.watch(path, {}, resourceVersion, onEvent, onEnd);
+    return this.watch(apiPath(resource), {}, resourceVersion, onEvent, onEnd);
   }
 
   private async watch<T>(

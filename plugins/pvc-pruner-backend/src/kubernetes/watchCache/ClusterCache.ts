@@ -6,6 +6,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { ClusterStaleness } from 'backstage-plugin-pvc-pruner-common';
+import type { KubeResource } from '../apiPath';
 import { KubeGateway } from '../KubeGateway';
 import { IndexedStore } from './IndexedStore';
 import { parseLabelSelector } from './labelSelector';
@@ -49,38 +50,22 @@ export class ClusterCache {
     logger: LoggerService,
   ) {
     const reflect = <T extends object>(
-      resource: string,
-      path: string,
+      resource: KubeResource,
       store: IndexedStore<T>,
       pick: (o: T) => T,
     ) =>
       new Reflector<T>(
         gateway,
-        { resource, path, trim: pick },
+        { resource, trim: pick },
         store,
         timing,
         logger,
       );
     this.reflectors = [
-      reflect(
-        'statefulsets',
-        '/apis/apps/v1/statefulsets',
-        this.statefulSets,
-        trim.statefulSet,
-      ),
-      reflect(
-        'persistentvolumeclaims',
-        '/api/v1/persistentvolumeclaims',
-        this.claims,
-        trim.claim,
-      ),
-      reflect('pods', '/api/v1/pods', this.pods, trim.pod),
-      reflect(
-        'persistentvolumes',
-        '/api/v1/persistentvolumes',
-        this.volumes,
-        trim.volume,
-      ),
+      reflect('statefulsets', this.statefulSets, trim.statefulSet),
+      reflect('persistentvolumeclaims', this.claims, trim.claim),
+      reflect('pods', this.pods, trim.pod),
+      reflect('persistentvolumes', this.volumes, trim.volume),
     ];
   }
 

@@ -1,13 +1,13 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { V1Status } from '@kubernetes/client-node';
+import type { KubeResource } from '../apiPath';
 import { ClusterRequestError, KubeGateway, WatchEvent } from '../KubeGateway';
 import { IndexedStore, NamedObject } from './IndexedStore';
 
-/** A kind the cache holds: its cluster-wide collection path and how its objects are trimmed on arrival. */
+/** A kind the cache holds, cluster-wide, and how its objects are trimmed on arrival. */
 export interface WatchedKind<T> {
   /** The plural resource name, as RBAC and messages name it. */
-  resource: string;
-  path: string;
+  resource: KubeResource;
   trim: (object: T) => T;
 }
 
@@ -135,7 +135,7 @@ export class Reflector<T extends KubeObject> {
 
   private async list() {
     const { items, resourceVersion } = await this.gateway.listCollection<T>(
-      this.kind.path,
+      this.kind.resource,
       this.kind.trim,
     );
     this.store.replace(items);
@@ -178,7 +178,7 @@ export class Reflector<T extends KubeObject> {
       this.closeWatch = () => finish('stopped');
       this.connecting = this.gateway
         .watchCollection<T>(
-          this.kind.path,
+          this.kind.resource,
           this.resourceVersion!,
           onEvent,
           onEnd,
