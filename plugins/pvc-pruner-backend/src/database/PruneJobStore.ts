@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   emptyPruneSummary,
@@ -10,8 +9,13 @@ import {
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
 import { Knex } from 'knex';
-import { migratedClient } from './migrate';
-import { storeClock, Timestamp, timestampToIso } from './timestamps';
+import {
+  decodePageCursor,
+  encodePageCursor,
+  invalidCursor,
+} from '../pageCursor';
+import { openStoreDatabase, StoreOptions } from './migrate';
+import { Timestamp, timestampToIso } from './timestamps';
 
 const JOBS = 'pvc_pruner_jobs';
 const EVENTS = 'pvc_pruner_job_events';
@@ -128,40 +132,15 @@ function rowToEvent(row: EventRow): PruneEvent {
   return event;
 }
 
-interface Cursor {
-  createdAt: Date;
-  id: string;
-}
-
 function encodeCursor(job: PruneJob): string {
-  return Buffer.from(
-    JSON.stringify({ v: 1, t: job.createdAt, i: job.id }),
-    'utf8',
-  ).toString('base64url');
+  return encodePageCursor({ t: job.createdAt, i: job.id });
 }
 
-function decodeCursor(cursor: string): Cursor {
-  const invalid = () => new InputError('Invalid cursor');
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid();
-  }
-  if (
-    typeof parsed !== 'object' ||
-    parsed === null ||
-    (parsed as any).v !== 1 ||
-    typeof (parsed as any).t !== 'string' ||
-    typeof (parsed as any).i !== 'string' ||
-    !(parsed as any).i
-  ) {
-    throw invalid();
-  }
-  const createdAt = new Date((parsed as any).t);
-  if (Number.isNaN(createdAt.getTime())) throw invalid();
-  return { createdAt, id: (parsed as any).i };
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const { t, i } = decodePageCursor(cursor, ['t', 'i']);
+  const createdAt = new Date(t);
+  if (Number.isNaN(createdAt.getTime())) throw invalidCursor();
+  return { createdAt, id: i };
 }
 
 function queuedMessage(input: NewPruneJob): string {
@@ -196,13 +175,9 @@ export class PruneJobStore {
    * Connects to the plugin database and brings its schema up to date, unless
    * the database service says migrations are skipped.
    */
-  static async create(options: {
-    database: DatabaseService;
-    /** Clock for timestamps the store sets itself, instead of the database's; for tests. */
-    now?: () => Date;
-  }): Promise<PruneJobStore> {
-    const client = await migratedClient(options.database);
-    return new PruneJobStore(client, storeClock(client, options.now));
+  static async create(options: StoreOptions): Promise<PruneJobStore> {
+    const { db, now } = await openStoreDatabase(options);
+    return new PruneJobStore(db, now);
   }
 
   private constructor(

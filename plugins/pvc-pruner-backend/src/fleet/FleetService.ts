@@ -40,7 +40,7 @@ import {
   workloadTargetOf,
 } from '../orphans';
 import { authorizeEntities } from '../permissions';
-import { decodeFleetCursor, encodeFleetCursor } from './fleetCursor';
+import { decodePageCursor, encodePageCursor } from '../pageCursor';
 
 /** The filters and page of `GET /v1/fleet`, shape-checked by the router. */
 export interface FleetQuery {
@@ -173,7 +173,9 @@ export class FleetService {
       );
     const owner =
       query.owner === undefined ? undefined : parseOwner(query.owner);
-    const after = query.cursor ? decodeFleetCursor(query.cursor) : undefined;
+    const after = query.cursor
+      ? decodePageCursor(query.cursor, ['after']).after
+      : undefined;
 
     const [visible, everything] = await Promise.all([
       this.kubernetesEntities(credentials, ENTITY_FIELDS, targetOf),
@@ -306,7 +308,11 @@ export class FleetService {
         })),
       items: page,
       ...(more
-        ? { nextCursor: encodeFleetCursor(page[page.length - 1].entityRef) }
+        ? {
+            nextCursor: encodePageCursor({
+              after: page[page.length - 1].entityRef,
+            }),
+          }
         : {}),
       ...(unowned
         ? {
