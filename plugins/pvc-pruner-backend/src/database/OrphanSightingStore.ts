@@ -1,7 +1,6 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { Knex } from 'knex';
-import { migratedClient } from './migrate';
-import { storeClock, timestampToIso } from './timestamps';
+import { openStoreDatabase, StoreOptions } from './migrate';
+import { timestampToIso } from './timestamps';
 
 const SIGHTINGS = 'pvc_pruner_orphan_sightings';
 /** Rows per statement: 5 bound parameters each, well below SQLite's limit. */
@@ -30,13 +29,9 @@ interface SightingRow {
 export class OrphanSightingStore {
   private readonly known = new Map<string, string>();
 
-  static async create(options: {
-    database: DatabaseService;
-    /** Clock for new sightings, instead of the database's; for tests. */
-    now?: () => Date;
-  }): Promise<OrphanSightingStore> {
-    const client = await migratedClient(options.database);
-    return new OrphanSightingStore(client, storeClock(client, options.now));
+  static async create(options: StoreOptions): Promise<OrphanSightingStore> {
+    const { db, now } = await openStoreDatabase(options);
+    return new OrphanSightingStore(db, now);
   }
 
   private constructor(

@@ -3,6 +3,7 @@ import {
   resolvePackagePath,
 } from '@backstage/backend-plugin-api';
 import { Knex } from 'knex';
+import { storeClock } from './timestamps';
 
 const migrationsDir = resolvePackagePath(
   'backstage-plugin-pvc-pruner-backend',
@@ -20,4 +21,20 @@ export async function migratedClient(database: DatabaseService): Promise<Knex> {
     await client.migrate.latest({ directory: migrationsDir });
   }
   return client;
+}
+
+/** What a store is made from. */
+export interface StoreOptions {
+  database: DatabaseService;
+  /** Clock for the timestamps the store sets itself, instead of the database's; for tests. */
+  now?: () => Date;
+}
+
+/**
+ * A store's migrated client and its clock: the database's, which every
+ * replica shares, so that no replica's skew dates a row.
+ */
+export async function openStoreDatabase(options: StoreOptions) {
+  const db = await migratedClient(options.database);
+  return { db, now: storeClock(db, options.now) };
 }
