@@ -171,6 +171,18 @@ export class PruneRunner {
       );
       const queue = this.order(job, guard, summary);
       for (const [index, confirmed] of queue.entries()) {
+        // Ends the job here: the claims not reached yet are skipped, each said so in the log.
+        const endHere = async (
+          status: PruneJobStatus,
+          reason: string,
+          why: string,
+        ) => {
+          await this.announce(
+            job,
+            this.notAttempted(queue.slice(index), summary, why),
+          );
+          return this.finish(job, summary, settle, status, reason);
+        };
         const ended = await this.endedElsewhere(job.id);
         if (ended) {
           // No events: the log already ended with the other replica's job-finished.
@@ -182,36 +194,20 @@ export class PruneRunner {
           return await this.keepEnding(ended, summary, settle);
         }
         if (stop.aborted) {
-          await this.announce(
-            job,
-            this.notAttempted(queue.slice(index), summary, SHUT_DOWN),
-          );
-          return await this.finish(
-            job,
-            summary,
-            settle,
+          return await endHere(
             'interrupted',
             INTERRUPTED_BY_SHUTDOWN,
+            SHUT_DOWN,
           );
         }
         // A refused user token first: every later reason (the watch, the lease) follows from it.
         const abortReason =
           gateway.userTokenRefused?.message ?? guard.abortReason ?? leaseLost;
         if (abortReason) {
-          await this.announce(
-            job,
-            this.notAttempted(
-              queue.slice(index),
-              summary,
-              `the job stopped because ${abortReason}`,
-            ),
-          );
-          return await this.finish(
-            job,
-            summary,
-            settle,
+          return await endHere(
             'aborted',
             abortReason,
+            `the job stopped because ${abortReason}`,
           );
         }
         try {
@@ -230,15 +226,11 @@ export class PruneRunner {
             !(e instanceof LeaseLostError || e instanceof ChangedBeforeDelete)
           )
             throw e;
-          await this.announce(
-            job,
-            this.notAttempted(
-              queue.slice(index),
-              summary,
-              `the job stopped because ${e.message}`,
-            ),
+          return await endHere(
+            'aborted',
+            e.message,
+            `the job stopped because ${e.message}`,
           );
-          return await this.finish(job, summary, settle, 'aborted', e.message);
         }
       }
       await Promise.allSettled(follows);
