@@ -5,6 +5,7 @@ import {
   PermissionsService,
 } from '@backstage/backend-plugin-api';
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
+import type { JsonObject } from '@backstage/types';
 import {
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
@@ -50,6 +51,9 @@ export interface RouterOptions {
   pruneDisabledReason?: string;
 }
 
+/** Any route's request: the helpers below serve several routes. */
+type IncomingRequest = Parameters<HttpAuthService['credentials']>[0];
+
 /** JSON already written (as res.json would write it), sent as res.json sends it. */
 function sendJsonText(res: express.Response, json: string) {
   res.type('application/json').send(json);
@@ -89,6 +93,32 @@ export async function createRouter(
   router.use(api);
   router.use(explainValidationErrors);
 
+  /** A user's or service's read, audited: the event names the request, and on success what was found. */
+  const auditedRead = async <T>(
+    req: IncomingRequest,
+    event: { eventId: string; meta: JsonObject },
+    read: (
+      credentials: BackstageCredentials,
+    ) => Promise<{ result: T; meta: JsonObject }>,
+  ): Promise<T> => {
+    const credentials = await httpAuth.credentials(req, {
+      allow: ['user', 'service'],
+    });
+    const audit = await auditor.createEvent({
+      ...event,
+      severityLevel: 'low',
+      request: req,
+    });
+    try {
+      const { result, meta } = await read(credentials);
+      await audit.success({ meta });
+      return result;
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
+  };
+
   /** The entity's workloads, once the caller is allowed `permission` on it. */
   const permittedTarget = async (
     entityRef: string,
@@ -105,10 +135,7 @@ export async function createRouter(
     return target;
   };
 
-  const readableJob = async (
-    req: Parameters<HttpAuthService['credentials']>[0],
-    id: string,
-  ) => {
+  const readableJob = async (req: IncomingRequest, id: string) => {
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
@@ -142,65 +169,43 @@ export async function createRouter(
 
   api.get('/v1/orphans', async (req, res) => {
     const { entityRef } = req.query;
-    const credentials = await httpAuth.credentials(req, {
-      allow: ['user', 'service'],
-    });
-    const audit = await auditor.createEvent({
-      eventId: 'orphans-read',
-      severityLevel: 'low',
-      request: req,
-      meta: { entityRef },
-    });
-    try {
-      const target = await permittedTarget(
-        entityRef,
-        pvcPrunerOrphansReadPermission,
-        credentials,
-      );
-      const result = await orphanFinder.findForEntity(
-        target,
-        requestAuthFromHeaders(req.headers),
-      );
-      await audit.success({ meta: { orphans: result.totals.orphans } });
-      // The StatefulSets' reports come from the watch cache unchanged until the cluster changes: their JSON is kept.
-      const reports = result.clusters.flatMap(c =>
-        c.ok ? c.statefulSets : [],
-      );
-      sendJsonText(res, keptJson.stringify(result, new Set(reports)));
-    } catch (error) {
-      await audit.fail({ error: error as Error });
-      throw error;
-    }
+    const result = await auditedRead(
+      req,
+      { eventId: 'orphans-read', meta: { entityRef } },
+      async credentials => {
+        const target = await permittedTarget(
+          entityRef,
+          pvcPrunerOrphansReadPermission,
+          credentials,
+        );
+        const found = await orphanFinder.findForEntity(
+          target,
+          requestAuthFromHeaders(req.headers),
+        );
+        return { result: found, meta: { orphans: found.totals.orphans } };
+      },
+    );
+    // The StatefulSets' reports come from the watch cache unchanged until the cluster changes: their JSON is kept.
+    const reports = result.clusters.flatMap(c => (c.ok ? c.statefulSets : []));
+    sendJsonText(res, keptJson.stringify(result, new Set(reports)));
   });
 
   api.get('/v1/fleet', async (req, res) => {
     const query = req.query;
-    const credentials = await httpAuth.credentials(req, {
-      allow: ['user', 'service'],
-    });
-    const audit = await auditor.createEvent({
-      eventId: 'fleet-read',
-      severityLevel: 'low',
-      request: req,
-      meta: { query },
-    });
-    try {
-      const result = await fleet.list(
-        { ...query, limit: query.limit ?? DEFAULT_FLEET_PAGE },
-        credentials,
-        requestAuthFromHeaders(req.headers),
-      );
-      await audit.success({
-        meta: {
-          entities: result.totals.entities,
-          orphans: result.totals.orphans,
-        },
-      });
-      res.json(result);
-    } catch (error) {
-      await audit.fail({ error: error as Error });
-      throw error;
-    }
+    const result = await auditedRead(
+      req,
+      { eventId: 'fleet-read', meta: { query } },
+      async credentials => {
+        const page = await fleet.list(
+          { ...query, limit: query.limit ?? DEFAULT_FLEET_PAGE },
+          credentials,
+          requestAuthFromHeaders(req.headers),
+        );
+        const { entities, orphans } = page.totals;
+        return { result: page, meta: { entities, orphans } };
+      },
+    );
+    res.json(result);
   });
 
   api.post('/v1/prune-jobs', async (req, res) => {
