@@ -1,4 +1,5 @@
 import type {
+  V1ObjectMeta,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -47,6 +48,12 @@ export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
   return byClaim;
 }
 
+/** Which object this is, and which version of it was read. */
+function versionedIdentity(metadata: V1ObjectMeta): V1ObjectMeta {
+  const { name, namespace, uid, resourceVersion } = metadata;
+  return { name, namespace, uid, resourceVersion };
+}
+
 /** The claim with only the fields the orphan rule reads. */
 export function claimAsTheRuleReadsIt(
   claim: V1PersistentVolumeClaim,
@@ -54,10 +61,7 @@ export function claimAsTheRuleReadsIt(
   const { metadata, spec, status } = claim;
   return {
     metadata: metadata && {
-      name: metadata.name,
-      namespace: metadata.namespace,
-      uid: metadata.uid,
-      resourceVersion: metadata.resourceVersion,
+      ...versionedIdentity(metadata),
       creationTimestamp: metadata.creationTimestamp,
       deletionTimestamp: metadata.deletionTimestamp,
       // What holds a claim being deleted; nobody needs them otherwise.
@@ -95,10 +99,7 @@ export function statefulSetAsTheRuleReadsIt(sts: V1StatefulSet): V1StatefulSet {
   const { metadata, spec, status } = sts;
   return {
     metadata: metadata && {
-      name: metadata.name,
-      namespace: metadata.namespace,
-      uid: metadata.uid,
-      resourceVersion: metadata.resourceVersion,
+      ...versionedIdentity(metadata),
       labels: metadata.labels,
     },
     spec: spec && {
