@@ -1,4 +1,7 @@
-import { createBackendModule } from '@backstage/backend-plugin-api';
+import {
+  createBackendModule,
+  ExtensionPoint,
+} from '@backstage/backend-plugin-api';
 import { ServiceAccountStrategy } from '@backstage/plugin-kubernetes-backend';
 import {
   AuthenticationStrategy,
@@ -41,32 +44,35 @@ const strategies = {
   x509: new ClientCertificateStrategy(),
 };
 
+/** A module that adds the providers to a plugin's auth strategy extension point. */
+const addStrategiesTo = (
+  pluginId: string,
+  extensionPoint: ExtensionPoint<{
+    addAuthStrategy(key: string, strategy: AuthenticationStrategy): void;
+  }>,
+) =>
+  createBackendModule({
+    pluginId,
+    moduleId: 'demo-x509',
+    register(reg) {
+      reg.registerInit({
+        deps: { extension: extensionPoint },
+        async init({ extension }) {
+          for (const [key, strategy] of Object.entries(strategies))
+            extension.addAuthStrategy(key, strategy);
+        },
+      });
+    },
+  });
+
 /** Adds the providers to Backstage's Kubernetes backend (the Kubernetes tab). */
-export const kubernetesClientCertificateModule = createBackendModule({
-  pluginId: 'kubernetes',
-  moduleId: 'demo-x509',
-  register(reg) {
-    reg.registerInit({
-      deps: { extension: kubernetesAuthStrategyExtensionPoint },
-      async init({ extension }) {
-        for (const [key, strategy] of Object.entries(strategies))
-          extension.addAuthStrategy(key, strategy);
-      },
-    });
-  },
-});
+export const kubernetesClientCertificateModule = addStrategiesTo(
+  'kubernetes',
+  kubernetesAuthStrategyExtensionPoint,
+);
 
 /** Adds the same providers to pvc-pruner. */
-export const pvcPrunerClientCertificateModule = createBackendModule({
-  pluginId: 'pvc-pruner',
-  moduleId: 'demo-x509',
-  register(reg) {
-    reg.registerInit({
-      deps: { extension: pvcPrunerAuthStrategyExtensionPoint },
-      async init({ extension }) {
-        for (const [key, strategy] of Object.entries(strategies))
-          extension.addAuthStrategy(key, strategy);
-      },
-    });
-  },
-});
+export const pvcPrunerClientCertificateModule = addStrategiesTo(
+  'pvc-pruner',
+  pvcPrunerAuthStrategyExtensionPoint,
+);
