@@ -6,17 +6,12 @@ import HourglassEmptyIcon from '@material-ui/icons/HourglassEmpty';
 import ScheduleIcon from '@material-ui/icons/Schedule';
 import WarningIcon from '@material-ui/icons/Warning';
 import { PruneJobStatus } from 'backstage-plugin-pvc-pruner-common';
-import { IconLabel, IconLabelTone } from '../IconLabel';
+import { IconLabel, IconLabelProps } from '../IconLabel';
 
-const LOOK: Record<
-  PruneJobStatus,
-  { text: string; tone: IconLabelTone; icon: JSX.Element }
-> = {
-  queued: {
-    text: 'Queued',
-    tone: 'neutral',
-    icon: <ScheduleIcon fontSize="small" aria-hidden />,
-  },
+const small = (Icon: typeof BlockIcon) => <Icon fontSize="small" aria-hidden />;
+
+const LOOK: Record<PruneJobStatus, IconLabelProps> = {
+  queued: { text: 'Queued', tone: 'neutral', icon: small(ScheduleIcon) },
   running: {
     text: 'Running',
     tone: 'progress',
@@ -25,27 +20,19 @@ const LOOK: Record<
   succeeded: {
     text: 'Succeeded',
     tone: 'success',
-    icon: <CheckCircleIcon fontSize="small" aria-hidden />,
+    icon: small(CheckCircleIcon),
   },
   incomplete: {
     text: 'Incomplete',
     tone: 'warning',
-    icon: <HourglassEmptyIcon fontSize="small" aria-hidden />,
+    icon: small(HourglassEmptyIcon),
   },
-  failed: {
-    text: 'Failed',
-    tone: 'error',
-    icon: <ErrorIcon fontSize="small" aria-hidden />,
-  },
-  aborted: {
-    text: 'Aborted',
-    tone: 'error',
-    icon: <BlockIcon fontSize="small" aria-hidden />,
-  },
+  failed: { text: 'Failed', tone: 'error', icon: small(ErrorIcon) },
+  aborted: { text: 'Aborted', tone: 'error', icon: small(BlockIcon) },
   interrupted: {
     text: 'Interrupted',
     tone: 'warning',
-    icon: <WarningIcon fontSize="small" aria-hidden />,
+    icon: small(WarningIcon),
   },
 };
 
