@@ -34,14 +34,21 @@ export type {
   StatefulSetOrphans,
 } from './schema/openapi';
 
+/** Whether a job in each status has ended: a status the spec adds does not compile until it is placed here. */
+const ENDED: Record<PruneJobStatus, boolean> = {
+  queued: false,
+  running: false,
+  succeeded: true,
+  incomplete: true,
+  failed: true,
+  aborted: true,
+  interrupted: true,
+};
+
 /** The statuses a job ends in. @public */
-export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = [
-  'succeeded',
-  'incomplete',
-  'failed',
-  'aborted',
-  'interrupted',
-];
+export const TERMINAL_JOB_STATUSES: ReadonlyArray<PruneJobStatus> = (
+  Object.keys(ENDED) as PruneJobStatus[]
+).filter(status => ENDED[status]);
 
 /** A summary of nothing done yet. @public */
 export function emptyPruneSummary(): PruneSummary {
