@@ -308,17 +308,35 @@ spec:
       expect(copy?.spec.shareProcessNamespace).toBe(true);
     });
 
-    it('create configmap reaches the read-only resource instead of failing on the body', async () => {
-      const result = await fails([
-        'create',
+    it.each([
+      [
         'configmap',
-        'settings',
-        '-n',
-        'team-a',
-        '--from-literal=mode=fast',
-      ]);
+        ['configmap', 'settings', '--from-literal=mode=fast'],
+        'configmaps',
+      ],
+      [
+        'deployment',
+        ['deployment', 'hello', '--image=registry.example.com/web:1'],
+        'deployments.apps',
+      ],
+    ])(
+      'create %s reaches the read-only resource and says why it is refused',
+      async (kind, args, resource) => {
+        const result = await fails(['create', ...args, '-n', 'team-a']);
+        expect(result.stderr.trim()).toBe(
+          `error: failed to create ${kind}: the server does not allow this method on the requested resource (create): kube-sim serves ${resource} read-only and always empty, for clients that list them (such as Backstage's Kubernetes tab)`,
+        );
+      },
+    );
+
+    it('logs says there are none, and why, for a pod that exists', async () => {
+      const result = await fails(['logs', 'web', '-n', 'team-a']);
       expect(result.stderr.trim()).toBe(
-        'error: failed to create configmap: the server does not allow this method on the requested resource (create)',
+        'Error from server (BadRequest): kube-sim runs no containers, so pod "team-a/web" has no logs',
+      );
+      const missing = await fails(['logs', 'nothing', '-n', 'team-a']);
+      expect(missing.stderr.trim()).toBe(
+        'error: error from server (NotFound): pods "nothing" not found in namespace "team-a"',
       );
     });
   });
