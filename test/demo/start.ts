@@ -30,6 +30,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
   WriteStream,
@@ -776,6 +777,12 @@ export interface RunningDemo {
   simAdmin(method: string, path: string, body?: unknown): Promise<any>;
   /** What the start script printed so far. */
   output(): string;
+  /**
+   * The demo backend's processes now: the `backstage-cli package start` that
+   * runs it, and the server process that CLI started (undefined while the
+   * backend is down or restarting).
+   */
+  backendProcesses(): { cli?: number; server?: number };
   /** Stops the simulator, backend and frontend (leaving no process), and removes a temporary state folder. */
   stop(): Promise<void>;
 }
@@ -786,6 +793,21 @@ function descendants(pid: number): number[] {
     ...descendants(child),
     child,
   ]);
+}
+
+/** The `backstage-cli package start` of the backend among `pids` (Linux /proc): the one working in the backend's package. */
+function backendCli(pids: number[]): number | undefined {
+  const backendDir = join(ROOT, 'plugins/pvc-pruner-backend');
+  return pids.find(pid => {
+    try {
+      return (
+        readlinkSync(`/proc/${pid}/cwd`) === backendDir &&
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(CLI)
+      );
+    } catch {
+      return false;
+    }
+  });
 }
 
 function killPid(pid: number, signal: NodeJS.Signals) {
@@ -950,6 +972,14 @@ export async function startDemo(
     cluster,
     simAdmin,
     output: () => output,
+    backendProcesses() {
+      const cli =
+        proc.pid === undefined ? undefined : backendCli(descendants(proc.pid));
+      return {
+        cli,
+        server: cli === undefined ? undefined : childPids(cli)?.[0],
+      };
+    },
     stop: stopDemo,
   };
 }
