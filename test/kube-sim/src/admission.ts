@@ -126,7 +126,22 @@ function validatePvcSpec(spec: any, path: string, causes: Cause[]) {
   }
 }
 
-function validateConfigMap(obj: KubeObject, causes: Cause[]) {
+function validateConfigMap(
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  causes: Cause[],
+) {
+  if (old?.immutable === true) {
+    for (const field of ['immutable', 'data', 'binaryData']) {
+      if (JSON.stringify(obj[field]) !== JSON.stringify(old[field])) {
+        causes.push({
+          field,
+          message: 'Forbidden: field is immutable when `immutable` is set',
+          reason: 'FieldValueForbidden',
+        });
+      }
+    }
+  }
   const seen = new Set<string>();
   for (const field of ['data', 'binaryData']) {
     for (const key of Object.keys(obj[field] ?? {})) {
@@ -281,7 +296,7 @@ function validateSpec(
       break;
     }
     case 'ConfigMap':
-      validateConfigMap(obj, causes);
+      validateConfigMap(obj, old, causes);
       break;
     case 'Lease': {
       const d = spec?.leaseDurationSeconds;

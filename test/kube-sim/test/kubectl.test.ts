@@ -349,6 +349,43 @@ spec:
       );
     });
 
+    it('an immutable configmap keeps its data', async () => {
+      await ok([
+        'create',
+        'configmap',
+        'frozen',
+        '-n',
+        'team-a',
+        '--from-literal=mode=fast',
+      ]);
+      await ok([
+        'patch',
+        'cm',
+        'frozen',
+        '-n',
+        'team-a',
+        '--type=merge',
+        '-p',
+        '{"immutable":true}',
+      ]);
+      const result = await fails([
+        'patch',
+        'cm',
+        'frozen',
+        '-n',
+        'team-a',
+        '--type=merge',
+        '-p',
+        '{"data":{"mode":"slow"}}',
+      ]);
+      expect(result.stderr.trim()).toBe(
+        'The ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+      );
+      expect(h.sim.store.get('configmaps', 'team-a', 'frozen')?.data).toEqual({
+        mode: 'fast',
+      });
+    });
+
     it('create deployment reaches the read-only resource and says why it is refused', async () => {
       const result = await fails([
         'create',
