@@ -5,7 +5,7 @@
  * changes in between, which is what `backstage-cli package start` alone
  * would wait for. No browser: the portal's API answers the guest again.
  */
-import { Demo, guestToken, startDemo } from './__testUtils__/demo';
+import { Demo, ordersClusters, startDemo } from './__testUtils__/demo';
 
 jest.setTimeout(6 * 60_000);
 
@@ -56,20 +56,6 @@ const healthy = () =>
     () => false,
   );
 
-/** What the card asks first: the guest's view of orders' clusters. */
-async function ordersClusters() {
-  const token = await guestToken(demo.backendUrl);
-  const res = await fetch(
-    `${demo.backendUrl}/api/pvc-pruner/v1/orphans?entityRef=component:default/orders`,
-    { headers: { Authorization: `Bearer ${token}` } },
-  );
-  expect(res.status).toBe(200);
-  const body = (await res.json()) as {
-    clusters: Array<{ cluster: string; ok: boolean }>;
-  };
-  return body.clusters.map(c => [c.cluster, c.ok]);
-}
-
 /** Kills `pid` with SIGKILL and waits until the backend serves again, from a new server process. */
 async function killAndWaitForRestart(pid: number, said: RegExp) {
   const before = demo.backendProcesses();
@@ -92,7 +78,7 @@ async function killAndWaitForRestart(pid: number, said: RegExp) {
 }
 
 it('restarts the backend when its server process is killed', async () => {
-  expect(await ordersClusters()).toEqual([
+  expect(await ordersClusters(demo.backendUrl)).toEqual([
     ['demo', true],
     ['warehouse', true],
   ]);
@@ -102,7 +88,7 @@ it('restarts the backend when its server process is killed', async () => {
     server!,
     /\[backend\] backend exited \(its server process died\), restarting in 1 s/,
   );
-  expect(await ordersClusters()).toEqual([
+  expect(await ordersClusters(demo.backendUrl)).toEqual([
     ['demo', true],
     ['warehouse', true],
   ]);
@@ -116,7 +102,7 @@ it('restarts the backend when the CLI running it is killed', async () => {
     cli!,
     /\[backend\] backend exited \(signal SIGKILL\), restarting in [\d.]+ s/,
   );
-  expect(await ordersClusters()).toEqual([
+  expect(await ordersClusters(demo.backendUrl)).toEqual([
     ['demo', true],
     ['warehouse', true],
   ]);
