@@ -358,7 +358,7 @@ spec:
         'team-a',
         '--from-literal=mode=fast',
       ]);
-      await ok([
+      const mergePatch = (patch: string) => [
         'patch',
         'cm',
         'frozen',
@@ -366,18 +366,10 @@ spec:
         'team-a',
         '--type=merge',
         '-p',
-        '{"immutable":true}',
-      ]);
-      const result = await fails([
-        'patch',
-        'cm',
-        'frozen',
-        '-n',
-        'team-a',
-        '--type=merge',
-        '-p',
-        '{"data":{"mode":"slow"}}',
-      ]);
+        patch,
+      ];
+      await ok(mergePatch('{"immutable":true}'));
+      const result = await fails(mergePatch('{"data":{"mode":"slow"}}'));
       expect(result.stderr.trim()).toBe(
         'The ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set',
       );
