@@ -65,10 +65,13 @@ async function killAndWaitForRestart(pid: number, said: RegExp) {
   await until('the demo to say it restarts the backend', () =>
     said.test(demo.output().slice(printed)),
   );
-  await until('the backend to serve again', healthy);
-  expect(demo.output().slice(printed)).toContain(
-    `[backend] backend is serving again at ${demo.backendUrl}`,
+  await until('the demo to say the backend serves again', () =>
+    demo
+      .output()
+      .slice(printed)
+      .includes(`[backend] backend is serving again at ${demo.backendUrl}`),
   );
+  expect(await healthy()).toBe(true);
   const after = demo.backendProcesses();
   expect(after.server).toEqual(expect.any(Number));
   expect(after.server).not.toBe(before.server);
