@@ -30,6 +30,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
   WriteStream,
@@ -578,6 +579,47 @@ async function waitForBackend() {
     const { items } = (await res.json()) as { items: unknown[] };
     return items.every(Boolean);
   });
+  await waitForWarehouseInCatalog(token);
+}
+
+/**
+ * The catalog is kept in the state folder, and with it the warehouse Resource
+ * of the last run: the address and CA of a simulator that is gone. The
+ * catalog would read the new file minutes later; until then the card says
+ * warehouse is unreachable. Ask for a refresh now and wait for it.
+ */
+async function waitForWarehouseInCatalog(token: string) {
+  const url = warehouseSim!.url;
+  const headers = {
+    Authorization: `Bearer ${token}`,
+    'Content-Type': 'application/json',
+  };
+  let refreshedAt = 0;
+  await waitFor(
+    'the warehouse cluster at its new address in the catalog',
+    async () => {
+      const res = await get(
+        `${BACKEND_URL}/api/catalog/entities/by-name/resource/default/warehouse`,
+        { headers },
+      );
+      if (res?.ok) {
+        const entity = (await res.json()) as {
+          metadata: { annotations?: Record<string, string> };
+        };
+        if (entity.metadata.annotations?.['kubernetes.io/api-server'] === url)
+          return true;
+      }
+      if (Date.now() - refreshedAt > 5000) {
+        refreshedAt = Date.now();
+        await get(`${BACKEND_URL}/api/catalog/refresh`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ entityRef: 'resource:default/warehouse' }),
+        });
+      }
+      return undefined;
+    },
+  );
 }
 
 /**
@@ -762,6 +804,8 @@ export interface StartDemoOptions {
   timeFactor?: number;
   /** Default 150 s. */
   readyTimeoutMs?: number;
+  /** Start with empty databases (`--reset`); default true. false keeps those of the state folder, as a second `npm start` does. */
+  reset?: boolean;
 }
 
 /** A demo started by {@link startDemo}. */
@@ -776,6 +820,12 @@ export interface RunningDemo {
   simAdmin(method: string, path: string, body?: unknown): Promise<any>;
   /** What the start script printed so far. */
   output(): string;
+  /**
+   * The demo backend's processes now: the `backstage-cli package start` that
+   * runs it, and the server process that CLI started (undefined while the
+   * backend is down or restarting).
+   */
+  backendProcesses(): { cli?: number; server?: number };
   /** Stops the simulator, backend and frontend (leaving no process), and removes a temporary state folder. */
   stop(): Promise<void>;
 }
@@ -788,6 +838,21 @@ function descendants(pid: number): number[] {
   ]);
 }
 
+/** The `backstage-cli package start` of the backend among `pids` (Linux /proc): the one working in the backend's package. */
+function backendCli(pids: number[]): number | undefined {
+  const backendDir = join(ROOT, 'plugins/pvc-pruner-backend');
+  return pids.find(pid => {
+    try {
+      return (
+        readlinkSync(`/proc/${pid}/cwd`) === backendDir &&
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(CLI)
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
 function killPid(pid: number, signal: NodeJS.Signals) {
   try {
     process.kill(pid, signal);
@@ -797,8 +862,9 @@ function killPid(pid: number, signal: NodeJS.Signals) {
 }
 
 /**
- * For tests and benchmarks: runs this script (`--reset`, a state folder
- * and ports of its own) in a child process, and resolves once it is ready.
+ * For tests and benchmarks: runs this script (`--reset` unless told not to,
+ * a state folder and ports of its own) in a child process, and resolves
+ * once it is ready.
  */
 export async function startDemo(
   options: StartDemoOptions = {},
@@ -821,7 +887,7 @@ export async function startDemo(
         paths: [ROOT],
       }),
       __filename,
-      '--reset',
+      ...(options.reset === false ? [] : ['--reset']),
       '--state-dir',
       stateDir,
       '--backend-port',
@@ -950,6 +1016,14 @@ export async function startDemo(
     cluster,
     simAdmin,
     output: () => output,
+    backendProcesses() {
+      const cli =
+        proc.pid === undefined ? undefined : backendCli(descendants(proc.pid));
+      return {
+        cli,
+        server: cli === undefined ? undefined : childPids(cli)?.[0],
+      };
+    },
     stop: stopDemo,
   };
 }

@@ -19,6 +19,8 @@ const DNS_SUBDOMAIN =
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** A key of a ConfigMap's data or binaryData (validation.IsConfigMapKey). */
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const QUANTITY =
   /^[+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$/;
 
@@ -121,6 +123,46 @@ function validatePvcSpec(spec: any, path: string, causes: Cause[]) {
       field: `${path}.resources.requests[storage]`,
       message: `Invalid value: "${storage}": must be a quantity`,
     });
+  }
+}
+
+function validateConfigMap(
+  obj: KubeObject,
+  old: KubeObject | undefined,
+  causes: Cause[],
+) {
+  if (old?.immutable === true) {
+    for (const field of ['immutable', 'data', 'binaryData']) {
+      if (JSON.stringify(obj[field]) !== JSON.stringify(old[field])) {
+        causes.push({
+          field,
+          message: 'Forbidden: field is immutable when `immutable` is set',
+          reason: 'FieldValueForbidden',
+        });
+      }
+    }
+  }
+  const seen = new Set<string>();
+  for (const field of ['data', 'binaryData']) {
+    for (const key of Object.keys(obj[field] ?? {})) {
+      if (
+        key.length > 253 ||
+        !CONFIG_KEY.test(key) ||
+        key === '.' ||
+        key === '..'
+      ) {
+        causes.push({
+          field: `${field}[${key}]`,
+          message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+        });
+      } else if (seen.has(key)) {
+        causes.push({
+          field: `${field}[${key}]`,
+          message: `Invalid value: "${key}": duplicate of key present in data`,
+        });
+      }
+      seen.add(key);
+    }
   }
 }
 
@@ -253,6 +295,9 @@ function validateSpec(
       }
       break;
     }
+    case 'ConfigMap':
+      validateConfigMap(obj, old, causes);
+      break;
     case 'Lease': {
       const d = spec?.leaseDurationSeconds;
       if (d !== undefined && (!Number.isInteger(d) || d <= 0)) {
@@ -352,6 +397,7 @@ export function admit(
     type.kind !== 'StorageClass' &&
     type.kind !== 'Namespace' &&
     type.kind !== 'Event' &&
+    type.kind !== 'ConfigMap' &&
     obj.spec === undefined
   ) {
     obj.spec = {};

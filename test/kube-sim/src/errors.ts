@@ -86,6 +86,21 @@ export const errors = {
       `the server does not allow this method on the requested resource (${method})`,
       {},
     ),
+  /** A write to a resource the simulator serves only so that clients can list it: kube-apiserver's 405, saying why. */
+  readOnlyResource: (verb: string, resource: string) =>
+    new ApiError(
+      405,
+      'MethodNotAllowed',
+      `the server does not allow this method on the requested resource (${verb}): kube-sim serves ${resource} read-only and always empty, for clients that list them (such as Backstage's Kubernetes tab)`,
+      {},
+    ),
+  /** kubectl logs: the simulated kubelet starts no containers, so nothing was ever written. */
+  noLogs: (namespace: string, pod: string) =>
+    new ApiError(
+      400,
+      'BadRequest',
+      `kube-sim runs no containers, so pod "${namespace}/${pod}" has no logs`,
+    ),
   alreadyExists: (ref: ObjectRef) =>
     new ApiError(
       409,

@@ -97,7 +97,6 @@ export const RESOURCE_TYPES: ResourceType[] = [
     kind: 'ConfigMap',
     namespaced: true,
     shortNames: ['cm'],
-    listOnly: true,
   },
   {
     group: '',

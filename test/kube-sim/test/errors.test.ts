@@ -454,7 +454,8 @@ describe('errors are metav1.Status with the right code and reason', () => {
         '/api/v1/foos',
         '/apis/example.com/v1/things',
         '/apis/apps/v2/statefulsets',
-        '/api/v1/namespaces/default/pods/p/log',
+        '/api/v1/namespaces/default/pods/p/frobnicate',
+        '/api/v1/namespaces/default/persistentvolumeclaims/existing/log',
         '/api/v1/namespaces/default/persistentvolumes',
         '/nothing-here',
       ]) {
@@ -463,6 +464,15 @@ describe('errors are metav1.Status with the right code and reason', () => {
           'the server could not find the requested resource',
         );
       }
+    });
+
+    it("a missing pod's log is the pod's NotFound, as kube-apiserver answers", async () => {
+      const body = expectStatus(
+        await h.http('GET', '/api/v1/namespaces/default/pods/p/log'),
+        404,
+        'NotFound',
+      );
+      expect(body.message).toBe('pods "p" not found');
     });
 
     it('a missing object', async () => {

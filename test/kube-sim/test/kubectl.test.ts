@@ -308,17 +308,98 @@ spec:
       expect(copy?.spec.shareProcessNamespace).toBe(true);
     });
 
-    it('create configmap reaches the read-only resource instead of failing on the body', async () => {
-      const result = await fails([
+    it('create configmap', async () => {
+      expect(
+        (
+          await ok([
+            'create',
+            'configmap',
+            'settings',
+            '-n',
+            'team-a',
+            '--from-literal=mode=fast',
+            '--from-literal=level=3',
+          ])
+        ).trim(),
+      ).toBe('configmap/settings created');
+      const created = h.sim.store.get('configmaps', 'team-a', 'settings');
+      expect(created?.data).toEqual({ mode: 'fast', level: '3' });
+      expect(created?.spec).toBeUndefined();
+      const post = h.sim
+        .requests()
+        .find(r => r.verb === 'create' && r.resource === 'configmaps');
+      expect(post?.status).toBe(201);
+      expect(
+        (await ok(['get', 'cm', 'settings', '-n', 'team-a']))
+          .trim()
+          .split('\n')
+          .map(l => l.split(/\s{2,}/).slice(0, 2)),
+      ).toEqual([
+        ['NAME', 'DATA'],
+        ['settings', '2'],
+      ]);
+      // kubectl checks --from-literal keys itself; the server checks what a file brings
+      const invalid = await h.kubectl(['apply', '-n', 'team-a', '-f', '-'], {
+        input:
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  a/b: c\n',
+      });
+      expect(invalid.code).toBe(1);
+      expect(invalid.stderr).toContain(
+        'ConfigMap "bad" is invalid: data[a/b]: Invalid value: "a/b": a valid config key must consist of alphanumeric characters',
+      );
+    });
+
+    it('an immutable configmap keeps its data', async () => {
+      await ok([
         'create',
         'configmap',
-        'settings',
+        'frozen',
         '-n',
         'team-a',
         '--from-literal=mode=fast',
       ]);
+      const mergePatch = (patch: string) => [
+        'patch',
+        'cm',
+        'frozen',
+        '-n',
+        'team-a',
+        '--type=merge',
+        '-p',
+        patch,
+      ];
+      await ok(mergePatch('{"immutable":true}'));
+      const result = await fails(mergePatch('{"data":{"mode":"slow"}}'));
       expect(result.stderr.trim()).toBe(
-        'error: failed to create configmap: the server does not allow this method on the requested resource (create)',
+        'The ConfigMap "frozen" is invalid: data: Forbidden: field is immutable when `immutable` is set',
+      );
+      expect(h.sim.store.get('configmaps', 'team-a', 'frozen')?.data).toEqual({
+        mode: 'fast',
+      });
+    });
+
+    it('create deployment reaches the read-only resource and says why it is refused', async () => {
+      const result = await fails([
+        'create',
+        'deployment',
+        'hello',
+        '--image=registry.example.com/web:1',
+        '-n',
+        'team-a',
+      ]);
+      expect(result.stderr.trim()).toBe(
+        "error: failed to create deployment: the server does not allow this method on the requested resource (create): kube-sim serves deployments.apps read-only and always empty, for clients that list them (such as Backstage's Kubernetes tab)",
+      );
+    });
+
+    it('logs says there are none, and why, for a pod that exists', async () => {
+      const result = await fails(['logs', 'web', '-n', 'team-a']);
+      expect(result.stderr.trim()).toBe(
+        'Error from server (BadRequest): kube-sim runs no containers, so pod "team-a/web" has no logs',
+      );
+      const missing = await fails(['logs', 'nothing', '-n', 'team-a']);
+      expect(missing.stderr.trim()).toBe(
+        'error: error from server (NotFound): pods "nothing" not found in namespace "team-a"',
       );
     });
   });

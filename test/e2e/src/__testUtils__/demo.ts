@@ -31,8 +31,12 @@ export interface Demo extends RunningDemo {
   claims(namespace: string): Promise<string[]>;
 }
 
-export async function startDemo(): Promise<Demo> {
+/** Options of the demo: a state folder of the caller's, kept unless `reset` (default true). */
+export async function startDemo(
+  options: { stateDir?: string; reset?: boolean } = {},
+): Promise<Demo> {
   const demo = await startDemoProcess({
+    ...options,
     backendPort: BACKEND_PORT,
     frontendPort: FRONTEND_PORT,
     // npm start's pace: a 10 s grace period takes 2 s.
@@ -77,4 +81,20 @@ export async function guestToken(backendUrl: string): Promise<string> {
     backstageIdentity: { token: string };
   };
   return body.backstageIdentity.token;
+}
+
+/** What the card asks first: the guest's view of orders' clusters, as [cluster, ok]. */
+export async function ordersClusters(
+  backendUrl: string,
+): Promise<Array<[string, boolean]>> {
+  const token = await guestToken(backendUrl);
+  const res = await fetch(
+    `${backendUrl}/api/pvc-pruner/v1/orphans?entityRef=component:default/orders`,
+    { headers: { Authorization: `Bearer ${token}` } },
+  );
+  if (!res.ok) throw new Error(`orphans of orders: HTTP ${res.status}`);
+  const body = (await res.json()) as {
+    clusters: Array<{ cluster: string; ok: boolean }>;
+  };
+  return body.clusters.map(c => [c.cluster, c.ok]);
 }

@@ -200,8 +200,17 @@ export function handleResource(
   const { route, query } = req;
   const key = resourceKey(route.type);
   const ns = route.type.namespaced ? route.namespace : undefined;
-  if (route.type.listOnly && req.verb !== 'get' && req.verb !== 'list')
-    throw errors.methodNotAllowed(req.verb);
+  if (route.type.listOnly && req.verb !== 'get' && req.verb !== 'list') {
+    const resource = route.type.group
+      ? `${route.type.plural}.${route.type.group}`
+      : route.type.plural;
+    throw errors.readOnlyResource(req.verb, resource);
+  }
+  if (route.subresource === 'log') {
+    if (req.verb !== 'get') throw errors.methodNotAllowed(req.verb);
+    store.require(key, ns, route.name!);
+    throw errors.noLogs(ns!, route.name!);
+  }
 
   switch (req.verb) {
     case 'get': {

@@ -5,7 +5,8 @@ export interface ResourceRoute {
   type: ResourceType;
   namespace?: string;
   name?: string;
-  subresource?: 'status' | 'scale';
+  /** 'log' only for a pod: there are no logs to read (see handleResource). */
+  subresource?: 'status' | 'scale' | 'log';
 }
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
@@ -40,8 +41,10 @@ export function parseResourcePath(path: string): ResourceRoute | undefined {
   if (!type || extra.length > 0) throw errors.pathNotFound(path);
   if (namespace !== undefined && !type.namespaced)
     throw errors.pathNotFound(path);
+  const podLog = subresource === 'log' && type.kind === 'Pod' && !!name;
   if (
     subresource !== undefined &&
+    !podLog &&
     !(type.subresources ?? []).includes(subresource as 'status')
   ) {
     throw errors.pathNotFound(path);

@@ -242,6 +242,17 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Status', type: 'string', cell: o => o.status?.phase ?? 'Active' },
     age,
   ],
+  ConfigMap: [
+    name,
+    {
+      name: 'Data',
+      type: 'integer',
+      cell: o =>
+        Object.keys(o.data ?? {}).length +
+        Object.keys(o.binaryData ?? {}).length,
+    },
+    age,
+  ],
   Lease: [
     name,
     { name: 'Holder', type: 'string', cell: o => o.spec?.holderIdentity ?? '' },
