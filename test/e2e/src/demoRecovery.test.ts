@@ -1,10 +1,17 @@
 /*
- * The demo backend comes back by itself (test/demo/start.ts and its
- * supervisor): the real demo, its backend's server process killed with
- * SIGKILL, then the `backstage-cli package start` running it. No file
- * changes in between, which is what `backstage-cli package start` alone
- * would wait for. No browser: the portal's API answers the guest again.
+ * The demo comes back by itself (test/demo/start.ts and its supervisor).
+ * First its backend: the server process killed with SIGKILL, then the
+ * `backstage-cli package start` running it, with no file change in between,
+ * which is all `backstage-cli package start` alone would wait for. Then the
+ * whole demo stopped and started again on the same state folder (the
+ * databases kept, no --reset): both clusters answer as soon as it says it is
+ * ready, though the catalog still held the warehouse Resource of the first
+ * run, with the address of a simulator that is gone. No browser: the portal's
+ * API answers the guest.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Demo, ordersClusters, startDemo } from './__testUtils__/demo';
 
 jest.setTimeout(6 * 60_000);
@@ -20,14 +27,16 @@ function alive(pid: number) {
   }
 }
 
+const stateDir = mkdtempSync(join(tmpdir(), 'pvc-pruner-demo-recovery-'));
 let demo: Demo;
 
 beforeAll(async () => {
-  demo = await startDemo();
+  demo = await startDemo({ stateDir });
 });
 
 afterAll(async () => {
   await demo?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 async function until<T>(
@@ -105,6 +114,17 @@ it('restarts the backend when the CLI running it is killed', async () => {
     cli!,
     /\[backend\] backend exited \(signal SIGKILL\), restarting in [\d.]+ s/,
   );
+  expect(await ordersClusters(demo.backendUrl)).toEqual([
+    ['demo', true],
+    ['warehouse', true],
+  ]);
+});
+
+it('reaches both clusters right after a restart of the demo that keeps its catalog', async () => {
+  const firstUrl = demo.cluster.url;
+  await demo.stop();
+  demo = await startDemo({ stateDir, reset: false });
+  expect(demo.cluster.url).not.toBe(firstUrl); // new simulators, new addresses
   expect(await ordersClusters(demo.backendUrl)).toEqual([
     ['demo', true],
     ['warehouse', true],
