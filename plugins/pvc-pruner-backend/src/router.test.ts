@@ -1,8 +1,4 @@
-import {
-  AuditorService,
-  AuditorServiceCreateEventOptions,
-  BackstageCredentials,
-} from '@backstage/backend-plugin-api';
+import { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   mockCredentials,
   mockErrorHandler,
@@ -34,6 +30,7 @@ import {
 } from './orphans';
 import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 
@@ -68,37 +65,6 @@ const ENTITIES = [
     'backstage.io/kubernetes-cluster': 'prod',
   }),
 ];
-
-interface RecordedAudit {
-  options: AuditorServiceCreateEventOptions;
-  outcome?: 'success' | 'fail';
-  meta?: unknown;
-  error?: Error;
-}
-
-/** An auditor that records each event and how it ended. */
-function recordingAuditor() {
-  const events: RecordedAudit[] = [];
-  const auditor: AuditorService = {
-    async createEvent(options) {
-      const event: RecordedAudit = { options };
-      events.push(event);
-      return {
-        async success(o) {
-          Object.assign(event, { outcome: 'success', meta: o?.meta });
-        },
-        async fail(o) {
-          Object.assign(event, {
-            outcome: 'fail',
-            meta: o.meta,
-            error: o.error,
-          });
-        },
-      };
-    },
-  };
-  return { auditor, events };
-}
 
 const SCAN: OrphansResponse = {
   entityRef: ORDERS,
