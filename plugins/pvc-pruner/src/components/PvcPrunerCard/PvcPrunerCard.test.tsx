@@ -8,6 +8,7 @@ import {
   eventFactory,
   makeJob,
   makeOrphan,
+  makeProdResponse,
   makeResponse,
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
@@ -40,13 +41,7 @@ describe('PvcPrunerCard', () => {
   it('shows an empty state when there is nothing to prune', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [makeStatefulSet('db', { orphans: [] })],
-        },
-      ]);
+      makeProdResponse(makeStatefulSet('db', { orphans: [] }));
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
     expect(screen.getByText(/0 orphaned claims/)).toBeInTheDocument();
@@ -55,18 +50,12 @@ describe('PvcPrunerCard', () => {
   it('lists orphans per cluster and StatefulSet, with totals and hazards', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [
-            makeStatefulSet('db', {
-              replicas: 2,
-              inUse: [{ template: 'data', ordinals: [1] }],
-            }),
-          ],
-        },
-      ]);
+      makeProdResponse(
+        makeStatefulSet('db', {
+          replicas: 2,
+          inUse: [{ template: 'data', ordinals: [1] }],
+        }),
+      );
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(await screen.findByText('Cluster prod')).toBeInTheDocument();
     expect(screen.getByText('shop/db')).toBeInTheDocument();
@@ -106,15 +95,9 @@ describe('PvcPrunerCard', () => {
       capacityBytes: 5 * GiB,
     });
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [
-            makeStatefulSet('db', { orphans: [retained, makeOrphan('db', 3)] }),
-          ],
-        },
-      ]);
+      makeProdResponse(
+        makeStatefulSet('db', { orphans: [retained, makeOrphan('db', 3)] }),
+      );
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(
       await screen.findByText(
@@ -181,10 +164,7 @@ describe('PvcPrunerCard', () => {
 
   it('disables pruning and says why when prune is denied', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     await renderWithApis(<PvcPrunerCard />, {
       api,
       deny: ['pvc-pruner.prune'],
@@ -204,10 +184,7 @@ describe('PvcPrunerCard', () => {
 
   it('attaches to a running job from the start when the page loads', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     api.jobs = [
       makeJob({
         id: 'job-live',
@@ -245,10 +222,7 @@ describe('PvcPrunerCard', () => {
 
   it('shows the history, each job opening to its events', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     api.jobs = [
       makeJob({
         id: 'job-old',
