@@ -11,6 +11,7 @@ import {
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { startDryRunExpectingRefusal } from '../../__testUtils__/pruneDialog';
 
 const sts = makeStatefulSet('db', { replicas: 2 });
 
@@ -97,13 +98,7 @@ describe('StatefulSetSection', () => {
     await userEvent.click(
       screen.getByRole('button', { name: 'Dry run prune of db' }),
     );
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Start dry run' }),
-    );
-    expect(
-      await screen.findByText(/being pruned by user:default\/ann/),
-    ).toBeInTheDocument();
-    expect(screen.getByRole('dialog')).toBeInTheDocument();
+    await startDryRunExpectingRefusal(/being pruned by user:default\/ann/);
   });
 
   it('shows a claim still terminating as such, held by its finalizers, and offers nothing to prune when it is all there is', async () => {
