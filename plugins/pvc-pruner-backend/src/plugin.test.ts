@@ -38,6 +38,7 @@ import { KubeSim, startKubeSim } from 'kube-sim';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { componentEntity } from './__testUtils__/catalogEntities';
 
 /*
  * The plugin as Backstage runs it (startTestBackend: real httpRouter with its
@@ -61,10 +62,7 @@ function component(
   ownedBy = 'user:default/alice',
 ): Entity {
   return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner: ownedBy, lifecycle: 'production' },
+    ...componentEntity(name, { owner: ownedBy, annotations }),
     relations: [{ type: 'ownedBy', targetRef: ownedBy }],
   };
 }

@@ -31,6 +31,7 @@ import {
 import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { componentEntity } from './__testUtils__/catalogEntities';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 
@@ -44,16 +45,8 @@ import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 const ORDERS = 'component:default/orders';
 const ALICE = 'user:default/alice';
 
-function entity(
-  name: string,
-  annotations: Record<string, string> = { 'backstage.io/kubernetes-id': name },
-): Entity {
-  return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner: 'team-a', lifecycle: 'production' },
-  };
+function entity(name: string, annotations?: Record<string, string>): Entity {
+  return componentEntity(name, { annotations });
 }
 
 const ENTITIES = [

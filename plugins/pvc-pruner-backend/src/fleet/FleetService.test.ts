@@ -19,20 +19,16 @@ import {
   orphanedClaim,
   statefulSetReport,
 } from '../__testUtils__/orphanReports';
+import { componentEntity } from '../__testUtils__/catalogEntities';
 
 const ALICE = 'user:default/alice';
 
 function component(
   name: string,
   owner: string,
-  annotations: Record<string, string> = { 'backstage.io/kubernetes-id': name },
+  annotations?: Record<string, string>,
 ): Entity {
-  return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner, lifecycle: 'production' },
-  };
+  return componentEntity(name, { owner, annotations });
 }
 
 const ENTITIES = [
