@@ -4,7 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { renderInTestApp } from '@backstage/test-utils';
 import { PruneDialog } from './PruneDialog';
 import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
-import { startDryRunExpectingRefusal } from '../../__testUtils__/pruneDialog';
+import { startDryRunExpectingRefusal } from '../../__testUtils__/pruneControls';
 
 const sts = makeStatefulSet('db', {
   orphans: [

@@ -13,6 +13,7 @@ import {
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { dryRunButton, pruneButton } from '../../__testUtils__/pruneControls';
 
 async function forbidden() {
   return ResponseError.fromResponse(
@@ -174,12 +175,8 @@ describe('PvcPrunerCard', () => {
         /You don't own this entity, or you're not allowed to prune/,
       ),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    ).toBeDisabled();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(dryRunButton('db')).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
   });
 
   it('attaches to a running job from the start when the page loads', async () => {
@@ -215,9 +212,7 @@ describe('PvcPrunerCard', () => {
     expect(
       within(screen.getByTestId('progress-data-db-2')).getByText('Deleting…'),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
   });
 
   it('shows the history, each job opening to its events', async () => {

@@ -11,7 +11,11 @@ import {
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
-import { startDryRunExpectingRefusal } from '../../__testUtils__/pruneDialog';
+import {
+  dryRunButton,
+  pruneButton,
+  startDryRunExpectingRefusal,
+} from '../../__testUtils__/pruneControls';
 
 const sts = makeStatefulSet('db', { replicas: 2 });
 
@@ -36,9 +40,7 @@ describe('StatefulSetSection', () => {
     const api = new FakePvcPrunerApi();
     api.jobs = [makeJob({ status: 'succeeded' })];
     await renderWithApis(<Harness />, { api });
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    );
+    await userEvent.click(pruneButton('db'));
     const dialog = screen.getByRole('dialog');
     await userEvent.type(within(dialog).getByRole('textbox'), 'db');
     await userEvent.click(
@@ -62,9 +64,7 @@ describe('StatefulSetSection', () => {
       name: 'Prune of shop/db progress',
     });
     expect(within(panel).getByText('0 of 2 claims done')).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
     expect(screen.getByText('A prune of db is under way.')).toBeInTheDocument();
 
     const event = eventFactory();
@@ -84,9 +84,7 @@ describe('StatefulSetSection', () => {
     expect(
       await within(panel).findByText('Prune finished'),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeEnabled();
+    expect(pruneButton('db')).toBeEnabled();
   });
 
   it('keeps the dialog open with the lock holder when the backend answers 409', async () => {
@@ -95,9 +93,7 @@ describe('StatefulSetSection', () => {
       'StatefulSet shop/db is being pruned by user:default/ann since 10:00',
     );
     await renderWithApis(<Harness />, { api });
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    );
+    await userEvent.click(dryRunButton('db'));
     await startDryRunExpectingRefusal(/being pruned by user:default\/ann/);
   });
 
