@@ -176,6 +176,10 @@ const postPrune = (server: Server, body: unknown = prune()) =>
     .post('/api/pvc-pruner/v1/prune-jobs')
     .send(body as object);
 
+/** The request, sent with the credentials of `user`. */
+const asUser = (user: string, req: request.Test) =>
+  req.set('authorization', mockCredentials.user.header(user));
+
 /** Waits until the job has finished, so that its work does not run into the next test. */
 function untilFinished(server: Server, jobId: string) {
   return waitFor(
@@ -460,13 +464,8 @@ describe('pvcPrunerPlugin', () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
       const server = await startPlugin({ features: [permissions.factory] });
 
-      await getOrphans(server, 'Component:orders')
-        .set('authorization', mockCredentials.user.header(BOB))
-        .expect(200);
-      const posted = await postPrune(server).set(
-        'authorization',
-        mockCredentials.user.header(BOB),
-      );
+      await asUser(BOB, getOrphans(server, 'Component:orders')).expect(200);
+      const posted = await asUser(BOB, postPrune(server));
       expect(posted.status).toBe(202);
 
       const asked = permissions.authorize.mock.calls.map(
@@ -559,10 +558,7 @@ describe('pvcPrunerPlugin', () => {
       expect(bob.body.error.message).toBe(
         `You are not allowed to prune the claims of ${ORDERS} (pvc-pruner.prune)`,
       );
-      const bobReads = await getOrphans(server).set(
-        'authorization',
-        mockCredentials.user.header(BOB),
-      );
+      const bobReads = await asUser(BOB, getOrphans(server));
       expect(bobReads.status).toBe(200);
       await untilFinished(server, alice.body.id);
     });
@@ -642,13 +638,8 @@ describe('pvcPrunerPlugin', () => {
       const { auditor, events } = recordingAuditor();
       const server = await startPlugin({ features: [auditor.factory] });
 
-      await getOrphans(server)
-        .set('authorization', mockCredentials.user.header(ALICE))
-        .expect(200);
-      const posted = await postPrune(server).set(
-        'authorization',
-        mockCredentials.user.header(ALICE),
-      );
+      await asUser(ALICE, getOrphans(server)).expect(200);
+      const posted = await asUser(ALICE, postPrune(server));
       expect(posted.status).toBe(202);
       await getOrphans(server, 'component:default/nope').expect(404);
 
@@ -718,10 +709,7 @@ describe('pvcPrunerPlugin', () => {
         features: [logger.factory],
       });
 
-      const response = await postPrune(server).set(
-        'authorization',
-        mockCredentials.user.header(BOB),
-      );
+      const response = await asUser(BOB, postPrune(server));
 
       expect(response.status).toBe(202);
       expect(logger.warn).toHaveBeenCalledWith(

@@ -187,10 +187,9 @@ describe('PvcPrunerCard', () => {
         id: 'job-live',
         status: 'running',
         requestedBy: 'user:default/ann',
-        pvcs: [
-          { name: 'data-db-2', uid: 'uid-data-db-2' },
-          { name: 'data-db-3', uid: 'uid-data-db-3' },
-        ],
+        pvcs: [makeOrphan('db', 2), makeOrphan('db', 3)].map(
+          ({ name, uid }) => ({ name, uid }),
+        ),
         finishedAt: undefined,
       }),
     ];
