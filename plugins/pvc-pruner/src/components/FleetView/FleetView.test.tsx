@@ -105,6 +105,10 @@ const rowNames = (table: HTMLElement) =>
     .slice(1)
     .map(r => within(r).getAllByRole('cell')[0].textContent);
 
+/** Clicks a column's sort button: the first click sorts by it, the next reverses. */
+const sortBy = (table: HTMLElement, column: string) =>
+  userEvent.click(within(table).getByRole('button', { name: column }));
+
 describe('FleetView', () => {
   it('groups by owner with each entity and its StatefulSets, totals in GiB and money, and links to the Kubernetes page', async () => {
     const api = new FakePvcPrunerApi();
@@ -146,21 +150,13 @@ describe('FleetView', () => {
     const table = await screen.findByRole('table', {
       name: 'Reclaimable storage by owner',
     });
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Seen orphaned' }),
-    );
+    await sortBy(table, 'Seen orphaned');
     expect(rowNames(table)[0]).toBe('checkout');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Seen orphaned' }),
-    );
+    await sortBy(table, 'Seen orphaned');
     expect(rowNames(table)[0]).toBe('search');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Reclaimable storage' }),
-    );
+    await sortBy(table, 'Reclaimable storage');
     expect(rowNames(table)[0]).toBe('search');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Reclaimable storage' }),
-    );
+    await sortBy(table, 'Reclaimable storage');
     expect(rowNames(table)[0]).toBe('checkout');
   });
 
