@@ -545,10 +545,7 @@ describe('pvcPrunerPlugin', () => {
       }
       const server = await startPluginWithPolicy(new OwnersPrune());
       const post = (user: string, entityRef = ORDERS) =>
-        postPrune(server, prune({ entityRef })).set(
-          'authorization',
-          mockCredentials.user.header(user),
-        );
+        asUser(user, postPrune(server, prune({ entityRef })));
 
       // orders is owned by alice: she may prune it, bob may not, though both may read it.
       const alice = await post(ALICE);

@@ -26,6 +26,17 @@ const lock = (
   monotonicNow?: () => number,
 ) => new LeaseLock({ leaseDurationSeconds, holderPrefix, clock, monotonicNow });
 
+const target = (
+  overrides: Partial<Parameters<LeaseLock['acquire']>[1]> = {},
+) => ({
+  namespace: 'shop',
+  statefulSet: 'orders-db',
+  jobId: 'job-1',
+  requestedBy: 'user:default/alice',
+  dryRun: false,
+  ...overrides,
+});
+
 /**
  * Acquires a 30 s lease as backstage-a on a monotonic clock that starts at
  * `start` and moves only by `advance(ms)`: time passing, or a frozen process.
@@ -43,17 +54,6 @@ async function acquireOnTestClock(start: number) {
     },
   };
 }
-
-const target = (
-  overrides: Partial<Parameters<LeaseLock['acquire']>[1]> = {},
-) => ({
-  namespace: 'shop',
-  statefulSet: 'orders-db',
-  jobId: 'job-1',
-  requestedBy: 'user:default/alice',
-  dryRun: false,
-  ...overrides,
-});
 
 const leaseInSim = () =>
   sim.store.get('coordination.k8s.io/leases', 'shop', 'pvc-pruner-orders-db');
