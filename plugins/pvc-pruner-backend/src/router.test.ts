@@ -228,6 +228,13 @@ describe('createRouter', () => {
     });
   }
 
+  /** The router answered 400 with an InputError saying `message`. */
+  function expectInputError(response: request.Response, message: RegExp) {
+    expect(response.status).toBe(400);
+    expect(response.body.error.name).toBe('InputError');
+    expect(response.body.error.message).toMatch(message);
+  }
+
   /** A refused prune leaves reading alone. */
   async function expectOrphansStillReadable() {
     expect((await getOrphans({ entityRef: ORDERS })).status).toBe(200);
@@ -456,9 +463,7 @@ describe('createRouter', () => {
     ])('answers 400 for the query %j', async (query, message) => {
       const response = await getOrphans(query);
 
-      expect(response.status).toBe(400);
-      expect(response.body.error.name).toBe('InputError');
-      expect(response.body.error.message).toMatch(message);
+      expectInputError(response, message);
       expect(findForEntity).not.toHaveBeenCalled();
     });
 
@@ -544,9 +549,7 @@ describe('createRouter', () => {
       async (query, message) => {
         scanCluster.mockClear();
         const response = await fleet(query);
-        expect(response.status).toBe(400);
-        expect(response.body.error.name).toBe('InputError');
-        expect(response.body.error.message).toMatch(message);
+        expectInputError(response, message);
         expect(scanCluster).not.toHaveBeenCalled();
       },
     );
@@ -844,9 +847,7 @@ describe('createRouter', () => {
       async (_what, body, message) => {
         const response = await postPrune(body);
 
-        expect(response.status).toBe(400);
-        expect(response.body.error.name).toBe('InputError');
-        expect(response.body.error.message).toMatch(message);
+        expectInputError(response, message);
         expect(start).not.toHaveBeenCalled();
       },
     );
