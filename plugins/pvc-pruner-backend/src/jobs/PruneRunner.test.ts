@@ -563,17 +563,30 @@ describe('PruneRunner', () => {
   describe('fencing: it proves it holds the Lease before each delete', () => {
     afterEach(() => jest.restoreAllMocks());
 
+    /**
+     * Runs the job holding its Lease, this process frozen past the lease
+     * (31 s of 30) right after the `nth` pod check; `meanwhile` happens while
+     * it is frozen. The cluster's request log starts with the run.
+     */
+    async function runFrozenAfterPodCheck(
+      job: PruneJob,
+      nth: number,
+      meanwhile: () => void = () => {},
+    ) {
+      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
+      freezeAfterPodCheck(nth, () => {
+        freezeFor(31_000);
+        meanwhile();
+      });
+      sim.clearRequests();
+      return runner(new JobEvents(store)).run(job, gateway, lease);
+    }
+
     it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
-      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(1, () => {
-        // SIGSTOP for longer than the lease; another replica took it meanwhile.
-        freezeFor(31_000);
-        stealLease();
-      });
 
-      const result = await runner(events).run(job, gateway, lease);
+      // SIGSTOP for longer than the lease; another replica took it meanwhile.
+      const result = await runFrozenAfterPodCheck(job, 1, stealLease);
 
       expect(claimDeletes()).toEqual([]);
       expectAbortedForJob2(result);
@@ -649,14 +662,8 @@ describe('PruneRunner', () => {
       const job = await newJob(
         createClaims(['data-web-1', 'data-web-2', 'data-web-3']),
       );
-      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(2, () => {
-        freezeFor(31_000);
-        stealLease();
-      });
 
-      const result = await runner(events).run(job, gateway, lease);
+      const result = await runFrozenAfterPodCheck(job, 2, stealLease);
 
       expect(claimDeletes()).toEqual(['data-web-1']);
       expect(result.status).toBe('aborted');
@@ -676,14 +683,8 @@ describe('PruneRunner', () => {
 
     it('a process frozen while nobody took its lease renews it on waking, checks the claim again, and carries on', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
-      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(1, () => {
-        freezeFor(31_000);
-      });
-      sim.clearRequests();
 
-      const result = await runner(events).run(job, gateway, lease);
+      const result = await runFrozenAfterPodCheck(job, 1);
 
       expect(result.status).toBe('succeeded');
       expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2']);
