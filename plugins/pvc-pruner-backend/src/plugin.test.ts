@@ -1,5 +1,4 @@
 import {
-  AuditorServiceCreateEventOptions,
   coreServices,
   createBackendModule,
   createBackendPlugin,
@@ -38,6 +37,8 @@ import {
 import { KubeSim, startKubeSim } from 'kube-sim';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { componentEntity } from './__testUtils__/catalogEntities';
 
 /*
  * The plugin as Backstage runs it (startTestBackend: real httpRouter with its
@@ -61,10 +62,7 @@ function component(
   ownedBy = 'user:default/alice',
 ): Entity {
   return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner: ownedBy, lifecycle: 'production' },
+    ...componentEntity(name, { owner: ownedBy, annotations }),
     relations: [{ type: 'ownedBy', targetRef: ownedBy }],
   };
 }
@@ -155,32 +153,6 @@ function prune(overrides: Record<string, unknown> = {}) {
 
 const writes = () => sim.requests().filter(r => r.method !== 'GET');
 
-function recordingAuditor() {
-  const events: Array<{
-    options: AuditorServiceCreateEventOptions;
-    outcome?: string;
-    meta?: unknown;
-    error?: Error;
-  }> = [];
-  const auditor = mockServices.auditor.mock({
-    createEvent: async options => {
-      const event: (typeof events)[number] = { options };
-      events.push(event);
-      return {
-        success: async o =>
-          void Object.assign(event, { outcome: 'success', meta: o?.meta }),
-        fail: async o =>
-          void Object.assign(event, {
-            outcome: 'fail',
-            meta: o.meta,
-            error: o.error,
-          }),
-      };
-    },
-  });
-  return { auditor, events };
-}
-
 async function waitFor<T>(
   check: () => Promise<T | undefined>,
   timeoutMs = 10000,
@@ -192,6 +164,29 @@ async function waitFor<T>(
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise(r => setTimeout(r, 50));
   }
+}
+
+type Server = Parameters<typeof request>[0];
+
+const getOrphans = (server: Server, entityRef = ORDERS) =>
+  request(server).get('/api/pvc-pruner/v1/orphans').query({ entityRef });
+
+const postPrune = (server: Server, body: unknown = prune()) =>
+  request(server)
+    .post('/api/pvc-pruner/v1/prune-jobs')
+    .send(body as object);
+
+/** The request, sent with the credentials of `user`. */
+const asUser = (user: string, req: request.Test) =>
+  req.set('authorization', mockCredentials.user.header(user));
+
+/** Waits until the job has finished, so that its work does not run into the next test. */
+function untilFinished(server: Server, jobId: string) {
+  return waitFor(
+    async () =>
+      (await request(server).get(`/api/pvc-pruner/v1/prune-jobs/${jobId}`)).body
+        .finishedAt,
+  );
 }
 
 /**
@@ -236,6 +231,31 @@ function policyModuleOf(policy: PermissionPolicy) {
         },
       });
     },
+  });
+}
+
+/** A decision that gives the permission to the entity's owners only. */
+function ownersOnly(
+  permission: Parameters<typeof createCatalogConditionalDecision>[0],
+  user?: PolicyQueryUser,
+) {
+  return createCatalogConditionalDecision(
+    permission,
+    catalogConditions.isEntityOwner({
+      claims: user?.info.ownershipEntityRefs ?? [],
+    }),
+  );
+}
+
+/** The plugin behind the real permission backend, deciding with `policy` and the catalog's rules. */
+function startPluginWithPolicy(policy: PermissionPolicy) {
+  return startPlugin({
+    config: config(sim, { permission: { enabled: true } }),
+    features: [
+      permissionBackendPlugin,
+      policyModuleOf(policy),
+      catalogPermissionIntegration(),
+    ],
   });
 }
 
@@ -310,11 +330,11 @@ describe('pvcPrunerPlugin', () => {
 
   describe('cost and first sightings', () => {
     const GIB = 2 ** 30;
-    const scan = (server: any, entityRef = ORDERS) =>
-      request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef })
-        .set('authorization', mockCredentials.user.header(ALICE));
+    const scan = (server: Server, entityRef = ORDERS) =>
+      getOrphans(server, entityRef).set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
 
     it('prices each orphan and the totals from pvcPruner.pricing, and names StorageClasses it has no price for', async () => {
       const server = await startPlugin({
@@ -395,15 +415,9 @@ describe('pvcPrunerPlugin', () => {
     it('lets users and services read, and only users prune (service: 403, none: 401)', async () => {
       const server = await startPlugin();
       const scan = (auth: string) =>
-        request(server)
-          .get('/api/pvc-pruner/v1/orphans')
-          .query({ entityRef: ORDERS })
-          .set('authorization', auth);
+        getOrphans(server).set('authorization', auth);
       const post = (auth: string) =>
-        request(server)
-          .post('/api/pvc-pruner/v1/prune-jobs')
-          .set('authorization', auth)
-          .send(prune());
+        postPrune(server).set('authorization', auth);
 
       expect((await scan(mockCredentials.user.header(ALICE))).status).toBe(200);
       expect((await scan(mockCredentials.service.header())).status).toBe(200);
@@ -432,14 +446,7 @@ describe('pvcPrunerPlugin', () => {
         .set('authorization', mockCredentials.service.header());
       expect(job.status).toBe(200);
       expect(job.body.requestedBy).toBe(ALICE);
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/pvc-pruner/v1/prune-jobs/${user.body.id}`,
-            )
-          ).body.finishedAt,
-      );
+      await untilFinished(server, user.body.id);
     });
   });
 
@@ -457,15 +464,8 @@ describe('pvcPrunerPlugin', () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
       const server = await startPlugin({ features: [permissions.factory] });
 
-      await request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: 'Component:orders' })
-        .set('authorization', mockCredentials.user.header(BOB))
-        .expect(200);
-      const posted = await request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .set('authorization', mockCredentials.user.header(BOB))
-        .send(prune());
+      await asUser(BOB, getOrphans(server, 'Component:orders')).expect(200);
+      const posted = await asUser(BOB, postPrune(server));
       expect(posted.status).toBe(202);
 
       const asked = permissions.authorize.mock.calls.map(
@@ -488,14 +488,7 @@ describe('pvcPrunerPlugin', () => {
           user: BOB,
         },
       ]);
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/pvc-pruner/v1/prune-jobs/${posted.body.id}`,
-            )
-          ).body.finishedAt,
-      );
+      await untilFinished(server, posted.body.id);
     });
 
     it.each([
@@ -509,9 +502,7 @@ describe('pvcPrunerPlugin', () => {
         );
         const server = await startPlugin({ features: [permissions.factory] });
 
-        const response = await request(server)
-          .post('/api/pvc-pruner/v1/prune-jobs')
-          .send(prune());
+        const response = await postPrune(server);
 
         expect(response.status).toBe(403);
         expect(response.body.error.message).toBe(
@@ -522,13 +513,7 @@ describe('pvcPrunerPlugin', () => {
         expect(
           sim.store.get('persistentvolumeclaims', 'shop', 'data-orders-db-2'),
         ).toBeDefined();
-        expect(
-          (
-            await request(server)
-              .get('/api/pvc-pruner/v1/orphans')
-              .query({ entityRef: ORDERS })
-          ).status,
-        ).toBe(200);
+        expect((await getOrphans(server)).status).toBe(200);
       },
     );
 
@@ -536,9 +521,7 @@ describe('pvcPrunerPlugin', () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.DENY);
       const server = await startPlugin({ features: [permissions.factory] });
 
-      const response = await request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: ORDERS });
+      const response = await getOrphans(server);
 
       expect(response.status).toBe(403);
       expect(response.body.error.message).toBe(
@@ -555,29 +538,14 @@ describe('pvcPrunerPlugin', () => {
           user?: PolicyQueryUser,
         ): Promise<PolicyDecision> {
           if (isPermission(query.permission, pvcPrunerPrunePermission)) {
-            return createCatalogConditionalDecision(
-              query.permission,
-              catalogConditions.isEntityOwner({
-                claims: user?.info.ownershipEntityRefs ?? [],
-              }),
-            );
+            return ownersOnly(query.permission, user);
           }
           return { result: AuthorizeResult.ALLOW };
         }
       }
-      const server = await startPlugin({
-        config: config(sim, { permission: { enabled: true } }),
-        features: [
-          permissionBackendPlugin,
-          policyModuleOf(new OwnersPrune()),
-          catalogPermissionIntegration(),
-        ],
-      });
+      const server = await startPluginWithPolicy(new OwnersPrune());
       const post = (user: string, entityRef = ORDERS) =>
-        request(server)
-          .post('/api/pvc-pruner/v1/prune-jobs')
-          .set('authorization', mockCredentials.user.header(user))
-          .send(prune({ entityRef }));
+        asUser(user, postPrune(server, prune({ entityRef })));
 
       // orders is owned by alice: she may prune it, bob may not, though both may read it.
       const alice = await post(ALICE);
@@ -587,19 +555,9 @@ describe('pvcPrunerPlugin', () => {
       expect(bob.body.error.message).toBe(
         `You are not allowed to prune the claims of ${ORDERS} (pvc-pruner.prune)`,
       );
-      const bobReads = await request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .set('authorization', mockCredentials.user.header(BOB));
+      const bobReads = await asUser(BOB, getOrphans(server));
       expect(bobReads.status).toBe(200);
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/pvc-pruner/v1/prune-jobs/${alice.body.id}`,
-            )
-          ).body.finishedAt,
-      );
+      await untilFinished(server, alice.body.id);
     });
   });
 
@@ -611,12 +569,7 @@ describe('pvcPrunerPlugin', () => {
         user?: PolicyQueryUser,
       ): Promise<PolicyDecision> {
         if (isPermission(query.permission, pvcPrunerOrphansReadPermission)) {
-          return createCatalogConditionalDecision(
-            query.permission,
-            catalogConditions.isEntityOwner({
-              claims: user?.info.ownershipEntityRefs ?? [],
-            }),
-          );
+          return ownersOnly(query.permission, user);
         }
         if (query.permission.name === 'pvc-pruner.fleet.unowned.read') {
           return {
@@ -631,14 +584,7 @@ describe('pvcPrunerPlugin', () => {
     }
 
     it('shows an owner their entities, and another user nothing of them: no row, no total, no unowned', async () => {
-      const server = await startPlugin({
-        config: config(sim, { permission: { enabled: true } }),
-        features: [
-          permissionBackendPlugin,
-          policyModuleOf(new OwnersRead()),
-          catalogPermissionIntegration(),
-        ],
-      });
+      const server = await startPluginWithPolicy(new OwnersRead());
       const fleet = (user: string) =>
         request(server)
           .get('/api/pvc-pruner/v1/fleet')
@@ -689,20 +635,10 @@ describe('pvcPrunerPlugin', () => {
       const { auditor, events } = recordingAuditor();
       const server = await startPlugin({ features: [auditor.factory] });
 
-      await request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .set('authorization', mockCredentials.user.header(ALICE))
-        .expect(200);
-      const posted = await request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .set('authorization', mockCredentials.user.header(ALICE))
-        .send(prune());
+      await asUser(ALICE, getOrphans(server)).expect(200);
+      const posted = await asUser(ALICE, postPrune(server));
       expect(posted.status).toBe(202);
-      await request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: 'component:default/nope' })
-        .expect(404);
+      await getOrphans(server, 'component:default/nope').expect(404);
 
       const prunes = () => events.filter(e => e.options.eventId === 'prune');
       await waitFor(async () => prunes()[0]?.outcome);
@@ -748,22 +684,14 @@ describe('pvcPrunerPlugin', () => {
         features: [logger.factory],
       });
 
-      const response = await request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .send(prune());
+      const response = await postPrune(server);
 
       expect(response.status).toBe(403);
       expect(response.body.error.message).toBe(
         'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)',
       );
       expect(writes()).toEqual([]);
-      expect(
-        (
-          await request(server)
-            .get('/api/pvc-pruner/v1/orphans')
-            .query({ entityRef: ORDERS })
-        ).status,
-      ).toBe(200);
+      expect((await getOrphans(server)).status).toBe(200);
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining(
           'pruning is refused (pvcPruner.requirePermissionFramework)',
@@ -778,23 +706,13 @@ describe('pvcPrunerPlugin', () => {
         features: [logger.factory],
       });
 
-      const response = await request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .set('authorization', mockCredentials.user.header(BOB))
-        .send(prune());
+      const response = await asUser(BOB, postPrune(server));
 
       expect(response.status).toBe(202);
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining('every signed-in user may prune'),
       );
-      await waitFor(
-        async () =>
-          (
-            await request(server).get(
-              `/api/pvc-pruner/v1/prune-jobs/${response.body.id}`,
-            )
-          ).body.finishedAt,
-      );
+      await untilFinished(server, response.body.id);
     });
   });
 
@@ -802,10 +720,7 @@ describe('pvcPrunerPlugin', () => {
     const uid = '0b5e6a4c-6f5e-4a8e-9d55-8d3f0c0e9a11';
     const cases: Array<[string, () => request.Test, number, RegExp]> = [];
     let server: any;
-    const post = (body: () => unknown) => () =>
-      request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .send(body() as object);
+    const post = (body: () => unknown) => () => postPrune(server, body());
     cases.push(
       [
         'a malformed entityRef',
@@ -913,28 +828,19 @@ describe('pvcPrunerPlugin', () => {
       ],
       [
         'a scan of an entity without Kubernetes annotations',
-        () =>
-          request(server)
-            .get('/api/pvc-pruner/v1/orphans')
-            .query({ entityRef: 'component:default/bare' }),
+        () => getOrphans(server, 'component:default/bare'),
         400,
         /backstage\.io\/kubernetes-id.*backstage\.io\/kubernetes-label-selector/,
       ],
       [
         'a scan of an unknown entity',
-        () =>
-          request(server)
-            .get('/api/pvc-pruner/v1/orphans')
-            .query({ entityRef: 'component:default/nope' }),
+        () => getOrphans(server, 'component:default/nope'),
         404,
         /was not found in the catalog/,
       ],
       [
         'a scan with a malformed entityRef',
-        () =>
-          request(server)
-            .get('/api/pvc-pruner/v1/orphans')
-            .query({ entityRef: 'orders' }),
+        () => getOrphans(server, 'orders'),
         400,
         /^Malformed entityRef "orders"/,
       ],
@@ -1022,11 +928,7 @@ describe('pvcPrunerPlugin', () => {
       resource: 'persistentvolumeclaims',
       status: 401,
     });
-    const scan = await send(
-      request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: ORDERS }),
-    );
+    const scan = await send(getOrphans(server));
     expect(
       scan.body.clusters.find((c: any) => c.cluster === 'unreachable'),
     ).toMatchObject({
@@ -1045,11 +947,7 @@ describe('pvcPrunerPlugin', () => {
     );
     sim.faults.remove(refusal);
     // The cache stays off after its refusal, so this scan reads live, and is answered.
-    const answered = await send(
-      request(server)
-        .get('/api/pvc-pruner/v1/orphans')
-        .query({ entityRef: ORDERS }),
-    );
+    const answered = await send(getOrphans(server));
     expect(
       answered.body.clusters.find((c: any) => c.cluster === 'demo'),
     ).toMatchObject({ ok: true });
@@ -1058,11 +956,7 @@ describe('pvcPrunerPlugin', () => {
       resource: 'persistentvolumeclaims',
       status: 403,
     });
-    const posted = await send(
-      request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .send(prune({ dryRun: false })),
-    );
+    const posted = await send(postPrune(server, prune({ dryRun: false })));
     expect(posted.status).toBe(202);
     const job = await waitFor(async () => {
       const res = await send(
@@ -1084,9 +978,7 @@ describe('pvcPrunerPlugin', () => {
     );
     // Prunes on the unreachable cluster, and with an unknown one.
     const elsewhere = await send(
-      request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .send(prune({ cluster: 'unreachable' })),
+      postPrune(server, prune({ cluster: 'unreachable' })),
     );
     expect(elsewhere.status).toBe(503);
     expect(elsewhere.body.error).toMatchObject({
@@ -1095,11 +987,7 @@ describe('pvcPrunerPlugin', () => {
         /^cluster "unreachable" is unreachable for list statefulsets: ECONNREFUSED$/,
       ),
     });
-    await send(
-      request(server)
-        .post('/api/pvc-pruner/v1/prune-jobs')
-        .send(prune({ cluster: 'nope' })),
-    );
+    await send(postPrune(server, prune({ cluster: 'nope' })));
 
     const audit = JSON.stringify(
       events.map(e => ({

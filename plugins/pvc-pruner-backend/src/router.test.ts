@@ -1,8 +1,4 @@
-import {
-  AuditorService,
-  AuditorServiceCreateEventOptions,
-  BackstageCredentials,
-} from '@backstage/backend-plugin-api';
+import { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   mockCredentials,
   mockErrorHandler,
@@ -34,6 +30,8 @@ import {
 } from './orphans';
 import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { componentEntity } from './__testUtils__/catalogEntities';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 
@@ -47,16 +45,8 @@ import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 const ORDERS = 'component:default/orders';
 const ALICE = 'user:default/alice';
 
-function entity(
-  name: string,
-  annotations: Record<string, string> = { 'backstage.io/kubernetes-id': name },
-): Entity {
-  return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner: 'team-a', lifecycle: 'production' },
-  };
+function entity(name: string, annotations?: Record<string, string>): Entity {
+  return componentEntity(name, { annotations });
 }
 
 const ENTITIES = [
@@ -68,37 +58,6 @@ const ENTITIES = [
     'backstage.io/kubernetes-cluster': 'prod',
   }),
 ];
-
-interface RecordedAudit {
-  options: AuditorServiceCreateEventOptions;
-  outcome?: 'success' | 'fail';
-  meta?: unknown;
-  error?: Error;
-}
-
-/** An auditor that records each event and how it ended. */
-function recordingAuditor() {
-  const events: RecordedAudit[] = [];
-  const auditor: AuditorService = {
-    async createEvent(options) {
-      const event: RecordedAudit = { options };
-      events.push(event);
-      return {
-        async success(o) {
-          Object.assign(event, { outcome: 'success', meta: o?.meta });
-        },
-        async fail(o) {
-          Object.assign(event, {
-            outcome: 'fail',
-            meta: o.meta,
-            error: o.error,
-          });
-        },
-      };
-    },
-  };
-  return { auditor, events };
-}
 
 const SCAN: OrphansResponse = {
   entityRef: ORDERS,
@@ -248,6 +207,39 @@ describe('createRouter', () => {
     });
   }
 
+  /** Denies every permission the router asks for. */
+  function denyEverything() {
+    permissions.authorize.mockResolvedValue([{ result: AuthorizeResult.DENY }]);
+  }
+
+  const getOrphans = (query: object) =>
+    request(app).get('/v1/orphans').query(query);
+
+  const postPrune = (body: unknown) =>
+    request(app)
+      .post('/v1/prune-jobs')
+      .send(body as object);
+
+  /** The prune was audited with severity high, and as refused. */
+  function expectPruneAuditedAsRefused() {
+    expect(audit.events[0]).toMatchObject({
+      options: { eventId: 'prune', severityLevel: 'high' },
+      outcome: 'fail',
+    });
+  }
+
+  /** The router answered 400 with an InputError saying `message`. */
+  function expectInputError(response: request.Response, message: RegExp) {
+    expect(response.status).toBe(400);
+    expect(response.body.error.name).toBe('InputError');
+    expect(response.body.error.message).toMatch(message);
+  }
+
+  /** A refused prune leaves reading alone. */
+  async function expectOrphansStillReadable() {
+    expect((await getOrphans({ entityRef: ORDERS })).status).toBe(200);
+  }
+
   beforeEach(async () => {
     knex = knexFactory({
       client: 'better-sqlite3',
@@ -314,6 +306,28 @@ describe('createRouter', () => {
     ]);
   });
 
+  it.each([
+    ['GET /v1/clusters', () => request(app).get('/v1/clusters')],
+    ['GET /v1/orphans', () => getOrphans({ entityRef: ORDERS })],
+    ['GET /v1/fleet', () => request(app).get('/v1/fleet')],
+    ['POST /v1/prune-jobs', () => postPrune(validPrune())],
+  ])(
+    'refuses %s without credentials with 401, scanning and starting nothing',
+    async (_route, send) => {
+      scanCluster.mockClear();
+
+      const response = await send().set(
+        'authorization',
+        mockCredentials.none.header(),
+      );
+
+      expect(response.status).toBe(401);
+      expect(findForEntity).not.toHaveBeenCalled();
+      expect(scanCluster).not.toHaveBeenCalled();
+      expect(start).not.toHaveBeenCalled();
+    },
+  );
+
   it('answers 404 for unknown routes', async () => {
     expect((await request(app).get('/v1/unknown')).status).toBe(404);
     expect((await request(app).delete('/v1/prune-jobs/x')).status).toBe(404);
@@ -335,21 +349,11 @@ describe('createRouter', () => {
       });
       expect(response.text).not.toContain('secret-sa-token');
     });
-
-    it('refuses requests without credentials with 401', async () => {
-      const response = await request(app)
-        .get('/v1/clusters')
-        .set('authorization', mockCredentials.none.header());
-
-      expect(response.status).toBe(401);
-    });
   });
 
   describe('GET /v1/orphans', () => {
     it('hands the scan the user tokens of the Backstage-Kubernetes-Authorization-* headers, as the Kubernetes proxy reads them', async () => {
-      await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS })
+      await getOrphans({ entityRef: ORDERS })
         .set('Backstage-Kubernetes-Authorization-oidc-okta', 'okta-id-token')
         .set('Backstage-Kubernetes-Authorization-google', 'google-token');
 
@@ -360,10 +364,10 @@ describe('createRouter', () => {
     });
 
     it('resolves the entity, checks pvc-pruner.orphans.read on it, and returns the scan', async () => {
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: 'Component:orders' })
-        .set('authorization', mockCredentials.user.header(ALICE));
+      const response = await getOrphans({ entityRef: 'Component:orders' }).set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
 
       expect(response.status).toBe(200);
       expect(response.body).toEqual(SCAN);
@@ -386,10 +390,10 @@ describe('createRouter', () => {
     });
 
     it('accepts service credentials too', async () => {
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .set('authorization', mockCredentials.service.header());
+      const response = await getOrphans({ entityRef: ORDERS }).set(
+        'authorization',
+        mockCredentials.service.header(),
+      );
 
       expect(response.status).toBe(200);
       expect(
@@ -397,24 +401,10 @@ describe('createRouter', () => {
       ).toMatchObject({ type: 'service' });
     });
 
-    it('refuses requests without credentials with 401', async () => {
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .set('authorization', mockCredentials.none.header());
-
-      expect(response.status).toBe(401);
-      expect(findForEntity).not.toHaveBeenCalled();
-    });
-
     it('answers 403 when the permission is denied, without scanning', async () => {
-      permissions.authorize.mockResolvedValue([
-        { result: AuthorizeResult.DENY },
-      ]);
+      denyEverything();
 
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS });
+      const response = await getOrphans({ entityRef: ORDERS });
 
       expect(response.status).toBe(403);
       expect(response.body.error).toMatchObject({
@@ -429,25 +419,14 @@ describe('createRouter', () => {
         { result: AuthorizeResult.CONDITIONAL } as any,
       ]);
 
-      expect(
-        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
-          .status,
-      ).toBe(403);
+      expect((await getOrphans({ entityRef: ORDERS })).status).toBe(403);
       expect(findForEntity).not.toHaveBeenCalled();
     });
 
     it('audits each read with severity low, and its outcome', async () => {
-      await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .expect(200);
-      permissions.authorize.mockResolvedValue([
-        { result: AuthorizeResult.DENY },
-      ]);
-      await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: ORDERS })
-        .expect(403);
+      await getOrphans({ entityRef: ORDERS }).expect(200);
+      denyEverything();
+      await getOrphans({ entityRef: ORDERS }).expect(403);
 
       expect(audit.events).toHaveLength(2);
       expect(audit.events[0].options).toMatchObject({
@@ -482,18 +461,16 @@ describe('createRouter', () => {
       ],
       [{ 'entityRef[]': ORDERS }, /^Invalid query: entityRef: must be string$/],
     ])('answers 400 for the query %j', async (query, message) => {
-      const response = await request(app).get('/v1/orphans').query(query);
+      const response = await getOrphans(query);
 
-      expect(response.status).toBe(400);
-      expect(response.body.error.name).toBe('InputError');
-      expect(response.body.error.message).toMatch(message);
+      expectInputError(response, message);
       expect(findForEntity).not.toHaveBeenCalled();
     });
 
     it('answers 404 for an entity the catalog does not have', async () => {
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: 'component:default/nope' });
+      const response = await getOrphans({
+        entityRef: 'component:default/nope',
+      });
 
       expect(response.status).toBe(404);
       expect(response.body.error.message).toBe(
@@ -502,9 +479,9 @@ describe('createRouter', () => {
     });
 
     it('answers 400 naming the annotations for an entity without Kubernetes annotations', async () => {
-      const response = await request(app)
-        .get('/v1/orphans')
-        .query({ entityRef: 'component:default/bare' });
+      const response = await getOrphans({
+        entityRef: 'component:default/bare',
+      });
 
       expect(response.status).toBe(400);
       expect(response.body.error.message).toContain(
@@ -572,27 +549,17 @@ describe('createRouter', () => {
       async (query, message) => {
         scanCluster.mockClear();
         const response = await fleet(query);
-        expect(response.status).toBe(400);
-        expect(response.body.error.name).toBe('InputError');
-        expect(response.body.error.message).toMatch(message);
+        expectInputError(response, message);
         expect(scanCluster).not.toHaveBeenCalled();
       },
     );
-
-    it('wants credentials', async () => {
-      const response = await request(app)
-        .get('/v1/fleet')
-        .set('authorization', mockCredentials.none.header());
-      expect(response.status).toBe(401);
-    });
   });
 
   describe('POST /v1/prune-jobs', () => {
     it('starts a job for a user allowed pvc-pruner.prune on the entity, and answers 202 with its id', async () => {
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .set('authorization', mockCredentials.user.header(ALICE))
-        .send(validPrune({ entityRef: 'Component:orders', dryRun: true }));
+      const response = await postPrune(
+        validPrune({ entityRef: 'Component:orders', dryRun: true }),
+      ).set('authorization', mockCredentials.user.header(ALICE));
 
       expect(response.status).toBe(202);
       expect(response.body).toEqual({ id: expect.any(String) });
@@ -637,25 +604,15 @@ describe('createRouter', () => {
     });
 
     it('refuses service credentials with 403: a prune is always some user’s', async () => {
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .set('authorization', mockCredentials.service.header())
-        .send(validPrune());
+      const response = await postPrune(validPrune()).set(
+        'authorization',
+        mockCredentials.service.header(),
+      );
 
       expect(response.status).toBe(403);
       expect(response.body.error.message).toMatch(
         /does not allow 'service' credentials/,
       );
-      expect(start).not.toHaveBeenCalled();
-    });
-
-    it('refuses requests without credentials with 401', async () => {
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .set('authorization', mockCredentials.none.header())
-        .send(validPrune());
-
-      expect(response.status).toBe(401);
       expect(start).not.toHaveBeenCalled();
     });
 
@@ -669,9 +626,7 @@ describe('createRouter', () => {
         })),
       );
 
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .send(validPrune());
+      const response = await postPrune(validPrune());
 
       expect(response.status).toBe(403);
       expect(response.body.error.message).toBe(
@@ -679,22 +634,15 @@ describe('createRouter', () => {
       );
       expect(start).not.toHaveBeenCalled();
       expect(audit.events).toHaveLength(1);
-      expect(audit.events[0]).toMatchObject({
-        options: { eventId: 'prune', severityLevel: 'high' },
-        outcome: 'fail',
-      });
-      // Reading is still allowed.
-      expect(
-        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
-          .status,
-      ).toBe(200);
+      expectPruneAuditedAsRefused();
+      await expectOrphansStillReadable();
     });
 
     it('audits a prune with severity high, who asked and for what, then its outcome when the job ends', async () => {
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .set('authorization', mockCredentials.user.header(ALICE))
-        .send(validPrune());
+      const response = await postPrune(validPrune()).set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
       expect(response.status).toBe(202);
 
       expect(audit.events).toHaveLength(1);
@@ -741,7 +689,7 @@ describe('createRouter', () => {
     });
 
     it('audits an incomplete job as carried out, naming the claims still terminating', async () => {
-      await request(app).post('/v1/prune-jobs').send(validPrune()).expect(202);
+      await postPrune(validPrune()).expect(202);
       const reporter = start.mock.calls[0][3];
       const job = (await store.listJobs()).items[0];
       const ok = (n: string) => ({ name: n, uid: n });
@@ -775,7 +723,7 @@ describe('createRouter', () => {
     });
 
     it('audits a job that ends aborted or failed as a failure, with the reason', async () => {
-      await request(app).post('/v1/prune-jobs').send(validPrune()).expect(202);
+      await postPrune(validPrune()).expect(202);
       const reporter = start.mock.calls[0][3];
       const job = (await store.listJobs()).items[0];
       reporter.finished(job, {
@@ -800,9 +748,7 @@ describe('createRouter', () => {
           'Pruning is disabled: the permission framework is off',
       });
 
-      const response = await request(app)
-        .post('/v1/prune-jobs')
-        .send(validPrune());
+      const response = await postPrune(validPrune());
 
       expect(response.status).toBe(403);
       expect(response.body.error.message).toBe(
@@ -810,14 +756,8 @@ describe('createRouter', () => {
       );
       expect(start).not.toHaveBeenCalled();
       expect(permissions.authorize).not.toHaveBeenCalled();
-      expect(audit.events[0]).toMatchObject({
-        options: { eventId: 'prune', severityLevel: 'high' },
-        outcome: 'fail',
-      });
-      expect(
-        (await request(app).get('/v1/orphans').query({ entityRef: ORDERS }))
-          .status,
-      ).toBe(200);
+      expectPruneAuditedAsRefused();
+      await expectOrphansStillReadable();
     });
 
     const many = Array.from({ length: 1001 }, (_, i) => ({
@@ -905,13 +845,9 @@ describe('createRouter', () => {
     ])(
       'answers 400 for %s, and starts nothing',
       async (_what, body, message) => {
-        const response = await request(app)
-          .post('/v1/prune-jobs')
-          .send(body as object);
+        const response = await postPrune(body);
 
-        expect(response.status).toBe(400);
-        expect(response.body.error.name).toBe('InputError');
-        expect(response.body.error.message).toMatch(message);
+        expectInputError(response, message);
         expect(start).not.toHaveBeenCalled();
       },
     );
@@ -935,7 +871,7 @@ describe('createRouter', () => {
       });
       expect(JSON.stringify(body).length).toBeGreaterThan(64 * 1024);
 
-      const response = await request(app).post('/v1/prune-jobs').send(body);
+      const response = await postPrune(body);
 
       expect(response.status).toBe(413);
       expect(response.body.error.message).toMatch(/request entity too large/i);
@@ -944,12 +880,12 @@ describe('createRouter', () => {
     });
 
     it('answers 404 for an unknown entity, and 400 naming the annotations for one without them', async () => {
-      const unknown = await request(app)
-        .post('/v1/prune-jobs')
-        .send(validPrune({ entityRef: 'component:default/nope' }));
-      const bare = await request(app)
-        .post('/v1/prune-jobs')
-        .send(validPrune({ entityRef: 'component:default/bare' }));
+      const unknown = await postPrune(
+        validPrune({ entityRef: 'component:default/nope' }),
+      );
+      const bare = await postPrune(
+        validPrune({ entityRef: 'component:default/bare' }),
+      );
 
       expect(unknown.status).toBe(404);
       expect(unknown.body.error.message).toBe(
@@ -997,9 +933,7 @@ describe('createRouter', () => {
 
     it('answers 403 when reads are denied', async () => {
       await storedJob();
-      permissions.authorize.mockResolvedValue([
-        { result: AuthorizeResult.DENY },
-      ]);
+      denyEverything();
 
       expect(
         (await request(app).get('/v1/prune-jobs').query({ entityRef: ORDERS }))
@@ -1041,9 +975,7 @@ describe('createRouter', () => {
 
     it('answers 403 for a job of an entity the caller may not read, and 401 without credentials', async () => {
       const job = await storedJob();
-      permissions.authorize.mockResolvedValue([
-        { result: AuthorizeResult.DENY },
-      ]);
+      denyEverything();
 
       expect((await request(app).get(`/v1/prune-jobs/${job.id}`)).status).toBe(
         403,
@@ -1081,13 +1013,25 @@ describe('createRouter', () => {
         });
     }
 
-    it('replays a finished job as text/event-stream frames, in seq order, and ends', async () => {
+    const getEvents = (id: string) =>
+      request(app).get(`/v1/prune-jobs/${id}/events`);
+
+    /** A stored job whose log is complete, up to job-finished. */
+    async function finishedJob() {
       const job = await storedJob();
       await finishJob(job.id);
+      return job;
+    }
 
-      const response = await request(app).get(
-        `/v1/prune-jobs/${job.id}/events`,
-      );
+    /** The seq of each event the response streamed. */
+    async function streamedSeqs(response: Promise<request.Response>) {
+      return parseFrames((await response).text).map(f => f.data.seq);
+    }
+
+    it('replays a finished job as text/event-stream frames, in seq order, and ends', async () => {
+      const job = await finishedJob();
+
+      const response = await getEvents(job.id);
 
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -1105,34 +1049,21 @@ describe('createRouter', () => {
     });
 
     it('replays only the events after ?after=', async () => {
-      const job = await storedJob();
-      await finishJob(job.id);
+      const job = await finishedJob();
 
-      const frames = parseFrames(
-        (
-          await request(app)
-            .get(`/v1/prune-jobs/${job.id}/events`)
-            .query({ after: 3 })
-        ).text,
+      expect(await streamedSeqs(getEvents(job.id).query({ after: 3 }))).toEqual(
+        [4, 5],
       );
-
-      expect(frames.map(f => f.data.seq)).toEqual([4, 5]);
     });
 
     it('resumes after the Last-Event-ID a reconnecting EventSource sends, which wins over ?after=', async () => {
-      const job = await storedJob();
-      await finishJob(job.id);
+      const job = await finishedJob();
 
-      const frames = parseFrames(
-        (
-          await request(app)
-            .get(`/v1/prune-jobs/${job.id}/events`)
-            .query({ after: 0 })
-            .set('Last-Event-ID', '4')
-        ).text,
-      );
-
-      expect(frames.map(f => f.data.seq)).toEqual([5]);
+      expect(
+        await streamedSeqs(
+          getEvents(job.id).query({ after: 0 }).set('Last-Event-ID', '4'),
+        ),
+      ).toEqual([5]);
     });
 
     it.each(['soon', '1e3', '0x10', '-1', '1.5'])(
@@ -1140,9 +1071,10 @@ describe('createRouter', () => {
       async lastEventId => {
         const job = await storedJob();
 
-        const response = await request(app)
-          .get(`/v1/prune-jobs/${job.id}/events`)
-          .set('Last-Event-ID', lastEventId);
+        const response = await getEvents(job.id).set(
+          'Last-Event-ID',
+          lastEventId,
+        );
 
         expect(response.status).toBe(400);
         expect(response.body.error.message).toBe(
@@ -1152,22 +1084,17 @@ describe('createRouter', () => {
     );
 
     it('ends at once when ?after= is at or past the end of a finished job’s log', async () => {
-      const job = await storedJob();
-      await finishJob(job.id);
+      const job = await finishedJob();
 
       for (const after of [5, 99]) {
-        const response = await request(app)
-          .get(`/v1/prune-jobs/${job.id}/events`)
-          .query({ after })
-          .timeout(3000);
+        const response = await getEvents(job.id).query({ after }).timeout(3000);
         expect(response.status).toBe(200);
         expect(parseFrames(response.text)).toEqual([]);
       }
     });
 
     it('ends a log at its job-finished event, even when a late event follows it', async () => {
-      const job = await storedJob();
-      await finishJob(job.id);
+      const job = await finishedJob();
       // Written by a run that had not yet learnt another replica ended its job.
       await events.append({
         jobId: job.id,
@@ -1176,30 +1103,20 @@ describe('createRouter', () => {
         message: 'deleted late',
       });
 
-      const replay = await request(app)
-        .get(`/v1/prune-jobs/${job.id}/events`)
-        .timeout(3000);
-      expect(parseFrames(replay.text).map(f => f.data.seq)).toEqual([
+      expect(await streamedSeqs(getEvents(job.id).timeout(3000))).toEqual([
         1, 2, 3, 4, 5,
       ]);
-      const resumed = await request(app)
-        .get(`/v1/prune-jobs/${job.id}/events`)
-        .query({ after: 5 })
-        .timeout(3000);
+      const resumed = await getEvents(job.id).query({ after: 5 }).timeout(3000);
       expect(parseFrames(resumed.text)).toEqual([]);
     });
 
     it('follows a running job live until job-finished', async () => {
       const job = await storedJob();
-      const pending = request(app)
-        .get(`/v1/prune-jobs/${job.id}/events`)
-        .then(r => r);
+      const pending = streamedSeqs(getEvents(job.id).then(r => r));
       await new Promise(r => setTimeout(r, 100));
       await finishJob(job.id);
 
-      const frames = parseFrames((await pending).text);
-
-      expect(frames.map(f => f.data.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(await pending).toEqual([1, 2, 3, 4, 5]);
     });
 
     it.each(['abc', '-1', '1.5', '1e999', 'after=1&after=2'])(
@@ -1222,13 +1139,9 @@ describe('createRouter', () => {
 
     it('checks read permission before sending headers: a denial is a JSON 403, not a stream', async () => {
       const job = await storedJob();
-      permissions.authorize.mockResolvedValue([
-        { result: AuthorizeResult.DENY },
-      ]);
+      denyEverything();
 
-      const response = await request(app).get(
-        `/v1/prune-jobs/${job.id}/events`,
-      );
+      const response = await getEvents(job.id);
 
       expect(response.status).toBe(403);
       expect(response.headers['content-type']).toMatch(/^application\/json/);

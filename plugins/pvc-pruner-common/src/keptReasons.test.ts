@@ -4,6 +4,7 @@ import {
   describeKept,
   formatOrdinals,
 } from './keptReasons';
+import { KeptPvc } from './types';
 
 const web = { name: 'web', ordinals: { start: 1, end: 4 } };
 
@@ -33,58 +34,43 @@ describe('describeInUse', () => {
 });
 
 describe('describeKept', () => {
-  it('names every pod that mounts the claim, and which are terminating', () => {
-    expect(
-      describeKept(
-        {
-          name: 'data-web-5',
-          uid: 'u',
-          template: 'data',
-          ordinal: 5,
-          reason: 'mounted-by-pod',
-          pods: [
-            { name: 'web-5', terminating: true },
-            { name: 'debug-shell', terminating: false },
-          ],
-        },
-        web,
-      ),
-    ).toBe('mounted by pod web-5 (terminating), debug-shell');
+  const claim = (kept: Omit<KeptPvc, 'uid' | 'template'>): KeptPvc => ({
+    uid: 'u',
+    template: 'data',
+    ...kept,
   });
 
-  it('quotes the part of the name that is not an ordinal', () => {
-    expect(
-      describeKept(
-        {
-          name: 'data-web-backup',
-          uid: 'u',
-          template: 'data',
-          reason: 'not-an-ordinal',
-        },
-        web,
-      ),
-    ).toBe('"backup" after "data-web-" is not an ordinal of this StatefulSet');
-  });
-
-  it('names the finalizers that keep a claim terminating', () => {
-    expect(
-      describeKept(
-        {
-          name: 'data-web-5',
-          uid: 'u',
-          template: 'data',
-          ordinal: 5,
-          reason: 'terminating',
-          finalizers: [
-            'acc.example/backup-hold',
-            'kubernetes.io/pvc-protection',
-          ],
-        },
-        web,
-      ),
-    ).toBe(
+  it.each<[string, KeptPvc, string]>([
+    [
+      'names every pod that mounts the claim, and which are terminating',
+      claim({
+        name: 'data-web-5',
+        ordinal: 5,
+        reason: 'mounted-by-pod',
+        pods: [
+          { name: 'web-5', terminating: true },
+          { name: 'debug-shell', terminating: false },
+        ],
+      }),
+      'mounted by pod web-5 (terminating), debug-shell',
+    ],
+    [
+      'quotes the part of the name that is not an ordinal',
+      claim({ name: 'data-web-backup', reason: 'not-an-ordinal' }),
+      '"backup" after "data-web-" is not an ordinal of this StatefulSet',
+    ],
+    [
+      'names the finalizers that keep a claim terminating',
+      claim({
+        name: 'data-web-5',
+        ordinal: 5,
+        reason: 'terminating',
+        finalizers: ['acc.example/backup-hold', 'kubernetes.io/pvc-protection'],
+      }),
       'already being deleted, still terminating (held by acc.example/backup-hold, kubernetes.io/pvc-protection)',
-    );
+    ],
+  ])('%s', (_what, kept, text) => {
+    expect(describeKept(kept, web)).toBe(text);
   });
 });
 

@@ -20,3 +20,21 @@ export async function startMemoryJobStore(): Promise<{
   });
   return { store, close: () => knex.destroy() };
 }
+
+/** A new prune job of StatefulSet shop/web (entity web, cluster demo), asked by alice. */
+export function createWebJob(
+  store: PruneJobStore,
+  pvcs: Array<{ name: string; uid: string }>,
+  overrides: { requestedBy?: string } = {},
+) {
+  return store.createJob({
+    entityRef: 'component:default/web',
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'web',
+    dryRun: false,
+    requestedBy: 'user:default/alice',
+    pvcs,
+    ...overrides,
+  });
+}

@@ -2,8 +2,11 @@ import { ConfigReader } from '@backstage/config';
 import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { priceStatefulSet, pricingSummary } from './costs';
 import { PriceList } from './PriceList';
-
-const GIB = 2 ** 30;
+import {
+  GIB,
+  orphanedClaim,
+  statefulSetReport,
+} from '../__testUtils__/orphanReports';
 
 const config = (pricing: unknown) =>
   new ConfigReader({ pvcPruner: { pricing } } as any);
@@ -55,31 +58,18 @@ describe('PriceList.fromConfig', () => {
 function statefulSet(
   orphans: Array<{ gib: number; storageClass?: string; retained?: boolean }>,
 ): StatefulSetOrphans {
-  return {
-    name: 'db',
-    namespace: 'shop',
-    uid: 'sts',
-    replicas: 1,
-    ordinals: { start: 0, end: 1 },
-    readyReplicas: 1,
-    retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-    templates: ['data'],
-    inUse: [],
-    kept: [],
-    reclaimableBytes: 0,
-    retainedBytes: 0,
-    orphans: orphans.map((o, i) => ({
-      name: `data-db-${i + 1}`,
-      uid: `u${i}`,
-      resourceVersion: '1',
-      ordinal: i + 1,
-      template: 'data',
-      requestedBytes: o.gib * GIB,
-      storageClassName: o.storageClass,
-      volume: { name: `pv-${i}`, retained: Boolean(o.retained) },
-      reattachesAtReplicas: i + 2,
-    })),
-  };
+  return statefulSetReport(
+    'shop',
+    'db',
+    orphans.map((o, i) =>
+      orphanedClaim('db', i + 1, o.gib, {
+        uid: `u${i}`,
+        storageClassName: o.storageClass,
+        volume: { name: `pv-${i}`, retained: Boolean(o.retained) },
+      }),
+    ),
+    { uid: 'sts', reclaimableBytes: 0 },
+  );
 }
 
 describe('priceStatefulSet', () => {

@@ -2,6 +2,7 @@ import { DatabaseService } from '@backstage/backend-plugin-api';
 import { TestDatabaseId } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
+import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { OrphanSighting, OrphanSightingStore } from './OrphanSightingStore';
 
 const databases = storeTestDatabases();
@@ -31,35 +32,17 @@ describe.each(databases.eachSupportedId())(
 
     it("dates a sighting by the database's clock, which every replica shares, not by this process's", async () => {
       const realNow = performance.timeOrigin + performance.now();
-      // Only Date is faked: this process's clock says 2001.
-      jest.useFakeTimers({
-        now: new Date('2001-01-01T00:00:00.000Z'),
-        doNotFake: [
-          'hrtime',
-          'nextTick',
-          'performance',
-          'queueMicrotask',
-          'requestAnimationFrame',
-          'cancelAnimationFrame',
-          'requestIdleCallback',
-          'cancelIdleCallback',
-          'setImmediate',
-          'clearImmediate',
-          'setInterval',
-          'clearInterval',
-          'setTimeout',
-          'clearTimeout',
-        ],
-      });
-      try {
-        const store = await OrphanSightingStore.create({
-          database: databaseService(knex),
-        });
-        const seen = (await store.record([sighting('a')])).get('a')!;
-        expect(Math.abs(Date.parse(seen) - realNow)).toBeLessThan(60_000);
-      } finally {
-        jest.useRealTimers();
-      }
+      // Only Date is moved: this process's clock says 2001.
+      await withWallClockSkew(
+        Date.parse('2001-01-01T00:00:00.000Z') - Date.now(),
+        async () => {
+          const store = await OrphanSightingStore.create({
+            database: databaseService(knex),
+          });
+          const seen = (await store.record([sighting('a')])).get('a')!;
+          expect(Math.abs(Date.parse(seen) - realNow)).toBeLessThan(60_000);
+        },
+      );
     });
 
     it('keeps the first sighting of each claim, however often it is seen again', async () => {

@@ -14,21 +14,21 @@ import {
   OrphanFinder,
 } from '../orphans';
 import { FleetQuery, FleetService } from './FleetService';
+import {
+  GIB,
+  orphanedClaim,
+  statefulSetReport,
+} from '../__testUtils__/orphanReports';
+import { componentEntity } from '../__testUtils__/catalogEntities';
 
-const GIB = 2 ** 30;
 const ALICE = 'user:default/alice';
 
 function component(
   name: string,
   owner: string,
-  annotations: Record<string, string> = { 'backstage.io/kubernetes-id': name },
+  annotations?: Record<string, string>,
 ): Entity {
-  return {
-    apiVersion: 'backstage.io/v1alpha1',
-    kind: 'Component',
-    metadata: { name, namespace: 'default', annotations },
-    spec: { type: 'service', owner, lifecycle: 'production' },
-  };
+  return componentEntity(name, { owner, annotations });
 }
 
 const ENTITIES = [
@@ -44,35 +44,24 @@ function sts(
   orphanGiB: number[],
   options: { cost?: number; firstSeen?: string } = {},
 ): StatefulSetOrphans {
-  return {
-    name,
+  return statefulSetReport(
     namespace,
-    uid: `uid-${namespace}-${name}`,
-    replicas: 1,
-    ordinals: { start: 0, end: 1 },
-    readyReplicas: 1,
-    retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-    templates: ['data'],
-    inUse: [],
-    kept: [],
-    orphans: orphanGiB.map((gib, i) => ({
-      name: `data-${name}-${i + 1}`,
-      uid: `uid-data-${name}-${i + 1}`,
-      resourceVersion: '1',
-      ordinal: i + 1,
-      template: 'data',
-      requestedBytes: gib * GIB,
-      storageClassName: 'standard',
-      ...(options.cost !== undefined ? { monthlyCost: gib * 0.1 } : {}),
-      reattachesAtReplicas: i + 2,
-    })),
-    reclaimableBytes: orphanGiB.reduce((n, g) => n + g * GIB, 0),
-    retainedBytes: 0,
-    ...(options.cost !== undefined
-      ? { reclaimableMonthlyCost: options.cost, retainedMonthlyCost: 0 }
-      : {}),
-    ...(options.firstSeen ? { firstSeenOrphanedAt: options.firstSeen } : {}),
-  };
+    name,
+    orphanGiB.map((gib, i) =>
+      orphanedClaim(
+        name,
+        i + 1,
+        gib,
+        options.cost !== undefined ? { monthlyCost: gib * 0.1 } : {},
+      ),
+    ),
+    {
+      ...(options.cost !== undefined
+        ? { reclaimableMonthlyCost: options.cost, retainedMonthlyCost: 0 }
+        : {}),
+      ...(options.firstSeen ? { firstSeenOrphanedAt: options.firstSeen } : {}),
+    },
+  );
 }
 
 /** Two clusters: what each entity's selector finds there, and StatefulSets no selector finds. */

@@ -1,6 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { PruneJobStore } from '../database';
-import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
+import {
+  createWebJob,
+  startMemoryJobStore,
+} from '../__testUtils__/memoryJobStore';
 import {
   INTERRUPTED_REASON,
   InterruptedJobSweeper,
@@ -20,16 +23,7 @@ afterEach(async () => {
   await closeStore();
 });
 
-const job = () =>
-  store.createJob({
-    entityRef: 'component:default/web',
-    cluster: 'demo',
-    namespace: 'shop',
-    statefulSet: 'web',
-    dryRun: false,
-    requestedBy: 'user:default/alice',
-    pvcs: [{ name: 'data-web-1', uid: 'u1' }],
-  });
+const job = () => createWebJob(store, [{ name: 'data-web-1', uid: 'u1' }]);
 
 describe('InterruptedJobSweeper', () => {
   it('runs once across replicas (a global scheduler task) every lease duration', async () => {

@@ -37,6 +37,24 @@ const target = (
   ...overrides,
 });
 
+/**
+ * Acquires a 30 s lease as backstage-a on a monotonic clock that starts at
+ * `start` and moves only by `advance(ms)`: time passing, or a frozen process.
+ */
+async function acquireOnTestClock(start: number) {
+  let monotonic = start;
+  const held = await lock(30, 'backstage-a', () => monotonic).acquire(
+    gateway,
+    target(),
+  );
+  return {
+    held,
+    advance: (ms: number) => {
+      monotonic += ms;
+    },
+  };
+}
+
 const leaseInSim = () =>
   sim.store.get('coordination.k8s.io/leases', 'shop', 'pvc-pruner-orders-db');
 
@@ -219,19 +237,15 @@ describe('LeaseLock', () => {
   });
 
   it('confirms for free while its last renewal is recent, and renews first once two thirds of the duration have passed', async () => {
-    let monotonic = 1_000_000;
-    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
-      gateway,
-      target(),
-    );
+    const { held, advance } = await acquireOnTestClock(1_000_000);
     sim.clearRequests();
 
-    monotonic += 19_000;
+    advance(19_000);
     expect(held.isFresh()).toBe(true);
     await held.confirm();
     expect(leaseWrites()).toHaveLength(0);
 
-    monotonic += 2_000; // 21 s of 30 since the lease was taken
+    advance(2_000); // 21 s of 30 since the lease was taken
     expect(held.isFresh()).toBe(false);
     await held.confirm();
     expect(leaseWrites()).toHaveLength(1);
@@ -240,14 +254,10 @@ describe('LeaseLock', () => {
   });
 
   it('a holder frozen past its lease wakes up stale, and its confirmation fails once another replica holds the lease', async () => {
-    let monotonic = 0;
-    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
-      gateway,
-      target(),
-    );
+    const { held, advance } = await acquireOnTestClock(0);
 
     // SIGSTOP for longer than the lease; meanwhile another replica took the lease over.
-    monotonic += 31_000;
+    advance(31_000);
     steal('backstage-b/job-2', 'user:default/bob', 'job-2');
 
     expect(held.isFresh()).toBe(false);
@@ -261,12 +271,8 @@ describe('LeaseLock', () => {
   });
 
   it('fails confirmation, rather than trusting a stale renewal, when the API server cannot be reached', async () => {
-    let monotonic = 0;
-    const held = await lock(30, 'backstage-a', () => monotonic).acquire(
-      gateway,
-      target(),
-    );
-    monotonic += 25_000;
+    const { held, advance } = await acquireOnTestClock(0);
+    advance(25_000);
     sim.addFault({ verb: 'update', resource: 'leases', status: 503 });
     try {
       await expect(held.confirm()).rejects.toThrow(

@@ -1,4 +1,4 @@
-import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
@@ -10,7 +10,10 @@ import {
   REQUESTED_BY_ANNOTATION,
 } from './LeaseLock';
 import { PruneJobStore } from '../database';
-import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
+import {
+  createWebJob,
+  startMemoryJobStore,
+} from '../__testUtils__/memoryJobStore';
 import { PruneRunner } from './PruneRunner';
 import { VolumeFollower } from './VolumeFollower';
 
@@ -61,22 +64,58 @@ const claimDeletes = () =>
     .filter(r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims')
     .map(r => r.path.split('/').pop());
 
-function newJob(pvcs: Array<{ name: string; uid: string }>) {
-  return store.createJob({
-    entityRef: 'component:default/web',
-    cluster: 'demo',
-    namespace: 'shop',
-    statefulSet: 'web',
-    dryRun: false,
-    requestedBy: 'user:default/alice',
-    pvcs,
-  });
-}
+const newJob = (pvcs: Array<{ name: string; uid: string }>) =>
+  createWebJob(store, pvcs);
 
 const runner = (events: JobEvents) =>
   new PruneRunner(store, events, new VolumeFollower(500), {
     renewIntervalMs: 60_000,
   });
+
+/** Runs the job as PruneJobs does: holding its Lease, logging its events to the store. */
+async function runHoldingLease(job: PruneJob) {
+  return runner(new JobEvents(store)).run(
+    job,
+    gateway,
+    await holdLease(job.id),
+  );
+}
+
+/**
+ * The job's Lease, on a monotonic clock the test moves: `freezeFor(ms)` is
+ * this process stopped (SIGSTOP, a long pause) for that long.
+ */
+async function holdLeaseWhileFrozen(jobId: string) {
+  let monotonic = 0;
+  const lease = await holdLease(jobId, () => monotonic);
+  return {
+    lease,
+    freezeFor: (ms: number) => {
+      monotonic += ms;
+    },
+  };
+}
+
+/** Lets the next delete of a claim fail with `status`. */
+function failNextClaimDelete(status: number) {
+  sim.addFault({
+    verb: 'delete',
+    resource: 'persistentvolumeclaims',
+    status,
+    times: 1,
+  });
+}
+
+/** The job stopped because bob's job-2 took the Lease, and left that Lease alone. */
+function expectAbortedForJob2(result: { status: string; reason?: string }) {
+  expect(result.status).toBe('aborted');
+  expect(result.reason).toMatch(
+    /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
+  );
+  expect(
+    sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
+  ).toBe('backstage-b/job-2');
+}
 
 beforeAll(async () => {
   ({ sim, gateway } = await startShopSimulator());
@@ -157,14 +196,8 @@ describe('PruneRunner', () => {
       resource: 'persistentvolumeclaims',
       latencyMs: 300,
     });
-    const job = await store.createJob({
-      entityRef: 'component:default/web',
-      cluster: 'demo',
-      namespace: 'shop',
-      statefulSet: 'web',
-      dryRun: false,
+    const job = await createWebJob(store, pvcs, {
       requestedBy: 'user:default/guest',
-      pvcs,
     });
     const events = new JobEvents(store);
     const reason =
@@ -256,11 +289,7 @@ describe('PruneRunner', () => {
         return deleteClaim(...args);
       });
     try {
-      await runner(new JobEvents(store)).run(
-        job,
-        gateway,
-        await holdLease(job.id),
-      );
+      await runHoldingLease(job);
     } finally {
       spy.mockRestore();
     }
@@ -273,11 +302,7 @@ describe('PruneRunner', () => {
       ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
     ]);
 
-    const result = await runner(new JobEvents(store)).run(
-      job,
-      gateway,
-      await holdLease(job.id),
-    );
+    const result = await runHoldingLease(job);
 
     expect(result.status).toBe('incomplete');
     expect(result.reason).toBe(
@@ -360,18 +385,9 @@ describe('PruneRunner', () => {
       ...createClaims(['data-web-2'], ['acc.example/backup-hold']),
     ]);
     // The first delete (data-web-1, lowest ordinal first) fails.
-    sim.addFault({
-      verb: 'delete',
-      resource: 'persistentvolumeclaims',
-      status: 500,
-      times: 1,
-    });
+    failNextClaimDelete(500);
 
-    const result = await runner(new JobEvents(store)).run(
-      job,
-      gateway,
-      await holdLease(job.id),
-    );
+    const result = await runHoldingLease(job);
 
     expect(result.status).toBe('failed');
     expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
@@ -407,11 +423,7 @@ describe('PruneRunner', () => {
     const job = await newJob([bound]);
     sim.clearRequests();
 
-    await runner(new JobEvents(store)).run(
-      job,
-      gateway,
-      await holdLease(job.id),
-    );
+    await runHoldingLease(job);
 
     const requests = sim
       .requests()
@@ -447,11 +459,7 @@ describe('PruneRunner', () => {
         );
       });
     try {
-      const result = await runner(new JobEvents(store)).run(
-        job,
-        gateway,
-        await holdLease(job.id),
-      );
+      const result = await runHoldingLease(job);
       expect(result.summary.failed).toEqual([]);
       expect(
         [...result.summary.deleted, ...(result.summary.terminating ?? [])].map(
@@ -491,11 +499,7 @@ describe('PruneRunner', () => {
       const job = await newJob(createClaims(['data-web-1']));
       const spy = refuseEventWrites('pvc-deleted', times);
       try {
-        const result = await runner(new JobEvents(store)).run(
-          job,
-          gateway,
-          await holdLease(job.id),
-        );
+        const result = await runHoldingLease(job);
         expect(result.status).toBe('succeeded');
         expect(result.summary.deleted.map(d => d.name)).toEqual(['data-web-1']);
         expect(result.summary.failed).toEqual([]);
@@ -512,17 +516,8 @@ describe('PruneRunner', () => {
 
   it('still reports a delete the cluster refused as failed', async () => {
     const job = await newJob(createClaims(['data-web-1']));
-    sim.addFault({
-      verb: 'delete',
-      resource: 'persistentvolumeclaims',
-      status: 503,
-      times: 1,
-    });
-    const result = await runner(new JobEvents(store)).run(
-      job,
-      gateway,
-      await holdLease(job.id),
-    );
+    failNextClaimDelete(503);
+    const result = await runHoldingLease(job);
     expect(result.summary.failed.map(f => f.name)).toEqual(['data-web-1']);
     expect(
       sim.store.get('persistentvolumeclaims', 'shop', 'data-web-1')?.metadata
@@ -548,11 +543,7 @@ describe('PruneRunner', () => {
       });
     let result;
     try {
-      result = await runner(new JobEvents(store)).run(
-        job,
-        gateway,
-        await holdLease(job.id),
-      );
+      result = await runHoldingLease(job);
     } finally {
       spy.mockRestore();
       const sts = structuredClone(
@@ -572,24 +563,33 @@ describe('PruneRunner', () => {
   describe('fencing: it proves it holds the Lease before each delete', () => {
     afterEach(() => jest.restoreAllMocks());
 
+    /**
+     * Runs the job holding its Lease, this process frozen past the lease
+     * (31 s of 30) right after the `nth` pod check; `meanwhile` happens while
+     * it is frozen. The cluster's request log starts with the run.
+     */
+    async function runFrozenAfterPodCheck(
+      job: PruneJob,
+      nth: number,
+      meanwhile: () => void = () => {},
+    ) {
+      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
+      freezeAfterPodCheck(nth, () => {
+        freezeFor(31_000);
+        meanwhile();
+      });
+      sim.clearRequests();
+      return runner(new JobEvents(store)).run(job, gateway, lease);
+    }
+
     it('a process frozen past its lease right before its first delete wakes up, finds another holder, and deletes nothing', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
-      let monotonic = 0;
-      const lease = await holdLease(job.id, () => monotonic);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(1, () => {
-        // SIGSTOP for longer than the lease; another replica took it meanwhile.
-        monotonic += 31_000;
-        stealLease();
-      });
 
-      const result = await runner(events).run(job, gateway, lease);
+      // SIGSTOP for longer than the lease; another replica took it meanwhile.
+      const result = await runFrozenAfterPodCheck(job, 1, stealLease);
 
       expect(claimDeletes()).toEqual([]);
-      expect(result.status).toBe('aborted');
-      expect(result.reason).toMatch(
-        /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
-      );
+      expectAbortedForJob2(result);
       expect(result.summary.deleted).toEqual([]);
       expect(result.summary.skipped.map(s => s.name)).toEqual([
         'data-web-1',
@@ -598,23 +598,18 @@ describe('PruneRunner', () => {
       expect(result.summary.skipped[0].reason).toMatch(
         /^not attempted: the job stopped because the lease shop\/pvc-pruner-web is now held by/,
       );
-      // The new holder's lease is left alone.
-      expect(
-        sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
-      ).toBe('backstage-b/job-2');
     });
 
     it('a process frozen after its last lease check, before the delete left, does not send it (a 170-scenario campaign run, seed 2877260753)', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
-      let monotonic = 0;
-      const lease = await holdLease(job.id, () => monotonic);
+      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
       const isFresh = lease.isFresh.bind(lease);
       let checks = 0;
       jest.spyOn(lease, 'isFresh').mockImplementation(() => {
         const fresh = isFresh();
         // SIGSTOP right after the first check said fresh; another replica took the Lease meanwhile.
         if (++checks === 1) {
-          monotonic += 31_000;
+          freezeFor(31_000);
           stealLease();
         }
         return fresh;
@@ -627,26 +622,19 @@ describe('PruneRunner', () => {
       );
 
       expect(claimDeletes()).toEqual([]);
-      expect(result.status).toBe('aborted');
-      expect(result.reason).toMatch(
-        /^the lease shop\/pvc-pruner-web is now held by user:default\/bob \(job job-2\)/,
-      );
+      expectAbortedForJob2(result);
       expect(result.summary.deleted).toEqual([]);
       expect(result.summary.failed).toEqual([]);
-      expect(
-        sim.store.get(LEASES, 'shop', 'pvc-pruner-web')?.spec.holderIdentity,
-      ).toBe('backstage-b/job-2');
     });
 
     it('a process frozen after its last lease check while nobody took the lease renews it, checks the claim again, and then deletes it', async () => {
       const job = await newJob(createClaims(['data-web-1']));
-      let monotonic = 0;
-      const lease = await holdLease(job.id, () => monotonic);
+      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
       const isFresh = lease.isFresh.bind(lease);
       let checks = 0;
       jest.spyOn(lease, 'isFresh').mockImplementation(() => {
         const fresh = isFresh();
-        if (++checks === 1) monotonic += 31_000;
+        if (++checks === 1) freezeFor(31_000);
         return fresh;
       });
       sim.clearRequests();
@@ -674,15 +662,8 @@ describe('PruneRunner', () => {
       const job = await newJob(
         createClaims(['data-web-1', 'data-web-2', 'data-web-3']),
       );
-      let monotonic = 0;
-      const lease = await holdLease(job.id, () => monotonic);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(2, () => {
-        monotonic += 31_000;
-        stealLease();
-      });
 
-      const result = await runner(events).run(job, gateway, lease);
+      const result = await runFrozenAfterPodCheck(job, 2, stealLease);
 
       expect(claimDeletes()).toEqual(['data-web-1']);
       expect(result.status).toBe('aborted');
@@ -702,15 +683,8 @@ describe('PruneRunner', () => {
 
     it('a process frozen while nobody took its lease renews it on waking, checks the claim again, and carries on', async () => {
       const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
-      let monotonic = 0;
-      const lease = await holdLease(job.id, () => monotonic);
-      const events = new JobEvents(store);
-      freezeAfterPodCheck(1, () => {
-        monotonic += 31_000;
-      });
-      sim.clearRequests();
 
-      const result = await runner(events).run(job, gateway, lease);
+      const result = await runFrozenAfterPodCheck(job, 1);
 
       expect(result.status).toBe('succeeded');
       expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2']);

@@ -46,32 +46,25 @@ function gatewayWith(
 }
 
 describe('ClusterConnection', () => {
-  it('asks an expiring credential for every request, reads and writes alike', async () => {
+  it.each([
+    [
+      'asks an expiring credential for every request, reads and writes alike',
+      false,
+      3,
+    ],
+    ['applies a static credential once', true, 1],
+  ])('%s', async (_what, isStatic, credentialCalls) => {
     const credential = jest.fn(async () => ({
       type: 'bearer token' as const,
       token: sim.token,
     }));
-    const gateway = gatewayWith(credential, false);
+    const gateway = gatewayWith(credential, isStatic);
 
     await gateway.listClaims('shop');
     await gateway.readClaim('shop', 'none');
     await gateway.readLease('shop', 'none');
 
-    expect(credential).toHaveBeenCalledTimes(3);
-  });
-
-  it('applies a static credential once', async () => {
-    const credential = jest.fn(async () => ({
-      type: 'bearer token' as const,
-      token: sim.token,
-    }));
-    const gateway = gatewayWith(credential, true);
-
-    await gateway.listClaims('shop');
-    await gateway.readClaim('shop', 'none');
-    await gateway.readLease('shop', 'none');
-
-    expect(credential).toHaveBeenCalledTimes(1);
+    expect(credential).toHaveBeenCalledTimes(credentialCalls);
   });
 
   it('presents an x509 client certificate, which the cluster maps to CN and O, for reads, writes and watches', async () => {

@@ -2,34 +2,23 @@ import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { PriceList } from '../cost';
 import { OrphanSighting, OrphanSightingStore } from '../database';
 import { OrphanAnnotator } from './OrphanAnnotator';
-
-const GIB = 2 ** 30;
+import {
+  orphanedClaim,
+  statefulSetReport,
+} from '../__testUtils__/orphanReports';
 
 function report(orphanGiB: number[]): StatefulSetOrphans {
-  return {
-    name: 'orders-db',
-    namespace: 'shop',
-    uid: 'uid-orders-db',
-    replicas: 1,
-    ordinals: { start: 0, end: 1 },
-    readyReplicas: 1,
-    retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-    templates: ['data'],
-    inUse: [{ template: 'data', ordinals: [0] }],
-    kept: [],
-    orphans: orphanGiB.map((gib, i) => ({
-      name: `data-orders-db-${i + 1}`,
-      uid: `uid-${i + 1}`,
-      resourceVersion: '1',
-      ordinal: i + 1,
-      template: 'data',
-      requestedBytes: gib * GIB,
-      storageClassName: 'standard',
-      reattachesAtReplicas: i + 2,
-    })),
-    reclaimableBytes: orphanGiB.reduce((n, g) => n + g * GIB, 0),
-    retainedBytes: 0,
-  };
+  return statefulSetReport(
+    'shop',
+    'orders-db',
+    orphanGiB.map((gib, i) =>
+      orphanedClaim('orders-db', i + 1, gib, { uid: `uid-${i + 1}` }),
+    ),
+    {
+      uid: 'uid-orders-db',
+      inUse: [{ template: 'data', ordinals: [0] }],
+    },
+  );
 }
 
 /** A store whose first sightings the test sets, as another replica's earlier sighting would. */

@@ -1,16 +1,9 @@
 import {
-  FleetResponse,
-  OrphansResponse,
   PruneEvent,
   PruneJob,
-  PruneJobPage,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
-import {
-  FleetRequest,
-  ListPruneJobsRequest,
-  PvcPrunerApi,
-} from '../api/PvcPrunerApi';
+import { FleetRequest, PvcPrunerApi } from '../api/PvcPrunerApi';
 
 type Listener = {
   after: number;
@@ -20,11 +13,14 @@ type Listener = {
 
 /**
  * An in-memory PvcPrunerApi for component tests. Events are fed with
- * `emit`; streams replay what was emitted, then follow live.
+ * `emit`; streams replay what was emitted, then follow live. Its methods
+ * take their types from PvcPrunerApi, so the fake cannot drift from it.
  */
 export class FakePvcPrunerApi implements PvcPrunerApi {
-  orphans: () => Promise<OrphansResponse> = () => new Promise(() => {});
-  fleet: (request: FleetRequest) => Promise<FleetResponse> = () =>
+  /** Answers getOrphans; by default never. */
+  orphans: PvcPrunerApi['getOrphans'] = () => new Promise(() => {});
+  /** Answers getFleet, with its filters defaulted; by default never. */
+  fleet: (request: FleetRequest) => ReturnType<PvcPrunerApi['getFleet']> = () =>
     new Promise(() => {});
   readonly fleetRequests: FleetRequest[] = [];
   jobs: PruneJob[] = [];
@@ -35,41 +31,40 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   private readonly events = new Map<string, PruneEvent[]>();
   private readonly listeners = new Map<string, Set<Listener>>();
 
-  async getOrphans(_entityRef: string): Promise<OrphansResponse> {
-    return this.orphans();
-  }
+  getOrphans: PvcPrunerApi['getOrphans'] = async entityRef =>
+    this.orphans(entityRef);
 
-  async getFleet(request: FleetRequest = {}): Promise<FleetResponse> {
+  getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
     return this.fleet(request);
-  }
+  };
 
-  async startPrune(request: PruneRequest): Promise<{ id: string }> {
+  startPrune: PvcPrunerApi['startPrune'] = async request => {
     if (this.startError) throw this.startError;
     this.started.push(request);
     return { id: this.nextJobId };
-  }
+  };
 
-  async getJob(jobId: string): Promise<PruneJob> {
+  getJob: PvcPrunerApi['getJob'] = async jobId => {
     const job = this.jobs.find(j => j.id === jobId);
     if (!job) throw new Error(`no job ${jobId}`);
     return job;
-  }
+  };
 
-  async listJobs(request: ListPruneJobsRequest): Promise<PruneJobPage> {
+  listJobs: PvcPrunerApi['listJobs'] = async request => {
     const limit = request.limit ?? 20;
     const start = request.cursor ? Number(request.cursor) : 0;
     const items = this.jobs.slice(start, start + limit);
     const more = start + limit < this.jobs.length;
     return { items, ...(more ? { nextCursor: String(start + limit) } : {}) };
-  }
+  };
 
-  streamJobEvents(
-    jobId: string,
-    after: number,
-    onEvent: (event: PruneEvent) => void,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  streamJobEvents: PvcPrunerApi['streamJobEvents'] = (
+    jobId,
+    after,
+    onEvent,
+    signal,
+  ) => {
     this.streamed.push({ jobId, after });
     return new Promise(resolve => {
       const listener: Listener = { after, onEvent, done: resolve };
@@ -88,7 +83,7 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
       }
       set.add(listener);
     });
-  }
+  };
 
   /** Appends an event to its job's log and hands it to the open streams. */
   emit(...events: PruneEvent[]) {

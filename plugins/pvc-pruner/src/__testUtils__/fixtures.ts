@@ -95,6 +95,13 @@ export function makeResponse(
   };
 }
 
+/** A scan of prod, the entity's one cluster, that found these StatefulSets. */
+export function makeProdResponse(
+  ...statefulSets: StatefulSetOrphans[]
+): OrphansResponse {
+  return makeResponse([{ cluster: 'prod', ok: true, statefulSets }]);
+}
+
 export function makeJob(overrides: Partial<PruneJob> = {}): PruneJob {
   return {
     id: 'job-1',

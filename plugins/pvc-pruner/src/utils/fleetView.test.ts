@@ -2,7 +2,12 @@ import {
   FleetResponse,
   FleetStatefulSet,
 } from 'backstage-plugin-pvc-pruner-common';
-import { fleetCsv, fleetGroups, sortedUnowned } from './fleetView';
+import {
+  FleetSortKey,
+  fleetCsv,
+  fleetGroups,
+  sortedUnowned,
+} from './fleetView';
 
 const GIB = 2 ** 30;
 
@@ -77,39 +82,29 @@ const FLEET: FleetResponse = {
   pricing: { currency: 'EUR', unpricedStorageClasses: [] },
 };
 
+/** Each owner with its entities, in order: `group:default/b: b1; group:default/a: a2, a1`. */
 const order = (groups: ReturnType<typeof fleetGroups>) =>
-  groups.map(g => [
-    g.owner.owner,
-    ...g.entities.map(e => e.entityRef.split('/')[1]),
-  ]);
+  groups
+    .map(
+      g =>
+        `${g.owner.owner}: ${g.entities
+          .map(e => e.entityRef.split('/')[1])
+          .join(', ')}`,
+    )
+    .join('; ');
 
 describe('fleetGroups', () => {
-  it('sorts owners and their entities by storage, cost or first sighting', () => {
-    expect(
-      order(fleetGroups(FLEET, { key: 'storage', descending: true })),
-    ).toEqual([
-      ['group:default/b', 'b1'],
-      ['group:default/a', 'a2', 'a1'],
-    ]);
-    expect(
-      order(fleetGroups(FLEET, { key: 'cost', descending: true })),
-    ).toEqual([
-      ['group:default/a', 'a1', 'a2'],
-      ['group:default/b', 'b1'],
-    ]);
-    expect(
-      order(fleetGroups(FLEET, { key: 'seen', descending: true })),
-    ).toEqual([
-      ['group:default/b', 'b1'],
-      ['group:default/a', 'a1', 'a2'],
-    ]);
-    expect(
-      order(fleetGroups(FLEET, { key: 'storage', descending: false })),
-    ).toEqual([
-      ['group:default/a', 'a1', 'a2'],
-      ['group:default/b', 'b1'],
-    ]);
-  });
+  it.each<[FleetSortKey, boolean, string]>([
+    ['storage', true, 'group:default/b: b1; group:default/a: a2, a1'],
+    ['cost', true, 'group:default/a: a1, a2; group:default/b: b1'],
+    ['seen', true, 'group:default/b: b1; group:default/a: a1, a2'],
+    ['storage', false, 'group:default/a: a1, a2; group:default/b: b1'],
+  ])(
+    'sorts owners and their entities by %s (descending: %s)',
+    (key, descending, expected) => {
+      expect(order(fleetGroups(FLEET, { key, descending }))).toBe(expected);
+    },
+  );
 });
 
 describe('fleetCsv', () => {

@@ -21,23 +21,25 @@ function Section(props: ClusterSectionProps) {
   );
 }
 
+/** Renders the section of `cluster` for entity shop. */
+function renderSection(cluster: ClusterSectionProps['cluster']) {
+  return renderWithApis(
+    <Section entityRef="component:default/shop" cluster={cluster} />,
+    { api: new FakePvcPrunerApi() },
+  );
+}
+
 describe('ClusterSection', () => {
   it('shows a cluster error as an alert', async () => {
-    await renderWithApis(
-      <Section
-        entityRef="component:default/shop"
-        cluster={{
-          cluster: 'eu',
-          ok: false,
-          error: {
-            name: 'ClusterRequestError',
-            message: 'Unauthorized',
-            statusCode: 401,
-          },
-        }}
-      />,
-      { api: new FakePvcPrunerApi() },
-    );
+    await renderSection({
+      cluster: 'eu',
+      ok: false,
+      error: {
+        name: 'ClusterRequestError',
+        message: 'Unauthorized',
+        statusCode: 401,
+      },
+    });
     expect(screen.getByRole('alert')).toHaveTextContent(
       'Could not read cluster eu (HTTP 401)',
     );
@@ -47,17 +49,11 @@ describe('ClusterSection', () => {
   });
 
   it('lists each StatefulSet', async () => {
-    await renderWithApis(
-      <Section
-        entityRef="component:default/shop"
-        cluster={{
-          cluster: 'eu',
-          ok: true,
-          statefulSets: [makeStatefulSet('db'), makeStatefulSet('cache')],
-        }}
-      />,
-      { api: new FakePvcPrunerApi() },
-    );
+    await renderSection({
+      cluster: 'eu',
+      ok: true,
+      statefulSets: [makeStatefulSet('db'), makeStatefulSet('cache')],
+    });
     expect(
       screen.getByRole('region', { name: 'StatefulSet shop/db' }),
     ).toBeInTheDocument();
@@ -67,42 +63,30 @@ describe('ClusterSection', () => {
   });
 
   it('says when the entity has no StatefulSets there', async () => {
-    await renderWithApis(
-      <Section
-        entityRef="component:default/shop"
-        cluster={{ cluster: 'eu', ok: true, statefulSets: [] }}
-      />,
-      { api: new FakePvcPrunerApi() },
-    );
+    await renderSection({ cluster: 'eu', ok: true, statefulSets: [] });
     expect(
       screen.getByText('This entity has no StatefulSets in this cluster.'),
     ).toBeInTheDocument();
   });
 
   it("says how old the data may be when the backend's watch is disconnected for more than a few seconds", async () => {
-    const stale = (secondsSinceSync: number) => (
-      <Section
-        entityRef="component:default/shop"
-        cluster={{
-          cluster: 'eu',
-          ok: true,
-          statefulSets: [makeStatefulSet('db')],
-          staleness: {
-            secondsSinceSync,
-            disconnectedWatches: ['persistentvolumeclaims', 'pods'],
-          },
-        }}
-      />
-    );
-    const { unmount } = await renderWithApis(stale(42), {
-      api: new FakePvcPrunerApi(),
-    });
+    const stale = (secondsSinceSync: number) =>
+      renderSection({
+        cluster: 'eu',
+        ok: true,
+        statefulSets: [makeStatefulSet('db')],
+        staleness: {
+          secondsSinceSync,
+          disconnectedWatches: ['persistentvolumeclaims', 'pods'],
+        },
+      });
+    const { unmount } = await stale(42);
     expect(screen.getByRole('status')).toHaveTextContent(
       'Cluster data may be 42 s old: the watch on persistentvolumeclaims, pods disconnected.',
     );
     unmount();
 
-    await renderWithApis(stale(2), { api: new FakePvcPrunerApi() });
+    await stale(2);
     expect(screen.queryByText(/may be 2 s old/)).not.toBeInTheDocument();
     expect(
       screen.getByRole('region', { name: 'StatefulSet shop/db' }),

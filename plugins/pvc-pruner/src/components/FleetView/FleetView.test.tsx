@@ -105,15 +105,26 @@ const rowNames = (table: HTMLElement) =>
     .slice(1)
     .map(r => within(r).getAllByRole('cell')[0].textContent);
 
+/** Clicks a column's sort button: the first click sorts by it, the next reverses. */
+const sortBy = (table: HTMLElement, column: string) =>
+  userEvent.click(within(table).getByRole('button', { name: column }));
+
+/** The owner table, once it has rendered. */
+const ownerTable = () =>
+  screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+
+/** Renders the fleet view on a fake API that answers pricedFleet(). */
+async function renderPricedFleet() {
+  const api = new FakePvcPrunerApi();
+  api.fleet = async () => pricedFleet();
+  return { api, ...(await render(api)) };
+}
+
 describe('FleetView', () => {
   it('groups by owner with each entity and its StatefulSets, totals in GiB and money, and links to the Kubernetes page', async () => {
-    const api = new FakePvcPrunerApi();
-    api.fleet = async () => pricedFleet();
-    await render(api);
+    const { api } = await renderPricedFleet();
 
-    const table = await screen.findByRole('table', {
-      name: 'Reclaimable storage by owner',
-    });
+    const table = await ownerTable();
     // Most expensive first by default when priced.
     expect(rowNames(table)).toEqual([
       'search',
@@ -140,34 +151,20 @@ describe('FleetView', () => {
   });
 
   it('sorts by storage, cost and first sighting, both ways', async () => {
-    const api = new FakePvcPrunerApi();
-    api.fleet = async () => pricedFleet();
-    await render(api);
-    const table = await screen.findByRole('table', {
-      name: 'Reclaimable storage by owner',
-    });
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Seen orphaned' }),
-    );
+    await renderPricedFleet();
+    const table = await ownerTable();
+    await sortBy(table, 'Seen orphaned');
     expect(rowNames(table)[0]).toBe('checkout');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Seen orphaned' }),
-    );
+    await sortBy(table, 'Seen orphaned');
     expect(rowNames(table)[0]).toBe('search');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Reclaimable storage' }),
-    );
+    await sortBy(table, 'Reclaimable storage');
     expect(rowNames(table)[0]).toBe('search');
-    await userEvent.click(
-      within(table).getByRole('button', { name: 'Reclaimable storage' }),
-    );
+    await sortBy(table, 'Reclaimable storage');
     expect(rowNames(table)[0]).toBe('checkout');
   });
 
   it('offers a CSV of exactly the rows shown, in their order', async () => {
-    const api = new FakePvcPrunerApi();
-    api.fleet = async () => pricedFleet();
-    await render(api);
+    await renderPricedFleet();
     const link = await screen.findByRole('link', { name: /Download CSV/ });
     expect(link).toHaveAttribute('download', 'pvc-pruner-fleet.csv');
     const csv = decodeURIComponent(
@@ -198,7 +195,7 @@ describe('FleetView', () => {
       };
     };
     await render(api);
-    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    await ownerTable();
     await userEvent.click(screen.getByRole('button', { name: 'Owner' }));
     await userEvent.click(
       await screen.findByRole('option', { name: 'group:default/checkout' }),
@@ -216,9 +213,7 @@ describe('FleetView', () => {
   });
 
   it('shows the Unowned section only when the backend sends it', async () => {
-    const api = new FakePvcPrunerApi();
-    api.fleet = async () => pricedFleet();
-    const { unmount } = await render(api);
+    const { unmount } = await renderPricedFleet();
     const unowned = await screen.findByRole('region', { name: 'Unowned' });
     expect(
       within(unowned).getByText('edge · shop/legacy-db'),
@@ -228,7 +223,7 @@ describe('FleetView', () => {
     const other = new FakePvcPrunerApi();
     other.fleet = async () => ({ ...pricedFleet(), unowned: undefined });
     await render(other);
-    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    await ownerTable();
     expect(
       screen.queryByRole('region', { name: 'Unowned' }),
     ).not.toBeInTheDocument();
@@ -255,7 +250,7 @@ describe('FleetView', () => {
       unowned: undefined,
     });
     await render(api);
-    await screen.findByRole('table', { name: 'Reclaimable storage by owner' });
+    await ownerTable();
     expect(
       screen.queryByRole('button', { name: 'Monthly cost' }),
     ).not.toBeInTheDocument();

@@ -2,27 +2,37 @@ import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { KeptPvcList, KeptPvcListProps } from './KeptPvcList';
 
+type Naming = KeptPvcListProps['statefulSet'];
+
+/** Renders the kept claims of StatefulSet db (ordinals 0–2 unless told), none unless given. */
+function renderKept(statefulSet: Partial<Naming>) {
+  return render(
+    <KeptPvcList
+      statefulSet={{
+        name: 'db',
+        ordinals: { start: 0, end: 3 },
+        inUse: [],
+        kept: [],
+        ...statefulSet,
+      }}
+    />,
+  );
+}
+
 describe('KeptPvcList', () => {
   it('shows why claims are kept when opened', async () => {
-    render(
-      <KeptPvcList
-        statefulSet={{
-          name: 'db',
-          ordinals: { start: 0, end: 3 },
-          inUse: [],
-          kept: [
-            {
-              name: 'data-db-3',
-              uid: 'u3',
-              template: 'data',
-              ordinal: 3,
-              reason: 'mounted-by-pod',
-              pods: [{ name: 'db-3', terminating: true }],
-            },
-          ],
-        }}
-      />,
-    );
+    renderKept({
+      kept: [
+        {
+          name: 'data-db-3',
+          uid: 'u3',
+          template: 'data',
+          ordinal: 3,
+          reason: 'mounted-by-pod',
+          pods: [{ name: 'db-3', terminating: true }],
+        },
+      ],
+    });
     expect(
       screen.queryByText('mounted by pod db-3 (terminating)'),
     ).not.toBeInTheDocument();
@@ -33,19 +43,13 @@ describe('KeptPvcList', () => {
   });
 
   it('counts the claims of running ordinals and names them per template, in short when there are many', async () => {
-    render(
-      <KeptPvcList
-        statefulSet={{
-          name: 'db',
-          ordinals: { start: 0, end: 40 },
-          inUse: [
-            { template: 'data', ordinals: [...Array(40).keys()] },
-            { template: 'logs', ordinals: [0, 2] },
-          ],
-          kept: [],
-        }}
-      />,
-    );
+    renderKept({
+      ordinals: { start: 0, end: 40 },
+      inUse: [
+        { template: 'data', ordinals: [...Array(40).keys()] },
+        { template: 'logs', ordinals: [0, 2] },
+      ],
+    });
     await userEvent.click(
       screen.getByRole('button', { name: /42 claims kept/ }),
     );
@@ -85,16 +89,7 @@ describe('KeptPvcList', () => {
   });
 
   it('renders nothing when every claim is an orphan', () => {
-    const { container } = render(
-      <KeptPvcList
-        statefulSet={{
-          name: 'db',
-          ordinals: { start: 0, end: 3 },
-          inUse: [],
-          kept: [],
-        }}
-      />,
-    );
+    const { container } = renderKept({});
     expect(container).toBeEmptyDOMElement();
   });
 });

@@ -4,7 +4,7 @@ import { OrphanedVolumes } from './OrphanedVolumes';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
   makeOrphan,
-  makeResponse,
+  makeProdResponse,
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
@@ -15,6 +15,15 @@ const fullText = (re: RegExp) => (_: string, el: Element | null) =>
     el &&
       re.test(el.textContent ?? '') &&
       [...el.children].every(c => !re.test(c.textContent ?? '')),
+  );
+
+const renderOrphanedVolumes = (api: FakePvcPrunerApi) =>
+  renderWithApis(
+    <OrphanedVolumes
+      entityRef="component:default/shop"
+      title="Orphaned volumes"
+    />,
+    { api },
   );
 
 describe('OrphanedVolumes', () => {
@@ -42,9 +51,7 @@ describe('OrphanedVolumes', () => {
       retainedMonthlyCost: 2,
       firstSeenOrphanedAt: orphans[0].firstSeenOrphanedAt,
     };
-    const response = makeResponse([
-      { cluster: 'prod', ok: true, statefulSets: [sts] },
-    ]);
+    const response = makeProdResponse(sts);
     return {
       ...response,
       totals: {
@@ -59,13 +66,7 @@ describe('OrphanedVolumes', () => {
   it('shows the backend’s monthly costs per claim, per StatefulSet and in total, and what Retain volumes keep costing', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () => pricedResponse();
-    await renderWithApis(
-      <OrphanedVolumes
-        entityRef="component:default/shop"
-        title="Orphaned volumes"
-      />,
-      { api },
-    );
+    await renderOrphanedVolumes(api);
     expect(
       await screen.findByText(
         fullText(/10 GiB reclaimable by pruning · \$1\.00 a month/),
@@ -96,17 +97,8 @@ describe('OrphanedVolumes', () => {
 
   it('without pricing shows GiB only: no amount, no currency', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
-    await renderWithApis(
-      <OrphanedVolumes
-        entityRef="component:default/shop"
-        title="Orphaned volumes"
-      />,
-      { api },
-    );
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
+    await renderOrphanedVolumes(api);
     expect(
       await screen.findByText(fullText(/20 GiB reclaimable by pruning/)),
     ).toBeInTheDocument();
@@ -119,21 +111,9 @@ describe('OrphanedVolumes', () => {
     api.orphans = async () => {
       calls += 1;
       const orphans = calls === 1 ? [makeOrphan('db', 2)] : [];
-      return makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [makeStatefulSet('db', { orphans })],
-        },
-      ]);
+      return makeProdResponse(makeStatefulSet('db', { orphans }));
     };
-    await renderWithApis(
-      <OrphanedVolumes
-        entityRef="component:default/shop"
-        title="Orphaned volumes"
-      />,
-      { api },
-    );
+    await renderOrphanedVolumes(api);
     expect(await screen.findByText('data-db-2')).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
     expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
@@ -146,13 +126,7 @@ describe('OrphanedVolumes', () => {
         'Entity component:default/shop has no Kubernetes annotations',
       );
     };
-    await renderWithApis(
-      <OrphanedVolumes
-        entityRef="component:default/shop"
-        title="Orphaned volumes"
-      />,
-      { api },
-    );
+    await renderOrphanedVolumes(api);
     expect(
       await screen.findByText(/Could not list orphaned volumes/),
     ).toBeInTheDocument();
@@ -167,17 +141,9 @@ describe('OrphanedVolumes', () => {
         ),
       }),
     );
-    const response = makeResponse([
-      { cluster: 'prod', ok: true, statefulSets },
-    ]);
+    const response = makeProdResponse(...statefulSets);
     api.orphans = async () => response;
-    await renderWithApis(
-      <OrphanedVolumes
-        entityRef="component:default/shop"
-        title="Orphaned volumes"
-      />,
-      { api },
-    );
+    await renderOrphanedVolumes(api);
     await waitFor(() =>
       expect(screen.getAllByText('100 orphaned claims')).toHaveLength(10),
     );

@@ -1,6 +1,7 @@
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { PruneActions } from './PruneActions';
+import { dryRunButton, pruneButton } from '../../__testUtils__/pruneControls';
 
 describe('PruneActions', () => {
   it('calls back when enabled', async () => {
@@ -9,12 +10,8 @@ describe('PruneActions', () => {
     render(
       <PruneActions statefulSet="db" onDryRun={onDryRun} onPrune={onPrune} />,
     );
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    );
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    );
+    await userEvent.click(dryRunButton('db'));
+    await userEvent.click(pruneButton('db'));
     expect(onDryRun).toHaveBeenCalled();
     expect(onPrune).toHaveBeenCalled();
   });
@@ -28,12 +25,8 @@ describe('PruneActions', () => {
         onPrune={jest.fn()}
       />,
     );
-    expect(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    ).toBeDisabled();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(dryRunButton('db')).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
     expect(screen.getByText('Not allowed')).toBeInTheDocument();
   });
 });

@@ -1,9 +1,10 @@
-import { useState } from 'react';
+import { ComponentProps, useState } from 'react';
 import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { renderInTestApp } from '@backstage/test-utils';
 import { PruneDialog } from './PruneDialog';
 import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
+import { startDryRun } from '../../__testUtils__/pruneControls';
 
 const sts = makeStatefulSet('db', {
   orphans: [
@@ -20,19 +21,26 @@ const sts = makeStatefulSet('db', {
   ],
 });
 
+/** The dialog for sts in cluster prod, open, as the section opens it. */
+function renderDialog(options: {
+  dryRun: boolean;
+  onConfirm: ComponentProps<typeof PruneDialog>['onConfirm'];
+}) {
+  return renderInTestApp(
+    <PruneDialog
+      open
+      cluster="prod"
+      statefulSet={sts}
+      onClose={jest.fn()}
+      {...options}
+    />,
+  );
+}
+
 describe('PruneDialog', () => {
   it('lists exactly what will be sent, and enables a real prune only once the name is typed', async () => {
     const onConfirm = jest.fn().mockResolvedValue(undefined);
-    await renderInTestApp(
-      <PruneDialog
-        open
-        dryRun={false}
-        cluster="prod"
-        statefulSet={sts}
-        onClose={jest.fn()}
-        onConfirm={onConfirm}
-      />,
-    );
+    await renderDialog({ dryRun: false, onConfirm });
     const dialog = screen.getByRole('dialog');
     expect(within(dialog).getByText('data-db-2 — 10 GiB')).toBeInTheDocument();
     expect(within(dialog).getByText('data-db-3 — 5 GiB')).toBeInTheDocument();
@@ -74,20 +82,9 @@ describe('PruneDialog', () => {
 
   it('needs no name for a dry run', async () => {
     const onConfirm = jest.fn().mockResolvedValue(undefined);
-    await renderInTestApp(
-      <PruneDialog
-        open
-        dryRun
-        cluster="prod"
-        statefulSet={sts}
-        onClose={jest.fn()}
-        onConfirm={onConfirm}
-      />,
-    );
+    await renderDialog({ dryRun: true, onConfirm });
     expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Start dry run' }),
-    );
+    await startDryRun();
     expect(onConfirm).toHaveBeenCalledWith(sts.orphans);
   });
 
@@ -97,19 +94,8 @@ describe('PruneDialog', () => {
       .mockRejectedValue(
         new Error('StatefulSet shop/db is being pruned by user:default/ann'),
       );
-    await renderInTestApp(
-      <PruneDialog
-        open
-        dryRun
-        cluster="prod"
-        statefulSet={sts}
-        onClose={jest.fn()}
-        onConfirm={onConfirm}
-      />,
-    );
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Start dry run' }),
-    );
+    await renderDialog({ dryRun: true, onConfirm });
+    await startDryRun();
     expect(
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();

@@ -1,6 +1,28 @@
 import { render, screen } from '@testing-library/react';
+import {
+  PvcOutcome,
+  emptyPruneSummary,
+} from 'backstage-plugin-pvc-pruner-common';
 import { PruneOutcome } from './PruneOutcome';
 import { GiB } from '../../__testUtils__/fixtures';
+
+type VolumeOutcome = NonNullable<PvcOutcome['volume']>;
+
+/** Claim data-db-<ordinal> of 10 GiB, on volume pv-<ordinal>. */
+function claim(
+  ordinal: number,
+  reclaimPolicy: VolumeOutcome['reclaimPolicy'],
+  fate: VolumeOutcome['fate'],
+  overrides: Partial<PvcOutcome> = {},
+): PvcOutcome {
+  return {
+    name: `data-db-${ordinal}`,
+    uid: `u${ordinal}`,
+    bytes: 10 * GiB,
+    volume: { name: `pv-${ordinal}`, reclaimPolicy, fate },
+    ...overrides,
+  };
+}
 
 describe('PruneOutcome', () => {
   it('tells a Retain volume apart: released, kept and billed', () => {
@@ -9,22 +31,8 @@ describe('PruneOutcome', () => {
         dryRun={false}
         status="succeeded"
         summary={{
-          deleted: [
-            {
-              name: 'data-db-2',
-              uid: 'u2',
-              bytes: 10 * GiB,
-              volume: {
-                name: 'pv-2',
-                reclaimPolicy: 'Retain',
-                fate: 'released',
-              },
-            },
-          ],
-          terminating: [],
-          skipped: [],
-          failed: [],
-          bytesReclaimed: 0,
+          ...emptyPruneSummary(),
+          deleted: [claim(2, 'Retain', 'released')],
         }}
       />,
     );
@@ -45,13 +53,7 @@ describe('PruneOutcome', () => {
         dryRun
         status="aborted"
         reason="the lease was lost"
-        summary={{
-          deleted: [],
-          terminating: [],
-          skipped: [],
-          failed: [],
-          bytesReclaimed: 0,
-        }}
+        summary={emptyPruneSummary()}
       />,
     );
     expect(screen.getByRole('alert')).toHaveTextContent(
@@ -69,30 +71,11 @@ describe('PruneOutcome', () => {
         status="incomplete"
         reason="Not everything was reclaimed: data-db-3 is still terminating, held by acc.example/backup-hold"
         summary={{
-          deleted: [
-            {
-              name: 'data-db-2',
-              uid: 'u2',
-              bytes: 10 * GiB,
-              volume: {
-                name: 'pv-2',
-                reclaimPolicy: 'Delete',
-                fate: 'deleted',
-              },
-            },
-          ],
+          deleted: [claim(2, 'Delete', 'deleted')],
           terminating: [
-            {
-              name: 'data-db-3',
-              uid: 'u3',
-              bytes: 10 * GiB,
+            claim(3, 'Delete', 'unknown', {
               finalizers: ['acc.example/backup-hold'],
-              volume: {
-                name: 'pv-3',
-                reclaimPolicy: 'Delete',
-                fate: 'unknown',
-              },
-            },
+            }),
           ],
           skipped: [],
           failed: [],

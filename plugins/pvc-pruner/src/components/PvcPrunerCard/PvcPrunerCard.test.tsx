@@ -8,10 +8,12 @@ import {
   eventFactory,
   makeJob,
   makeOrphan,
+  makeProdResponse,
   makeResponse,
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { dryRunButton, pruneButton } from '../../__testUtils__/pruneControls';
 
 async function forbidden() {
   return ResponseError.fromResponse(
@@ -40,13 +42,7 @@ describe('PvcPrunerCard', () => {
   it('shows an empty state when there is nothing to prune', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [makeStatefulSet('db', { orphans: [] })],
-        },
-      ]);
+      makeProdResponse(makeStatefulSet('db', { orphans: [] }));
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
     expect(screen.getByText(/0 orphaned claims/)).toBeInTheDocument();
@@ -55,18 +51,12 @@ describe('PvcPrunerCard', () => {
   it('lists orphans per cluster and StatefulSet, with totals and hazards', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [
-            makeStatefulSet('db', {
-              replicas: 2,
-              inUse: [{ template: 'data', ordinals: [1] }],
-            }),
-          ],
-        },
-      ]);
+      makeProdResponse(
+        makeStatefulSet('db', {
+          replicas: 2,
+          inUse: [{ template: 'data', ordinals: [1] }],
+        }),
+      );
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(await screen.findByText('Cluster prod')).toBeInTheDocument();
     expect(screen.getByText('shop/db')).toBeInTheDocument();
@@ -106,15 +96,9 @@ describe('PvcPrunerCard', () => {
       capacityBytes: 5 * GiB,
     });
     api.orphans = async () =>
-      makeResponse([
-        {
-          cluster: 'prod',
-          ok: true,
-          statefulSets: [
-            makeStatefulSet('db', { orphans: [retained, makeOrphan('db', 3)] }),
-          ],
-        },
-      ]);
+      makeProdResponse(
+        makeStatefulSet('db', { orphans: [retained, makeOrphan('db', 3)] }),
+      );
     await renderWithApis(<PvcPrunerCard />, { api });
     expect(
       await screen.findByText(
@@ -181,10 +165,7 @@ describe('PvcPrunerCard', () => {
 
   it('disables pruning and says why when prune is denied', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     await renderWithApis(<PvcPrunerCard />, {
       api,
       deny: ['pvc-pruner.prune'],
@@ -194,29 +175,21 @@ describe('PvcPrunerCard', () => {
         /You don't own this entity, or you're not allowed to prune/,
       ),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    ).toBeDisabled();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(dryRunButton('db')).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
   });
 
   it('attaches to a running job from the start when the page loads', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     api.jobs = [
       makeJob({
         id: 'job-live',
         status: 'running',
         requestedBy: 'user:default/ann',
-        pvcs: [
-          { name: 'data-db-2', uid: 'uid-data-db-2' },
-          { name: 'data-db-3', uid: 'uid-data-db-3' },
-        ],
+        pvcs: [makeOrphan('db', 2), makeOrphan('db', 3)].map(
+          ({ name, uid }) => ({ name, uid }),
+        ),
         finishedAt: undefined,
       }),
     ];
@@ -238,17 +211,12 @@ describe('PvcPrunerCard', () => {
     expect(
       within(screen.getByTestId('progress-data-db-2')).getByText('Deleting…'),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
   });
 
   it('shows the history, each job opening to its events', async () => {
     const api = new FakePvcPrunerApi();
-    api.orphans = async () =>
-      makeResponse([
-        { cluster: 'prod', ok: true, statefulSets: [makeStatefulSet('db')] },
-      ]);
+    api.orphans = async () => makeProdResponse(makeStatefulSet('db'));
     api.jobs = [
       makeJob({
         id: 'job-old',

@@ -11,6 +11,11 @@ import {
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import {
+  dryRunButton,
+  pruneButton,
+  startDryRun,
+} from '../../__testUtils__/pruneControls';
 
 const sts = makeStatefulSet('db', { replicas: 2 });
 
@@ -35,9 +40,7 @@ describe('StatefulSetSection', () => {
     const api = new FakePvcPrunerApi();
     api.jobs = [makeJob({ status: 'succeeded' })];
     await renderWithApis(<Harness />, { api });
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    );
+    await userEvent.click(pruneButton('db'));
     const dialog = screen.getByRole('dialog');
     await userEvent.type(within(dialog).getByRole('textbox'), 'db');
     await userEvent.click(
@@ -61,9 +64,7 @@ describe('StatefulSetSection', () => {
       name: 'Prune of shop/db progress',
     });
     expect(within(panel).getByText('0 of 2 claims done')).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeDisabled();
+    expect(pruneButton('db')).toBeDisabled();
     expect(screen.getByText('A prune of db is under way.')).toBeInTheDocument();
 
     const event = eventFactory();
@@ -83,9 +84,7 @@ describe('StatefulSetSection', () => {
     expect(
       await within(panel).findByText('Prune finished'),
     ).toBeInTheDocument();
-    expect(
-      screen.getByRole('button', { name: 'Prune orphaned claims of db' }),
-    ).toBeEnabled();
+    expect(pruneButton('db')).toBeEnabled();
   });
 
   it('keeps the dialog open with the lock holder when the backend answers 409', async () => {
@@ -94,12 +93,8 @@ describe('StatefulSetSection', () => {
       'StatefulSet shop/db is being pruned by user:default/ann since 10:00',
     );
     await renderWithApis(<Harness />, { api });
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Dry run prune of db' }),
-    );
-    await userEvent.click(
-      screen.getByRole('button', { name: 'Start dry run' }),
-    );
+    await userEvent.click(dryRunButton('db'));
+    await startDryRun();
     expect(
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();
