@@ -5,7 +5,7 @@
  * of it for the restart supervisor.
  */
 import { groupAlive, signalGroup, startChild } from './childProcesses';
-import { DemoRun, sleep } from './demoRun';
+import { base64, DemoRun, sleep } from './demoRun';
 import { sayWhenServing } from './readiness';
 import { SupervisedProcess } from './supervisor';
 
@@ -19,7 +19,6 @@ export function demoBackendEnv(options: {
   /** The client certificate (PEM) the demo's second cluster, warehouse, authenticates. */
   warehouseClient?: { cert: string; key: string };
 }): NodeJS.ProcessEnv {
-  const pem = (text: string) => Buffer.from(text).toString('base64');
   return {
     ...process.env,
     NODE_ENV: 'development',
@@ -27,13 +26,13 @@ export function demoBackendEnv(options: {
     PVC_PRUNER_DEMO_DIR: options.stateDir,
     PVC_PRUNER_DEMO_KUBE_URL: options.kubeUrl,
     PVC_PRUNER_DEMO_KUBE_TOKEN: options.kubeToken,
-    PVC_PRUNER_DEMO_KUBE_CA: pem(options.kubeCa),
+    PVC_PRUNER_DEMO_KUBE_CA: base64(options.kubeCa),
     ...(options.warehouseClient
       ? {
-          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_CERT: pem(
+          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_CERT: base64(
             options.warehouseClient.cert,
           ),
-          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_KEY: pem(
+          PVC_PRUNER_DEMO_WAREHOUSE_CLIENT_KEY: base64(
             options.warehouseClient.key,
           ),
         }

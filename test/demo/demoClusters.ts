@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadScenario, PolicyRule, startKubeSim } from 'kube-sim';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { DemoRun, ROOT } from './demoRun';
+import { base64, DemoRun, ROOT } from './demoRun';
 
 /**
  * What Backstage's service account may do in the demo cluster: read what the
@@ -57,8 +57,6 @@ export const BACKSTAGE_RULES: PolicyRule[] = [
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
 ];
-
-const base64 = (text: string) => Buffer.from(text).toString('base64');
 
 /**
  * The second cluster, "warehouse": reached through the catalog locator (a

@@ -72,3 +72,4 @@ export const shown = (path: string) => {
 };
 export const say = (line: string) => process.stdout.write(`${line}\n`);
 export const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+export const base64 = (text: string) => Buffer.from(text).toString('base64');
