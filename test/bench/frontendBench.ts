@@ -35,7 +35,7 @@ import type {
 import { chromium, Page } from 'playwright-core';
 // test/demo is the repository's demo script, not a package.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
-import { RunningDemo, startDemo } from '../demo/start';
+import { requireGuestToken, RunningDemo, startDemo } from '../demo/start';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BACKEND_PORT = Number(process.env.BENCH_BACKEND_PORT ?? 7037);
@@ -276,15 +276,6 @@ async function benchRender(demo: RunningDemo, page: Page) {
   return stats(toFrame);
 }
 
-async function guestToken(backendUrl: string): Promise<string> {
-  const res = await fetch(`${backendUrl}/api/auth/guest/refresh`, {
-    method: 'POST',
-    headers: { 'X-Requested-With': 'XMLHttpRequest' },
-  });
-  const json = (await res.json()) as { backstageIdentity: { token: string } };
-  return json.backstageIdentity.token;
-}
-
 /** A finished job's events, read from its stream (which replays them and ends). */
 async function jobEvents(
   demo: RunningDemo,
@@ -310,7 +301,7 @@ async function benchEvents(demo: RunningDemo, page: Page) {
     resource: 'persistentvolumeclaims',
     latencyMs: 250,
   });
-  const token = await guestToken(demo.backendUrl);
+  const token = await requireGuestToken(demo.backendUrl);
   await page.goto(
     `${demo.frontendUrl}/catalog/default/component/orders/kubernetes`,
   );

@@ -63,6 +63,17 @@ export async function guestToken(
     : undefined;
 }
 
+/** The guest's token from a demo that is ready; an error when the guest cannot sign in. */
+export async function requireGuestToken(backendUrl: string): Promise<string> {
+  const token = await guestToken(backendUrl);
+  if (!token) {
+    throw new Error(
+      `the guest could not sign in at ${backendUrl} as a member of team checkout`,
+    );
+  }
+  return token;
+}
+
 /** The backend is ready when pvc-pruner answers and the catalog has loaded the demo entities (or the guest would own nothing). */
 export async function waitForBackend(run: DemoRun) {
   const { backendUrl } = run;

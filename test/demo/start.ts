@@ -29,7 +29,7 @@ import { runCli } from './cli';
 
 export { BACKSTAGE_RULES } from './demoClusters';
 export { demoBackendEnv } from './demoBackend';
-export { guestToken } from './readiness';
+export { guestToken, requireGuestToken } from './readiness';
 export { startDemo } from './startDemo';
 export type { RunningDemo, StartDemoOptions } from './startDemo';
 

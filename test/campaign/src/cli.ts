@@ -16,7 +16,7 @@ import { startKubeSim } from 'kube-sim';
 // test/demo is the repository's demo script, not a package: the campaign
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
-import { BACKSTAGE_RULES, guestToken } from '../../demo/start';
+import { BACKSTAGE_RULES, requireGuestToken } from '../../demo/start';
 import { BackendClient } from './backendClient';
 import { createStorageClasses } from './cluster';
 import { createRunDatabase, DEFAULT_POSTGRES_URL } from './database';
@@ -132,8 +132,7 @@ async function main(): Promise<number> {
     say(`Starting ${replicaCount} backend replicas (logs in ${workDir})…`);
     // One after another: the catalog's migrations take a lock the others would fail on.
     for (const r of replicas) await r.start();
-    const token = await guestToken(replicas[0].url);
-    if (!token) throw new Error('the guest could not sign in');
+    const token = await requireGuestToken(replicas[0].url);
     const clients = replicas.map(r => new BackendClient(r.url, token));
     say(
       `Ready in ${((Date.now() - started) / 1000).toFixed(0)} s; running ${

@@ -12,9 +12,13 @@ import { promisify } from 'node:util';
 // is how the tests and the benchmarks run the demo.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import {
+  requireGuestToken,
   RunningDemo,
   startDemo as startDemoProcess,
 } from '../../../demo/start';
+
+/** The guest's Backstage token, as the sign-in page gets it. */
+export const guestToken = requireGuestToken;
 
 const KUBECTL = process.env.KUBECTL_PATH ?? '/usr/bin/kubectl';
 const execFileAsync = promisify(execFile);
@@ -68,19 +72,6 @@ export async function startDemo(
         .sort();
     },
   };
-}
-
-/** The guest's Backstage token, as the sign-in page gets it (POST /api/auth/guest/refresh). */
-export async function guestToken(backendUrl: string): Promise<string> {
-  const res = await fetch(`${backendUrl}/api/auth/guest/refresh`, {
-    method: 'POST',
-    headers: { 'X-Requested-With': 'XMLHttpRequest' },
-  });
-  if (!res.ok) throw new Error(`guest refresh: HTTP ${res.status}`);
-  const body = (await res.json()) as {
-    backstageIdentity: { token: string };
-  };
-  return body.backstageIdentity.token;
 }
 
 /** What the card asks first: the guest's view of orders' clusters, as [cluster, ok]. */
