@@ -31,6 +31,17 @@ export interface Config {
      * @default false
      */
     requirePermissionFramework?: boolean;
+    /** How a StatefulSet's ownership is checked beyond the catalog. */
+    ownership?: {
+      /**
+       * An annotation on Namespace objects, such as `backstage.io/owner`, naming (comma-separated
+       * entity refs; kind group and namespace default unless given) who may prune in that namespace.
+       * When set, a prune also needs the StatefulSet's namespace to name the owner of every entity
+       * that claims the StatefulSet (or that entity itself). Namespaces are written under the
+       * platform's RBAC, not by whoever writes catalog YAML. Needs `get` on namespaces.
+       */
+      namespaceOwnerAnnotation?: string;
+    };
     /**
      * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
      * Without it they show GiB only. Costs are computed by the backend and sent with its answers.

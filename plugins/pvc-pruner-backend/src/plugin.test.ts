@@ -33,6 +33,7 @@ import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 import {
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
+  pvcPrunerUnownedPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, startKubeSim } from 'kube-sim';
 import request from 'supertest';
@@ -460,13 +461,14 @@ describe('pvcPrunerPlugin', () => {
       return permissions;
     }
 
-    it('asks about the entity (resourceRef), so policies can apply catalog conditions', async () => {
+    it('asks about the entity (resourceRef), so policies can apply catalog conditions: alone before any cluster is asked, then with every claimant in one batch, at the POST and again as the job starts', async () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
       const server = await startPlugin({ features: [permissions.factory] });
 
       await asUser(BOB, getOrphans(server, 'Component:orders')).expect(200);
       const posted = await asUser(BOB, postPrune(server));
       expect(posted.status).toBe(202);
+      await untilFinished(server, posted.body.id);
 
       const asked = permissions.authorize.mock.calls.map(
         ([requests, options]) => ({
@@ -474,6 +476,13 @@ describe('pvcPrunerPlugin', () => {
           user: (options.credentials.principal as any).userEntityRef,
         }),
       );
+      const claimants = {
+        requests: [
+          { permission: pvcPrunerPrunePermission, resourceRef: ORDERS },
+          { permission: pvcPrunerUnownedPrunePermission },
+        ],
+        user: BOB,
+      };
       expect(asked).toEqual([
         {
           requests: [
@@ -487,8 +496,9 @@ describe('pvcPrunerPlugin', () => {
           ],
           user: BOB,
         },
+        claimants,
+        claimants,
       ]);
-      await untilFinished(server, posted.body.id);
     });
 
     it.each([

@@ -17,7 +17,7 @@ import { readOptions } from './options';
 import { createRouter } from './router';
 import { PriceList } from './cost';
 import { OrphanSightingStore, PruneJobStore } from './database';
-import { FleetService } from './fleet';
+import { FleetService, UnownedOrphans } from './fleet';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -38,6 +38,12 @@ import {
   OrphanFinder,
   WATCH_CACHE_TRIMMERS,
 } from './orphans';
+import {
+  NamespaceOwners,
+  OwnershipChecks,
+  OwnershipGuards,
+  WorkloadCatalog,
+} from './ownership';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -142,6 +148,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
           PriceList.fromConfig(config),
         );
         const orphanFinder = new OrphanFinder(gateways, caches, annotator);
+        const workloads = new WorkloadCatalog({ catalog, auth, logger });
+        const ownership = new OwnershipChecks({
+          permissions,
+          workloads,
+          namespaceOwners: new NamespaceOwners(
+            options.namespaceOwnerAnnotation,
+          ),
+        });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
@@ -152,6 +166,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               events,
               new VolumeFollower(options.volumeWaitTimeoutMs),
               { renewIntervalMs: leaseMs / 3 },
+              [new OwnershipGuards(ownership, workloads)],
             ),
             gateways,
             lock: new LeaseLock({
@@ -160,6 +175,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               clock: store,
             }),
             logger,
+            ownership,
           },
           { heartbeatMs: leaseMs / 3 },
         );
@@ -180,11 +196,19 @@ export const pvcPrunerPlugin = createBackendPlugin({
             orphanFinder,
             fleet: new FleetService({
               catalog,
-              auth,
               permissions,
               orphanFinder,
               annotator,
+              workloads,
+              ownership,
             }),
+            unowned: new UnownedOrphans({
+              permissions,
+              orphanFinder,
+              ownership,
+              annotator,
+            }),
+            ownership,
             jobs,
             store,
             events,

@@ -19,9 +19,14 @@ import express from 'express';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
-import { FleetService } from './fleet';
+import { FleetService, UnownedOrphans } from './fleet';
+import {
+  NamespaceOwners,
+  OwnershipChecks,
+  WorkloadCatalog,
+} from './ownership';
 import { PruneJobStore } from './database';
-import { JobEvents, JobOutcomeReporter, PruneJobs, PruneResult } from './jobs';
+import { JobEvents, PruneJobs, PruneResult } from './jobs';
 import {
   EntityWorkloads,
   EntityWorkloadTarget,
@@ -34,6 +39,8 @@ import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
+
+type JobStart = Parameters<PruneJobs['start']>[0];
 
 /*
  * createRouter with the real catalog lookup (EntityWorkloads on the catalog
@@ -89,26 +96,29 @@ describe('createRouter', () => {
     Promise<OrphansResponse>,
     [EntityWorkloadTarget, KubernetesRequestAuth?]
   >;
-  let start: jest.Mock<
-    Promise<PruneJob>,
-    [
-      PruneRequest,
-      EntityWorkloadTarget,
-      string,
-      JobOutcomeReporter,
-      KubernetesRequestAuth?,
-    ]
-  >;
+  let start: jest.Mock<Promise<PruneJob>, [JobStart]>;
   let app: express.Express;
   const scanCluster = jest.fn(
     async (cluster: ClusterDetails, targets: EntityWorkloadTarget[]) => ({
       cluster: cluster.name,
       byEntity: new Map(targets.map(t => [t.entityRef, []])),
       unowned: [],
+      objects: new Map(),
     }),
   );
 
   async function makeApp(overrides: Partial<RouterOptions> = {}) {
+    const catalog = catalogServiceMock({ entities: ENTITIES });
+    const workloads = new WorkloadCatalog({
+      catalog,
+      auth: mockServices.auth(),
+      logger: mockServices.logger.mock(),
+    });
+    const ownership = new OwnershipChecks({
+      permissions,
+      workloads,
+      namespaceOwners: new NamespaceOwners(),
+    });
     const router = await createRouter({
       httpAuth: mockServices.httpAuth(),
       permissions,
@@ -148,8 +158,7 @@ describe('createRouter', () => {
         mockServices.logger.mock(),
       ),
       fleet: new FleetService({
-        catalog: catalogServiceMock({ entities: ENTITIES }),
-        auth: mockServices.auth(),
+        catalog,
         permissions,
         orphanFinder: {
           clustersOf: async () =>
@@ -161,7 +170,15 @@ describe('createRouter', () => {
             database: { getClient: async () => knex },
           }),
         ),
+        workloads,
+        ownership,
       }),
+      unowned: new UnownedOrphans({
+        permissions,
+        orphanFinder: {} as OrphanFinder,
+        ownership,
+      }),
+      ownership,
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -256,19 +273,13 @@ describe('createRouter', () => {
     );
     audit = recordingAuditor();
     findForEntity = jest.fn(async (_target: EntityWorkloadTarget) => SCAN);
-    start = jest.fn(
-      async (
-        req: PruneRequest,
-        target: EntityWorkloadTarget,
-        requestedBy: string,
-        _reporter: JobOutcomeReporter,
-      ) =>
-        store.createJob({
-          ...req,
-          entityRef: target.entityRef,
-          dryRun: Boolean(req.dryRun),
-          requestedBy,
-        }),
+    start = jest.fn(async ({ request: req, target, credentials }: JobStart) =>
+      store.createJob({
+        ...req,
+        entityRef: target?.entityRef,
+        dryRun: Boolean(req.dryRun),
+        requestedBy: credentials.principal.userEntityRef,
+      }),
     );
     app = await makeApp();
   });
@@ -293,6 +304,7 @@ describe('createRouter', () => {
       '/v1/clusters',
       '/v1/orphans',
       '/v1/fleet',
+      '/v1/unowned/orphans',
       '/v1/prune-jobs',
       '/v1/prune-jobs/{id}',
       '/v1/prune-jobs/{id}/events',
@@ -357,10 +369,11 @@ describe('createRouter', () => {
         .set('Backstage-Kubernetes-Authorization-oidc-okta', 'okta-id-token')
         .set('Backstage-Kubernetes-Authorization-google', 'google-token');
 
-      expect(findForEntity).toHaveBeenCalledWith(expect.anything(), {
-        oidc: { okta: 'okta-id-token' },
-        google: 'google-token',
-      });
+      expect(findForEntity).toHaveBeenCalledWith(
+        expect.anything(),
+        { oidc: { okta: 'okta-id-token' }, google: 'google-token' },
+        expect.any(Function),
+      );
     });
 
     it('resolves the entity, checks pvc-pruner.orphans.read on it, and returns the scan', async () => {
@@ -386,6 +399,7 @@ describe('createRouter', () => {
           labelSelector: 'backstage.io/kubernetes-id=orders',
         }),
         {},
+        expect.any(Function),
       );
     });
 
@@ -568,7 +582,8 @@ describe('createRouter', () => {
         expect.anything(),
       );
       expect(start).toHaveBeenCalledTimes(1);
-      const [req, target, requestedBy] = start.mock.calls[0];
+      const [{ request: req, target, credentials }] = start.mock.calls[0];
+      const requestedBy = credentials.principal.userEntityRef;
       expect(req).toEqual({
         ...validPrune({ dryRun: true }),
         entityRef: ORDERS,
@@ -592,7 +607,9 @@ describe('createRouter', () => {
         .send(validPrune({ dryRun: true }));
 
       expect(response.status).toBe(202);
-      expect(start.mock.calls[0][4]).toEqual({ aks: 'aks-user-token' });
+      expect(start.mock.calls[0][0].requestAuth).toEqual({
+        aks: 'aks-user-token',
+      });
       expect(
         JSON.stringify(await store.getJob(response.body.id)),
       ).not.toContain('aks-user-token');
@@ -662,7 +679,7 @@ describe('createRouter', () => {
       });
       // Accepted is not done: the outcome is recorded when the job reports it.
       expect(event.outcome).toBeUndefined();
-      const reporter = start.mock.calls[0][3];
+      const { reporter } = start.mock.calls[0][0];
       const job = (await store.getJob(response.body.id))!;
       const ok = (n: string) => ({ name: n, uid: n });
       reporter.finished(job, {
@@ -690,7 +707,7 @@ describe('createRouter', () => {
 
     it('audits an incomplete job as carried out, naming the claims still terminating', async () => {
       await postPrune(validPrune()).expect(202);
-      const reporter = start.mock.calls[0][3];
+      const { reporter } = start.mock.calls[0][0];
       const job = (await store.listJobs()).items[0];
       const ok = (n: string) => ({ name: n, uid: n });
       reporter.finished(job, {
@@ -724,7 +741,7 @@ describe('createRouter', () => {
 
     it('audits a job that ends aborted or failed as a failure, with the reason', async () => {
       await postPrune(validPrune()).expect(202);
-      const reporter = start.mock.calls[0][3];
+      const { reporter } = start.mock.calls[0][0];
       const job = (await store.listJobs()).items[0];
       reporter.finished(job, {
         status: 'aborted',

@@ -7,8 +7,10 @@ import {
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import type { JsonObject } from '@backstage/types';
 import {
+  pvcPrunerFleetUnownedReadPermission,
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
+  pvcPrunerUnownedPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import { ResourcePermission } from '@backstage/plugin-permission-common';
 import express from 'express';
@@ -16,7 +18,7 @@ import Router from 'express-promise-router';
 import { streamJobEvents } from './eventStream';
 import { KeptJson } from './KeptJson';
 import { PruneJobStore } from './database';
-import { FleetService } from './fleet';
+import { FleetService, UnownedOrphans } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
 import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
 import {
@@ -25,7 +27,8 @@ import {
   requestAuthFromHeaders,
   userTokenKeyOf,
 } from './kubernetes';
-import { requirePermission } from './permissions';
+import { OwnershipChecks } from './ownership';
+import { requireBasicPermission, requirePermission } from './permissions';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
 
@@ -47,6 +50,8 @@ export interface RouterOptions {
   events: JobEvents;
   clusters: ClusterRegistry;
   fleet: FleetService;
+  unowned: UnownedOrphans;
+  ownership: OwnershipChecks;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -73,6 +78,8 @@ export async function createRouter(
     events,
     clusters,
     fleet,
+    unowned,
+    ownership,
   } = options;
   const keptJson = new KeptJson();
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
@@ -141,12 +148,20 @@ export async function createRouter(
     });
     const job = UUID.test(id) ? await store.getJob(id) : undefined;
     if (!job) throw new NotFoundError(`No prune job with id "${id}"`);
-    await requirePermission({
-      permissions,
-      permission: pvcPrunerOrphansReadPermission,
-      entityRef: job.entityRef,
-      credentials,
-    });
+    if (job.entityRef)
+      await requirePermission({
+        permissions,
+        permission: pvcPrunerOrphansReadPermission,
+        entityRef: job.entityRef,
+        credentials,
+      });
+    else
+      await requireBasicPermission({
+        permissions,
+        permission: pvcPrunerFleetUnownedReadPermission,
+        credentials,
+        why: 'Reading the prune of a StatefulSet that no catalog entity claims',
+      });
     return job;
   };
 
@@ -178,9 +193,12 @@ export async function createRouter(
           pvcPrunerOrphansReadPermission,
           credentials,
         );
+        // A StatefulSet is shown only to who may read every entity that claims it.
         const found = await orphanFinder.findForEntity(
           target,
           requestAuthFromHeaders(req.headers),
+          items =>
+            ownership.readable(credentials, items, new Set([target.entityRef])),
         );
         return { result: found, meta: { orphans: found.totals.orphans } };
       },
@@ -208,10 +226,34 @@ export async function createRouter(
     res.json(result);
   });
 
+  api.get('/v1/unowned/orphans', async (req, res) => {
+    const { cluster, namespace, statefulSet } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'unowned-orphans-read', meta: { cluster, namespace, statefulSet } },
+        async credentials => {
+          const found = await unowned.read(
+            credentials,
+            { cluster, namespace, statefulSet },
+            requestAuthFromHeaders(req.headers),
+          );
+          return {
+            result: found,
+            meta: { orphans: found.statefulSet.orphans.length },
+          };
+        },
+      ),
+    );
+  });
+
   api.post('/v1/prune-jobs', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
     const body = req.body;
-    const entityRef = parseEntityRefStrict(body.entityRef);
+    const entityRef =
+      body.entityRef === undefined
+        ? undefined
+        : parseEntityRefStrict(body.entityRef);
     const requestedBy = credentials.principal.userEntityRef;
     const audit = await auditor.createEvent({
       eventId: 'prune',
@@ -230,16 +272,26 @@ export async function createRouter(
     try {
       if (options.pruneDisabledReason)
         throw new NotAllowedError(options.pruneDisabledReason);
-      const target = await permittedTarget(
-        entityRef,
-        pvcPrunerPrunePermission,
-        credentials,
-      );
-      const job = await jobs.start(
-        { ...body, entityRef: target.entityRef },
+      // Refused before any cluster is asked; the job's start then checks every claimant in one batch.
+      let target;
+      if (entityRef)
+        target = await permittedTarget(
+          entityRef,
+          pvcPrunerPrunePermission,
+          credentials,
+        );
+      else
+        await requireBasicPermission({
+          permissions,
+          permission: pvcPrunerUnownedPrunePermission,
+          credentials,
+          why: 'Pruning a StatefulSet that no catalog entity claims',
+        });
+      const job = await jobs.start({
+        request: { ...body, ...(target ? { entityRef: target.entityRef } : {}) },
         target,
-        requestedBy,
-        {
+        credentials,
+        reporter: {
           finished: (finishedJob, result) =>
             // Incomplete is carried out, with claims whose deletion is still pending: listed.
             void (result.status === 'succeeded' ||
@@ -268,8 +320,8 @@ export async function createRouter(
                 })),
           crashed: (_job, error) => void audit.fail({ error }),
         },
-        requestAuthFromHeaders(req.headers),
-      );
+        requestAuth: requestAuthFromHeaders(req.headers),
+      });
       res.status(202).json({ id: job.id });
     } catch (error) {
       await audit.fail({ error: error as Error });

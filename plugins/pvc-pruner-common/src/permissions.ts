@@ -38,6 +38,21 @@ export const pvcPrunerFleetUnownedReadPermission = createPermission({
 });
 
 /**
+ * Allows pruning the claims of a StatefulSet that no catalog entity claims
+ * but the one the prune goes through, when that entity's selector is not
+ * the plain `backstage.io/kubernetes-id` label (a catch-all selector, say),
+ * and the claims of StatefulSets no entity claims at all, from the fleet
+ * page's Unowned section. For platform teams: a basic permission, since no
+ * entity vouches for such a StatefulSet.
+ *
+ * @public
+ */
+export const pvcPrunerUnownedPrunePermission = createPermission({
+  name: 'pvc-pruner.unowned.prune',
+  attributes: { action: 'delete' },
+});
+
+/**
  * Every permission of the plugin, for `permissionsRegistry.addPermissions`.
  *
  * @public
@@ -46,4 +61,5 @@ export const pvcPrunerPermissions = [
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
   pvcPrunerFleetUnownedReadPermission,
+  pvcPrunerUnownedPrunePermission,
 ];

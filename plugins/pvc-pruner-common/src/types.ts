@@ -31,7 +31,10 @@ export type {
   PruneRequest,
   PruneSummary,
   PvcOutcome,
+  SharedWith,
   StatefulSetOrphans,
+  UnownedOrphansResponse,
+  WithheldStatefulSets,
 } from './schema/openapi';
 
 /** Whether a job in each status has ended: a status the spec adds does not compile until it is placed here. */

@@ -32,7 +32,8 @@ const ID_CHUNK = 500;
 export interface NewPruneJob {
   /** Defaults to a new uuid. */
   id?: string;
-  entityRef: string;
+  /** None for a StatefulSet no entity claims (stored as '', the column being required). */
+  entityRef?: string;
   cluster: string;
   namespace: string;
   statefulSet: string;
@@ -95,7 +96,7 @@ function optionalIso(value: Timestamp | null): string | undefined {
 function rowToJob(row: JobRow): PruneJob {
   const job: PruneJob = {
     id: row.id,
-    entityRef: row.entity_ref,
+    ...(row.entity_ref ? { entityRef: row.entity_ref } : {}),
     cluster: row.cluster,
     namespace: row.namespace,
     statefulSet: row.stateful_set,
@@ -201,7 +202,7 @@ export class PruneJobStore {
     const createdAt = await this.now();
     const job: PruneJob = {
       id: input.id ?? randomUUID(),
-      entityRef: input.entityRef,
+      ...(input.entityRef ? { entityRef: input.entityRef } : {}),
       cluster: input.cluster,
       namespace: input.namespace,
       statefulSet: input.statefulSet,
@@ -215,7 +216,7 @@ export class PruneJobStore {
     await this.db.transaction(async tx => {
       await tx(JOBS).insert({
         id: job.id,
-        entity_ref: job.entityRef,
+        entity_ref: job.entityRef ?? '',
         cluster: job.cluster,
         namespace: job.namespace,
         stateful_set: job.statefulSet,

@@ -15,6 +15,12 @@ import {
 } from '../orphans';
 import { FleetQuery, FleetService } from './FleetService';
 import {
+  NamespaceOwners,
+  OwnershipChecks,
+  WorkloadCatalog,
+} from '../ownership';
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import {
   GIB,
   orphanedClaim,
   statefulSetReport,
@@ -103,6 +109,26 @@ const CLUSTERS: Record<
   },
 };
 
+/** The StatefulSets of a cluster as the cluster has them: labelled as the selectors that find them say. */
+function objectsOf(c: (typeof CLUSTERS)[string]): Map<string, V1StatefulSet> {
+  const objects = new Map<string, V1StatefulSet>();
+  const add = (report: StatefulSetOrphans, labels: Record<string, string>) =>
+    objects.set(report.uid, {
+      metadata: {
+        name: report.name,
+        namespace: report.namespace,
+        uid: report.uid,
+        labels,
+      },
+    });
+  for (const [selector, reports] of Object.entries(c.bySelector)) {
+    const [key, value] = selector.split('=');
+    for (const report of reports) add(report, { [key]: value });
+  }
+  for (const report of c.others) add(report, {});
+  return objects;
+}
+
 function fakeFinder(failing: string[] = []) {
   const scanCluster = jest.fn(
     async (
@@ -119,6 +145,7 @@ function fakeFinder(failing: string[] = []) {
           targets.map(t => [t.entityRef, c.bySelector[t.labelSelector] ?? []]),
         ),
         unowned: options.includeUnowned ? c.others : [],
+        objects: objectsOf(c),
       };
     },
   );
@@ -133,9 +160,12 @@ function fakeFinder(failing: string[] = []) {
 function fleetService(
   options: {
     readable?: (ref: string) => boolean;
+    /** pvc-pruner.fleet.unowned.read, and pvc-pruner.unowned.prune unless `unownedPrune` is false. */
     unowned?: boolean;
+    unownedPrune?: boolean;
     priced?: boolean;
     failing?: string[];
+    entities?: Entity[];
   } = {},
 ) {
   const permissions = mockServices.permissions.mock();
@@ -145,7 +175,9 @@ function fleetService(
         result: (
           'resourceRef' in r && r.resourceRef
             ? (options.readable ?? (() => true))(r.resourceRef)
-            : options.unowned
+            : options.unowned &&
+              (r.permission.name !== 'pvc-pruner.unowned.prune' ||
+                options.unownedPrune !== false)
         )
           ? AuthorizeResult.ALLOW
           : AuthorizeResult.DENY,
@@ -155,11 +187,22 @@ function fleetService(
   const sightings = {
     record: async () => new Map(),
   } as unknown as OrphanSightingStore;
-  const service = new FleetService({
-    catalog: catalogServiceMock({ entities: ENTITIES }),
+  const catalog = catalogServiceMock({ entities: options.entities ?? ENTITIES });
+  const workloads = new WorkloadCatalog({
+    catalog,
     auth: mockServices.auth(),
+    logger: mockServices.logger.mock(),
+  });
+  const service = new FleetService({
+    catalog,
     permissions,
     orphanFinder: finder,
+    workloads,
+    ownership: new OwnershipChecks({
+      permissions,
+      workloads,
+      namespaceOwners: new NamespaceOwners(),
+    }),
     annotator: new OrphanAnnotator(
       sightings,
       options.priced === false
@@ -287,6 +330,7 @@ describe('FleetService', () => {
         reclaimableBytes: 100 * GIB,
         reclaimableMonthlyCost: 10,
       }),
+      prunable: true,
     });
     expect(scanCluster).toHaveBeenCalledWith(
       expect.objectContaining({ name: 'prod' }),
@@ -392,5 +436,55 @@ describe('FleetService', () => {
     const fleet = await service.list(query(), credentials);
     expect(fleet.pricing).toBeUndefined();
     expect(fleet.totals.reclaimableMonthlyCost).toBeUndefined();
+  });
+
+  it('offers the unowned prune only to holders of pvc-pruner.unowned.prune', async () => {
+    const { service } = fleetService({ unowned: true, unownedPrune: false });
+    const fleet = await service.list(query(), credentials);
+    expect(fleet.unowned?.prunable).toBe(false);
+  });
+
+  describe('a StatefulSet several entities claim', () => {
+    const twin = component('orders-v2', 'checkout', {
+      'backstage.io/kubernetes-id': 'orders',
+    });
+
+    it('is listed under each claimant, saying who else claims it, and counted once in every total', async () => {
+      const { service } = fleetService({ entities: [...ENTITIES, twin] });
+      const single = await fleetService().service.list(query(), credentials);
+      const fleet = await service.list(query(), credentials);
+
+      const rows = (ref: string) =>
+        fleet.items.find(e => e.entityRef === ref)!.statefulSets;
+      expect(rows('component:default/orders-v2')).toEqual(
+        rows('component:default/orders').map(r => ({
+          ...r,
+          sharedWith: ['component:default/orders'],
+        })),
+      );
+      expect(rows('component:default/orders')[0].sharedWith).toEqual([
+        'component:default/orders-v2',
+      ]);
+      expect(fleet.totals).toEqual({ ...single.totals, entities: 4 });
+      const checkout = (f: typeof fleet) =>
+        f.owners.find(o => o.owner === 'group:default/checkout')!;
+      expect(checkout(fleet).totals).toEqual(checkout(single).totals);
+      expect(checkout(fleet).entities).toBe(3);
+    });
+
+    it('is not listed, nor counted, unless the caller may read every claimant', async () => {
+      const { service } = fleetService({
+        entities: [...ENTITIES, twin],
+        readable: ref => ref !== 'component:default/orders-v2',
+      });
+      const fleet = await service.list(query(), credentials);
+
+      const orders = fleet.items.find(
+        e => e.entityRef === 'component:default/orders',
+      );
+      expect(orders).toBeUndefined();
+      expect(JSON.stringify(fleet)).not.toContain('orders-db');
+      expect(fleet.totals.orphans).toBe(2);
+    });
   });
 });

@@ -1,12 +1,7 @@
 import {
-  AuthService,
   BackstageCredentials,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
-import {
-  CATALOG_FILTER_EXISTS,
-  EntityFilterQuery,
-} from '@backstage/catalog-client';
 import {
   Entity,
   parseEntityRef,
@@ -14,11 +9,7 @@ import {
 } from '@backstage/catalog-model';
 import { InputError } from '@backstage/errors';
 import { CatalogService } from '@backstage/plugin-catalog-node';
-import {
-  KUBERNETES_ANNOTATION,
-  KUBERNETES_LABEL_SELECTOR_QUERY_ANNOTATION,
-  type KubernetesRequestAuth,
-} from '@backstage/plugin-kubernetes-common';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import {
   FleetCluster,
   FleetEntity,
@@ -26,21 +17,29 @@ import {
   FleetStatefulSet,
   pvcPrunerFleetUnownedReadPermission,
   pvcPrunerOrphansReadPermission,
+  pvcPrunerUnownedPrunePermission,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
   errorSection,
   ClusterScan,
-  EntityWorkloadTarget,
   firstSeenOf,
   OrphanAnnotator,
   OrphanFinder,
   sumTotals,
   totalsOf,
-  workloadTargetOf,
 } from '../orphans';
+import {
+  KUBERNETES_ENTITIES,
+  OwnershipChecks,
+  WORKLOAD_FIELDS,
+  WorkloadCatalog,
+  workloadEntityOf,
+  WorkloadEntity,
+} from '../ownership';
 import { authorizeEntities } from '../permissions';
 import { decodePageCursor, encodePageCursor } from '../pageCursor';
+import { countedOnce, FleetRow } from './countedOnce';
 
 /** The filters and page of `GET /v1/fleet`, shape-checked by the router. */
 export interface FleetQuery {
@@ -51,59 +50,8 @@ export interface FleetQuery {
   cursor?: string;
 }
 
-/** Entities Backstage's Kubernetes plugin would map to workloads: either annotation. */
-const KUBERNETES_ENTITIES: EntityFilterQuery = [
-  {
-    [`metadata.annotations.${KUBERNETES_ANNOTATION}`]: CATALOG_FILTER_EXISTS,
-  },
-  {
-    [`metadata.annotations.${KUBERNETES_LABEL_SELECTOR_QUERY_ANNOTATION}`]:
-      CATALOG_FILTER_EXISTS,
-  },
-];
-/** What locates an entity's workloads: its ref and its annotations. */
-const WORKLOAD_FIELDS = [
-  'kind',
-  'metadata.name',
-  'metadata.namespace',
-  'metadata.annotations',
-];
 /** The caller's entities are rows too: their title and owner. */
 const ENTITY_FIELDS = [...WORKLOAD_FIELDS, 'metadata.title', 'spec.owner'];
-
-interface FleetTarget extends EntityWorkloadTarget {
-  owner?: string;
-}
-
-function ownerOf(entity: Entity): string | undefined {
-  const owner = entity.spec?.owner;
-  if (typeof owner !== 'string' || !owner) return undefined;
-  try {
-    return stringifyEntityRef(
-      parseEntityRef(owner, {
-        defaultKind: 'group',
-        defaultNamespace: entity.metadata.namespace ?? 'default',
-      }),
-    );
-  } catch {
-    return undefined;
-  }
-}
-
-/** The entity's target, or undefined when its annotations are empty (the filter only asks that they exist). */
-function workloadsOf(entity: Entity): EntityWorkloadTarget | undefined {
-  try {
-    return workloadTargetOf(entity);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The entity's target with its owner, for a row of the answer. */
-function targetOf(entity: Entity): FleetTarget | undefined {
-  const target = workloadsOf(entity);
-  return target && { ...target, owner: ownerOf(entity) };
-}
 
 function parseOwner(owner: string): string {
   try {
@@ -135,13 +83,35 @@ const byPlace = (a: FleetStatefulSet, b: FleetStatefulSet) =>
   a.namespace.localeCompare(b.namespace) ||
   a.name.localeCompare(b.name);
 
+function rowOf(cluster: string, sts: StatefulSetOrphans): FleetStatefulSet {
+  return {
+    cluster,
+    namespace: sts.namespace,
+    name: sts.name,
+    ...totalsOf(sts),
+    ...(sts.firstSeenOrphanedAt
+      ? { firstSeenOrphanedAt: sts.firstSeenOrphanedAt }
+      : {}),
+  };
+}
+
+/** A StatefulSet with orphans listed under an entity, before its claimants are checked. */
+interface Candidate {
+  entity: WorkloadEntity;
+  scan: ClusterScan;
+  report: StatefulSetOrphans;
+  key: string;
+}
+
 /**
  * What every entity the caller may read could reclaim, across clusters, for
  * the fleet page and `GET /v1/fleet`. The entities come from the catalog
  * asked with the caller's credentials, then `pvc-pruner.orphans.read` is
  * authorized for all of them in one batch: an entity the caller may not
- * read is in no row and no total. StatefulSets no entity in the whole
- * catalog maps to are "unowned", shown only with
+ * read is in no row and no total. A StatefulSet is listed under each of its
+ * claimants the caller may read, only when they may read every one of its
+ * claimants, and counted once in every total. StatefulSets no entity in the
+ * whole catalog claims are "unowned", shown only with
  * `pvc-pruner.fleet.unowned.read`. Clusters of client-side providers are
  * read with the caller's own token (`requestAuth`), never the plugin's: a
  * caller without one gets that cluster as failed, asking them to sign in.
@@ -150,10 +120,11 @@ export class FleetService {
   constructor(
     private readonly deps: {
       catalog: CatalogService;
-      auth: AuthService;
       permissions: PermissionsService;
       orphanFinder: OrphanFinder;
       annotator: OrphanAnnotator;
+      workloads: WorkloadCatalog;
+      ownership: OwnershipChecks;
     },
   ) {}
 
@@ -178,28 +149,26 @@ export class FleetService {
       : undefined;
 
     const [visible, everything] = await Promise.all([
-      this.kubernetesEntities(credentials, ENTITY_FIELDS, targetOf),
-      // Unowned means no entity of the whole catalog maps to it, not just none this caller sees.
-      owner || after
-        ? undefined
-        : this.deps.auth
-            .getOwnServiceCredentials()
-            .then(service =>
-              this.kubernetesEntities(service, WORKLOAD_FIELDS, workloadsOf),
-            ),
+      this.visibleEntities(credentials),
+      // Unowned means no entity of the whole catalog claims it, not just none this caller sees.
+      this.deps.workloads.warm(),
     ]);
     const { allowed, basic } = await authorizeEntities({
       permissions: this.deps.permissions,
       permission: pvcPrunerOrphansReadPermission,
       entityRefs: visible.map(t => t.entityRef),
-      basic: [pvcPrunerFleetUnownedReadPermission],
+      basic: [
+        pvcPrunerFleetUnownedReadPermission,
+        pvcPrunerUnownedPrunePermission,
+      ],
       credentials,
     });
+    const [unownedRead, unownedPrune] = basic;
     const readable = visible.filter(
       t => allowed.has(t.entityRef) && (!owner || t.owner === owner),
     );
-    const withUnowned = basic[0] && everything !== undefined;
-    const mapped = withUnowned ? everything : readable;
+    const withUnowned = unownedRead && !owner && !after;
+    const mapped = withUnowned ? everything.entities : readable;
 
     const clusters = query.cluster
       ? configured.filter(c => c.name === query.cluster)
@@ -207,7 +176,7 @@ export class FleetService {
     const scans = await Promise.all(
       clusters.map(async cluster => {
         try {
-          return await orphanFinder.scanCluster(cluster, mapped, {
+          return await orphanFinder.scanCluster(cluster, [...mapped], {
             includeUnowned: withUnowned,
             requestAuth,
           });
@@ -217,58 +186,74 @@ export class FleetService {
       }),
     );
     const answered = scans.filter((s): s is ClusterScan => !('ok' in s));
-    // The raw reports of what is shown, for the pricing summary: nothing of an entity not shown.
-    const shown: StatefulSetOrphans[] = [];
-    const keep = (cluster: string, list: StatefulSetOrphans[]) =>
-      list
-        .filter(
-          sts =>
-            sts.orphans.length > 0 &&
-            (!query.namespace || sts.namespace === query.namespace),
-        )
-        .map((sts): FleetStatefulSet => {
-          shown.push(sts);
-          return {
-            cluster,
-            namespace: sts.namespace,
-            name: sts.name,
-            ...totalsOf(sts),
-            ...(sts.firstSeenOrphanedAt
-              ? { firstSeenOrphanedAt: sts.firstSeenOrphanedAt }
-              : {}),
-          };
-        });
+    const inQuery = (sts: StatefulSetOrphans) =>
+      sts.orphans.length > 0 &&
+      (!query.namespace || sts.namespace === query.namespace);
+
+    const rows = await this.readableRows(
+      credentials,
+      allowed,
+      readable.flatMap(entity =>
+        answered.flatMap(scan =>
+          (scan.byEntity.get(entity.entityRef) ?? [])
+            .filter(inQuery)
+            .map(report => ({
+              entity,
+              scan,
+              report,
+              key: `${scan.cluster}\n${report.uid}`,
+            })),
+        ),
+      ),
+    );
 
     const priced = annotator.priced;
-    const entities: FleetEntity[] = [];
-    for (const target of readable) {
-      const statefulSets = answered
-        .flatMap(scan =>
-          keep(scan.cluster, scan.byEntity.get(target.entityRef) ?? []),
-        )
-        .sort(byPlace);
-      if (statefulSets.length === 0) continue;
-      entities.push({
-        entityRef: target.entityRef,
-        ...(target.entity.metadata.title
-          ? { title: target.entity.metadata.title }
-          : {}),
-        ...(target.owner ? { owner: target.owner } : {}),
-        statefulSets,
-        totals: sumTotals(statefulSets, priced),
-        ...firstSeenOf(statefulSets),
-      });
+    const byEntity = new Map<string, FleetRow[]>();
+    for (const [entityRef, row] of rows) {
+      const list = byEntity.get(entityRef) ?? [];
+      list.push(row);
+      byEntity.set(entityRef, list);
     }
-    entities.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
+    const entities: Array<FleetEntity & { rows: FleetRow[] }> = readable
+      .filter(t => byEntity.has(t.entityRef))
+      .map(target => {
+        const entityRows = byEntity.get(target.entityRef)!;
+        const statefulSets = entityRows.map(r => r.row).sort(byPlace);
+        return {
+          entityRef: target.entityRef,
+          ...(target.entity.metadata.title
+            ? { title: target.entity.metadata.title }
+            : {}),
+          ...(target.owner ? { owner: target.owner } : {}),
+          statefulSets,
+          totals: sumTotals(statefulSets, priced),
+          ...firstSeenOf(statefulSets),
+          rows: entityRows,
+        };
+      })
+      .sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
     const start = after ? entities.findIndex(e => e.entityRef > after) : 0;
     const page = start < 0 ? [] : entities.slice(start, start + query.limit);
     const more = start >= 0 && start + query.limit < entities.length;
 
     const unowned = withUnowned
-      ? answered.flatMap(scan => keep(scan.cluster, scan.unowned)).sort(byPlace)
+      ? answered
+          .flatMap(scan =>
+            scan.unowned.filter(inQuery).map(sts => rowOf(scan.cluster, sts)),
+          )
+          .sort(byPlace)
       : undefined;
-    const pricing = annotator.pricing(shown);
-    const owners = new Map<string | undefined, FleetEntity[]>();
+    // The raw reports of what is shown, for the pricing summary: nothing of an entity not shown.
+    const shownReports = [
+      ...new Map(
+        rows.map(([, r]) => [r.key, r.report] as const),
+      ).values(),
+      ...answered.flatMap(scan =>
+        withUnowned ? scan.unowned.filter(inQuery) : [],
+      ),
+    ];
+    const pricing = annotator.pricing(shownReports);
+    const owners = new Map<string | undefined, typeof entities>();
     for (const e of entities) {
       const owned = owners.get(e.owner);
       if (owned) owned.push(e);
@@ -284,29 +269,35 @@ export class FleetService {
               ...(s.staleness ? { staleness: s.staleness } : {}),
             },
     );
+    const overall = countedOnce(
+      entities.flatMap(e => e.rows),
+      priced,
+    );
     return {
       clusters: clusterStates,
       entitiesScanned: readable.length,
       totals: {
         entities: entities.length,
-        statefulSets: entities.reduce((n, e) => n + e.statefulSets.length, 0),
-        ...sumTotals(
-          entities.map(e => e.totals),
-          priced,
-        ),
+        statefulSets: overall.statefulSets,
+        ...overall.totals,
       },
       owners: [...owners]
         .sort(([a], [b]) => byOwnerRef(a, b))
-        .map(([ref, owned]) => ({
-          ...(ref ? { owner: ref } : {}),
-          entities: owned.length,
-          totals: sumTotals(
-            owned.map(e => e.totals),
+        .map(([ref, owned]) => {
+          const once = countedOnce(
+            owned.flatMap(e => e.rows),
             priced,
-          ),
-          ...firstSeenOf(owned),
-        })),
-      items: page,
+          );
+          return {
+            ...(ref ? { owner: ref } : {}),
+            entities: owned.length,
+            totals: once.totals,
+            ...(once.firstSeenOrphanedAt
+              ? { firstSeenOrphanedAt: once.firstSeenOrphanedAt }
+              : {}),
+          };
+        }),
+      items: page.map(({ rows: _rows, ...entity }) => entity),
       ...(more
         ? {
             nextCursor: encodePageCursor({
@@ -320,6 +311,7 @@ export class FleetService {
               statefulSets: unowned,
               totals: sumTotals(unowned, priced),
               ...firstSeenOf(unowned),
+              prunable: unownedPrune,
             },
           }
         : {}),
@@ -327,16 +319,57 @@ export class FleetService {
     };
   }
 
-  /** The catalog's entities with Kubernetes annotations, as these credentials may see them, with only `fields` read. */
-  private async kubernetesEntities<T>(
+  /**
+   * The candidates whose StatefulSet's every claimant the caller may read
+   * (one batch for all), each as a row with the others that claim it, by
+   * the entity it is listed under.
+   */
+  private async readableRows(
     credentials: BackstageCredentials,
-    fields: string[],
-    toTarget: (entity: Entity) => T | undefined,
-  ): Promise<T[]> {
+    readable: ReadonlySet<string>,
+    candidates: Candidate[],
+  ): Promise<Array<[string, FleetRow & { report: StatefulSetOrphans }]>> {
+    const unique = new Map<string, Candidate>();
+    for (const c of candidates) if (!unique.has(c.key)) unique.set(c.key, c);
+    const keys = [...unique.keys()];
+    const verdicts = await this.deps.ownership.readable(
+      credentials,
+      keys.map(key => {
+        const { scan, report } = unique.get(key)!;
+        return {
+          cluster: scan.cluster,
+          statefulSet: scan.objects.get(report.uid)!,
+        };
+      }),
+      readable,
+    );
+    const verdictOf = new Map(keys.map((key, i) => [key, verdicts[i]]));
+    return candidates.flatMap(c => {
+      const { claimants, refused } = verdictOf.get(c.key)!;
+      if (refused.length > 0) return [];
+      const sharedWith = claimants.filter(ref => ref !== c.entity.entityRef);
+      const row = rowOf(c.scan.cluster, c.report);
+      return [
+        [
+          c.entity.entityRef,
+          {
+            key: c.key,
+            report: c.report,
+            row: sharedWith.length > 0 ? { ...row, sharedWith } : row,
+          },
+        ],
+      ];
+    });
+  }
+
+  /** The catalog's entities with Kubernetes annotations that the caller may see. */
+  private async visibleEntities(
+    credentials: BackstageCredentials,
+  ): Promise<WorkloadEntity[]> {
     const { items } = await this.deps.catalog.getEntities(
-      { filter: KUBERNETES_ENTITIES, fields },
+      { filter: KUBERNETES_ENTITIES, fields: ENTITY_FIELDS },
       { credentials },
     );
-    return items.flatMap(entity => toTarget(entity) ?? []);
+    return items.flatMap((entity: Entity) => workloadEntityOf(entity) ?? []);
   }
 }

@@ -1,1 +1,2 @@
 export { FleetService, type FleetQuery } from './FleetService';
+export { UnownedOrphans } from './UnownedOrphans';

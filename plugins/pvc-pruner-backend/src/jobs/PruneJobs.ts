@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { LoggerService } from '@backstage/backend-plugin-api';
+import type {
+  BackstageCredentials,
+  BackstageUserPrincipal,
+  LoggerService,
+} from '@backstage/backend-plugin-api';
+import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
   InputError,
   NotAllowedError,
@@ -9,7 +14,13 @@ import {
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from '../orphans';
-import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
+import {
+  clusterFailure,
+  ClusterRequestError,
+  KubeGateway,
+  KubeGateways,
+} from '../kubernetes';
+import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
@@ -50,6 +61,8 @@ export class PruneJobs {
       gateways: KubeGateways;
       lock: LeaseLock;
       logger: LoggerService;
+      /** Authorizes a prune on every claimant of its StatefulSet. */
+      ownership: Pick<OwnershipChecks, 'authorizePrune'>;
     },
     private readonly options: PruneJobsOptions,
   ) {
@@ -87,28 +100,34 @@ export class PruneJobs {
   }
 
   /**
-   * Validates that the StatefulSet is one the entity selects, takes its Lease
-   * (a live holder is a 409 naming them), stores the job, and runs it. A
-   * cluster that fails or refuses is a 503 naming it. `requestAuth` (the
-   * user's tokens for client-side providers) lives in the running job's
-   * memory only, never in the store.
+   * Validates that the StatefulSet is one the entity selects (or, without
+   * an entity, that it exists), has ownership authorize the prune on every
+   * claimant, takes its Lease (a live holder is a 409 naming them), stores
+   * the job, and runs it. A cluster that fails or refuses is a 503 naming
+   * it. `requestAuth` (the user's tokens for client-side providers) and the
+   * credentials live in the running job's memory only, never in the store.
    */
-  async start(
-    request: PruneRequest,
-    target: EntityWorkloadTarget,
-    requestedBy: string,
-    reporter: JobOutcomeReporter,
-    requestAuth: KubernetesRequestAuth = {},
-  ): Promise<PruneJob> {
+  async start(options: {
+    request: PruneRequest;
+    /** The entity the prune goes through; none for a StatefulSet no entity claims. */
+    target?: EntityWorkloadTarget;
+    /** Only users prune. */
+    credentials: BackstageCredentials<BackstageUserPrincipal>;
+    reporter: JobOutcomeReporter;
+    requestAuth?: KubernetesRequestAuth;
+  }): Promise<PruneJob> {
+    const { request, target, credentials, reporter } = options;
+    const requestAuth = options.requestAuth ?? {};
+    const requestedBy = credentials.principal.userEntityRef;
     const names = request.pvcs.map(p => p.name);
     if (new Set(names).size !== names.length)
       throw new InputError('pvcs lists the same claim more than once');
-    if (target.cluster && target.cluster !== request.cluster) {
+    if (target?.cluster && target.cluster !== request.cluster) {
       throw new NotAllowedError(
         `Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`,
       );
     }
-    if (target.namespace && target.namespace !== request.namespace) {
+    if (target?.namespace && target.namespace !== request.namespace) {
       throw new NotAllowedError(
         `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
       );
@@ -117,8 +136,8 @@ export class PruneJobs {
     const { gateway, lease } = await this.lockStatefulSet(
       request,
       target,
-      id,
-      requestedBy,
+      credentials,
+      { jobId: id, requestedBy },
       requestAuth,
     ).catch(e => {
       throw clusterFailure(e);
@@ -127,7 +146,7 @@ export class PruneJobs {
     try {
       job = await this.deps.store.createJob({
         id,
-        entityRef: target.entityRef,
+        entityRef: target?.entityRef,
         cluster: request.cluster,
         namespace: request.namespace,
         statefulSet: request.statefulSet,
@@ -141,7 +160,7 @@ export class PruneJobs {
       throw e;
     }
     const run = this.deps.runner
-      .run(job, gateway, lease, this.stopping.signal)
+      .run(job, gateway, lease, this.stopping.signal, { credentials, target })
       .then(result => reporter.finished(job, result))
       .catch(e => {
         this.deps.logger.error(`pvc-pruner: job ${job.id} crashed: ${e}`);
@@ -153,9 +172,9 @@ export class PruneJobs {
 
   private async lockStatefulSet(
     request: PruneRequest,
-    target: EntityWorkloadTarget,
-    jobId: string,
-    requestedBy: string,
+    target: EntityWorkloadTarget | undefined,
+    credentials: BackstageCredentials,
+    holder: { jobId: string; requestedBy: string },
     requestAuth: KubernetesRequestAuth,
   ) {
     let gateway: KubeGateway;
@@ -170,22 +189,52 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
+    const statefulSet = await this.statefulSetOf(gateway, request, target);
+    await this.deps.ownership.authorizePrune({
+      credentials,
+      target,
+      cluster: request.cluster,
+      statefulSet,
+      gateway,
+    });
+    const lease = await this.deps.lock.acquire(gateway, {
+      namespace: request.namespace,
+      statefulSet: request.statefulSet,
+      jobId: holder.jobId,
+      requestedBy: holder.requestedBy,
+      dryRun: Boolean(request.dryRun),
+    });
+    return { gateway, lease };
+  }
+
+  /** The StatefulSet to prune, live: one the entity selects, or (without one) any of that name. */
+  private async statefulSetOf(
+    gateway: KubeGateway,
+    request: PruneRequest,
+    target: EntityWorkloadTarget | undefined,
+  ): Promise<V1StatefulSet> {
+    const where = `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}"`;
+    if (!target) {
+      try {
+        return await gateway.readStatefulSet(
+          request.namespace,
+          request.statefulSet,
+        );
+      } catch (e) {
+        if (e instanceof ClusterRequestError && e.statusCode === 404)
+          throw new NotFoundError(`${where} does not exist`);
+        throw e;
+      }
+    }
     const selected = await gateway.listStatefulSets(
       target.labelSelector,
       request.namespace,
     );
-    if (!selected.some(s => s.metadata?.name === request.statefulSet)) {
+    const found = selected.find(s => s.metadata?.name === request.statefulSet);
+    if (!found)
       throw new NotAllowedError(
-        `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}" is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
+        `${where} is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
       );
-    }
-    const lease = await this.deps.lock.acquire(gateway, {
-      namespace: request.namespace,
-      statefulSet: request.statefulSet,
-      jobId,
-      requestedBy,
-      dryRun: Boolean(request.dryRun),
-    });
-    return { gateway, lease };
+    return found;
   }
 }

@@ -188,13 +188,16 @@ function freezeAfterPodCheck(nth: number, freeze: () => void) {
 }
 
 describe('PruneRunner', () => {
-  it('stops before its next delete once another replica has marked its job interrupted, and leaves it so', async () => {
-    const pvcs = createClaims(['data-web-1', 'data-web-2', 'data-web-3']);
-    // Each delete takes a while, so the sweep lands while the first is in flight.
+  it('stops before its next batch of deletes once another replica has marked its job interrupted, and leaves it so', async () => {
+    const names = Array.from({ length: 10 }, (_, i) => `data-web-${i + 1}`);
+    const pvcs = createClaims(names);
+    // Each delete takes a while: the first batch's check grows too old for
+    // its last claims (it vouches for a second at most), and the sweep lands
+    // while the first deletes are in flight.
     sim.addFault({
       verb: 'delete',
       resource: 'persistentvolumeclaims',
-      latencyMs: 300,
+      latencyMs: 1200,
     });
     const job = await createWebJob(store, pvcs, {
       requestedBy: 'user:default/guest',
@@ -220,21 +223,19 @@ describe('PruneRunner', () => {
     );
 
     expect(result.status).toBe('interrupted');
-    const deletes = sim
-      .requests()
-      .filter(
-        r => r.verb === 'delete' && r.resource === 'persistentvolumeclaims',
-      );
-    expect(deletes.map(r => r.path.split('/').pop())).toEqual(['data-web-1']);
+    const firstBatch = names.slice(0, 8);
+    expect(claimDeletes()).toEqual(firstBatch);
     const stored = await store.getJob(job.id);
     expect(stored).toMatchObject({ status: 'interrupted', reason });
-    expect(stored?.summary?.deleted.map(d => d.name)).toEqual(['data-web-1']);
+    expect(stored?.summary?.deleted.map(d => d.name).sort()).toEqual(
+      [...firstBatch].sort(),
+    );
     expect(stored?.summary?.skipped).toEqual([
       expect.objectContaining({
-        name: 'data-web-2',
+        name: 'data-web-9',
         reason: 'not attempted: the job was ended elsewhere (interrupted)',
       }),
-      expect.objectContaining({ name: 'data-web-3' }),
+      expect.objectContaining({ name: 'data-web-10' }),
     ]);
     const finished = (await store.listEvents(job.id)).filter(
       e => e.type === 'job-finished',
@@ -242,6 +243,31 @@ describe('PruneRunner', () => {
     expect(finished).toEqual([
       expect.objectContaining({ status: 'interrupted', message: reason }),
     ]);
+  });
+
+  it('lists the pods once for a whole batch of claims, after reading every claim', async () => {
+    const pvcs = createClaims(['data-web-1', 'data-web-2', 'data-web-3']);
+    const job = await newJob(pvcs);
+    sim.clearRequests();
+
+    const result = await runHoldingLease(job);
+
+    expect(result.status).toBe('succeeded');
+    const requests = sim
+      .requests()
+      .filter(r => r.resource !== 'leases')
+      .map(r => `${r.verb} ${r.resource}`);
+    expect(requests.filter(r => r === 'list pods')).toHaveLength(1);
+    const podList = requests.indexOf('list pods');
+    expect(
+      requests.slice(podList).filter(r => r === 'get persistentvolumeclaims'),
+    ).toHaveLength(
+      // Only the follow-ups' reads of deleted claims come after.
+      requests
+        .slice(requests.indexOf('delete persistentvolumeclaims'))
+        .filter(r => r === 'get persistentvolumeclaims').length,
+    );
+    expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2', 'data-web-3']);
   });
 
   it('sends each delete right after its pod check: the event it writes does not sit in between (found by the safety campaign, seed 2371220831)', async () => {
@@ -662,8 +688,24 @@ describe('PruneRunner', () => {
       const job = await newJob(
         createClaims(['data-web-1', 'data-web-2', 'data-web-3']),
       );
+      const { lease, freezeFor } = await holdLeaseWhileFrozen(job.id);
+      // Frozen right after the first delete left, before the next: another replica took the Lease meanwhile.
+      const deleteClaim = gateway.deleteClaim.bind(gateway);
+      let sent = 0;
+      jest
+        .spyOn(gateway, 'deleteClaim')
+        .mockImplementation((ns, name, preconditions, dryRun, beforeSend) =>
+          deleteClaim(ns, name, preconditions, dryRun, () => {
+            beforeSend?.();
+            if (++sent === 1) {
+              freezeFor(31_000);
+              stealLease();
+            }
+          }),
+        );
+      sim.clearRequests();
 
-      const result = await runFrozenAfterPodCheck(job, 2, stealLease);
+      const result = await runner(new JobEvents(store)).run(job, gateway, lease);
 
       expect(claimDeletes()).toEqual(['data-web-1']);
       expect(result.status).toBe('aborted');
@@ -688,7 +730,7 @@ describe('PruneRunner', () => {
 
       expect(result.status).toBe('succeeded');
       expect(claimDeletes()).toEqual(['data-web-1', 'data-web-2']);
-      // One renewal on waking, then data-web-1 was read again before its delete.
+      // One renewal on waking, then both claims were read again before their deletes.
       const requests = sim.requests();
       const renewal = requests.findIndex(
         r => r.resource === 'leases' && r.method === 'PUT',
@@ -701,7 +743,7 @@ describe('PruneRunner', () => {
           .filter(
             r => r.verb === 'get' && r.resource === 'persistentvolumeclaims',
           ),
-      ).toHaveLength(1);
+      ).toHaveLength(2);
     });
   });
 });

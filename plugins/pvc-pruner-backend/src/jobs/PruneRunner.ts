@@ -1,8 +1,6 @@
-import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
   describeFinalizers,
-  describeInUse,
-  describeKept,
   emptyPruneSummary,
   PruneJob,
   PruneJobStatus,
@@ -14,13 +12,12 @@ import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import { HeldLease, LeaseLostError } from './LeaseLock';
-import {
-  classifyClaims,
-  parseClaimName,
-  podAsTheRuleReadsIt,
-} from '../orphans';
+import { parseClaimName } from '../orphans';
 import { PruneJobStore } from '../database';
-import { StatefulSetGuard } from './StatefulSetGuard';
+import { mapLimited } from '../mapLimited';
+import { Confirmed, recheckClaims, Rechecked } from './ClaimRecheck';
+import { DeleteGuardFactory, JobRequest } from './DeleteGuard';
+import { JobGuards } from './JobGuards';
 import { VolumeFollower } from './VolumeFollower';
 
 export interface PruneRunnerOptions {
@@ -34,19 +31,27 @@ export interface PruneResult {
   summary: PruneSummary;
 }
 
-/** The StatefulSet changed (its watch said so) after a claim's last check: the job stops before that claim's delete. */
-class ChangedBeforeDelete extends Error {}
+/** A claim that passed its live check. */
+type Checked = Extract<Rechecked, { kind: 'orphan' }>;
 
-type Confirmed = { name: string; uid: string; ordinal: number };
-
-/** A claim that passed its live check: what to delete, and its outcome so far. */
-type Checked = { outcome: PvcOutcome; resourceVersion: string };
+/** What became of one delete: sent, refused or lost, not sent for a stale lease, or held back. */
+type SendResult = 'sent' | 'stale' | 'held' | { error: unknown };
 
 const SHUT_DOWN = 'the Backstage instance running this job shut down';
 const INTERRUPTED_BY_SHUTDOWN = `Interrupted: ${SHUT_DOWN}; run a new scan`;
 
 /** Live checks of one claim before giving up because each outlasted the lease's proof. */
 const MAX_CHECKS = 3;
+
+/** Deletes in flight at once, sent lowest ordinal first. */
+const DELETE_CONCURRENCY = 8;
+
+/**
+ * How old a live check may be when a delete goes out on it (but the first
+ * of a batch, the freshest there is): a batch of many claims is checked
+ * again before this grows, so one pod list never vouches for long.
+ */
+const CHECK_FRESH_MS = 1000;
 
 /** Deletions finish in any order (claims are followed in parallel); report them by ordinal. */
 function sortDeleted(summary: PruneSummary) {
@@ -102,8 +107,9 @@ function completion(
 }
 
 /**
- * Runs one prune job: watches the StatefulSet, re-checks each confirmed
- * claim right before deleting it (lowest ordinal first), deletes with uid +
+ * Runs one prune job: watches the StatefulSet (and whatever its guards
+ * watch), re-checks the confirmed claims right before deleting them, with
+ * one pod list for all of them, deletes lowest ordinal first with uid +
  * resourceVersion preconditions, then follows each claim and its volume.
  * With dryRun every write carries dryRun=All.
  */
@@ -113,18 +119,22 @@ export class PruneRunner {
     private readonly events: JobEvents,
     private readonly follower: VolumeFollower,
     private readonly options: PruneRunnerOptions,
+    /** The guards of other concerns (ownership, …), started with each job. */
+    private readonly guardFactories: DeleteGuardFactory[] = [],
   ) {}
 
   /**
    * `stop` aborts when the Backstage instance shuts down: the job stops
    * before its next delete, stops following the deletions already accepted,
-   * records itself interrupted and releases its Lease.
+   * records itself interrupted and releases its Lease. `request` is what the
+   * guards check the job against (who asked, through which entity).
    */
   async run(
     job: PruneJob,
     gateway: KubeGateway,
     lease: HeldLease,
     stop: AbortSignal = new AbortController().signal,
+    request?: JobRequest,
   ): Promise<PruneResult> {
     const summary = emptyPruneSummary();
     // The job's own heartbeat on its Lease, for as long as it runs. A failed
@@ -135,7 +145,7 @@ export class PruneRunner {
         if (e instanceof LeaseLostError) leaseLost ??= e.message;
       });
     }, this.options.renewIntervalMs);
-    let guard: StatefulSetGuard | undefined;
+    let guards: JobGuards | undefined;
     const follows: Promise<void>[] = [];
     // Every follow-up ends and the Lease is free before the job says it has
     // finished, so a re-run started on that word is not refused with a 409.
@@ -144,7 +154,7 @@ export class PruneRunner {
       (settled ??= (async () => {
         await Promise.allSettled(follows);
         clearInterval(renewal);
-        guard?.stop();
+        guards?.stop();
         await lease.release().catch(() => undefined);
       })());
     try {
@@ -164,30 +174,31 @@ export class PruneRunner {
           ? `Lease ${lease.namespace}/${lease.name} is free (a dry run does not hold it)`
           : `Holding lease ${lease.namespace}/${lease.name}`,
       });
-      guard = await StatefulSetGuard.start(
+      guards = await JobGuards.start(
+        job,
         gateway,
-        job.namespace,
-        job.statefulSet,
+        this.guardFactories,
+        request,
       );
-      const queue = this.order(job, guard, summary);
-      for (const [index, confirmed] of queue.entries()) {
-        // Ends the job here: the claims not reached yet are skipped, each said so in the log.
+      const checks = new Map<string, number>();
+      const announced = new Set<string>();
+      let pending = this.order(job, guards.statefulSet, summary);
+      while (pending.length > 0) {
+        const rest = pending;
+        // Ends the job here: the claims not deleted yet are skipped, each said so in the log.
         const endHere = async (
           status: PruneJobStatus,
           reason: string,
           why: string,
         ) => {
-          await this.announce(
-            job,
-            this.notAttempted(queue.slice(index), summary, why),
-          );
+          await this.announce(job, this.notAttempted(rest, summary, why));
           return this.finish(job, summary, settle, status, reason);
         };
         const ended = await this.endedElsewhere(job.id);
         if (ended) {
           // No events: the log already ended with the other replica's job-finished.
           this.notAttempted(
-            queue.slice(index),
+            rest,
             summary,
             `the job was ended elsewhere (${ended.status})`,
           );
@@ -202,7 +213,7 @@ export class PruneRunner {
         }
         // A refused user token first: every later reason (the watch, the lease) follows from it.
         const abortReason =
-          gateway.userTokenRefused?.message ?? guard.abortReason ?? leaseLost;
+          gateway.userTokenRefused?.message ?? guards.abortReason ?? leaseLost;
         if (abortReason) {
           return await endHere(
             'aborted',
@@ -211,21 +222,16 @@ export class PruneRunner {
           );
         }
         try {
-          await this.pruneOne(
-            job,
-            gateway,
-            guard,
-            lease,
-            confirmed,
+          pending = await this.pruneBatch(job, gateway, guards, lease, {
+            claims: rest,
+            announced,
+            checks,
             summary,
             follows,
             stop,
-          );
+          });
         } catch (e) {
-          if (
-            !(e instanceof LeaseLostError || e instanceof ChangedBeforeDelete)
-          )
-            throw e;
+          if (!(e instanceof LeaseLostError)) throw e;
           return await endHere(
             'aborted',
             e.message,
@@ -264,12 +270,12 @@ export class PruneRunner {
   /** Confirmed claims of this StatefulSet, lowest ordinal first; anything else is skipped at once. */
   private order(
     job: PruneJob,
-    guard: StatefulSetGuard,
+    statefulSet: V1StatefulSet,
     summary: PruneSummary,
   ): Confirmed[] {
     const queue: Confirmed[] = [];
     for (const pvc of job.pvcs) {
-      const parsed = parseClaimName(pvc.name, guard.current);
+      const parsed = parseClaimName(pvc.name, statefulSet);
       if (parsed?.ordinal === undefined) {
         summary.skipped.push({
           ...pvc,
@@ -321,60 +327,169 @@ export class PruneRunner {
   }
 
   /**
-   * Re-checks and deletes one claim; adds the follow-up that tracks its fate
-   * to `follows`. Fenced: the job proves it holds its Lease before the live
-   * check, and the delete goes out only while that proof is fresh, so a
-   * process paused during the check proves it again and checks again.
-   * Throws LeaseLostError when it cannot.
+   * Re-checks claims and deletes those still orphans; adds the follow-ups
+   * that track their fate to `follows`, and returns the claims to check
+   * again (a delete held back). Fenced: the job proves it holds its Lease
+   * before the live check, and each delete goes out only while that proof
+   * is fresh, so a process paused since the check proves it again and
+   * checks again. Throws LeaseLostError when it cannot.
    */
-  private async pruneOne(
+  private async pruneBatch(
     job: PruneJob,
     gateway: KubeGateway,
-    guard: StatefulSetGuard,
+    guards: JobGuards,
     lease: HeldLease,
-    confirmed: Confirmed,
-    summary: PruneSummary,
-    follows: Promise<void>[],
-    stop: AbortSignal,
-  ): Promise<void> {
+    batch: {
+      claims: Confirmed[];
+      /** Claims already named in the log as being deleted. */
+      announced: Set<string>;
+      /** Live checks per claim so far. */
+      checks: Map<string, number>;
+      summary: PruneSummary;
+      follows: Promise<void>[];
+      stop: AbortSignal;
+    },
+  ): Promise<Confirmed[]> {
+    const { claims, summary } = batch;
     // Announced before the re-check, so that the log names every claim a
     // delete may have gone out for, whatever happens to this process next;
     // and not between the check and the delete, where a database write
-    // would be a second round trip in which a pod could start using it unseen.
-    await this.events.append({
-      jobId: job.id,
-      type: 'pvc-deleting',
-      pvc: confirmed.name,
-      message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
-        confirmed.name
-      } once a last check shows it is still an orphan`,
-    });
-    let checked: Checked | undefined;
-    let sent: 'sent' | { error: unknown };
-    for (let attempt = 1; ; attempt++) {
-      await lease.confirm();
-      checked = await this.recheck(job, gateway, guard, confirmed, summary);
-      if (!checked) return;
-      if (lease.isFresh()) {
-        // Watch events that have already arrived are handled first (two turns
-        // of the event loop: one full poll for I/O), so the StatefulSet is as
-        // its watch last told, not as it was at the check.
-        for (let turn = 0; turn < 2; turn++)
-          await new Promise<void>(resolve => setImmediate(resolve));
-        if (guard.abortReason) throw new ChangedBeforeDelete(guard.abortReason);
-        const result = await this.send(job, gateway, lease, confirmed, checked);
-        // Not sent (this process was paused since its check): renew, check again.
-        if (result !== 'stale') {
-          sent = result;
-          break;
-        }
-      }
-      if (attempt === MAX_CHECKS)
-        throw new LeaseLostError(
-          `the checks before deleting ${confirmed.name} kept outlasting the time a lease renewal can be trusted`,
-        );
+    // would be a round trip in which a pod could start using it unseen.
+    for (const confirmed of claims) {
+      if (batch.announced.has(confirmed.name)) continue;
+      batch.announced.add(confirmed.name);
+      await this.events.append({
+        jobId: job.id,
+        type: 'pvc-deleting',
+        pvc: confirmed.name,
+        message: `${job.dryRun ? 'Dry run: deleting' : 'Deleting'} ${
+          confirmed.name
+        } once a last check shows it is still an orphan`,
+      });
     }
-    const { outcome } = checked;
+    await lease.confirm();
+    const rechecked = await recheckClaims(
+      job.namespace,
+      gateway,
+      guards,
+      claims,
+    );
+    const checked = rechecked.filter((r): r is Checked => r.kind === 'orphan');
+    const sent = await this.sendAll(
+      job,
+      gateway,
+      lease,
+      guards,
+      checked,
+      batch.stop,
+    );
+    // Written only now: no database write sits between the check and a delete.
+    for (const r of rechecked) {
+      if (r.kind === 'orphan') continue;
+      const outcome = { ...r.confirmed, reason: r.reason };
+      if (r.kind === 'skip') await this.skip(job, summary, outcome);
+      else await this.fail(job, summary, outcome);
+    }
+    const again: Confirmed[] = [];
+    let outlasted: string | undefined;
+    for (const [i, r] of checked.entries()) {
+      const result = sent[i];
+      if (result === 'held') {
+        again.push(r.confirmed);
+      } else if (result === 'stale') {
+        const checks = (batch.checks.get(r.confirmed.name) ?? 0) + 1;
+        batch.checks.set(r.confirmed.name, checks);
+        if (checks >= MAX_CHECKS) outlasted ??= r.confirmed.name;
+        again.push(r.confirmed);
+      } else {
+        await this.afterSend(job, gateway, r, result, batch);
+      }
+    }
+    if (outlasted)
+      throw new LeaseLostError(
+        `the checks before deleting ${outlasted} kept outlasting the time a lease renewal can be trusted`,
+      );
+    return again;
+  }
+
+  /**
+   * Sends the deletes of checked claims, lowest ordinal first, a few at a
+   * time. None goes out once a guard has seen a change, the instance shuts
+   * down, or (but for the first) the check is older than CHECK_FRESH_MS:
+   * those are held back, to be checked again.
+   */
+  private async sendAll(
+    job: PruneJob,
+    gateway: KubeGateway,
+    lease: HeldLease,
+    guards: JobGuards,
+    checked: Checked[],
+    stop: AbortSignal,
+  ): Promise<SendResult[]> {
+    if (checked.length === 0) return [];
+    if (!lease.isFresh()) return checked.map(() => 'stale');
+    // Watch events that have already arrived are handled first (two turns
+    // of the event loop: one full poll for I/O), so the StatefulSet is as
+    // its watch last told, not as it was at the check.
+    for (let turn = 0; turn < 2; turn++)
+      await new Promise<void>(resolve => setImmediate(resolve));
+    const checkedAt = performance.now();
+    let first = true;
+    return mapLimited(checked, DELETE_CONCURRENCY, async r => {
+      if (guards.abortReason || stop.aborted) return 'held';
+      if (!first && performance.now() - checkedAt > CHECK_FRESH_MS)
+        return 'held';
+      first = false;
+      return this.send(job, gateway, lease, r);
+    });
+  }
+
+  /**
+   * Sends one delete. Its last step, once credentials are applied, is the
+   * lease's word: a process paused since its check (SIGSTOP, a long GC) must
+   * not send it on the lease's old word, so a stale lease means not sent.
+   */
+  private async send(
+    job: PruneJob,
+    gateway: KubeGateway,
+    lease: HeldLease,
+    checked: Checked,
+  ): Promise<SendResult> {
+    let stale = false;
+    try {
+      await gateway.deleteClaim(
+        job.namespace,
+        checked.confirmed.name,
+        {
+          uid: checked.confirmed.uid,
+          resourceVersion: checked.resourceVersion,
+        },
+        job.dryRun,
+        () => {
+          stale = !lease.isFresh();
+          if (stale) throw new Error('not sent: the lease is no longer fresh');
+        },
+      );
+      return 'sent';
+    } catch (error) {
+      return stale ? 'stale' : { error };
+    }
+  }
+
+  /** Records what a sent delete did, and starts following a real one to its end. */
+  private async afterSend(
+    job: PruneJob,
+    gateway: KubeGateway,
+    checked: Checked,
+    sent: 'sent' | { error: unknown },
+    batch: {
+      summary: PruneSummary;
+      follows: Promise<void>[];
+      stop: AbortSignal;
+    },
+  ): Promise<void> {
+    const { summary } = batch;
+    const { outcome, confirmed } = checked;
     const base = {
       name: outcome.name,
       uid: outcome.uid,
@@ -416,8 +531,8 @@ export class PruneRunner {
       });
       return;
     }
-    follows.push(
-      this.followUp(job, gateway, summary, outcome, stop).catch(e => {
+    batch.follows.push(
+      this.followUp(job, gateway, summary, outcome, batch.stop).catch(e => {
         // An outcome already recorded stays as recorded: only a log line
         // after it failed, not the deletion.
         const recorded = [...summary.deleted, ...summary.terminating].some(
@@ -430,125 +545,6 @@ export class PruneRunner {
           });
       }),
     );
-  }
-
-  /**
-   * Sends the delete. Its last step, once credentials are applied, is the
-   * lease's word: a process paused since its check (SIGSTOP, a long GC) must
-   * not send it on the lease's old word, so a stale lease means not sent.
-   */
-  private async send(
-    job: PruneJob,
-    gateway: KubeGateway,
-    lease: HeldLease,
-    confirmed: Confirmed,
-    checked: Checked,
-  ): Promise<'sent' | 'stale' | { error: unknown }> {
-    let stale = false;
-    try {
-      await gateway.deleteClaim(
-        job.namespace,
-        confirmed.name,
-        { uid: confirmed.uid, resourceVersion: checked.resourceVersion },
-        job.dryRun,
-        () => {
-          stale = !lease.isFresh();
-          if (stale) throw new Error('not sent: the lease is no longer fresh');
-        },
-      );
-      return 'sent';
-    } catch (error) {
-      return stale ? 'stale' : { error };
-    }
-  }
-
-  /**
-   * The live check right before a delete: the claim is the one confirmed
-   * (uid) and still an orphan of the StatefulSet as the guard sees it now.
-   * Undefined when it was skipped or failed instead (already recorded).
-   */
-  private async recheck(
-    job: PruneJob,
-    gateway: KubeGateway,
-    guard: StatefulSetGuard,
-    confirmed: Confirmed,
-    summary: PruneSummary,
-  ): Promise<Checked | undefined> {
-    const base = {
-      name: confirmed.name,
-      uid: confirmed.uid,
-      ordinal: confirmed.ordinal,
-    };
-    let claim: V1PersistentVolumeClaim | undefined;
-    let reclaimPolicy: string | undefined;
-    let verdict;
-    try {
-      claim = await gateway.readClaim(job.namespace, confirmed.name);
-      if (!claim) {
-        await this.skip(job, summary, {
-          ...base,
-          reason: 'it no longer exists',
-        });
-        return undefined;
-      }
-      if (claim.metadata?.uid !== confirmed.uid) {
-        await this.skip(job, summary, {
-          ...base,
-          reason:
-            'it was deleted and recreated since you confirmed it (uid changed)',
-        });
-        return undefined;
-      }
-      const volumeName = claim.spec?.volumeName;
-      reclaimPolicy = volumeName
-        ? (await gateway.readVolume(volumeName).catch(() => undefined))?.spec
-            ?.persistentVolumeReclaimPolicy
-        : undefined;
-      // Pods and the StatefulSet last, read together: the in-use check is
-      // the read closest to the delete, and takes one round trip.
-      const [pods] = await Promise.all([
-        gateway.listPods(job.namespace, podAsTheRuleReadsIt),
-        guard.confirmLive(gateway),
-      ]);
-      verdict = classifyClaims({
-        statefulSet: guard.current,
-        claims: [claim],
-        pods,
-        volumes: new Map(),
-      });
-    } catch (e) {
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return undefined;
-    }
-    const kept = verdict.kept[0];
-    const inUse = verdict.inUse[0];
-    if (kept || inUse) {
-      await this.skip(job, summary, {
-        ...base,
-        reason: `it is no longer an orphan: ${
-          kept ? describeKept(kept, verdict) : describeInUse(inUse, verdict)
-        }`,
-      });
-      return undefined;
-    }
-    const orphan = verdict.orphans[0];
-    const volumeName = claim.spec?.volumeName;
-    return {
-      resourceVersion: claim.metadata!.resourceVersion!,
-      outcome: {
-        ...base,
-        bytes: orphan.capacityBytes ?? orphan.requestedBytes,
-        ...(volumeName
-          ? {
-              volume: {
-                name: volumeName,
-                reclaimPolicy,
-                fate: 'unknown' as const,
-              },
-            }
-          : {}),
-      },
-    };
   }
 
   /** Whether the claim the job confirmed is gone or being deleted: its delete went through though its answer was lost. */

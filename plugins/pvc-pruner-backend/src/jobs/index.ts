@@ -8,3 +8,8 @@ export {
 } from './PruneJobs';
 export { PruneRunner, type PruneResult } from './PruneRunner';
 export { VolumeFollower } from './VolumeFollower';
+export type {
+  DeleteGuard,
+  DeleteGuardFactory,
+  JobRequest,
+} from './DeleteGuard';

@@ -5,6 +5,7 @@ import {
   ApiException,
   CoordinationV1Api,
   V1Lease,
+  V1Namespace,
   V1PersistentVolume,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -229,6 +230,11 @@ export class KubeGateway {
       `get statefulset ${namespace}/${name}`,
       apiPath('statefulsets', { namespace, name }),
     );
+  }
+
+  /** The Namespace object, for the platform's owner annotation on it. */
+  readNamespace(name: string): Promise<V1Namespace> {
+    return this.get(`get namespace ${name}`, apiPath('namespaces', { name }));
   }
 
   /** The namespace's claims, each trimmed by `pick` if given. */

@@ -4,6 +4,7 @@ const RESOURCES = {
   persistentvolumeclaims: { prefix: '/api/v1', namespaced: true },
   pods: { prefix: '/api/v1', namespaced: true },
   persistentvolumes: { prefix: '/api/v1', namespaced: false },
+  namespaces: { prefix: '/api/v1', namespaced: false },
 } as const;
 
 export type KubeResource = keyof typeof RESOURCES;

@@ -25,5 +25,7 @@ export type { GkeCluster, GkeClusterClient } from './locators';
 export {
   ClusterCache,
   ClusterCaches,
+  parseLabelSelector,
+  singleEqualityOf,
   type WatchCacheTrimmers,
 } from './watchCache';

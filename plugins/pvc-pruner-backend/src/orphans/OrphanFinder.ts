@@ -14,12 +14,14 @@ import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 import { SharedInFlight } from './SharedInFlight';
+import { mapLimited } from '../mapLimited';
 import {
   ClusterCache,
   ClusterCaches,
   ClusterRequestError,
   KubeGateway,
   KubeGateways,
+  singleEqualityOf,
 } from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
@@ -32,25 +34,6 @@ import {
 const VOLUME_READ_CONCURRENCY = 16;
 /** StatefulSet lists in flight at once when scanning many entities. */
 const LIST_CONCURRENCY = 16;
-
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, worker),
-  );
-  return results;
-}
 
 /** A cluster's failure as an answer shows it: a ClusterRequestError never carries credentials. */
 export function errorSection(
@@ -72,6 +55,71 @@ export function errorSection(
   };
 }
 
+/** A cluster's section, with the StatefulSets its reports are of (by uid), as their cluster has them. */
+interface Scanned {
+  section: ClusterOrphans;
+  objects: V1StatefulSet[];
+}
+
+/** Whether each StatefulSet found is shown, and who else claims it (see OrphanFinder.findForEntity). */
+export type Admit = (
+  found: Array<{ cluster: string; statefulSet: V1StatefulSet }>,
+) => Promise<Array<{ claimants: string[]; refused: string[] }>>;
+
+/** Refusals name at most this many claimants. */
+const REFUSED_NAMED = 20;
+
+/** The sections with only what `admit` lets the caller see; the rest counted in `withheld`. */
+async function admitted(
+  scanned: Scanned[],
+  entityRef: string,
+  admit: Admit,
+): Promise<ClusterOrphans[]> {
+  const found = scanned.flatMap(({ section, objects }) => {
+    if (!section.ok) return [];
+    const byUid = new Map(objects.map(o => [o.metadata?.uid ?? '', o]));
+    return section.statefulSets.map(report => ({
+      cluster: section.cluster,
+      report,
+      statefulSet: byUid.get(report.uid)!,
+    }));
+  });
+  const verdicts = await admit(found);
+  const shown = new Map<string, StatefulSetOrphans[]>();
+  const withheld = new Map<string, { count: number; refused: Set<string> }>();
+  found.forEach(({ cluster, report }, i) => {
+    const { claimants, refused } = verdicts[i];
+    if (refused.length > 0) {
+      const w = withheld.get(cluster) ?? { count: 0, refused: new Set() };
+      w.count++;
+      refused.forEach(ref => w.refused.add(ref));
+      withheld.set(cluster, w);
+      return;
+    }
+    const sharedWith = claimants.filter(ref => ref !== entityRef);
+    const list = shown.get(cluster) ?? [];
+    // Reports are shared between requests (and their JSON kept): copied only when shared.
+    list.push(sharedWith.length > 0 ? { ...report, sharedWith } : report);
+    shown.set(cluster, list);
+  });
+  return scanned.map(({ section }) => {
+    if (!section.ok) return section;
+    const w = withheld.get(section.cluster);
+    return {
+      ...section,
+      statefulSets: shown.get(section.cluster) ?? [],
+      ...(w
+        ? {
+            withheld: {
+              statefulSets: w.count,
+              refusedClaimants: [...w.refused].sort().slice(0, REFUSED_NAMED),
+            },
+          }
+        : {}),
+    };
+  });
+}
+
 /** One cluster's StatefulSets of some entities, classified (and annotated when the finder annotates). */
 export interface ClusterScan {
   cluster: string;
@@ -79,6 +127,8 @@ export interface ClusterScan {
   byEntity: Map<string, StatefulSetOrphans[]>;
   /** With `includeUnowned`: the cluster's StatefulSets that none of the entities maps to. */
   unowned: StatefulSetOrphans[];
+  /** The StatefulSets scanned, as the cluster has them, by uid. */
+  objects: ReadonlyMap<string, V1StatefulSet>;
   /** Present when the answer came from a watch cache that is disconnected. */
   staleness?: ClusterStaleness;
 }
@@ -94,7 +144,7 @@ export interface ClusterScan {
  */
 export class OrphanFinder {
   private readonly cached = new CachedClassifier();
-  private readonly liveScans = new SharedInFlight<ClusterOrphans>();
+  private readonly liveScans = new SharedInFlight<Scanned>();
   /** Each cache's StatefulSets by label, kept until one of them changes. */
   private readonly labelIndexes = new WeakMap<
     ClusterCache,
@@ -116,10 +166,16 @@ export class OrphanFinder {
     );
   }
 
-  /** `requestAuth` carries the user's tokens for clusters of client-side providers. */
+  /**
+   * `requestAuth` carries the user's tokens for clusters of client-side
+   * providers. `admit` decides, for every StatefulSet found in every
+   * cluster at once, whether it is shown and who else claims it: a
+   * StatefulSet not shown is only counted, in its cluster's `withheld`.
+   */
   async findForEntity(
     target: EntityWorkloadTarget,
     requestAuth: KubernetesRequestAuth = {},
+    admit?: Admit,
   ): Promise<OrphansResponse> {
     const clusters = await this.clustersOf(target);
     const priced = this.annotator?.priced ?? false;
@@ -137,11 +193,14 @@ export class OrphanFinder {
         totals: sumTotals([], priced),
       };
     }
-    const sections = await Promise.all(
+    const scanned = await Promise.all(
       clusters.map(async c =>
         this.annotated(await this.sectionOf(c, target, requestAuth)),
       ),
     );
+    const sections = admit
+      ? await admitted(scanned, target.entityRef, admit)
+      : scanned.map(s => s.section);
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
     const pricing = this.annotator?.pricing(found);
     return {
@@ -204,9 +263,37 @@ export class OrphanFinder {
         inCluster.map((t, i) => [t.entityRef, reportsOf(listed[i])]),
       ),
       unowned: reportsOf(unowned),
+      objects: new Map(all.map(sts => [sts.metadata?.uid ?? '', sts])),
       // Under a second is the gap between a list and its watch, not staleness.
       ...(staleness?.secondsSinceSync ? { staleness } : {}),
     };
+  }
+
+  /**
+   * One StatefulSet by name, read and classified live (and annotated when
+   * the finder annotates); undefined when it does not exist.
+   */
+  async findStatefulSet(
+    details: ClusterDetails,
+    namespace: string,
+    name: string,
+    requestAuth: KubernetesRequestAuth = {},
+  ): Promise<
+    { statefulSet: V1StatefulSet; report: StatefulSetOrphans } | undefined
+  > {
+    const gateway = this.gateways.forCluster(details, requestAuth);
+    let statefulSet: V1StatefulSet;
+    try {
+      statefulSet = await gateway.readStatefulSet(namespace, name);
+    } catch (e) {
+      if (e instanceof ClusterRequestError && e.statusCode === 404)
+        return undefined;
+      throw e;
+    }
+    let [report] = await this.classify(gateway, [statefulSet]);
+    if (this.annotator)
+      [report] = await this.annotator.annotate(details.name, [report]);
+    return { statefulSet, report };
   }
 
   private labelIndexOf(cache: ClusterCache): StatefulSetsByLabel {
@@ -222,7 +309,7 @@ export class OrphanFinder {
     cluster: ClusterDetails,
     target: EntityWorkloadTarget,
     requestAuth: KubernetesRequestAuth,
-  ): Promise<ClusterOrphans> {
+  ): Promise<Scanned> {
     try {
       const gateway = this.gateways.forCluster(cluster, requestAuth);
       const cache = await this.caches?.whenReady(gateway);
@@ -233,24 +320,30 @@ export class OrphanFinder {
       if (cache && cached) {
         const staleness = cache.staleness();
         return {
-          cluster: cluster.name,
-          ok: true,
-          statefulSets: this.classifyCached(cache, cached),
-          // Under a second is the gap between a list and its watch, not staleness.
-          ...(staleness?.secondsSinceSync ? { staleness } : {}),
+          section: {
+            cluster: cluster.name,
+            ok: true,
+            statefulSets: this.classifyCached(cache, cached),
+            // Under a second is the gap between a list and its watch, not staleness.
+            ...(staleness?.secondsSinceSync ? { staleness } : {}),
+          },
+          objects: cached,
         };
       }
-      const scan = async (): Promise<ClusterOrphans> => ({
-        cluster: cluster.name,
-        ok: true,
-        statefulSets: await this.classify(
-          gateway,
-          await gateway.listStatefulSets(
-            target.labelSelector,
-            target.namespace,
-          ),
-        ),
-      });
+      const scan = async (): Promise<Scanned> => {
+        const objects = await gateway.listStatefulSets(
+          target.labelSelector,
+          target.namespace,
+        );
+        return {
+          section: {
+            cluster: cluster.name,
+            ok: true,
+            statefulSets: await this.classify(gateway, objects),
+          },
+          objects,
+        };
+      };
       // One user's scan is never shared with another's: each sees what their own token may.
       if (gateway.actsForUser) return await scan();
       return await this.liveScans.run(
@@ -258,19 +351,23 @@ export class OrphanFinder {
         scan,
       );
     } catch (e) {
-      return errorSection(cluster.name, e);
+      return { section: errorSection(cluster.name, e), objects: [] };
     }
   }
 
   /** A section with first sightings recorded and costs added, when the finder annotates. */
-  private async annotated(section: ClusterOrphans): Promise<ClusterOrphans> {
-    if (!this.annotator || !section.ok) return section;
+  private async annotated(scanned: Scanned): Promise<Scanned> {
+    const { section } = scanned;
+    if (!this.annotator || !section.ok) return scanned;
     return {
-      ...section,
-      statefulSets: await this.annotator.annotate(
-        section.cluster,
-        section.statefulSets,
-      ),
+      ...scanned,
+      section: {
+        ...section,
+        statefulSets: await this.annotator.annotate(
+          section.cluster,
+          section.statefulSets,
+        ),
+      },
     };
   }
 
@@ -322,9 +419,6 @@ export class OrphanFinder {
   }
 }
 
-/** A selector of one `key=value` requirement, as `backstage.io/kubernetes-id` makes. */
-const SINGLE_EQUALITY = /^\s*([^\s=!,()]+)\s*==?\s*([^\s=!,()]*)\s*$/;
-
 /**
  * The cache's StatefulSets indexed by each label they carry, built in one
  * pass, so that a scan of a thousand entities finds each one's StatefulSets
@@ -347,8 +441,7 @@ function statefulSetsByLabel(cache: ClusterCache) {
   const keys = new Map<string, string | undefined>();
   const keyOf = (labelSelector: string) => {
     if (keys.has(labelSelector)) return keys.get(labelSelector);
-    const m = SINGLE_EQUALITY.exec(labelSelector);
-    const key = m ? `${m[1]}=${m[2]}` : undefined;
+    const key = singleEqualityOf(labelSelector);
     keys.set(labelSelector, key);
     return key;
   };

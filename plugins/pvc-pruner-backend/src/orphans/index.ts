@@ -4,7 +4,12 @@ export {
   workloadTargetOf,
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
-export { errorSection, OrphanFinder, type ClusterScan } from './OrphanFinder';
+export {
+  errorSection,
+  OrphanFinder,
+  type Admit,
+  type ClusterScan,
+} from './OrphanFinder';
 export {
   firstSeenOf,
   OrphanAnnotator,

@@ -1,2 +1,2 @@
-export { requirePermission } from './requirePermission';
+export { requireBasicPermission, requirePermission } from './requirePermission';
 export { authorizeEntities } from './authorizeEntities';

@@ -5,6 +5,7 @@ import {
 import { NotAllowedError } from '@backstage/errors';
 import {
   AuthorizeResult,
+  BasicPermission,
   ResourcePermission,
 } from '@backstage/plugin-permission-common';
 
@@ -31,4 +32,19 @@ export async function requirePermission(options: {
       } the claims of ${entityRef} (${permission.name})`,
     );
   }
+}
+
+/** Throws NotAllowedError, saying `why` it is needed, unless the caller holds the basic permission. */
+export async function requireBasicPermission(options: {
+  permissions: PermissionsService;
+  permission: BasicPermission;
+  credentials: BackstageCredentials;
+  why: string;
+}): Promise<void> {
+  const { permissions, permission, credentials, why } = options;
+  const [decision] = await permissions.authorize([{ permission }], {
+    credentials,
+  });
+  if (decision.result !== AuthorizeResult.ALLOW)
+    throw new NotAllowedError(`${why} needs ${permission.name}`);
 }

@@ -78,7 +78,11 @@ const FLEET: FleetResponse = {
       firstSeenOrphanedAt: '2026-11-01T00:00:00Z',
     },
   ],
-  unowned: { statefulSets: [sts('old', 5, 0.5)], totals: totals(5, 0.5) },
+  unowned: {
+    statefulSets: [sts('old', 5, 0.5)],
+    totals: totals(5, 0.5),
+    prunable: false,
+  },
   pricing: { currency: 'EUR', unpricedStorageClasses: [] },
 };
 

@@ -68,3 +68,15 @@ export function parseLabelSelector(selector: string): LabelMatcher | undefined {
   }
   return labels => matchers.every(m => m(labels));
 }
+
+/** A selector of one `key=value` requirement, as `backstage.io/kubernetes-id` makes. */
+const SINGLE_EQUALITY = /^\s*([^\s=!,()]+)\s*==?\s*([^\s=!,()]*)\s*$/;
+
+/**
+ * `key=value` for a selector that is exactly one equality requirement, the
+ * shape an index by label can answer; undefined for any other selector.
+ */
+export function singleEqualityOf(selector: string): string | undefined {
+  const m = SINGLE_EQUALITY.exec(selector);
+  return m ? `${m[1]}=${m[2]}` : undefined;
+}

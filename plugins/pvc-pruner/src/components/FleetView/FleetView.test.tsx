@@ -84,6 +84,7 @@ function pricedFleet(): FleetResponse {
     unowned: {
       statefulSets: [sts('edge', 'legacy-db', 8, 0.8)],
       totals: totals(8, 0.8),
+      prunable: false,
     },
     pricing: { currency: 'USD', unpricedStorageClasses: [] },
   };

@@ -14,7 +14,7 @@ export const spec = {
     title: 'pvc-pruner',
     version: '0.1.0',
     description:
-      "Finds the PersistentVolumeClaims that scaled-down StatefulSets left behind\n(orphans) for a catalog entity, and prunes them behind Backstage permission\nchecks. Served by the pvc-pruner backend plugin under `/api/pvc-pruner`.\n\nEvery route except `/health` needs a Backstage token (`Authorization: Bearer`).\nReads need `pvc-pruner.orphans.read` on the entity; a prune needs a user\n(not a service) holding `pvc-pruner.prune` on the entity. Errors use\nBackstage's error body: `{ error: { name, message }, response: { statusCode } }`.\nSizes are bytes; times are ISO 8601 strings.\n",
+      "Finds the PersistentVolumeClaims that scaled-down StatefulSets left behind\n(orphans) for a catalog entity, and prunes them behind Backstage permission\nchecks. Served by the pvc-pruner backend plugin under `/api/pvc-pruner`.\n\nEvery route except `/health` needs a Backstage token (`Authorization: Bearer`).\nReads need `pvc-pruner.orphans.read` on the entity; a prune needs a user\n(not a service) holding `pvc-pruner.prune` on the entity. A StatefulSet's\nclaims are shown, and may be pruned, only when the caller holds the same\npermission on every catalog entity that claims the StatefulSet (whose\nKubernetes annotations map it to the StatefulSet), not only on the entity\nasked about. Errors use\nBackstage's error body: `{ error: { name, message }, response: { statusCode } }`.\nSizes are bytes; times are ISO 8601 strings.\n",
     license: {
       name: 'Apache-2.0',
     },
@@ -238,13 +238,86 @@ export const spec = {
         },
       },
     },
+    '/v1/unowned/orphans': {
+      get: {
+        operationId: 'GetUnownedOrphans',
+        'x-eov-allow-unknown-query-parameters': false,
+        summary:
+          "The orphans of a StatefulSet that no catalog entity claims, for the fleet page's Unowned section.",
+        description:
+          'Needs `pvc-pruner.fleet.unowned.read`. A StatefulSet that some catalog entity\nclaims is a 403 naming the claimants: its claims are read from their cards.\n',
+        parameters: [
+          {
+            name: 'cluster',
+            in: 'query',
+            allowReserved: true,
+            required: true,
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 253,
+            },
+          },
+          {
+            name: 'namespace',
+            in: 'query',
+            allowReserved: true,
+            required: true,
+            schema: {
+              allOf: [
+                {
+                  $ref: '#/components/schemas/KubernetesName',
+                },
+              ],
+              maxLength: 63,
+            },
+          },
+          {
+            name: 'statefulSet',
+            in: 'query',
+            allowReserved: true,
+            required: true,
+            schema: {
+              $ref: '#/components/schemas/KubernetesName',
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The StatefulSet with its orphaned and kept claims.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/UnownedOrphansResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
     '/v1/prune-jobs': {
       post: {
         operationId: 'CreatePruneJob',
         summary:
           'Start a prune (or a dry run) of confirmed claims of one StatefulSet.',
         description:
-          'Validated, authorized, locked (a Kubernetes Lease per StatefulSet) and stored\nbefore the 202. Each claim is re-checked right before it is deleted; claims\nthat stopped being orphans are skipped with a reason.\n',
+          "Validated, authorized, locked (a Kubernetes Lease per StatefulSet) and stored\nbefore the 202. Each claim is re-checked right before it is deleted; claims\nthat stopped being orphans are skipped with a reason.\n\nAuthorized on every claimant of the StatefulSet (every catalog entity whose\nKubernetes annotations map it to the StatefulSet), in one batch: a 403 names\nthe claimants refused. A StatefulSet that no other entity claims is pruned\nthrough an entity whose selector is not the plain `backstage.io/kubernetes-id`\nlabel, or without an entity, only with `pvc-pruner.unowned.prune`. With\n`pvcPruner.ownership.namespaceOwnerAnnotation` set, the StatefulSet's\nNamespace must also name each claimant's owner (or the claimant).\n",
         requestBody: {
           required: true,
           content: {
@@ -579,11 +652,14 @@ export const spec = {
         description: 'Body of `POST /v1/prune-jobs`.',
         type: 'object',
         additionalProperties: false,
-        required: ['entityRef', 'cluster', 'namespace', 'statefulSet', 'pvcs'],
+        required: ['cluster', 'namespace', 'statefulSet', 'pvcs'],
         properties: {
           entityRef: {
             type: 'string',
             minLength: 1,
+            maxLength: 255,
+            description:
+              "The entity whose card the prune comes from. Without it, the prune is of a\nStatefulSet that no catalog entity claims (the fleet page's Unowned\nsection), which needs `pvc-pruner.unowned.prune`.\n",
           },
           cluster: {
             type: 'string',
@@ -614,6 +690,25 @@ export const spec = {
           dryRun: {
             type: 'boolean',
             description: 'Run the whole flow with `dryRun=All` on every write.',
+          },
+        },
+      },
+      UnownedOrphansResponse: {
+        description: 'Response of `GET /v1/unowned/orphans`.',
+        type: 'object',
+        required: ['cluster', 'statefulSet'],
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          statefulSet: {
+            $ref: '#/components/schemas/StatefulSetOrphans',
+          },
+          pricing: {
+            $ref: '#/components/schemas/PricingSummary',
+          },
+          staleness: {
+            $ref: '#/components/schemas/ClusterStaleness',
           },
         },
       },
@@ -670,6 +765,29 @@ export const spec = {
           },
           staleness: {
             $ref: '#/components/schemas/ClusterStaleness',
+          },
+          withheld: {
+            $ref: '#/components/schemas/WithheldStatefulSets',
+          },
+        },
+      },
+      WithheldStatefulSets: {
+        description:
+          "StatefulSets of this cluster that the entity's annotations map it to, but that\nare not shown: other catalog entities claim them too, and the caller may not\nread the claims of every one of those. Only how many there are and which\nclaimants refused are said; nothing else of them.\n",
+        type: 'object',
+        required: ['statefulSets', 'refusedClaimants'],
+        properties: {
+          statefulSets: {
+            type: 'integer',
+            minimum: 1,
+          },
+          refusedClaimants: {
+            type: 'array',
+            description:
+              'Entity refs of the claimants the caller may not read, sorted; at most 20.',
+            items: {
+              type: 'string',
+            },
           },
         },
       },
@@ -880,6 +998,17 @@ export const spec = {
             format: 'date-time',
             description: 'The earliest `firstSeenOrphanedAt` of its orphans.',
           },
+          sharedWith: {
+            $ref: '#/components/schemas/SharedWith',
+          },
+        },
+      },
+      SharedWith: {
+        description:
+          'The other catalog entities whose Kubernetes annotations map them to this\nStatefulSet (its other claimants), sorted; absent when there are none. A\nprune needs `pvc-pruner.prune` on each of them too.\n',
+        type: 'array',
+        items: {
+          type: 'string',
         },
       },
       PersistentVolumeSummary: {
@@ -1167,7 +1296,6 @@ export const spec = {
         type: 'object',
         required: [
           'id',
-          'entityRef',
           'cluster',
           'namespace',
           'statefulSet',
@@ -1185,6 +1313,8 @@ export const spec = {
           },
           entityRef: {
             type: 'string',
+            description:
+              'The entity the prune went through; absent for a StatefulSet no entity claims.',
           },
           cluster: {
             type: 'string',
@@ -1357,6 +1487,9 @@ export const spec = {
             description:
               'The earliest first sighting of one of its orphans: orphaned at least since then.',
           },
+          sharedWith: {
+            $ref: '#/components/schemas/SharedWith',
+          },
         },
       },
       FleetEntity: {
@@ -1443,7 +1576,7 @@ export const spec = {
       },
       FleetTotals: {
         description:
-          'Over every page, the entities with orphans and their StatefulSets that match the filters.',
+          "Over every page, the entities with orphans and their StatefulSets that match the\nfilters. A StatefulSet that several entities claim is counted once here and in\neach owner's totals, though it is listed under each of its entities.\n",
         allOf: [
           {
             $ref: '#/components/schemas/OrphanTotals',
@@ -1466,7 +1599,7 @@ export const spec = {
         description:
           'StatefulSets with orphans that no catalog entity maps to. Only with the\n`pvc-pruner.fleet.unowned.read` permission, only on the first page, and\nnever when filtering by owner.\n',
         type: 'object',
-        required: ['statefulSets', 'totals'],
+        required: ['statefulSets', 'totals', 'prunable'],
         properties: {
           statefulSets: {
             type: 'array',
@@ -1480,6 +1613,11 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          prunable: {
+            type: 'boolean',
+            description:
+              'Whether the caller holds `pvc-pruner.unowned.prune`, and so may prune these from the fleet page.',
           },
         },
       },

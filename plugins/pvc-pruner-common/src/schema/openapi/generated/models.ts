@@ -94,6 +94,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/unowned/orphans': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The orphans of a StatefulSet that no catalog entity claims, for the fleet page's Unowned section.
+     * Needs `pvc-pruner.fleet.unowned.read`. A StatefulSet that some catalog entity
+     *     claims is a 403 naming the claimants: its claims are read from their cards.
+     */
+    get: operations['GetUnownedOrphans'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/prune-jobs': {
     parameters: {
       query?: never;
@@ -109,6 +130,14 @@ export interface paths {
      * Validated, authorized, locked (a Kubernetes Lease per StatefulSet) and stored
      *     before the 202. Each claim is re-checked right before it is deleted; claims
      *     that stopped being orphans are skipped with a reason.
+     *
+     *     Authorized on every claimant of the StatefulSet (every catalog entity whose
+     *     Kubernetes annotations map it to the StatefulSet), in one batch: a 403 names
+     *     the claimants refused. A StatefulSet that no other entity claims is pruned
+     *     through an entity whose selector is not the plain `backstage.io/kubernetes-id`
+     *     label, or without an entity, only with `pvc-pruner.unowned.prune`. With
+     *     `pvcPruner.ownership.namespaceOwnerAnnotation` set, the StatefulSet's
+     *     Namespace must also name each claimant's owner (or the claimant).
      */
     post: operations['CreatePruneJob'];
     delete?: never;
@@ -184,7 +213,12 @@ export interface components {
     };
     /** Body of `POST /v1/prune-jobs`. */
     PruneRequest: {
-      entityRef: string;
+      /**
+       * The entity whose card the prune comes from. Without it, the prune is of a
+       *     StatefulSet that no catalog entity claims (the fleet page's Unowned
+       *     section), which needs `pvc-pruner.unowned.prune`.
+       */
+      entityRef?: string;
       cluster: string;
       namespace: components['schemas']['KubernetesName'];
       statefulSet: components['schemas']['KubernetesName'];
@@ -192,6 +226,13 @@ export interface components {
       pvcs: components['schemas']['ClaimRef'][];
       /** Run the whole flow with `dryRun=All` on every write. */
       dryRun?: boolean;
+    };
+    /** Response of `GET /v1/unowned/orphans`. */
+    UnownedOrphansResponse: {
+      cluster: string;
+      statefulSet: components['schemas']['StatefulSetOrphans'];
+      pricing?: components['schemas']['PricingSummary'];
+      staleness?: components['schemas']['ClusterStaleness'];
     };
     /** Response of `GET /v1/orphans?entityRef=`. */
     OrphansResponse: {
@@ -209,6 +250,18 @@ export interface components {
       ok: true;
       statefulSets: components['schemas']['StatefulSetOrphans'][];
       staleness?: components['schemas']['ClusterStaleness'];
+      withheld?: components['schemas']['WithheldStatefulSets'];
+    };
+    /**
+     * StatefulSets of this cluster that the entity's annotations map it to, but that
+     *     are not shown: other catalog entities claim them too, and the caller may not
+     *     read the claims of every one of those. Only how many there are and which
+     *     claimants refused are said; nothing else of them.
+     */
+    WithheldStatefulSets: {
+      statefulSets: number;
+      /** Entity refs of the claimants the caller may not read, sorted; at most 20. */
+      refusedClaimants: string[];
     };
     /** Present when the answer came from the backend's watch cache while a watch of it was disconnected: the cluster's data may be this old. */
     ClusterStaleness: {
@@ -281,7 +334,14 @@ export interface components {
        * The earliest `firstSeenOrphanedAt` of its orphans.
        */
       firstSeenOrphanedAt?: string;
+      sharedWith?: components['schemas']['SharedWith'];
     };
+    /**
+     * The other catalog entities whose Kubernetes annotations map them to this
+     *     StatefulSet (its other claimants), sorted; absent when there are none. A
+     *     prune needs `pvc-pruner.prune` on each of them too.
+     */
+    SharedWith: string[];
     /** The volume bound to an orphaned claim. */
     PersistentVolumeSummary: {
       name: string;
@@ -406,7 +466,8 @@ export interface components {
     PruneJob: {
       /** Format: uuid */
       id: string;
-      entityRef: string;
+      /** The entity the prune went through; absent for a StatefulSet no entity claims. */
+      entityRef?: string;
       cluster: string;
       namespace: string;
       statefulSet: string;
@@ -477,6 +538,7 @@ export interface components {
        * The earliest first sighting of one of its orphans: orphaned at least since then.
        */
       firstSeenOrphanedAt?: string;
+      sharedWith?: components['schemas']['SharedWith'];
     };
     /** A catalog entity whose StatefulSets left claims behind. */
     FleetEntity: {
@@ -511,7 +573,11 @@ export interface components {
           staleness?: components['schemas']['ClusterStaleness'];
         }
       | components['schemas']['ClusterOrphansFailed'];
-    /** Over every page, the entities with orphans and their StatefulSets that match the filters. */
+    /**
+     * Over every page, the entities with orphans and their StatefulSets that match the
+     *     filters. A StatefulSet that several entities claim is counted once here and in
+     *     each owner's totals, though it is listed under each of its entities.
+     */
     FleetTotals: components['schemas']['OrphanTotals'] & {
       entities: number;
       statefulSets: number;
@@ -526,6 +592,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** Whether the caller holds `pvc-pruner.unowned.prune`, and so may prune these from the fleet page. */
+      prunable: boolean;
     };
     /** Response of `GET /v1/fleet`. */
     FleetResponse: {
@@ -634,6 +702,13 @@ export type ClaimRef = components['schemas']['ClaimRef'];
  */
 export type PruneRequest = components['schemas']['PruneRequest'];
 /**
+ * Response of `GET /v1/unowned/orphans`.
+ *
+ * @public
+ */
+export type UnownedOrphansResponse =
+  components['schemas']['UnownedOrphansResponse'];
+/**
  * Response of `GET /v1/orphans?entityRef=`.
  *
  * @public
@@ -651,6 +726,16 @@ export type ClusterOrphans = components['schemas']['ClusterOrphans'];
  * @public
  */
 export type ClusterOrphansOk = components['schemas']['ClusterOrphansOk'];
+/**
+ * StatefulSets of this cluster that the entity's annotations map it to, but that
+ * are not shown: other catalog entities claim them too, and the caller may not
+ * read the claims of every one of those. Only how many there are and which
+ * claimants refused are said; nothing else of them.
+ *
+ * @public
+ */
+export type WithheldStatefulSets =
+  components['schemas']['WithheldStatefulSets'];
 /**
  * Present when the answer came from the backend's watch cache while a watch of it was disconnected: the cluster's data may be this old.
  *
@@ -683,6 +768,14 @@ export type ClusterOrphansFailed =
  * @public
  */
 export type StatefulSetOrphans = components['schemas']['StatefulSetOrphans'];
+/**
+ * The other catalog entities whose Kubernetes annotations map them to this
+ * StatefulSet (its other claimants), sorted; absent when there are none. A
+ * prune needs `pvc-pruner.prune` on each of them too.
+ *
+ * @public
+ */
+export type SharedWith = components['schemas']['SharedWith'];
 /**
  * The volume bound to an orphaned claim.
  *
@@ -791,7 +884,9 @@ export type FleetOwner = components['schemas']['FleetOwner'];
  */
 export type FleetCluster = components['schemas']['FleetCluster'];
 /**
- * Over every page, the entities with orphans and their StatefulSets that match the filters.
+ * Over every page, the entities with orphans and their StatefulSets that match the
+ * filters. A StatefulSet that several entities claim is counted once here and in
+ * each owner's totals, though it is listed under each of its entities.
  *
  * @public
  */
@@ -932,6 +1027,35 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  GetUnownedOrphans: {
+    parameters: {
+      query: {
+        cluster: string;
+        namespace: components['schemas']['KubernetesName'];
+        statefulSet: components['schemas']['KubernetesName'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The StatefulSet with its orphaned and kept claims. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UnownedOrphansResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
       503: components['responses']['ClusterUnavailable'];
     };
   };

@@ -1,0 +1,33 @@
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type { KubeGateway } from '../kubernetes';
+import type { EntityWorkloadTarget } from '../orphans';
+
+/** What a job knows of the request that started it: in its process's memory only, never stored. */
+export interface JobRequest {
+  credentials: BackstageCredentials;
+  /** The entity the prune goes through; none for a StatefulSet no entity claims. */
+  target?: EntityWorkloadTarget;
+}
+
+/** Something a job keeps watching while it runs, that can stop it before its next delete. */
+export interface DeleteGuard {
+  /** Why the job must stop before its next delete, once what it guards changed. */
+  readonly abortReason: string | undefined;
+  /** The live read right before a delete, in the same round trip as the pod list. */
+  confirmLive(gateway: KubeGateway): Promise<void>;
+  stop(): void;
+}
+
+/** Starts a guard for a job, once its StatefulSet has been read. */
+export interface DeleteGuardFactory {
+  start(options: {
+    job: PruneJob;
+    gateway: KubeGateway;
+    /** The StatefulSet as the job's last live read or watch event has it. */
+    statefulSet: () => V1StatefulSet;
+    /** Absent only for a job run without one (a test's): a guard that needs it refuses. */
+    request?: JobRequest;
+  }): Promise<DeleteGuard>;
+}

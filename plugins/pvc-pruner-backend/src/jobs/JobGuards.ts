@@ -1,0 +1,72 @@
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type { KubeGateway } from '../kubernetes';
+import { DeleteGuard, DeleteGuardFactory, JobRequest } from './DeleteGuard';
+import { StatefulSetGuard } from './StatefulSetGuard';
+
+/**
+ * Everything a running job guards: its StatefulSet (whose state the orphan
+ * rule judges by) and the guards of other concerns (ownership, …), asked
+ * together: the first reason to stop wins, and their live reads go out in
+ * one round trip.
+ */
+export class JobGuards {
+  private constructor(
+    private readonly statefulSetGuard: StatefulSetGuard,
+    private readonly others: DeleteGuard[],
+  ) {}
+
+  static async start(
+    job: PruneJob,
+    gateway: KubeGateway,
+    factories: DeleteGuardFactory[],
+    request: JobRequest | undefined,
+  ): Promise<JobGuards> {
+    const sts = await StatefulSetGuard.start(
+      gateway,
+      job.namespace,
+      job.statefulSet,
+    );
+    const others: DeleteGuard[] = [];
+    try {
+      for (const factory of factories)
+        others.push(
+          await factory.start({
+            job,
+            gateway,
+            statefulSet: () => sts.current,
+            request,
+          }),
+        );
+    } catch (e) {
+      sts.stop();
+      others.forEach(g => g.stop());
+      throw e;
+    }
+    return new JobGuards(sts, others);
+  }
+
+  /** The StatefulSet as last read or watched. */
+  get statefulSet(): V1StatefulSet {
+    return this.statefulSetGuard.current;
+  }
+
+  get abortReason(): string | undefined {
+    return (
+      this.statefulSetGuard.abortReason ??
+      this.others.find(g => g.abortReason)?.abortReason
+    );
+  }
+
+  async confirmLive(gateway: KubeGateway): Promise<void> {
+    await Promise.all([
+      this.statefulSetGuard.confirmLive(gateway),
+      ...this.others.map(g => g.confirmLive(gateway)),
+    ]);
+  }
+
+  stop() {
+    this.statefulSetGuard.stop();
+    this.others.forEach(g => g.stop());
+  }
+}

@@ -1,0 +1,178 @@
+import type {
+  BackstageCredentials,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import { NotAllowedError } from '@backstage/errors';
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import {
+  pvcPrunerOrphansReadPermission,
+  pvcPrunerPrunePermission,
+  pvcPrunerUnownedPrunePermission,
+} from 'backstage-plugin-pvc-pruner-common';
+import type { KubeGateway } from '../kubernetes';
+import type { EntityWorkloadTarget } from '../orphans';
+import { authorizeEntities } from '../permissions';
+import { ClaimantIndex } from './ClaimantIndex';
+import { NamespaceOwners } from './NamespaceOwners';
+import { WorkloadCatalog } from './WorkloadCatalog';
+import { ownerOf, selectsByKubernetesId } from './WorkloadEntity';
+
+/** A StatefulSet as its cluster has it (its labels decide who claims it). */
+export interface ClaimedStatefulSet {
+  cluster: string;
+  statefulSet: V1StatefulSet;
+}
+
+/** Who claims a StatefulSet, and which of them the caller may not read. */
+export interface ReadVerdict {
+  /** Every claimant, by entity ref, sorted. */
+  claimants: string[];
+  /** The claimants the caller may not read: the StatefulSet is shown only when there are none. */
+  refused: string[];
+}
+
+/** What a prune was authorized on: the StatefulSet's claimants at the time. */
+export interface AuthorizedPrune {
+  claimants: string[];
+}
+
+/** Refusals name at most this many claimants. */
+const NAMED = 5;
+
+/** "a, b and 3 more" for entity refs. */
+export function listRefs(refs: string[]): string {
+  const named = refs.slice(0, NAMED).join(', ');
+  return refs.length > NAMED ? `${named} and ${refs.length - NAMED} more` : named;
+}
+
+function nameOf(cluster: string, sts: V1StatefulSet) {
+  return `StatefulSet ${sts.metadata?.namespace}/${sts.metadata?.name} in cluster "${cluster}"`;
+}
+
+/**
+ * Ownership checked from every side. An entity's annotations are written by
+ * whoever writes its catalog YAML, so they prove nothing alone: a
+ * StatefulSet may be read or pruned only by a caller permitted on every
+ * entity that claims it (whose annotations map it to the StatefulSet),
+ * found with the plugin's own credentials over the whole catalog. Each
+ * check is one batch to the permission framework.
+ */
+export class OwnershipChecks {
+  constructor(
+    private readonly deps: {
+      permissions: PermissionsService;
+      workloads: WorkloadCatalog;
+      namespaceOwners: NamespaceOwners;
+    },
+  ) {}
+
+  /** The claimants of a StatefulSet, as the warm catalog read has them. */
+  async claimantsOf(item: ClaimedStatefulSet): Promise<string[]> {
+    const index = await this.deps.workloads.warm();
+    return index
+      .claimantsOf(item.cluster, item.statefulSet)
+      .map(e => e.entityRef);
+  }
+
+  /**
+   * For each StatefulSet, its claimants and those the caller may not
+   * `pvc-pruner.orphans.read`; `readable` are entity refs already known to
+   * be readable (the entity asked about), not asked again.
+   */
+  async readable(
+    credentials: BackstageCredentials,
+    items: ClaimedStatefulSet[],
+    readable: ReadonlySet<string> = new Set(),
+  ): Promise<ReadVerdict[]> {
+    if (items.length === 0) return [];
+    const index = await this.deps.workloads.warm();
+    const claimants = items.map(item =>
+      index.claimantsOf(item.cluster, item.statefulSet).map(e => e.entityRef),
+    );
+    const unknown = [
+      ...new Set(claimants.flat().filter(ref => !readable.has(ref))),
+    ];
+    const { allowed } = unknown.length
+      ? await authorizeEntities({
+          permissions: this.deps.permissions,
+          permission: pvcPrunerOrphansReadPermission,
+          entityRefs: unknown,
+          credentials,
+        })
+      : { allowed: new Set<string>() };
+    return claimants.map(refs => ({
+      claimants: refs,
+      refused: refs.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+    }));
+  }
+
+  /**
+   * Throws NotAllowedError unless the caller may prune the StatefulSet: held
+   * `pvc-pruner.prune` on every claimant (the `target` the prune goes
+   * through among them), and `pvc-pruner.unowned.prune` when nothing but a
+   * selector other than the plain kubernetes-id vouches for it (or nothing
+   * at all: no `target`); with the namespace binding on, the Namespace
+   * names every claimant's owner. `index` is the catalog read to judge by
+   * (the warm one unless given).
+   */
+  async authorizePrune(options: {
+    credentials: BackstageCredentials;
+    target?: EntityWorkloadTarget;
+    cluster: string;
+    statefulSet: V1StatefulSet;
+    gateway: KubeGateway;
+    index?: ClaimantIndex;
+  }): Promise<AuthorizedPrune> {
+    const { credentials, target, cluster, statefulSet } = options;
+    const index = options.index ?? (await this.deps.workloads.warm());
+    const claimants = index.claimantsOf(cluster, statefulSet);
+    // The entity asked about claims it even if this read is older than the entity.
+    if (target && !claimants.some(c => c.entityRef === target.entityRef))
+      claimants.push({ ...target, owner: ownerOf(target.entity) });
+    const refs = claimants.map(c => c.entityRef).sort();
+    const { allowed, basic } = await authorizeEntities({
+      permissions: this.deps.permissions,
+      permission: pvcPrunerPrunePermission,
+      entityRefs: refs,
+      basic: [pvcPrunerUnownedPrunePermission],
+      credentials,
+    });
+    const [unownedPrune] = basic;
+    const what = nameOf(cluster, statefulSet);
+    if (target && !allowed.has(target.entityRef))
+      throw new NotAllowedError(
+        `You are not allowed to prune the claims of ${target.entityRef} (${pvcPrunerPrunePermission.name})`,
+      );
+    const refused = refs.filter(ref => !allowed.has(ref));
+    if (refused.length > 0)
+      throw new NotAllowedError(
+        `${what} is also claimed by ${listRefs(
+          refused,
+        )}: pruning it needs ${pvcPrunerPrunePermission.name} on every entity that claims it, and you lack it on ${
+          refused.length === 1 ? 'that one' : 'those'
+        }`,
+      );
+    if (!target && refs.length > 0)
+      throw new NotAllowedError(
+        `${what} is claimed by ${listRefs(
+          refs,
+        )}: prune it from the card of the entity it belongs to`,
+      );
+    if (!unownedPrune) {
+      if (!target)
+        throw new NotAllowedError(
+          `No catalog entity claims ${what}: pruning it needs ${pvcPrunerUnownedPrunePermission.name}`,
+        );
+      if (refs.length === 1 && !selectsByKubernetesId(target))
+        throw new NotAllowedError(
+          `No entity but ${target.entityRef} claims ${what}, and its selector "${target.labelSelector}" is not the plain backstage.io/kubernetes-id label, so it does not show the StatefulSet is its own: pruning it needs ${pvcPrunerUnownedPrunePermission.name} (or give the StatefulSet a backstage.io/kubernetes-id label and the entity that annotation)`,
+        );
+    }
+    await this.deps.namespaceOwners.check(
+      options.gateway,
+      statefulSet.metadata?.namespace ?? '',
+      claimants,
+    );
+    return { claimants: refs };
+  }
+}

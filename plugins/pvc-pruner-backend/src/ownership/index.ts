@@ -1,0 +1,22 @@
+export { ClaimantIndex } from './ClaimantIndex';
+export { NamespaceOwners, namedOwners } from './NamespaceOwners';
+export {
+  listRefs,
+  OwnershipChecks,
+  type AuthorizedPrune,
+  type ClaimedStatefulSet,
+  type ReadVerdict,
+} from './OwnershipChecks';
+export { OwnershipGuards } from './OwnershipGuard';
+export {
+  KUBERNETES_ENTITIES,
+  WORKLOAD_FIELDS,
+  WorkloadCatalog,
+  type WorkloadCatalogOptions,
+} from './WorkloadCatalog';
+export {
+  ownerOf,
+  selectsByKubernetesId,
+  workloadEntityOf,
+  type WorkloadEntity,
+} from './WorkloadEntity';
