@@ -113,13 +113,13 @@ function config(
 }
 
 async function startPlugin(
-  options: { config?: JsonObject; features?: any[] } = {},
+  options: { config?: JsonObject; features?: any[]; entities?: Entity[] } = {},
 ) {
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
       mockServices.rootConfig.factory({ data: options.config ?? config(sim) }),
-      catalogServiceMock.factory({ entities: ENTITIES }),
+      catalogServiceMock.factory({ entities: options.entities ?? ENTITIES }),
       ...(options.features ?? []),
     ],
   });
@@ -196,7 +196,7 @@ function untilFinished(server: Server, jobId: string) {
  * directly because the permissionsRegistry's endpoint wants an on-behalf-of token with an actor,
  * which the mock auth service does not issue.)
  */
-function catalogPermissionIntegration() {
+function catalogPermissionIntegration(entities: Entity[] = ENTITIES) {
   return createBackendPlugin({
     pluginId: 'catalog',
     register(env) {
@@ -209,7 +209,7 @@ function catalogPermissionIntegration() {
               rules: Object.values(permissionRules),
               getResources: async refs =>
                 refs.map(ref =>
-                  ENTITIES.find(e => stringifyEntityRef(e) === ref),
+                  entities.find(e => stringifyEntityRef(e) === ref),
                 ),
             }),
           );
@@ -249,13 +249,17 @@ function ownersOnly(
 }
 
 /** The plugin behind the real permission backend, deciding with `policy` and the catalog's rules. */
-function startPluginWithPolicy(policy: PermissionPolicy) {
+function startPluginWithPolicy(
+  policy: PermissionPolicy,
+  entities: Entity[] = ENTITIES,
+) {
   return startPlugin({
     config: config(sim, { permission: { enabled: true } }),
+    entities,
     features: [
       permissionBackendPlugin,
       policyModuleOf(policy),
-      catalogPermissionIntegration(),
+      catalogPermissionIntegration(entities),
     ],
   });
 }
@@ -470,12 +474,12 @@ describe('pvcPrunerPlugin', () => {
       expect(posted.status).toBe(202);
       await untilFinished(server, posted.body.id);
 
-      const asked = permissions.authorize.mock.calls.map(
-        ([requests, options]) => ({
+      const asked = permissions.authorize.mock.calls
+        .map(([requests, options]) => ({
           requests,
           user: (options.credentials.principal as any).userEntityRef,
-        }),
-      );
+        }))
+        .filter(({ user }) => user === BOB);
       const claimants = {
         requests: [
           { permission: pvcPrunerPrunePermission, resourceRef: ORDERS },
@@ -1020,5 +1024,250 @@ describe('pvcPrunerPlugin', () => {
     }
     expect(texts.join('\n')).toContain('403 Forbidden');
     expect(events.length).toBeGreaterThanOrEqual(5);
+  });
+
+  describe('ownership, whatever a catalog entity claims', () => {
+    const PAYMENTS = 'user:default/carol';
+    const ledger = component(
+      'ledger',
+      {
+        'backstage.io/kubernetes-id': 'ledger',
+        'pvc-pruner.test/claims-visible-to': 'owners',
+      },
+      PAYMENTS,
+    );
+    /** What bob (another team) may write in catalog YAML: a catch-all selector, and another team's id. */
+    const catchAll = component(
+      'everything',
+      { 'backstage.io/kubernetes-label-selector': '!nonexistent' },
+      BOB,
+    );
+    const borrowed = component(
+      'my-search',
+      { 'backstage.io/kubernetes-id': 'search-index' },
+      BOB,
+    );
+
+    /** As the demo's: everyone reads but the owners-only entities' claims; only owners prune; basic permissions allowed. */
+    class DemoLikePolicy implements PermissionPolicy {
+      async handle(
+        query: PolicyQuery,
+        user?: PolicyQueryUser,
+      ): Promise<PolicyDecision> {
+        if (isPermission(query.permission, pvcPrunerOrphansReadPermission))
+          return createCatalogConditionalDecision(query.permission, {
+            anyOf: [
+              catalogConditions.isEntityOwner({
+                claims: user?.info.ownershipEntityRefs ?? [],
+              }),
+              {
+                not: catalogConditions.hasAnnotation({
+                  annotation: 'pvc-pruner.test/claims-visible-to',
+                  value: 'owners',
+                }),
+              },
+            ],
+          });
+        if (isPermission(query.permission, pvcPrunerPrunePermission))
+          return ownersOnly(query.permission, user);
+        return { result: AuthorizeResult.ALLOW };
+      }
+    }
+
+    const claimOf = (namespace: string, name: string) => ({
+      name,
+      uid: sim.store.get('persistentvolumeclaims', namespace, name)!.metadata
+        .uid,
+    });
+
+    it('lists nothing of another team’s StatefulSets through a catch-all selector, and names who else claims them', async () => {
+      const server = await startPluginWithPolicy(new DemoLikePolicy(), [
+        ...ENTITIES,
+        ledger,
+        catchAll,
+      ]);
+
+      const response = await asUser(
+        BOB,
+        getOrphans(server, 'component:default/everything'),
+      );
+
+      expect(response.status).toBe(200);
+      const text = JSON.stringify(response.body);
+      expect(text).not.toContain('ledger-db');
+      expect(response.body.clusters[0].withheld).toEqual({
+        statefulSets: 1,
+        refusedClaimants: ['component:default/ledger'],
+      });
+      // What other entities claim and bob may read is shown, saying who else claims it.
+      const orders = response.body.clusters[0].statefulSets.find(
+        (s: { name: string }) => s.name === 'orders-db',
+      );
+      // (elsewhere claims orders-db only in cluster prod.)
+      expect(orders.sharedWith).toEqual([ORDERS]);
+    });
+
+    it.each([
+      [
+        'a catch-all selector',
+        'component:default/everything',
+        'payments',
+        'ledger-db',
+        'data-ledger-db-1',
+        'component:default/ledger',
+      ],
+      [
+        'a borrowed kubernetes-id',
+        'component:default/my-search',
+        'search',
+        'search-index',
+        'data-search-index-2',
+        'component:default/search',
+      ],
+    ])(
+      'refuses a prune through %s of another team’s StatefulSet with 403 naming its claimant, and deletes nothing',
+      async (_how, entityRef, namespace, statefulSet, claim, claimant) => {
+        const server = await startPluginWithPolicy(new DemoLikePolicy(), [
+          ...ENTITIES,
+          ledger,
+          catchAll,
+          borrowed,
+        ]);
+
+        const response = await asUser(
+          BOB,
+          postPrune(
+            server,
+            prune({
+              entityRef,
+              namespace,
+              statefulSet,
+              pvcs: [claimOf(namespace, claim)],
+              dryRun: false,
+            }),
+          ),
+        );
+
+        expect(response.status).toBe(403);
+        expect(response.body.error.message).toContain(
+          `is also claimed by ${claimant}`,
+        );
+        expect(sim.requests().filter(r => r.verb === 'delete')).toEqual([]);
+        expect(
+          sim.store.get('persistentvolumeclaims', namespace, claim)?.metadata
+            .deletionTimestamp,
+        ).toBeUndefined();
+      },
+    );
+
+    it('holds the owners back too while an entity they may not prune claims their StatefulSet: the refusal names it, so it can be removed', async () => {
+      const server = await startPluginWithPolicy(new DemoLikePolicy(), [
+        ...ENTITIES,
+        catchAll,
+      ]);
+
+      const response = await asUser(ALICE, postPrune(server));
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toContain(
+        'is also claimed by component:default/everything',
+      );
+    });
+
+    it('prunes a StatefulSet no entity claims, without an entity, for holders of pvc-pruner.unowned.prune; a claimed one is refused', async () => {
+      const server = await startPluginWithPolicy(new DemoLikePolicy(), [
+        ...ENTITIES,
+        ledger,
+      ]);
+      const reports = (
+        await asUser(
+          BOB,
+          request(server).get('/api/pvc-pruner/v1/unowned/orphans').query({
+            cluster: 'demo',
+            namespace: 'search',
+            statefulSet: 'nightly-reports',
+          }),
+        )
+      ).body;
+      expect(reports.statefulSet.name).toBe('nightly-reports');
+      const orphans = reports.statefulSet.orphans.map(
+        (o: { name: string; uid: string }) => ({ name: o.name, uid: o.uid }),
+      );
+      expect(orphans.length).toBeGreaterThan(0);
+
+      const unowned = await asUser(
+        BOB,
+        postPrune(server, {
+          cluster: 'demo',
+          namespace: 'search',
+          statefulSet: 'nightly-reports',
+          pvcs: orphans,
+          dryRun: true,
+        }),
+      );
+      expect(unowned.status).toBe(202);
+      const job = await untilFinished(server, unowned.body.id);
+      expect(job).toBeTruthy();
+      const read = await asUser(
+        BOB,
+        request(server).get(`/api/pvc-pruner/v1/prune-jobs/${unowned.body.id}`),
+      );
+      expect(read.body).toMatchObject({ status: 'succeeded' });
+      expect(read.body.entityRef).toBeUndefined();
+
+      const claimed = await asUser(
+        BOB,
+        postPrune(server, {
+          cluster: 'demo',
+          namespace: 'payments',
+          statefulSet: 'ledger-db',
+          pvcs: [claimOf('payments', 'data-ledger-db-1')],
+          dryRun: true,
+        }),
+      );
+      expect(claimed.status).toBe(403);
+      expect(claimed.body.error.message).toContain(
+        'is claimed by component:default/ledger',
+      );
+    });
+  });
+
+  describe('the namespace binding (pvcPruner.ownership.namespaceOwnerAnnotation)', () => {
+    function annotateShop(owner?: string) {
+      const ns = structuredClone(
+        sim.store.require('namespaces', undefined, 'shop'),
+      );
+      ns.metadata.annotations = owner ? { 'backstage.io/owner': owner } : {};
+      sim.store.update('namespaces', ns);
+    }
+    afterEach(() => annotateShop());
+
+    const startBound = () =>
+      startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            leaseDurationSeconds: 5,
+            volumeWaitTimeoutSeconds: 5,
+            ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' },
+          },
+        }),
+      });
+
+    it('prunes only where the namespace names the owner of every entity that claims the StatefulSet', async () => {
+      const server = await startBound();
+
+      annotateShop('group:default/payments');
+      const refused = await asUser(ALICE, postPrune(server));
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toMatch(
+        /^Namespace shop names group:default\/payments in its backstage.io\/owner annotation, not component:default\/orders or its owner \(user:default\/alice\)/,
+      );
+      expect(writes()).toEqual([]);
+
+      annotateShop('group:default/payments, user:default/alice');
+      const allowed = await asUser(ALICE, postPrune(server));
+      expect(allowed.status).toBe(202);
+      await untilFinished(server, allowed.body.id);
+    });
   });
 });

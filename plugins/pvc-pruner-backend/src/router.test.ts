@@ -20,11 +20,7 @@ import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
 import { FleetService, UnownedOrphans } from './fleet';
-import {
-  NamespaceOwners,
-  OwnershipChecks,
-  WorkloadCatalog,
-} from './ownership';
+import { NamespaceOwners, OwnershipChecks, WorkloadCatalog } from './ownership';
 import { PruneJobStore } from './database';
 import { JobEvents, PruneJobs, PruneResult } from './jobs';
 import {
@@ -956,6 +952,95 @@ describe('createRouter', () => {
         (await request(app).get('/v1/prune-jobs').query({ entityRef: ORDERS }))
           .status,
       ).toBe(403);
+    });
+  });
+
+  describe('a StatefulSet no catalog entity claims', () => {
+    /** Allows everything but one permission. */
+    function denying(name: string) {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            r.permission.name === name
+              ? AuthorizeResult.DENY
+              : AuthorizeResult.ALLOW,
+        })),
+      );
+    }
+    const unownedPrune = () => validPrune({ entityRef: undefined });
+
+    it('is pruned without an entity only with pvc-pruner.unowned.prune, asked before any cluster', async () => {
+      denying('pvc-pruner.unowned.prune');
+      const refused = await postPrune(unownedPrune()).set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toBe(
+        'Pruning a StatefulSet that no catalog entity claims needs pvc-pruner.unowned.prune',
+      );
+      expect(start).not.toHaveBeenCalled();
+      expectPruneAuditedAsRefused();
+
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+      );
+      const accepted = await postPrune(unownedPrune()).set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
+      expect(accepted.status).toBe(202);
+      expect(start.mock.calls[0][0].target).toBeUndefined();
+      const job = await request(app)
+        .get(`/v1/prune-jobs/${accepted.body.id}`)
+        .set('authorization', mockCredentials.user.header(ALICE));
+      expect(job.body.entityRef).toBeUndefined();
+    });
+
+    it('has its jobs read only with pvc-pruner.fleet.unowned.read', async () => {
+      const job = await store.createJob({
+        cluster: 'demo',
+        namespace: 'tools',
+        statefulSet: 'stray',
+        dryRun: true,
+        requestedBy: ALICE,
+        pvcs: validPrune().pvcs,
+      });
+      denying('pvc-pruner.fleet.unowned.read');
+
+      const response = await request(app).get(`/v1/prune-jobs/${job.id}`);
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        'Reading the prune of a StatefulSet that no catalog entity claims needs pvc-pruner.fleet.unowned.read',
+      );
+    });
+
+    it('has its orphans read only with pvc-pruner.fleet.unowned.read, and parameters checked', async () => {
+      denying('pvc-pruner.fleet.unowned.read');
+      const query = {
+        cluster: 'demo',
+        namespace: 'tools',
+        statefulSet: 'stray',
+      };
+
+      const refused = await request(app)
+        .get('/v1/unowned/orphans')
+        .query(query);
+      expect(refused.status).toBe(403);
+
+      expectInputError(
+        await request(app)
+          .get('/v1/unowned/orphans')
+          .query({ ...query, statefulSet: 'Not_A_Name' }),
+        /statefulSet/,
+      );
+      expectInputError(
+        await request(app)
+          .get('/v1/unowned/orphans')
+          .query({ ...query, name: 'stray' }),
+        /name/,
+      );
     });
   });
 

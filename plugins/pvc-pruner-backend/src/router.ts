@@ -231,7 +231,10 @@ export async function createRouter(
     res.json(
       await auditedRead(
         req,
-        { eventId: 'unowned-orphans-read', meta: { cluster, namespace, statefulSet } },
+        {
+          eventId: 'unowned-orphans-read',
+          meta: { cluster, namespace, statefulSet },
+        },
         async credentials => {
           const found = await unowned.read(
             credentials,
@@ -288,7 +291,10 @@ export async function createRouter(
           why: 'Pruning a StatefulSet that no catalog entity claims',
         });
       const job = await jobs.start({
-        request: { ...body, ...(target ? { entityRef: target.entityRef } : {}) },
+        request: {
+          ...body,
+          ...(target ? { entityRef: target.entityRef } : {}),
+        },
         target,
         credentials,
         reporter: {

@@ -187,7 +187,9 @@ function fleetService(
   const sightings = {
     record: async () => new Map(),
   } as unknown as OrphanSightingStore;
-  const catalog = catalogServiceMock({ entities: options.entities ?? ENTITIES });
+  const catalog = catalogServiceMock({
+    entities: options.entities ?? ENTITIES,
+  });
   const workloads = new WorkloadCatalog({
     catalog,
     auth: mockServices.auth(),

@@ -245,9 +245,7 @@ export class FleetService {
       : undefined;
     // The raw reports of what is shown, for the pricing summary: nothing of an entity not shown.
     const shownReports = [
-      ...new Map(
-        rows.map(([, r]) => [r.key, r.report] as const),
-      ).values(),
+      ...new Map(rows.map(([, r]) => [r.key, r.report] as const)).values(),
       ...answered.flatMap(scan =>
         withUnowned ? scan.unowned.filter(inQuery) : [],
       ),

@@ -18,7 +18,11 @@ export interface FleetRow {
 export function countedOnce(
   rows: FleetRow[],
   priced: boolean,
-): { statefulSets: number; totals: OrphanTotals; firstSeenOrphanedAt?: string } {
+): {
+  statefulSets: number;
+  totals: OrphanTotals;
+  firstSeenOrphanedAt?: string;
+} {
   const unique = new Map<string, FleetStatefulSet>();
   for (const { key, row } of rows) if (!unique.has(key)) unique.set(key, row);
   const once = [...unique.values()];

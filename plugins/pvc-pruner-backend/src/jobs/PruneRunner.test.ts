@@ -15,6 +15,7 @@ import {
   startMemoryJobStore,
 } from '../__testUtils__/memoryJobStore';
 import { PruneRunner } from './PruneRunner';
+import type { DeleteGuard, DeleteGuardFactory } from './DeleteGuard';
 import { VolumeFollower } from './VolumeFollower';
 
 /* PruneRunner against the simulator (no controllers) and an in-memory SQLite job store. */
@@ -586,6 +587,56 @@ describe('PruneRunner', () => {
     ]);
   });
 
+  describe('guards of other concerns', () => {
+    /** A guard whose live read, as it is made right before the deletes, finds a reason to stop. */
+    function guardStoppingAtLiveRead(reason: string) {
+      const calls: string[] = [];
+      const guard: DeleteGuard & { reason?: string } = {
+        get abortReason() {
+          return guard.reason;
+        },
+        confirmLive: async () => {
+          calls.push('confirmLive');
+          guard.reason = reason;
+        },
+        stop: () => calls.push('stop'),
+      };
+      const factory: DeleteGuardFactory = {
+        start: async () => {
+          calls.push('start');
+          return guard;
+        },
+      };
+      return { factory, calls };
+    }
+
+    it('stops before any delete when a guard’s live read, made with the pod list, finds a reason; the reason is the job’s', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-2']));
+      const { factory, calls } = guardStoppingAtLiveRead(
+        'StatefulSet shop/web is now also claimed by component:default/ledger',
+      );
+
+      const result = await new PruneRunner(
+        store,
+        new JobEvents(store),
+        new VolumeFollower(500),
+        { renewIntervalMs: 60_000 },
+        [factory],
+      ).run(job, gateway, await holdLease(job.id));
+
+      expect(claimDeletes()).toEqual([]);
+      expect(result.status).toBe('aborted');
+      expect(result.reason).toBe(
+        'StatefulSet shop/web is now also claimed by component:default/ledger',
+      );
+      expect(result.summary.skipped.map(s => s.reason)).toEqual([
+        'not attempted: the job stopped because StatefulSet shop/web is now also claimed by component:default/ledger',
+        'not attempted: the job stopped because StatefulSet shop/web is now also claimed by component:default/ledger',
+      ]);
+      expect(calls).toEqual(['start', 'confirmLive', 'stop']);
+    });
+  });
+
   describe('fencing: it proves it holds the Lease before each delete', () => {
     afterEach(() => jest.restoreAllMocks());
 
@@ -705,7 +756,11 @@ describe('PruneRunner', () => {
         );
       sim.clearRequests();
 
-      const result = await runner(new JobEvents(store)).run(job, gateway, lease);
+      const result = await runner(new JobEvents(store)).run(
+        job,
+        gateway,
+        lease,
+      );
 
       expect(claimDeletes()).toEqual(['data-web-1']);
       expect(result.status).toBe('aborted');

@@ -278,3 +278,59 @@ describe('OrphanFinder with a watch cache', () => {
     expect(orphanNames(stale)).toEqual(orphanNames(fresh));
   });
 });
+
+describe('OrphanFinder admitting what the caller may see', () => {
+  it('hands admit each StatefulSet as its cluster has it (labels and all), shows what it admits with who else claims it, and only counts the rest', async () => {
+    sim.store.create(
+      'apps/statefulsets',
+      statefulSet('ledger-db', { replicas: 0 }, 'shop', { app: 'db' }),
+    );
+    sim.store.create('persistentvolumeclaims', {
+      ...pvc('data-ledger-db-0', {}, 'shop', { app: 'db' }),
+      status: { phase: 'Bound', capacity: { storage: '1Gi' } },
+    } as any);
+    const admit = jest.fn(async (found: Array<{ statefulSet: any }>) =>
+      found.map(({ statefulSet: sts }) =>
+        sts.metadata.name === 'db'
+          ? {
+              claimants: ['component:default/db', 'component:default/twin'],
+              refused: [],
+            }
+          : {
+              claimants: ['component:default/db', 'component:default/ledger'],
+              refused: ['component:default/ledger'],
+            },
+      ),
+    );
+    try {
+      const scan = await finder.findForEntity(target, {}, admit);
+
+      expect(admit).toHaveBeenCalledTimes(1);
+      expect(
+        admit.mock.calls[0][0].map(f => f.statefulSet.metadata.labels),
+      ).toEqual([{ app: 'db' }, { app: 'db' }]);
+      const [section] = scan.clusters;
+      expect(section).toMatchObject({
+        ok: true,
+        withheld: {
+          statefulSets: 1,
+          refusedClaimants: ['component:default/ledger'],
+        },
+      });
+      const shown = section.ok ? section.statefulSets : [];
+      expect(shown.map(s => [s.name, s.sharedWith])).toEqual([
+        ['db', ['component:default/twin']],
+      ]);
+      expect(JSON.stringify(scan)).not.toContain('ledger-db');
+      expect(scan.totals.orphans).toBe(2);
+    } finally {
+      sim.store.delete('apps/statefulsets', 'shop', 'ledger-db', {});
+      sim.store.delete(
+        'persistentvolumeclaims',
+        'shop',
+        'data-ledger-db-0',
+        {},
+      );
+    }
+  });
+});

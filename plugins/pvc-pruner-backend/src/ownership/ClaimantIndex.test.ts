@@ -46,9 +46,7 @@ describe('ClaimantIndex', () => {
       entity('unrelated', { 'backstage.io/kubernetes-id': 'orders' }),
     ]);
 
-    expect(
-      index.claimantsOf('demo', LEDGER).map(e => e.entityRef),
-    ).toEqual([
+    expect(index.claimantsOf('demo', LEDGER).map(e => e.entityRef)).toEqual([
       'component:default/borrowed',
       'component:default/by-app',
       'component:default/catch-all',
@@ -80,7 +78,9 @@ describe('ClaimantIndex', () => {
 
   it('matches only a StatefulSet’s own labels, never inherited properties', () => {
     const index = new ClaimantIndex([
-      entity('proto', { 'backstage.io/kubernetes-label-selector': 'constructor' }),
+      entity('proto', {
+        'backstage.io/kubernetes-label-selector': 'constructor',
+      }),
     ]);
     expect(index.claimantsOf('demo', sts('web', 'shop', {}))).toEqual([]);
   });

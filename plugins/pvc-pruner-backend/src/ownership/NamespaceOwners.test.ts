@@ -8,7 +8,10 @@ function namespaceAnnotated(annotations: Record<string, string> = {}) {
   const readNamespace = jest.fn(async (name: string) => ({
     metadata: { name, annotations },
   }));
-  return { gateway: { readNamespace } as unknown as KubeGateway, readNamespace };
+  return {
+    gateway: { readNamespace } as unknown as KubeGateway,
+    readNamespace,
+  };
 }
 
 const ledger = workloadEntityOf(

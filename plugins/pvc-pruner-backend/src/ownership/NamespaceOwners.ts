@@ -58,7 +58,9 @@ export class NamespaceOwners {
       throw new NotAllowedError(
         `Namespace ${namespace} ${
           value ? `names ${value}` : 'names no owner'
-        } in its ${annotation} annotation, not ${claimant.entityRef} or its owner (${
+        } in its ${annotation} annotation, not ${
+          claimant.entityRef
+        } or its owner (${
           claimant.owner ?? 'none'
         }): pvcPruner.ownership.namespaceOwnerAnnotation is set, so a prune needs the namespace to name the owner of every entity that claims the StatefulSet`,
       );

@@ -274,14 +274,15 @@ describe('OwnershipChecks', () => {
           'No catalog entity claims StatefulSet tools/stray in cluster "demo": pruning it needs pvc-pruner.unowned.prune',
         );
         await expect(
-          checks([], ownersOnly(['pvc-pruner.unowned.prune'])).ownership.authorizePrune(
-            {
-              credentials: GUEST,
-              cluster: 'demo',
-              statefulSet: STRAY,
-              gateway,
-            },
-          ),
+          checks(
+            [],
+            ownersOnly(['pvc-pruner.unowned.prune']),
+          ).ownership.authorizePrune({
+            credentials: GUEST,
+            cluster: 'demo',
+            statefulSet: STRAY,
+            gateway,
+          }),
         ).resolves.toEqual({ claimants: [] });
       });
 

@@ -42,7 +42,9 @@ const NAMED = 5;
 /** "a, b and 3 more" for entity refs. */
 export function listRefs(refs: string[]): string {
   const named = refs.slice(0, NAMED).join(', ');
-  return refs.length > NAMED ? `${named} and ${refs.length - NAMED} more` : named;
+  return refs.length > NAMED
+    ? `${named} and ${refs.length - NAMED} more`
+    : named;
 }
 
 function nameOf(cluster: string, sts: V1StatefulSet) {
@@ -143,20 +145,20 @@ export class OwnershipChecks {
       throw new NotAllowedError(
         `You are not allowed to prune the claims of ${target.entityRef} (${pvcPrunerPrunePermission.name})`,
       );
-    const refused = refs.filter(ref => !allowed.has(ref));
-    if (refused.length > 0)
-      throw new NotAllowedError(
-        `${what} is also claimed by ${listRefs(
-          refused,
-        )}: pruning it needs ${pvcPrunerPrunePermission.name} on every entity that claims it, and you lack it on ${
-          refused.length === 1 ? 'that one' : 'those'
-        }`,
-      );
     if (!target && refs.length > 0)
       throw new NotAllowedError(
         `${what} is claimed by ${listRefs(
           refs,
         )}: prune it from the card of the entity it belongs to`,
+      );
+    const refused = refs.filter(ref => !allowed.has(ref));
+    if (refused.length > 0)
+      throw new NotAllowedError(
+        `${what} is also claimed by ${listRefs(refused)}: pruning it needs ${
+          pvcPrunerPrunePermission.name
+        } on every entity that claims it, and you lack it on ${
+          refused.length === 1 ? 'that one' : 'those'
+        }`,
       );
     if (!unownedPrune) {
       if (!target)

@@ -4,6 +4,50 @@ import { ClaimantIndex } from './ClaimantIndex';
 import { listRefs, OwnershipChecks } from './OwnershipChecks';
 import { WorkloadCatalog } from './WorkloadCatalog';
 
+function refusing(reason: string): DeleteGuard {
+  return {
+    abortReason: reason,
+    confirmLive: async () => {},
+    stop: () => {},
+  };
+}
+
+class OwnershipGuard implements DeleteGuard {
+  private judged?: V1StatefulSet;
+  private reason?: string;
+
+  constructor(
+    private readonly cluster: string,
+    private readonly index: ClaimantIndex,
+    private readonly authorized: ReadonlySet<string>,
+    private readonly statefulSet: () => V1StatefulSet,
+  ) {}
+
+  get abortReason(): string | undefined {
+    const sts = this.statefulSet();
+    if (sts !== this.judged) {
+      this.judged = sts;
+      const added = this.index
+        .claimantsOf(this.cluster, sts)
+        .map(e => e.entityRef)
+        .filter(ref => !this.authorized.has(ref));
+      if (added.length > 0)
+        this.reason ??= `StatefulSet ${sts.metadata?.namespace}/${
+          sts.metadata?.name
+        } is now also claimed by ${listRefs(
+          added,
+        )} (its labels changed during the job), on which this prune was not authorized`;
+    }
+    return this.reason;
+  }
+
+  async confirmLive(): Promise<void> {
+    // Nothing to read: the StatefulSet guard's live read is what it judges.
+  }
+
+  stop() {}
+}
+
 /**
  * A job's ownership check. When the job starts it reads the catalog afresh
  * and authorizes the prune again on every claimant, against the StatefulSet
@@ -50,48 +94,4 @@ export class OwnershipGuards implements DeleteGuardFactory {
       );
     }
   }
-}
-
-function refusing(reason: string): DeleteGuard {
-  return {
-    abortReason: reason,
-    confirmLive: async () => {},
-    stop: () => {},
-  };
-}
-
-class OwnershipGuard implements DeleteGuard {
-  private judged?: V1StatefulSet;
-  private reason?: string;
-
-  constructor(
-    private readonly cluster: string,
-    private readonly index: ClaimantIndex,
-    private readonly authorized: ReadonlySet<string>,
-    private readonly statefulSet: () => V1StatefulSet,
-  ) {}
-
-  get abortReason(): string | undefined {
-    const sts = this.statefulSet();
-    if (sts !== this.judged) {
-      this.judged = sts;
-      const added = this.index
-        .claimantsOf(this.cluster, sts)
-        .map(e => e.entityRef)
-        .filter(ref => !this.authorized.has(ref));
-      if (added.length > 0)
-        this.reason ??= `StatefulSet ${sts.metadata?.namespace}/${
-          sts.metadata?.name
-        } is now also claimed by ${listRefs(
-          added,
-        )} (its labels changed during the job), on which this prune was not authorized`;
-    }
-    return this.reason;
-  }
-
-  async confirmLive(): Promise<void> {
-    // Nothing to read: the StatefulSet guard's live read is what it judges.
-  }
-
-  stop() {}
 }

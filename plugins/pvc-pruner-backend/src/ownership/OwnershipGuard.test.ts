@@ -1,0 +1,137 @@
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type { KubeGateway } from '../kubernetes';
+import { componentEntity } from '../__testUtils__/catalogEntities';
+import { NamespaceOwners } from './NamespaceOwners';
+import { OwnershipChecks } from './OwnershipChecks';
+import { OwnershipGuards } from './OwnershipGuard';
+import { WorkloadCatalog } from './WorkloadCatalog';
+import { workloadEntityOf } from './WorkloadEntity';
+
+const orders = componentEntity('orders', { owner: 'checkout' });
+const ledger = componentEntity('ledger', { owner: 'payments' });
+const job = { cluster: 'demo', namespace: 'shop' } as PruneJob;
+const gateway = {} as KubeGateway;
+
+function labelled(id: string): V1StatefulSet {
+  return {
+    metadata: {
+      name: 'orders-db',
+      namespace: 'shop',
+      labels: { 'backstage.io/kubernetes-id': id },
+    },
+  };
+}
+
+function guards(allowed: string[] = ['component:default/orders']) {
+  const catalog = catalogServiceMock({ entities: [orders, ledger] });
+  jest.spyOn(catalog, 'getEntities');
+  const permissions = mockServices.permissions.mock();
+  permissions.authorize.mockImplementation(async requests =>
+    requests.map(r => ({
+      result:
+        'resourceRef' in r && r.resourceRef && allowed.includes(r.resourceRef)
+          ? AuthorizeResult.ALLOW
+          : AuthorizeResult.DENY,
+    })),
+  );
+  const workloads = new WorkloadCatalog({
+    catalog,
+    auth: mockServices.auth(),
+    logger: mockServices.logger.mock(),
+  });
+  const ownership = new OwnershipChecks({
+    permissions,
+    workloads,
+    namespaceOwners: new NamespaceOwners(),
+  });
+  return {
+    factory: new OwnershipGuards(ownership, workloads),
+    catalog,
+    permissions,
+  };
+}
+
+const request = {
+  credentials: mockCredentials.user('user:default/guest'),
+  target: workloadEntityOf(orders),
+};
+
+describe('OwnershipGuards', () => {
+  it('authorizes the job again as it starts, from a catalog read of its own, and then reads the catalog no more', async () => {
+    const { factory, catalog, permissions } = guards();
+    let sts = labelled('orders');
+
+    const guard = await factory.start({
+      job,
+      gateway,
+      statefulSet: () => sts,
+      request,
+    });
+    for (let i = 0; i < 5; i++) {
+      sts = { ...labelled('orders') };
+      expect(guard.abortReason).toBeUndefined();
+    }
+
+    expect(catalog.getEntities).toHaveBeenCalledTimes(1);
+    expect(permissions.authorize).toHaveBeenCalledTimes(1);
+  });
+
+  it('stops the job before its next delete when the StatefulSet’s labels now make an entity it was not authorized on claim it', async () => {
+    const { factory } = guards();
+    let sts = labelled('orders');
+    const guard = await factory.start({
+      job,
+      gateway,
+      statefulSet: () => sts,
+      request,
+    });
+
+    sts = {
+      ...sts,
+      metadata: {
+        ...sts.metadata,
+        labels: { 'backstage.io/kubernetes-id': 'orders', app: 'x' },
+      },
+    };
+    expect(guard.abortReason).toBeUndefined();
+    sts = labelled('ledger');
+    expect(guard.abortReason).toBe(
+      'StatefulSet shop/orders-db is now also claimed by component:default/ledger (its labels changed during the job), on which this prune was not authorized',
+    );
+  });
+
+  it('stops the job before any delete when the check as it starts refuses (the catalog changed since the POST)', async () => {
+    const { factory } = guards();
+    const guard = await factory.start({
+      job,
+      gateway,
+      // By now ledger claims it too.
+      statefulSet: () => ({
+        metadata: {
+          name: 'orders-db',
+          namespace: 'shop',
+          labels: { 'backstage.io/kubernetes-id': 'ledger' },
+        },
+      }),
+      request,
+    });
+    expect(guard.abortReason).toMatch(
+      /^the ownership check when the job started refused it: StatefulSet shop\/orders-db in cluster "demo" is also claimed by component:default\/ledger/,
+    );
+  });
+
+  it('refuses a job run without its request', async () => {
+    const guard = await guards().factory.start({
+      job,
+      gateway,
+      statefulSet: () => labelled('orders'),
+    });
+    expect(guard.abortReason).toBe(
+      'the job has no request to check who may prune this StatefulSet',
+    );
+  });
+});
