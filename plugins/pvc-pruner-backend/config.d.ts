@@ -26,9 +26,17 @@ export interface Config {
      */
     leaseDurationSeconds?: number;
     /**
-     * Refuse to prune when the permission framework is off (`permission.enabled: false`),
-     * instead of letting every signed-in user prune.
+     * Let every signed-in user prune (and dry-run) every claim while the permission framework is
+     * off (`permission.enabled` is not true). Without it, pruning is refused until the framework
+     * is on with a policy. It has no effect while the framework is on.
      * @default false
+     */
+    allowPruneWithoutPermissionFramework?: boolean;
+    /**
+     * Removed: pruning is now refused while the permission framework is off, unless
+     * `allowPruneWithoutPermissionFramework` is true. `false` with the framework off fails the
+     * start (it used to let everyone prune); any other value is ignored with a warning.
+     * @deprecated Replaced by allowPruneWithoutPermissionFramework; remove it.
      */
     requirePermissionFramework?: boolean;
     /**

@@ -5,7 +5,10 @@ export interface PvcPrunerOptions {
   clusterRequestTimeoutMs: number;
   volumeWaitTimeoutMs: number;
   leaseDurationSeconds: number;
-  requirePermissionFramework: boolean;
+  /** Let every signed-in user prune while the permission framework is off. */
+  allowPruneWithoutPermissionFramework: boolean;
+  /** The removed `requirePermissionFramework`, when a config still sets it. */
+  removedRequirePermissionFramework?: boolean;
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -25,7 +28,11 @@ export function readOptions(root: Config): PvcPrunerOptions {
     volumeWaitTimeoutMs:
       positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
-    requirePermissionFramework:
-      config.getOptionalBoolean('requirePermissionFramework') ?? false,
+    allowPruneWithoutPermissionFramework:
+      config.getOptionalBoolean('allowPruneWithoutPermissionFramework') ??
+      false,
+    removedRequirePermissionFramework: config.getOptionalBoolean(
+      'requirePermissionFramework',
+    ),
   };
 }

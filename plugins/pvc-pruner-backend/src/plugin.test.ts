@@ -37,6 +37,7 @@ import {
 import { KubeSim, startKubeSim } from 'kube-sim';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
+import { PERMISSION_FRAMEWORK_OFF_REFUSAL } from './permissions';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 
@@ -106,19 +107,31 @@ function config(
         },
       ],
     },
+    // The permissions service is the test's (allowing all unless told otherwise).
+    permission: { enabled: true },
     pvcPruner: { leaseDurationSeconds: 5, volumeWaitTimeoutSeconds: 5 },
     ...extra,
   };
 }
 
+/** Backstage's own permissions service: it asks the permission backend, or allows all while `permission.enabled` is not true. */
+const frameworkPermissions = () => mockServices.permissions.factory();
+
 async function startPlugin(
-  options: { config?: JsonObject; features?: any[] } = {},
+  options: {
+    config?: JsonObject;
+    features?: any[];
+    /** The permissions service; by default, a policy that allows everything. */
+    permissions?: any;
+  } = {},
 ) {
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
       mockServices.rootConfig.factory({ data: options.config ?? config(sim) }),
       catalogServiceMock.factory({ entities: ENTITIES }),
+      options.permissions ??
+        mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
       ...(options.features ?? []),
     ],
   });
@@ -251,6 +264,7 @@ function ownersOnly(
 function startPluginWithPolicy(policy: PermissionPolicy) {
   return startPlugin({
     config: config(sim, { permission: { enabled: true } }),
+    permissions: frameworkPermissions(),
     features: [
       permissionBackendPlugin,
       policyModuleOf(policy),
@@ -462,7 +476,7 @@ describe('pvcPrunerPlugin', () => {
 
     it('asks about the entity (resourceRef), so policies can apply catalog conditions', async () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
-      const server = await startPlugin({ features: [permissions.factory] });
+      const server = await startPlugin({ permissions: permissions.factory });
 
       await asUser(BOB, getOrphans(server, 'Component:orders')).expect(200);
       const posted = await asUser(BOB, postPrune(server));
@@ -500,7 +514,7 @@ describe('pvcPrunerPlugin', () => {
         const permissions = permissionsAllowing(name =>
           name === 'pvc-pruner.prune' ? result : AuthorizeResult.ALLOW,
         );
-        const server = await startPlugin({ features: [permissions.factory] });
+        const server = await startPlugin({ permissions: permissions.factory });
 
         const response = await postPrune(server);
 
@@ -519,7 +533,7 @@ describe('pvcPrunerPlugin', () => {
 
     it('refuses reads with 403 when denied, before asking the cluster anything', async () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.DENY);
-      const server = await startPlugin({ features: [permissions.factory] });
+      const server = await startPlugin({ permissions: permissions.factory });
 
       const response = await getOrphans(server);
 
@@ -673,36 +687,45 @@ describe('pvcPrunerPlugin', () => {
     });
   });
 
-  describe('pvcPruner.requirePermissionFramework', () => {
-    it('refuses every prune when the permission framework is off, says why, and writes nothing', async () => {
+  describe('with the permission framework off', () => {
+    it('refuses every prune and dry run, says how to enable the framework or opt out, and writes nothing', async () => {
       const logger = mockServices.logger.mock();
       const server = await startPlugin({
-        config: config(sim, {
-          permission: { enabled: false },
-          pvcPruner: { requirePermissionFramework: true },
-        }),
+        config: config(sim, { permission: { enabled: false } }),
+        permissions: frameworkPermissions(),
         features: [logger.factory],
       });
 
-      const response = await postPrune(server);
-
-      expect(response.status).toBe(403);
-      expect(response.body.error.message).toBe(
-        'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)',
+      for (const dryRun of [true, false]) {
+        const response = await asUser(
+          BOB,
+          postPrune(server, prune({ dryRun })),
+        );
+        expect(response.status).toBe(403);
+        expect(response.body.error.message).toBe(
+          PERMISSION_FRAMEWORK_OFF_REFUSAL,
+        );
+      }
+      expect(PERMISSION_FRAMEWORK_OFF_REFUSAL).toMatch(
+        /permission\.enabled: true and install a permission policy.*pvcPruner\.allowPruneWithoutPermissionFramework: true/,
       );
       expect(writes()).toEqual([]);
       expect((await getOrphans(server)).status).toBe(200);
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining(
-          'pruning is refused (pvcPruner.requirePermissionFramework)',
+          'the permission framework is off (permission.enabled is not true), so every prune and dry run is refused',
         ),
       );
     });
 
-    it('without it, a framework that is off lets every signed-in user prune, with a warning', async () => {
+    it('lets every signed-in user prune only with pvcPruner.allowPruneWithoutPermissionFramework: true, and warns', async () => {
       const logger = mockServices.logger.mock();
       const server = await startPlugin({
-        config: config(sim, { permission: { enabled: false } }),
+        config: config(sim, {
+          permission: { enabled: false },
+          pvcPruner: { allowPruneWithoutPermissionFramework: true },
+        }),
+        permissions: frameworkPermissions(),
         features: [logger.factory],
       });
 
@@ -710,9 +733,43 @@ describe('pvcPrunerPlugin', () => {
 
       expect(response.status).toBe(202);
       expect(logger.warn).toHaveBeenCalledWith(
-        expect.stringContaining('every signed-in user may prune'),
+        expect.stringContaining('every signed-in user may prune every claim'),
       );
       await untilFinished(server, response.body.id);
+    });
+
+    it('does not start with the removed requirePermissionFramework: false, which used to let everyone prune, and says what replaced it', async () => {
+      await expect(
+        startPlugin({
+          config: config(sim, {
+            permission: { enabled: false },
+            pvcPruner: { requirePermissionFramework: false },
+          }),
+          permissions: frameworkPermissions(),
+        }),
+      ).rejects.toThrow(
+        /pvcPruner\.requirePermissionFramework was removed.*replace it with pvcPruner\.allowPruneWithoutPermissionFramework: true/,
+      );
+    });
+
+    it('starts with the removed requirePermissionFramework: true, warning that it is no longer read, and refuses prunes as it asked', async () => {
+      const logger = mockServices.logger.mock();
+      const server = await startPlugin({
+        config: config(sim, {
+          permission: { enabled: false },
+          pvcPruner: { requirePermissionFramework: true },
+        }),
+        permissions: frameworkPermissions(),
+        features: [logger.factory],
+      });
+
+      expect((await postPrune(server)).status).toBe(403);
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringMatching(
+          /pvcPruner\.requirePermissionFramework was removed.*no longer read; remove it/,
+        ),
+      );
+      expect(writes()).toEqual([]);
     });
   });
 

@@ -14,6 +14,7 @@ import {
   pvcPrunerPermissions,
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
+import { permissionFrameworkGate } from './permissions';
 import { createRouter } from './router';
 import { PriceList } from './cost';
 import { OrphanSightingStore, PruneJobStore } from './database';
@@ -99,17 +100,12 @@ export const pvcPrunerPlugin = createBackendPlugin({
         catalog,
       }) {
         const options = readOptions(config);
-        const permissionsEnabled =
-          config.getOptionalBoolean('permission.enabled') ?? false;
-        if (!permissionsEnabled) {
-          logger.warn(
-            `pvc-pruner: the permission framework is off (permission.enabled is not true), so ${
-              options.requirePermissionFramework
-                ? 'pruning is refused (pvcPruner.requirePermissionFramework)'
-                : 'every signed-in user may prune'
-            }`,
-          );
-        }
+        const gate = permissionFrameworkGate({
+          permissionsEnabled:
+            config.getOptionalBoolean('permission.enabled') ?? false,
+          pvcPruner: options,
+        });
+        gate.warnings.forEach(warning => logger.warn(warning));
         permissionsRegistry.addPermissions(pvcPrunerPermissions);
 
         const clusterAuth = ClusterAuth.create({
@@ -189,10 +185,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             store,
             events,
             clusters,
-            pruneDisabledReason:
-              !permissionsEnabled && options.requirePermissionFramework
-                ? 'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)'
-                : undefined,
+            pruneDisabledReason: gate.pruneDisabledReason,
           }),
         );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
