@@ -426,7 +426,7 @@ describe('pvcPrunerPlugin', () => {
   });
 
   describe('credentials', () => {
-    it('lets users and services read, and only users prune (service: 403, none: 401)', async () => {
+    it('lets users and services read an entity’s claims, and only users prune or read the fleet (service: 403, none: 401)', async () => {
       const server = await startPlugin();
       const scan = (auth: string) =>
         getOrphans(server).set('authorization', auth);
@@ -451,6 +451,17 @@ describe('pvcPrunerPlugin', () => {
       );
       const none = await post(mockCredentials.none.header());
       expect(none.status).toBe(401);
+      // The fleet is for users only.
+      const fleet = (auth: string) =>
+        request(server)
+          .get('/api/pvc-pruner/v1/fleet')
+          .set('authorization', auth);
+      const serviceFleet = await fleet(mockCredentials.service.header());
+      expect(serviceFleet.status).toBe(403);
+      expect(serviceFleet.body.error.message).toMatch(
+        /does not allow 'service' credentials/,
+      );
+      expect((await fleet(mockCredentials.none.header())).status).toBe(401);
       expect(sim.requests()).toEqual([]);
 
       const user = await post(mockCredentials.user.header(ALICE));

@@ -530,6 +530,24 @@ describe('createRouter', () => {
       ]);
     });
 
+    it('is for users only: a service is refused with 403 and nothing is scanned or audited, no credentials with 401', async () => {
+      scanCluster.mockClear();
+
+      const service = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.service.header());
+      const none = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.none.header());
+
+      expect(service.status).toBe(403);
+      expect(service.body.error.name).toBe('NotAllowedError');
+      expect(none.status).toBe(401);
+      expect(scanCluster).not.toHaveBeenCalled();
+      expect(permissions.authorize).not.toHaveBeenCalled();
+      expect(audit.events).toEqual([]);
+    });
+
     it.each<[Record<string, string>, RegExp]>([
       [
         { cluster: 'staging' },

@@ -93,17 +93,16 @@ export async function createRouter(
   router.use(api);
   router.use(explainValidationErrors);
 
-  /** A user's or service's read, audited: the event names the request, and on success what was found. */
+  /** A read by one of `allow` (users or services unless told), audited: the event names the request, and on success what was found. */
   const auditedRead = async <T>(
     req: IncomingRequest,
     event: { eventId: string; meta: JsonObject },
     read: (
       credentials: BackstageCredentials,
     ) => Promise<{ result: T; meta: JsonObject }>,
+    allow: Array<'user' | 'service'> = ['user', 'service'],
   ): Promise<T> => {
-    const credentials = await httpAuth.credentials(req, {
-      allow: ['user', 'service'],
-    });
+    const credentials = await httpAuth.credentials(req, { allow });
     const audit = await auditor.createEvent({
       ...event,
       severityLevel: 'low',
@@ -204,6 +203,8 @@ export async function createRouter(
         const { entities, orphans } = page.totals;
         return { result: page, meta: { entities, orphans } };
       },
+      // The fleet is what a person may see across the catalog; no service acts for one here.
+      ['user'],
     );
     res.json(result);
   });

@@ -78,6 +78,7 @@ export interface paths {
      *     with orphans are listed. `unowned` (StatefulSets with orphans that no catalog
      *     entity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first
      *     page only, and never with an `owner` filter. Unknown query parameters are a 400.
+     *     Users only: a service token is a 403.
      *
      *     Clusters of client-side providers (google, oidc, aks) are read with the
      *     caller's own token, sent as for `/v1/orphans` in the
@@ -932,6 +933,15 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
+      /** The caller is a service; the fleet is for users only. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       503: components['responses']['ClusterUnavailable'];
     };
   };
