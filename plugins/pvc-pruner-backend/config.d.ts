@@ -25,6 +25,21 @@ export interface Config {
      * @default 30
      */
     leaseDurationSeconds?: number;
+    /** How much one user may run at once. Each StatefulSet also runs at most 3 jobs at once. */
+    limits?: {
+      /**
+       * Queued or running prune jobs, dry runs included, one user may have across every replica.
+       * One more is refused with 429 until one finishes.
+       * @default 10
+       */
+      runningJobsPerUser?: number;
+      /**
+       * Open event streams of prune jobs (the card follows each job with one) one user may have
+       * on one Backstage instance. One more is refused with 429 until one ends.
+       * @default 20
+       */
+      eventStreamsPerUser?: number;
+    };
     /**
      * Let every signed-in user prune (and dry-run) every claim while the permission framework is
      * off (`permission.enabled` is not true). Without it, pruning is refused until the framework

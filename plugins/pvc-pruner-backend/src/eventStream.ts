@@ -23,6 +23,8 @@ export function streamJobEvents(options: {
   after: number;
   store: PruneJobStore;
   events: JobEvents;
+  /** Called once when the stream ends: its job finished or its client went away. */
+  onClose?: () => void;
 }) {
   const { req, res, jobId, store, events } = options;
   let last = options.after;
@@ -51,6 +53,7 @@ export function streamJobEvents(options: {
     timers.forEach(clearInterval);
     unsubscribe();
     res.end();
+    options.onClose?.();
   };
   const send = (event: PruneEvent) => {
     last = event.seq;

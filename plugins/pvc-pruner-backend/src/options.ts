@@ -5,6 +5,10 @@ export interface PvcPrunerOptions {
   clusterRequestTimeoutMs: number;
   volumeWaitTimeoutMs: number;
   leaseDurationSeconds: number;
+  /** Queued or running jobs (dry runs included) one user may have, across replicas. */
+  runningJobsPerUser: number;
+  /** Event streams one user may have open on one Backstage instance. */
+  eventStreamsPerUser: number;
   /** Let every signed-in user prune while the permission framework is off. */
   allowPruneWithoutPermissionFramework: boolean;
   /** The removed `requirePermissionFramework`, when a config still sets it. */
@@ -20,6 +24,13 @@ function positive(config: Config, key: string, fallback: number) {
   return value;
 }
 
+function positiveInteger(config: Config, key: string, fallback: number) {
+  const value = positive(config, key, fallback);
+  if (!Number.isInteger(value))
+    throw new Error(`pvcPruner: ${key} must be a whole number, got ${value}`);
+  return value;
+}
+
 export function readOptions(root: Config): PvcPrunerOptions {
   const config = root.getOptionalConfig('pvcPruner') ?? new ConfigReader({});
   return {
@@ -28,6 +39,18 @@ export function readOptions(root: Config): PvcPrunerOptions {
     volumeWaitTimeoutMs:
       positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
+    // A few pages open, each following a dry run then a prune of a few StatefulSets.
+    runningJobsPerUser: positiveInteger(
+      config,
+      'limits.runningJobsPerUser',
+      10,
+    ),
+    // Two pages following each of those jobs.
+    eventStreamsPerUser: positiveInteger(
+      config,
+      'limits.eventStreamsPerUser',
+      20,
+    ),
     allowPruneWithoutPermissionFramework:
       config.getOptionalBoolean('allowPruneWithoutPermissionFramework') ??
       false,

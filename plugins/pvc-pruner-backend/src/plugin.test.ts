@@ -35,9 +35,11 @@ import {
   pvcPrunerPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, startKubeSim } from 'kube-sim';
+import knexFactory from 'knex';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
 import { PERMISSION_FRAMEWORK_OFF_REFUSAL } from './permissions';
+import { PruneJobStore } from './database';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 
@@ -695,6 +697,85 @@ describe('pvcPrunerPlugin', () => {
           deleted: ['data-orders-db-2', 'data-orders-db-3'],
         },
       });
+    });
+  });
+
+  describe('limits', () => {
+    /** The plugin on a database the test reads and writes too, with `running` jobs of ALICE's already queued. */
+    async function startWithQueuedJobs(
+      running: Array<{ statefulSet: string; requestedBy: string }>,
+      limits: JsonObject,
+    ) {
+      const knex = knexFactory({
+        client: 'better-sqlite3',
+        connection: ':memory:',
+        useNullAsDefault: true,
+      });
+      const store = await PruneJobStore.create({
+        database: mockServices.database({ knex }),
+      });
+      for (const job of running)
+        await store.createJob({
+          entityRef: ORDERS,
+          cluster: 'demo',
+          namespace: 'shop',
+          dryRun: true,
+          pvcs: ordersOrphans(),
+          ...job,
+        });
+      const server = await startPlugin({
+        config: config(sim, {
+          pvcPruner: { leaseDurationSeconds: 5, limits },
+        }),
+        features: [mockServices.database.factory({ knex })],
+      });
+      return { server, close: () => knex.destroy() };
+    }
+
+    it('refuses a prune with 429 when the user already runs pvcPruner.limits.runningJobsPerUser jobs, saying so, and asks the cluster nothing', async () => {
+      const { server, close } = await startWithQueuedJobs(
+        [
+          { statefulSet: 'cart-db', requestedBy: ALICE },
+          { statefulSet: 'search-index', requestedBy: ALICE },
+        ],
+        { runningJobsPerUser: 2 },
+      );
+      try {
+        const response = await asUser(ALICE, postPrune(server));
+
+        expect(response.status).toBe(429);
+        expect(response.body.error.message).toBe(
+          'You have 2 prune jobs running, dry runs included (the limit is 2); wait for one to finish',
+        );
+        expect(sim.requests()).toEqual([]);
+        // Another user is not counted against.
+        const bob = await asUser(BOB, postPrune(server));
+        expect(bob.status).toBe(202);
+        await untilFinished(server, bob.body.id);
+      } finally {
+        await close();
+      }
+    });
+
+    it('refuses a prune with 429 when its StatefulSet already runs 3 jobs, whoever asked for them', async () => {
+      const { server, close } = await startWithQueuedJobs(
+        ['carol', 'dave', 'erin'].map(name => ({
+          statefulSet: 'orders-db',
+          requestedBy: `user:default/${name}`,
+        })),
+        {},
+      );
+      try {
+        const response = await asUser(ALICE, postPrune(server));
+
+        expect(response.status).toBe(429);
+        expect(response.body.error.message).toBe(
+          'StatefulSet shop/orders-db in cluster "demo" has 3 prune jobs running, dry runs included (the limit is 3); wait for one to finish',
+        );
+        expect(sim.requests()).toEqual([]);
+      } finally {
+        await close();
+      }
     });
   });
 

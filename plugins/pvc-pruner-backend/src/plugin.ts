@@ -15,6 +15,11 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
 import { permissionFrameworkGate } from './permissions';
+import {
+  OpenStreamLimits,
+  RUNNING_JOBS_PER_STATEFULSET,
+  RunningJobLimits,
+} from './limits';
 import { createRouter } from './router';
 import { PriceList } from './cost';
 import { OrphanSightingStore, PruneJobStore } from './database';
@@ -155,6 +160,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
               holderPrefix: `backstage-${hostname()}-${process.pid}`,
               clock: store,
             }),
+            limits: new RunningJobLimits(store, {
+              perUser: options.runningJobsPerUser,
+              perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
+            }),
             logger,
           },
           { heartbeatMs: leaseMs / 3 },
@@ -185,6 +194,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             store,
             events,
             clusters,
+            eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
           }),
         );

@@ -26,6 +26,7 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { requirePermission } from './permissions';
+import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
 
@@ -47,6 +48,8 @@ export interface RouterOptions {
   events: JobEvents;
   clusters: ClusterRegistry;
   fleet: FleetService;
+  /** How many event streams each caller may have open. */
+  eventStreams: OpenStreamLimits;
   /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
   pruneDisabledReason?: string;
 }
@@ -306,7 +309,19 @@ export async function createRouter(
     const lastEventId = req.header('last-event-id');
     const after = Number(lastEventId || req.query.after || 0);
     const job = await readableJob(req, req.params.id);
-    streamJobEvents({ req, res, jobId: job.id, after, store, events });
+    // Before headers: one stream too many is a JSON 429.
+    const release = options.eventStreams.acquire(
+      await httpAuth.credentials(req, { allow: ['user', 'service'] }),
+    );
+    streamJobEvents({
+      req,
+      res,
+      jobId: job.id,
+      after,
+      store,
+      events,
+      onClose: release,
+    });
   });
 
   return router;

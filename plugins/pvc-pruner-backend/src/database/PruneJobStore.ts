@@ -409,6 +409,43 @@ export class PruneJobStore {
   }
 
   /**
+   * How many jobs are queued or running (dry runs included) that
+   * `requestedBy` asked for, and of the StatefulSet, across every replica.
+   */
+  async activeJobCounts(scope: {
+    requestedBy: string;
+    cluster: string;
+    namespace: string;
+    statefulSet: string;
+  }): Promise<{ byUser: number; byStatefulSet: number }> {
+    const count = async (where: Record<string, string>) => {
+      const [row] = await this.db(JOBS)
+        .whereIn('status', ACTIVE_STATUSES)
+        .where(where)
+        .count({ n: '*' });
+      return Number(row.n);
+    };
+    return {
+      byUser: await count({ requested_by: scope.requestedBy }),
+      byStatefulSet: await count({
+        cluster: scope.cluster,
+        namespace: scope.namespace,
+        stateful_set: scope.statefulSet,
+      }),
+    };
+  }
+
+  /** Deletes a job and its events, as if it had never been stored (a job withdrawn before it ran). */
+  async deleteJob(id: string): Promise<void> {
+    await this.db.transaction(tx => this.deleteJobsIn(tx, [id]));
+  }
+
+  private async deleteJobsIn(tx: Knex.Transaction, ids: string[]) {
+    await tx(EVENTS).whereIn('job_id', ids).delete();
+    await tx(JOBS).whereIn('id', ids).delete();
+  }
+
+  /**
    * Records that the live process `instanceId` runs these (unfinished) jobs
    * now. An empty list is a no-op.
    */

@@ -13,6 +13,7 @@ import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
+import { RunningJobLimits } from '../limits';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
 export interface JobOutcomeReporter {
@@ -49,6 +50,7 @@ export class PruneJobs {
       runner: PruneRunner;
       gateways: KubeGateways;
       lock: LeaseLock;
+      limits: RunningJobLimits;
       logger: LoggerService;
     },
     private readonly options: PruneJobsOptions,
@@ -87,8 +89,10 @@ export class PruneJobs {
   }
 
   /**
-   * Validates that the StatefulSet is one the entity selects, takes its Lease
-   * (a live holder is a 409 naming them), stores the job, and runs it. A
+   * Validates that the StatefulSet is one the entity selects, that neither
+   * the user nor the StatefulSet runs too many jobs already (a 429 naming the
+   * limit), takes its Lease (a live holder is a 409 naming them), stores the
+   * job, and runs it. A
    * cluster that fails or refuses is a 503 naming it. `requestAuth` (the
    * user's tokens for client-side providers) lives in the running job's
    * memory only, never in the store.
@@ -113,6 +117,14 @@ export class PruneJobs {
         `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
       );
     }
+    const scope = {
+      requestedBy,
+      cluster: request.cluster,
+      namespace: request.namespace,
+      statefulSet: request.statefulSet,
+    };
+    // Refused before the cluster is asked anything.
+    await this.deps.limits.ensureRoom(scope);
     const id = randomUUID();
     const { gateway, lease } = await this.lockStatefulSet(
       request,
@@ -125,16 +137,21 @@ export class PruneJobs {
     });
     let job: PruneJob;
     try {
-      job = await this.deps.store.createJob({
-        id,
-        entityRef: target.entityRef,
-        cluster: request.cluster,
-        namespace: request.namespace,
-        statefulSet: request.statefulSet,
-        dryRun: Boolean(request.dryRun),
-        requestedBy,
-        pvcs: request.pvcs,
-      });
+      job = await this.deps.limits.admit(
+        scope,
+        () =>
+          this.deps.store.createJob({
+            id,
+            entityRef: target.entityRef,
+            cluster: request.cluster,
+            namespace: request.namespace,
+            statefulSet: request.statefulSet,
+            dryRun: Boolean(request.dryRun),
+            requestedBy,
+            pvcs: request.pvcs,
+          }),
+        stored => this.deps.store.deleteJob(stored.id),
+      );
       await this.deps.store.claim(job.id, this.instanceId);
     } catch (e) {
       await lease.release().catch(() => undefined);

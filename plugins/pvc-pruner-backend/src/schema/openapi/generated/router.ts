@@ -310,6 +310,17 @@ export const spec = {
           '413': {
             description: 'The body is larger than 64 KiB.',
           },
+          '429': {
+            description:
+              'The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running\n(default 10), or the StatefulSet has 3, dry runs included, counted across replicas;\nthe message says which limit and how many run.\n',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
           '503': {
             $ref: '#/components/responses/ClusterUnavailable',
           },
@@ -435,6 +446,17 @@ export const spec = {
           },
           '404': {
             $ref: '#/components/responses/NotFound',
+          },
+          '429': {
+            description:
+              "The caller already has `pvcPruner.limits.eventStreamsPerUser` streams open on this\nBackstage instance (default 20); answered before any header of the stream. A stream's\nplace is freed when it ends or its client disconnects.\n",
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
           },
         },
       },

@@ -1018,6 +1018,19 @@ export interface operations {
         };
         content?: never;
       };
+      /**
+       * The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running
+       *     (default 10), or the StatefulSet has 3, dry runs included, counted across replicas;
+       *     the message says which limit and how many run.
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       503: components['responses']['ClusterUnavailable'];
     };
   };
@@ -1076,6 +1089,19 @@ export interface operations {
       400: components['responses']['BadRequest'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
+      /**
+       * The caller already has `pvcPruner.limits.eventStreamsPerUser` streams open on this
+       *     Backstage instance (default 20); answered before any header of the stream. A stream's
+       *     place is freed when it ends or its client disconnects.
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
 }
