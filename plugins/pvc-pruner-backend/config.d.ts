@@ -25,6 +25,13 @@ export interface Config {
      * @default 30
      */
     leaseDurationSeconds?: number;
+    /**
+     * Days after which finished prune jobs (with their events) and the sightings of claims no
+     * scan has seen as orphans are deleted, by a daily task on one replica. Jobs still queued or
+     * running are never deleted. At least 1.
+     * @default 90
+     */
+    retentionDays?: number;
     /** How much one user may run at once. Each StatefulSet also runs at most 3 jobs at once. */
     limits?: {
       /**

@@ -5,6 +5,8 @@ export interface PvcPrunerOptions {
   clusterRequestTimeoutMs: number;
   volumeWaitTimeoutMs: number;
   leaseDurationSeconds: number;
+  /** Finished jobs, their events and orphan sightings are deleted after this. */
+  retentionDays: number;
   /** Queued or running jobs (dry runs included) one user may have, across replicas. */
   runningJobsPerUser: number;
   /** Event streams one user may have open on one Backstage instance. */
@@ -31,6 +33,14 @@ function positiveInteger(config: Config, key: string, fallback: number) {
   return value;
 }
 
+/** Retention shorter than a day would delete the sightings of claims that are still orphans (see OrphanSightingStore). */
+function atLeastOneDay(config: Config, key: string, fallback: number) {
+  const value = positive(config, key, fallback);
+  if (value < 1)
+    throw new Error(`pvcPruner: ${key} must be at least 1, got ${value}`);
+  return value;
+}
+
 export function readOptions(root: Config): PvcPrunerOptions {
   const config = root.getOptionalConfig('pvcPruner') ?? new ConfigReader({});
   return {
@@ -39,6 +49,7 @@ export function readOptions(root: Config): PvcPrunerOptions {
     volumeWaitTimeoutMs:
       positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
+    retentionDays: atLeastOneDay(config, 'retentionDays', 90),
     // A few pages open, each following a dry run then a prune of a few StatefulSets.
     runningJobsPerUser: positiveInteger(
       config,

@@ -22,7 +22,11 @@ import {
 } from './limits';
 import { createRouter } from './router';
 import { PriceList } from './cost';
-import { OrphanSightingStore, PruneJobStore } from './database';
+import {
+  OrphanSightingStore,
+  PruneJobStore,
+  RetentionCleaner,
+} from './database';
 import { FleetService } from './fleet';
 import {
   InterruptedJobSweeper,
@@ -138,8 +142,16 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
+        const sightings = await OrphanSightingStore.create({ database });
+        await RetentionCleaner.schedule({
+          scheduler,
+          jobs: store,
+          sightings,
+          logger,
+          retentionDays: options.retentionDays,
+        });
         const annotator = new OrphanAnnotator(
-          await OrphanSightingStore.create({ database }),
+          sightings,
           PriceList.fromConfig(config),
         );
         const orphanFinder = new OrphanFinder(gateways, caches, annotator);

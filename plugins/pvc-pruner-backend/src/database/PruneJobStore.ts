@@ -446,6 +446,34 @@ export class PruneJobStore {
   }
 
   /**
+   * Deletes, with their events, the jobs that finished more than
+   * `olderThanMs` ago by the database's clock, a chunk per transaction, and
+   * returns how many. A queued or running job is never deleted, however old.
+   */
+  async deleteFinishedFor(olderThanMs: number): Promise<number> {
+    const before = new Date((await this.now()).getTime() - olderThanMs);
+    let deleted = 0;
+    for (;;) {
+      const ids: string[] = (
+        await this.db(JOBS)
+          .select('id')
+          .whereNotIn('status', ACTIVE_STATUSES)
+          .where(q =>
+            q
+              .where('finished_at', '<', before)
+              .orWhere(q2 =>
+                q2.whereNull('finished_at').where('created_at', '<', before),
+              ),
+          )
+          .limit(ID_CHUNK)
+      ).map((row: { id: string }) => row.id);
+      if (ids.length === 0) return deleted;
+      await this.db.transaction(tx => this.deleteJobsIn(tx, ids));
+      deleted += ids.length;
+    }
+  }
+
+  /**
    * Records that the live process `instanceId` runs these (unfinished) jobs
    * now. An empty list is a no-op.
    */
