@@ -222,9 +222,12 @@ describe('LeaseLock', () => {
     );
   });
 
-  it('quotes a hostile holderIdentity at most 253 characters long', async () => {
+  it('quotes a hostile holderIdentity at most 253 characters long, and an unreadable acquireTime as unknown', async () => {
     await lock(30, 'backstage-a').acquire(gateway, target());
     takeOverLeavingAnnotations('x'.repeat(10_000));
+    const taken = structuredClone(leaseInSim()!);
+    taken.spec.acquireTime = 'not a time';
+    sim.store.update('coordination.k8s.io/leases', taken);
 
     const second = lock(30, 'backstage-b').acquire(
       gateway,
@@ -232,7 +235,7 @@ describe('LeaseLock', () => {
     );
 
     await expect(second).rejects.toThrow(
-      new RegExp(`being pruned by x{253}… since `),
+      new RegExp(`being pruned by x{253}… since an unknown time$`),
     );
   });
 

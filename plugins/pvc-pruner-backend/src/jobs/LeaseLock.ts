@@ -63,9 +63,10 @@ function isExpired(lease: V1Lease, now: number) {
  * very holder.
  */
 function describeHolder(lease: V1Lease) {
-  const since = lease.spec?.acquireTime
-    ? new Date(lease.spec.acquireTime).toISOString()
-    : 'an unknown time';
+  const acquired = new Date(lease.spec?.acquireTime ?? Number.NaN);
+  const since = Number.isNaN(acquired.getTime())
+    ? 'an unknown time'
+    : acquired.toISOString();
   const holder = lease.spec?.holderIdentity;
   if (!holder)
     return `another process (the Lease names no holder) since ${since}`;
