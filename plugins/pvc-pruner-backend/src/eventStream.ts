@@ -112,5 +112,10 @@ export function streamJobEvents(options: {
   timers.push(setInterval(() => void pump(), POLL_MS));
   timers.push(setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS));
   req.on('close', close);
+  // A client that left while the request was checked closed before we listened.
+  if (res.destroyed) {
+    close();
+    return;
+  }
   void pump();
 }

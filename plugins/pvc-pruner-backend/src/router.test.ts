@@ -1261,6 +1261,30 @@ describe('createRouter', () => {
         expect((await openStream(job.id)).status).toBe(200);
       });
 
+      it('frees the slot of a client that went away before its stream started', async () => {
+        const job = await storedJob();
+        let checked!: () => void;
+        const checking = new Promise<void>(r => (checked = r));
+        permissions.authorize.mockImplementation(async requests => {
+          checked();
+          // The read check is slow; the client leaves meanwhile.
+          await new Promise(r => setTimeout(r, 200));
+          return requests.map(() => ({ result: AuthorizeResult.ALLOW }));
+        });
+        const { port } = server.address() as AddressInfo;
+        const req = http.get({
+          port,
+          path: `/v1/prune-jobs/${job.id}/events`,
+          headers: { authorization: mockCredentials.user.header(ALICE) },
+        });
+        req.on('error', () => {});
+        await checking;
+        req.destroy();
+
+        await new Promise(r => setTimeout(r, 600));
+        expect(streams.openFor(mockCredentials.user(ALICE))).toBe(0);
+      });
+
       it('frees a slot when the stream ends with its job', async () => {
         const job = await storedJob();
         await finishJob(job.id);
