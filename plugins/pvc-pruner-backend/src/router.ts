@@ -50,7 +50,7 @@ export interface RouterOptions {
   fleet: FleetService;
   /** How many event streams each caller may have open. */
   eventStreams: OpenStreamLimits;
-  /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
+  /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
   pruneDisabledReason?: string;
 }
 
