@@ -26,9 +26,39 @@ export interface Config {
      */
     leaseDurationSeconds?: number;
     /**
-     * Refuse to prune when the permission framework is off (`permission.enabled: false`),
-     * instead of letting every signed-in user prune.
+     * Days after which finished prune jobs (with their events) and the sightings of claims no
+     * scan has seen as orphans are deleted, by a daily task on one replica. Jobs still queued or
+     * running are never deleted. At least 1.
+     * @default 90
+     */
+    retentionDays?: number;
+    /** How much one user may run at once. Each StatefulSet also runs at most 3 jobs at once. */
+    limits?: {
+      /**
+       * Queued or running prune jobs, dry runs included, one user may have across every replica.
+       * One more is refused with 429 until one finishes.
+       * @default 10
+       */
+      runningJobsPerUser?: number;
+      /**
+       * Open event streams of prune jobs (the card follows each job with one) one user may have
+       * on one Backstage instance. One more is refused with 429 until one ends.
+       * @default 20
+       */
+      eventStreamsPerUser?: number;
+    };
+    /**
+     * Let every signed-in user prune (and dry-run) every claim while the permission framework is
+     * off (`permission.enabled` is not true). Without it, pruning is refused until the framework
+     * is on with a policy. It has no effect while the framework is on.
      * @default false
+     */
+    allowPruneWithoutPermissionFramework?: boolean;
+    /**
+     * Removed: pruning is now refused while the permission framework is off, unless
+     * `allowPruneWithoutPermissionFramework` is true. `false` with the framework off fails the
+     * start (it used to let everyone prune); any other value is ignored with a warning.
+     * @deprecated Replaced by allowPruneWithoutPermissionFramework; remove it.
      */
     requirePermissionFramework?: boolean;
     /** How a StatefulSet's ownership is checked beyond the catalog. */

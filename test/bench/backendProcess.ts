@@ -64,6 +64,8 @@ async function startBackend(
         pvcPruner: {
           clusterRequestTimeoutSeconds: 60,
           volumeWaitTimeoutSeconds: 60,
+          // No permission backend runs here; Backstage's permissions service allows all.
+          allowPruneWithoutPermissionFramework: true,
           ...extraConfig,
         },
       },

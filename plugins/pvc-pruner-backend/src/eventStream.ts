@@ -23,6 +23,8 @@ export function streamJobEvents(options: {
   after: number;
   store: PruneJobStore;
   events: JobEvents;
+  /** Called once when the stream ends: its job finished or its client went away. */
+  onClose?: () => void;
 }) {
   const { req, res, jobId, store, events } = options;
   let last = options.after;
@@ -51,6 +53,7 @@ export function streamJobEvents(options: {
     timers.forEach(clearInterval);
     unsubscribe();
     res.end();
+    options.onClose?.();
   };
   const send = (event: PruneEvent) => {
     last = event.seq;
@@ -109,5 +112,10 @@ export function streamJobEvents(options: {
   timers.push(setInterval(() => void pump(), POLL_MS));
   timers.push(setInterval(() => write(': keep-alive\n\n'), KEEPALIVE_MS));
   req.on('close', close);
+  // A client that left while the request was checked closed before we listened.
+  if (res.destroyed) {
+    close();
+    return;
+  }
   void pump();
 }

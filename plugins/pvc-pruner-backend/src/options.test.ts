@@ -1,18 +1,49 @@
 import { ConfigReader } from '@backstage/config';
 import { readOptions } from './options';
 
-const read = (pvcPruner: object) =>
+const options = (pvcPruner: object) =>
   readOptions(new ConfigReader({ pvcPruner }));
 
 describe('readOptions', () => {
+  it('has the documented defaults', () => {
+    expect(options({})).toMatchObject({
+      retentionDays: 90,
+      runningJobsPerUser: 10,
+      eventStreamsPerUser: 20,
+      allowPruneWithoutPermissionFramework: false,
+      removedRequirePermissionFramework: undefined,
+    });
+  });
+
+  it.each([
+    [
+      { retentionDays: 0.5 },
+      'pvcPruner: retentionDays must be at least 1, got 0.5',
+    ],
+    [
+      { retentionDays: 0 },
+      'pvcPruner: retentionDays must be a positive number, got 0',
+    ],
+    [
+      { limits: { runningJobsPerUser: 2.5 } },
+      'pvcPruner: limits.runningJobsPerUser must be a whole number, got 2.5',
+    ],
+    [
+      { limits: { eventStreamsPerUser: -1 } },
+      'pvcPruner: limits.eventStreamsPerUser must be a positive number, got -1',
+    ],
+  ])('refuses %j', (pvcPruner, message) => {
+    expect(() => options(pvcPruner)).toThrow(message);
+  });
+
   it('reads the namespace owner annotation, and nothing when it is unset', () => {
-    expect(read({}).namespaceOwnerAnnotation).toBeUndefined();
+    expect(options({}).namespaceOwnerAnnotation).toBeUndefined();
     expect(
-      read({ ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' } })
+      options({ ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' } })
         .namespaceOwnerAnnotation,
     ).toBe('backstage.io/owner');
     expect(
-      read({ ownership: { namespaceOwnerAnnotation: 'owner' } })
+      options({ ownership: { namespaceOwnerAnnotation: 'owner' } })
         .namespaceOwnerAnnotation,
     ).toBe('owner');
   });
@@ -21,7 +52,7 @@ describe('readOptions', () => {
     'refuses %j as a namespace owner annotation, saying what it wants',
     key => {
       expect(() =>
-        read({ ownership: { namespaceOwnerAnnotation: key } }),
+        options({ ownership: { namespaceOwnerAnnotation: key } }),
       ).toThrow(
         `pvcPruner: ownership.namespaceOwnerAnnotation must be a Kubernetes annotation key such as backstage.io/owner, got "${key}"`,
       );

@@ -5,7 +5,16 @@ export interface PvcPrunerOptions {
   clusterRequestTimeoutMs: number;
   volumeWaitTimeoutMs: number;
   leaseDurationSeconds: number;
-  requirePermissionFramework: boolean;
+  /** Finished jobs, their events and orphan sightings are deleted after this. */
+  retentionDays: number;
+  /** Queued or running jobs (dry runs included) one user may have, across replicas. */
+  runningJobsPerUser: number;
+  /** Event streams one user may have open on one Backstage instance. */
+  eventStreamsPerUser: number;
+  /** Let every signed-in user prune while the permission framework is off. */
+  allowPruneWithoutPermissionFramework: boolean;
+  /** The removed `requirePermissionFramework`, when a config still sets it. */
+  removedRequirePermissionFramework?: boolean;
   /** The annotation on a Namespace that names who may prune in it, when the platform binds namespaces to owners. */
   namespaceOwnerAnnotation?: string;
 }
@@ -16,6 +25,21 @@ function positive(config: Config, key: string, fallback: number) {
     throw new Error(
       `pvcPruner: ${key} must be a positive number, got ${value}`,
     );
+  return value;
+}
+
+function positiveInteger(config: Config, key: string, fallback: number) {
+  const value = positive(config, key, fallback);
+  if (!Number.isInteger(value))
+    throw new Error(`pvcPruner: ${key} must be a whole number, got ${value}`);
+  return value;
+}
+
+/** Retention shorter than a day would delete the sightings of claims that are still orphans (see OrphanSightingStore). */
+function atLeastOneDay(config: Config, key: string, fallback: number) {
+  const value = positive(config, key, fallback);
+  if (value < 1)
+    throw new Error(`pvcPruner: ${key} must be at least 1, got ${value}`);
   return value;
 }
 
@@ -41,8 +65,25 @@ export function readOptions(root: Config): PvcPrunerOptions {
     volumeWaitTimeoutMs:
       positive(config, 'volumeWaitTimeoutSeconds', 120) * 1000,
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
-    requirePermissionFramework:
-      config.getOptionalBoolean('requirePermissionFramework') ?? false,
+    retentionDays: atLeastOneDay(config, 'retentionDays', 90),
+    // A few pages open, each following a dry run then a prune of a few StatefulSets.
+    runningJobsPerUser: positiveInteger(
+      config,
+      'limits.runningJobsPerUser',
+      10,
+    ),
+    // Two pages following each of those jobs.
+    eventStreamsPerUser: positiveInteger(
+      config,
+      'limits.eventStreamsPerUser',
+      20,
+    ),
+    allowPruneWithoutPermissionFramework:
+      config.getOptionalBoolean('allowPruneWithoutPermissionFramework') ??
+      false,
+    removedRequirePermissionFramework: config.getOptionalBoolean(
+      'requirePermissionFramework',
+    ),
     namespaceOwnerAnnotation: annotationKey(
       config,
       'ownership.namespaceOwnerAnnotation',

@@ -36,8 +36,11 @@ import {
   pvcPrunerUnownedPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, startKubeSim } from 'kube-sim';
+import knexFactory from 'knex';
 import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
+import { PERMISSION_FRAMEWORK_OFF_REFUSAL } from './permissions';
+import { PruneJobStore } from './database';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 
@@ -107,19 +110,32 @@ function config(
         },
       ],
     },
+    // The permissions service is the test's (allowing all unless told otherwise).
+    permission: { enabled: true },
     pvcPruner: { leaseDurationSeconds: 5, volumeWaitTimeoutSeconds: 5 },
     ...extra,
   };
 }
 
+/** Backstage's own permissions service: it asks the permission backend, or allows all while `permission.enabled` is not true. */
+const frameworkPermissions = () => mockServices.permissions.factory();
+
 async function startPlugin(
-  options: { config?: JsonObject; features?: any[]; entities?: Entity[] } = {},
+  options: {
+    config?: JsonObject;
+    features?: any[];
+    /** The permissions service; by default, a policy that allows everything. */
+    permissions?: any;
+    entities?: Entity[];
+  } = {},
 ) {
   const backend = await startTestBackend({
     features: [
       pvcPrunerPlugin,
       mockServices.rootConfig.factory({ data: options.config ?? config(sim) }),
       catalogServiceMock.factory({ entities: options.entities ?? ENTITIES }),
+      options.permissions ??
+        mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
       ...(options.features ?? []),
     ],
   });
@@ -256,6 +272,7 @@ function startPluginWithPolicy(
   return startPlugin({
     config: config(sim, { permission: { enabled: true } }),
     entities,
+    permissions: frameworkPermissions(),
     features: [
       permissionBackendPlugin,
       policyModuleOf(policy),
@@ -417,7 +434,7 @@ describe('pvcPrunerPlugin', () => {
   });
 
   describe('credentials', () => {
-    it('lets users and services read, and only users prune (service: 403, none: 401)', async () => {
+    it('lets users and services read an entity’s claims, and only users prune or read the fleet (service: 403, none: 401)', async () => {
       const server = await startPlugin();
       const scan = (auth: string) =>
         getOrphans(server).set('authorization', auth);
@@ -442,6 +459,17 @@ describe('pvcPrunerPlugin', () => {
       );
       const none = await post(mockCredentials.none.header());
       expect(none.status).toBe(401);
+      // The fleet is for users only.
+      const fleet = (auth: string) =>
+        request(server)
+          .get('/api/pvc-pruner/v1/fleet')
+          .set('authorization', auth);
+      const serviceFleet = await fleet(mockCredentials.service.header());
+      expect(serviceFleet.status).toBe(403);
+      expect(serviceFleet.body.error.message).toMatch(
+        /does not allow 'service' credentials/,
+      );
+      expect((await fleet(mockCredentials.none.header())).status).toBe(401);
       expect(sim.requests()).toEqual([]);
 
       const user = await post(mockCredentials.user.header(ALICE));
@@ -467,7 +495,7 @@ describe('pvcPrunerPlugin', () => {
 
     it('asks about the entity (resourceRef), so policies can apply catalog conditions: alone before any cluster is asked, then with every claimant in one batch, at the POST and again as the job starts', async () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.ALLOW);
-      const server = await startPlugin({ features: [permissions.factory] });
+      const server = await startPlugin({ permissions: permissions.factory });
 
       await asUser(BOB, getOrphans(server, 'Component:orders')).expect(200);
       const posted = await asUser(BOB, postPrune(server));
@@ -514,7 +542,7 @@ describe('pvcPrunerPlugin', () => {
         const permissions = permissionsAllowing(name =>
           name === 'pvc-pruner.prune' ? result : AuthorizeResult.ALLOW,
         );
-        const server = await startPlugin({ features: [permissions.factory] });
+        const server = await startPlugin({ permissions: permissions.factory });
 
         const response = await postPrune(server);
 
@@ -533,7 +561,7 @@ describe('pvcPrunerPlugin', () => {
 
     it('refuses reads with 403 when denied, before asking the cluster anything', async () => {
       const permissions = permissionsAllowing(() => AuthorizeResult.DENY);
-      const server = await startPlugin({ features: [permissions.factory] });
+      const server = await startPlugin({ permissions: permissions.factory });
 
       const response = await getOrphans(server);
 
@@ -687,36 +715,124 @@ describe('pvcPrunerPlugin', () => {
     });
   });
 
-  describe('pvcPruner.requirePermissionFramework', () => {
-    it('refuses every prune when the permission framework is off, says why, and writes nothing', async () => {
-      const logger = mockServices.logger.mock();
+  describe('limits', () => {
+    /** The plugin on a database the test reads and writes too, with `running` jobs of ALICE's already queued. */
+    async function startWithQueuedJobs(
+      running: Array<{ statefulSet: string; requestedBy: string }>,
+      limits: JsonObject,
+    ) {
+      const knex = knexFactory({
+        client: 'better-sqlite3',
+        connection: ':memory:',
+        useNullAsDefault: true,
+      });
+      const store = await PruneJobStore.create({
+        database: mockServices.database({ knex }),
+      });
+      for (const job of running)
+        await store.createJob({
+          entityRef: ORDERS,
+          cluster: 'demo',
+          namespace: 'shop',
+          dryRun: true,
+          pvcs: ordersOrphans(),
+          ...job,
+        });
       const server = await startPlugin({
         config: config(sim, {
-          permission: { enabled: false },
-          pvcPruner: { requirePermissionFramework: true },
+          pvcPruner: { leaseDurationSeconds: 5, limits },
         }),
+        features: [mockServices.database.factory({ knex })],
+      });
+      return { server, close: () => knex.destroy() };
+    }
+
+    it('refuses a prune with 429 when the user already runs pvcPruner.limits.runningJobsPerUser jobs, saying so, and asks the cluster nothing', async () => {
+      const { server, close } = await startWithQueuedJobs(
+        [
+          { statefulSet: 'cart-db', requestedBy: ALICE },
+          { statefulSet: 'search-index', requestedBy: ALICE },
+        ],
+        { runningJobsPerUser: 2 },
+      );
+      try {
+        const response = await asUser(ALICE, postPrune(server));
+
+        expect(response.status).toBe(429);
+        expect(response.body.error.message).toBe(
+          'You have 2 prune jobs running, dry runs included (the limit is 2); wait for one to finish',
+        );
+        expect(sim.requests()).toEqual([]);
+        // Another user is not counted against.
+        const bob = await asUser(BOB, postPrune(server));
+        expect(bob.status).toBe(202);
+        await untilFinished(server, bob.body.id);
+      } finally {
+        await close();
+      }
+    });
+
+    it('refuses a prune with 429 when its StatefulSet already runs 3 jobs, whoever asked for them', async () => {
+      const { server, close } = await startWithQueuedJobs(
+        ['carol', 'dave', 'erin'].map(name => ({
+          statefulSet: 'orders-db',
+          requestedBy: `user:default/${name}`,
+        })),
+        {},
+      );
+      try {
+        const response = await asUser(ALICE, postPrune(server));
+
+        expect(response.status).toBe(429);
+        expect(response.body.error.message).toBe(
+          'StatefulSet shop/orders-db in cluster "demo" has 3 prune jobs running, dry runs included (the limit is 3); wait for one to finish',
+        );
+        expect(sim.requests()).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+  });
+
+  describe('with the permission framework off', () => {
+    it('refuses every prune and dry run, says how to enable the framework or opt out, and writes nothing', async () => {
+      const logger = mockServices.logger.mock();
+      const server = await startPlugin({
+        config: config(sim, { permission: { enabled: false } }),
+        permissions: frameworkPermissions(),
         features: [logger.factory],
       });
 
-      const response = await postPrune(server);
-
-      expect(response.status).toBe(403);
-      expect(response.body.error.message).toBe(
-        'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)',
+      for (const dryRun of [true, false]) {
+        const response = await asUser(
+          BOB,
+          postPrune(server, prune({ dryRun })),
+        );
+        expect(response.status).toBe(403);
+        expect(response.body.error.message).toBe(
+          PERMISSION_FRAMEWORK_OFF_REFUSAL,
+        );
+      }
+      expect(PERMISSION_FRAMEWORK_OFF_REFUSAL).toMatch(
+        /permission\.enabled: true and install a permission policy.*pvcPruner\.allowPruneWithoutPermissionFramework: true/,
       );
       expect(writes()).toEqual([]);
       expect((await getOrphans(server)).status).toBe(200);
       expect(logger.warn).toHaveBeenCalledWith(
         expect.stringContaining(
-          'pruning is refused (pvcPruner.requirePermissionFramework)',
+          'the permission framework is off (permission.enabled is not true), so every prune and dry run is refused',
         ),
       );
     });
 
-    it('without it, a framework that is off lets every signed-in user prune, with a warning', async () => {
+    it('lets every signed-in user prune only with pvcPruner.allowPruneWithoutPermissionFramework: true, and warns', async () => {
       const logger = mockServices.logger.mock();
       const server = await startPlugin({
-        config: config(sim, { permission: { enabled: false } }),
+        config: config(sim, {
+          permission: { enabled: false },
+          pvcPruner: { allowPruneWithoutPermissionFramework: true },
+        }),
+        permissions: frameworkPermissions(),
         features: [logger.factory],
       });
 
@@ -724,9 +840,43 @@ describe('pvcPrunerPlugin', () => {
 
       expect(response.status).toBe(202);
       expect(logger.warn).toHaveBeenCalledWith(
-        expect.stringContaining('every signed-in user may prune'),
+        expect.stringContaining('every signed-in user may prune every claim'),
       );
       await untilFinished(server, response.body.id);
+    });
+
+    it('does not start with the removed requirePermissionFramework: false, which used to let everyone prune, and says what replaced it', async () => {
+      await expect(
+        startPlugin({
+          config: config(sim, {
+            permission: { enabled: false },
+            pvcPruner: { requirePermissionFramework: false },
+          }),
+          permissions: frameworkPermissions(),
+        }),
+      ).rejects.toThrow(
+        /pvcPruner\.requirePermissionFramework was removed.*replace it with pvcPruner\.allowPruneWithoutPermissionFramework: true/,
+      );
+    });
+
+    it('starts with the removed requirePermissionFramework: true, warning that it is no longer read, and refuses prunes as it asked', async () => {
+      const logger = mockServices.logger.mock();
+      const server = await startPlugin({
+        config: config(sim, {
+          permission: { enabled: false },
+          pvcPruner: { requirePermissionFramework: true },
+        }),
+        permissions: frameworkPermissions(),
+        features: [logger.factory],
+      });
+
+      expect((await postPrune(server)).status).toBe(403);
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringMatching(
+          /pvcPruner\.requirePermissionFramework was removed.*no longer read; remove it/,
+        ),
+      );
+      expect(writes()).toEqual([]);
     });
   });
 

@@ -14,9 +14,19 @@ import {
   pvcPrunerPermissions,
 } from 'backstage-plugin-pvc-pruner-common';
 import { readOptions } from './options';
+import { permissionFrameworkGate } from './permissions';
+import {
+  OpenStreamLimits,
+  RUNNING_JOBS_PER_STATEFULSET,
+  RunningJobLimits,
+} from './limits';
 import { createRouter } from './router';
 import { PriceList } from './cost';
-import { OrphanSightingStore, PruneJobStore } from './database';
+import {
+  OrphanSightingStore,
+  PruneJobStore,
+  RetentionCleaner,
+} from './database';
 import { FleetService, UnownedOrphans } from './fleet';
 import {
   InterruptedJobSweeper,
@@ -105,17 +115,12 @@ export const pvcPrunerPlugin = createBackendPlugin({
         catalog,
       }) {
         const options = readOptions(config);
-        const permissionsEnabled =
-          config.getOptionalBoolean('permission.enabled') ?? false;
-        if (!permissionsEnabled) {
-          logger.warn(
-            `pvc-pruner: the permission framework is off (permission.enabled is not true), so ${
-              options.requirePermissionFramework
-                ? 'pruning is refused (pvcPruner.requirePermissionFramework)'
-                : 'every signed-in user may prune'
-            }`,
-          );
-        }
+        const gate = permissionFrameworkGate({
+          permissionsEnabled:
+            config.getOptionalBoolean('permission.enabled') ?? false,
+          pvcPruner: options,
+        });
+        gate.warnings.forEach(warning => logger.warn(warning));
         permissionsRegistry.addPermissions(pvcPrunerPermissions);
 
         const clusterAuth = ClusterAuth.create({
@@ -143,8 +148,16 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
+        const sightings = await OrphanSightingStore.create({ database });
+        await RetentionCleaner.schedule({
+          scheduler,
+          jobs: store,
+          sightings,
+          logger,
+          retentionDays: options.retentionDays,
+        });
         const annotator = new OrphanAnnotator(
-          await OrphanSightingStore.create({ database }),
+          sightings,
           PriceList.fromConfig(config),
         );
         const orphanFinder = new OrphanFinder(gateways, caches, annotator);
@@ -173,6 +186,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
               leaseDurationSeconds: options.leaseDurationSeconds,
               holderPrefix: `backstage-${hostname()}-${process.pid}`,
               clock: store,
+            }),
+            limits: new RunningJobLimits(store, {
+              perUser: options.runningJobsPerUser,
+              perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
             }),
             logger,
             ownership,
@@ -213,10 +230,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
             store,
             events,
             clusters,
-            pruneDisabledReason:
-              !permissionsEnabled && options.requirePermissionFramework
-                ? 'Pruning is disabled: pvcPruner.requirePermissionFramework is set but the permission framework is off (permission.enabled)'
-                : undefined,
+            eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
+            pruneDisabledReason: gate.pruneDisabledReason,
           }),
         );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

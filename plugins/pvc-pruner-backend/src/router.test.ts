@@ -16,6 +16,8 @@ import {
   emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
 import express from 'express';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
 import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { createRouter, RouterOptions } from './router';
@@ -31,6 +33,8 @@ import {
 } from './orphans';
 import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
+import { OpenStreamLimits } from './limits';
+import { eventually } from './__testUtils__/eventually';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
@@ -153,6 +157,7 @@ describe('createRouter', () => {
         ],
         mockServices.logger.mock(),
       ),
+      eventStreams: new OpenStreamLimits(20),
       fleet: new FleetService({
         catalog,
         permissions,
@@ -306,7 +311,6 @@ describe('createRouter', () => {
       '/v1/prune-jobs/{id}/events',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
-      'entityRef',
       'cluster',
       'namespace',
       'statefulSet',
@@ -538,6 +542,24 @@ describe('createRouter', () => {
           outcome: 'success',
         }),
       ]);
+    });
+
+    it('is for users only: a service is refused with 403 and nothing is scanned or audited, no credentials with 401', async () => {
+      scanCluster.mockClear();
+
+      const service = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.service.header());
+      const none = await request(app)
+        .get('/v1/fleet')
+        .set('authorization', mockCredentials.none.header());
+
+      expect(service.status).toBe(403);
+      expect(service.body.error.name).toBe('NotAllowedError');
+      expect(none.status).toBe(401);
+      expect(scanCluster).not.toHaveBeenCalled();
+      expect(permissions.authorize).not.toHaveBeenCalled();
+      expect(audit.events).toEqual([]);
     });
 
     it.each<[Record<string, string>, RegExp]>([
@@ -1257,6 +1279,124 @@ describe('createRouter', () => {
           )
         ).status,
       ).toBe(404);
+    });
+
+    describe('open streams per user', () => {
+      let server: http.Server;
+      let streams: OpenStreamLimits;
+      const BOB = 'user:default/bob';
+
+      /** Opens the events of `jobId` as `user` over a real connection; resolves once the status arrives. */
+      function openStream(jobId: string, user = ALICE) {
+        return new Promise<{
+          status: number;
+          body: () => Promise<string>;
+          close: () => void;
+        }>((resolve, reject) => {
+          const { port } = server.address() as AddressInfo;
+          const req = http.get(
+            {
+              port,
+              path: `/v1/prune-jobs/${jobId}/events`,
+              headers: { authorization: mockCredentials.user.header(user) },
+            },
+            res => {
+              let text = '';
+              res.on('data', chunk => (text += chunk));
+              const ended = new Promise<string>(r =>
+                res.on('end', () => r(text)),
+              );
+              resolve({
+                status: res.statusCode!,
+                body: () => ended,
+                close: () => req.destroy(),
+              });
+            },
+          );
+          req.on('error', e => {
+            if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e);
+          });
+        });
+      }
+
+      beforeEach(async () => {
+        streams = new OpenStreamLimits(2);
+        server = http.createServer(await makeApp({ eventStreams: streams }));
+        await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
+      });
+
+      afterEach(async () => {
+        server.closeAllConnections();
+        await new Promise(r => server.close(r));
+      });
+
+      it('refuses one stream too many with a JSON 429, before headers, saying how many are open; other users are not counted', async () => {
+        const job = await storedJob();
+        const first = await openStream(job.id);
+        const second = await openStream(job.id);
+        expect([first.status, second.status]).toEqual([200, 200]);
+
+        const third = await openStream(job.id);
+
+        expect(third.status).toBe(429);
+        expect(JSON.parse(await third.body()).error).toMatchObject({
+          name: 'TooManyRequestsError',
+          message:
+            'You have 2 event streams of prune jobs open on this Backstage instance (the limit is 2); close a page that follows a prune, or wait for one to finish',
+        });
+        expect((await openStream(job.id, BOB)).status).toBe(200);
+      });
+
+      it('frees a slot when a client disconnects', async () => {
+        const job = await storedJob();
+        const first = await openStream(job.id);
+        await openStream(job.id);
+        expect((await openStream(job.id)).status).toBe(429);
+
+        first.close();
+        await eventually(
+          'the server noticed the closed connection',
+          () => streams.openFor(mockCredentials.user(ALICE)) === 1,
+        );
+
+        expect((await openStream(job.id)).status).toBe(200);
+      });
+
+      it('frees the slot of a client that went away before its stream started', async () => {
+        const job = await storedJob();
+        let checked!: () => void;
+        const checking = new Promise<void>(r => (checked = r));
+        permissions.authorize.mockImplementation(async requests => {
+          checked();
+          // The read check is slow; the client leaves meanwhile.
+          await new Promise(r => setTimeout(r, 200));
+          return requests.map(() => ({ result: AuthorizeResult.ALLOW }));
+        });
+        const { port } = server.address() as AddressInfo;
+        const req = http.get({
+          port,
+          path: `/v1/prune-jobs/${job.id}/events`,
+          headers: { authorization: mockCredentials.user.header(ALICE) },
+        });
+        req.on('error', () => {});
+        await checking;
+        req.destroy();
+
+        await new Promise(r => setTimeout(r, 600));
+        expect(streams.openFor(mockCredentials.user(ALICE))).toBe(0);
+      });
+
+      it('frees a slot when the stream ends with its job', async () => {
+        const job = await storedJob();
+        await finishJob(job.id);
+
+        for (let i = 0; i < 3; i++) {
+          const replay = await openStream(job.id);
+          expect(replay.status).toBe(200);
+          expect(await replay.body()).toContain('event: job-finished');
+        }
+        expect(streams.openFor(mockCredentials.user(ALICE))).toBe(0);
+      });
     });
   });
 });

@@ -29,6 +29,7 @@ import {
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
 import { requireBasicPermission, requirePermission } from './permissions';
+import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
 
@@ -52,7 +53,9 @@ export interface RouterOptions {
   fleet: FleetService;
   unowned: UnownedOrphans;
   ownership: OwnershipChecks;
-  /** When set, prunes are refused with this reason (e.g. permissions are off but required). */
+  /** How many event streams each caller may have open. */
+  eventStreams: OpenStreamLimits;
+  /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
   pruneDisabledReason?: string;
 }
 
@@ -100,17 +103,16 @@ export async function createRouter(
   router.use(api);
   router.use(explainValidationErrors);
 
-  /** A user's or service's read, audited: the event names the request, and on success what was found. */
+  /** A read by one of `allow` (users or services unless told), audited: the event names the request, and on success what was found. */
   const auditedRead = async <T>(
     req: IncomingRequest,
     event: { eventId: string; meta: JsonObject },
     read: (
       credentials: BackstageCredentials,
     ) => Promise<{ result: T; meta: JsonObject }>,
+    allow: Array<'user' | 'service'> = ['user', 'service'],
   ): Promise<T> => {
-    const credentials = await httpAuth.credentials(req, {
-      allow: ['user', 'service'],
-    });
+    const credentials = await httpAuth.credentials(req, { allow });
     const audit = await auditor.createEvent({
       ...event,
       severityLevel: 'low',
@@ -222,6 +224,8 @@ export async function createRouter(
         const { entities, orphans } = page.totals;
         return { result: page, meta: { entities, orphans } };
       },
+      // The fleet is what a person may see across the catalog; no service acts for one here.
+      ['user'],
     );
     res.json(result);
   });
@@ -363,7 +367,19 @@ export async function createRouter(
     const lastEventId = req.header('last-event-id');
     const after = Number(lastEventId || req.query.after || 0);
     const job = await readableJob(req, req.params.id);
-    streamJobEvents({ req, res, jobId: job.id, after, store, events });
+    // Before headers: one stream too many is a JSON 429.
+    const release = options.eventStreams.acquire(
+      await httpAuth.credentials(req, { allow: ['user', 'service'] }),
+    );
+    streamJobEvents({
+      req,
+      res,
+      jobId: job.id,
+      after,
+      store,
+      events,
+      onClose: release,
+    });
   });
 
   return router;

@@ -4,6 +4,7 @@ import knexFactory, { Knex } from 'knex';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import { withWallClockSkew } from '../__testUtils__/wallClock';
 import { OrphanSighting, OrphanSightingStore } from './OrphanSightingStore';
+import { timestampToIso } from './timestamps';
 
 const databases = storeTestDatabases();
 
@@ -143,6 +144,131 @@ describe.each(databases.eachSupportedId())(
       } finally {
         await other.destroy();
       }
+    });
+
+    describe('what it keeps', () => {
+      const DAY = 24 * 60 * 60_000;
+      const HOUR = 60 * 60_000;
+      const days = (n: number) => new Date(NOV_3.getTime() + n * DAY);
+      let clock: Date;
+      let monotonic: number;
+      let statements: string[];
+
+      const storeOf = (options: { maxRemembered?: number } = {}) =>
+        OrphanSightingStore.create({
+          database: databaseService(knex),
+          now: () => clock,
+          monotonicNow: () => monotonic,
+          ...options,
+        });
+
+      /** The SQL `fn` sends. */
+      async function sqlOf(fn: () => Promise<unknown>) {
+        statements = [];
+        const listener = (q: { sql: string }) => statements.push(q.sql);
+        knex.on('query', listener);
+        try {
+          await fn();
+        } finally {
+          knex.removeListener('query', listener);
+        }
+        return statements;
+      }
+
+      beforeEach(() => {
+        clock = NOV_3;
+        monotonic = 0;
+      });
+
+      it('deletes the sightings of claims no scan has seen for the retention, and keeps a claim still seen, with its first sighting', async () => {
+        const store = await storeOf();
+        await store.record([sighting('still'), sighting('gone')]);
+        // Seen again 50 days later (more than an hour since this process wrote it).
+        clock = days(50);
+        monotonic += 2 * HOUR;
+        await store.record([sighting('still')]);
+
+        clock = days(100);
+        expect(await store.deleteNotSeenFor(90 * DAY)).toBe(1);
+
+        const rows = await knex('pvc_pruner_orphan_sightings').select('uid');
+        expect(rows.map(r => r.uid)).toEqual(['still']);
+        // Another replica reads the first sighting, not the last.
+        const other = await storeOf();
+        expect((await other.record([sighting('still')])).get('still')).toBe(
+          NOV_3.toISOString(),
+        );
+      });
+
+      it("ages sightings by the database's clock: a replica whose own clock runs a year fast deletes nothing recent", async () => {
+        const live = await OrphanSightingStore.create({
+          database: databaseService(knex),
+        });
+        await live.record([sighting('a')]);
+
+        await withWallClockSkew(365 * DAY, async () => {
+          expect(await live.deleteNotSeenFor(90 * DAY)).toBe(0);
+        });
+      });
+
+      it('counts a sighting written before last sightings were kept as last seen when first seen', async () => {
+        await storeOf();
+        await knex('pvc_pruner_orphan_sightings').insert([
+          { ...sighting('old'), first_seen_at: days(0), last_seen_at: null },
+          { ...sighting('new'), first_seen_at: days(95), last_seen_at: null },
+        ]);
+        clock = days(100);
+
+        expect(await (await storeOf()).deleteNotSeenFor(90 * DAY)).toBe(1);
+        const rows = await knex('pvc_pruner_orphan_sightings').select('uid');
+        expect(rows.map(r => r.uid)).toEqual(['new']);
+      });
+
+      it('writes the last sighting of a claim it keeps seeing at most once an hour', async () => {
+        const store = await storeOf();
+        await store.record([sighting('a')]);
+
+        monotonic += 30 * 60_000;
+        clock = days(1);
+        expect(await sqlOf(() => store.record([sighting('a')]))).toEqual([]);
+
+        monotonic += 31 * 60_000;
+        expect(
+          await sqlOf(async () =>
+            expect((await store.record([sighting('a')])).get('a')).toBe(
+              NOV_3.toISOString(),
+            ),
+          ),
+        ).toHaveLength(2);
+        const [row] = await knex('pvc_pruner_orphan_sightings').select(
+          'first_seen_at',
+          'last_seen_at',
+        );
+        expect(timestampToIso(row.first_seen_at)).toBe(NOV_3.toISOString());
+        expect(timestampToIso(row.last_seen_at)).toBe(days(1).toISOString());
+      });
+
+      it('remembers at most maxRemembered claims, forgetting the one seen longest ago, and reads a forgotten one back', async () => {
+        const store = await storeOf({ maxRemembered: 2 });
+        await store.record([sighting('a'), sighting('b'), sighting('c')]);
+        clock = days(1);
+
+        // a was forgotten; b and c are remembered.
+        expect(await sqlOf(() => store.record([sighting('c')]))).toEqual([]);
+        expect(await sqlOf(() => store.record([sighting('b')]))).toEqual([]);
+        let firstSeen: Map<string, string> | undefined;
+        expect(
+          await sqlOf(async () => {
+            firstSeen = await store.record([sighting('a')]);
+          }),
+        ).not.toEqual([]);
+        expect(firstSeen!.get('a')).toBe(NOV_3.toISOString());
+        // c, seen longest ago, made room for a; b, seen since, stays.
+        expect(await sqlOf(() => store.record([sighting('b')]))).toEqual([]);
+        expect(await sqlOf(() => store.record([sighting('c')]))).not.toEqual(
+          [],
+        );
+      });
     });
   },
 );

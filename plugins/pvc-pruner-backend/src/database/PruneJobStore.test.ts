@@ -647,5 +647,110 @@ describe.each(databases.eachSupportedId())(
         expect(events.map(e => e.type)).toEqual(['job-queued', 'job-finished']);
       }
     });
+
+    describe('retention', () => {
+      const DAY = 24 * 60 * 60_000;
+      const days = (n: number) => new Date(T0.getTime() + n * DAY);
+
+      async function finish(id: string, at: Date) {
+        await store.finishJob(
+          id,
+          { status: 'succeeded', finishedAt: at.toISOString() },
+          {
+            type: 'job-finished',
+            status: 'succeeded',
+            at: at.toISOString(),
+            message: 'done',
+          },
+        );
+      }
+
+      it('deletes jobs that finished more than the retention ago, with their events, and never a queued or running one', async () => {
+        const old = await store.createJob(newJob());
+        await finish(old.id, T0);
+        const queued = await store.createJob(newJob());
+        const running = await store.createJob(newJob());
+        await store.updateJob(running.id, { status: 'running' });
+        const recent = await store.createJob(newJob());
+        await finish(recent.id, days(80));
+        clock = days(91);
+
+        expect(await store.deleteFinishedFor(90 * DAY)).toBe(1);
+
+        expect(await store.getJob(old.id)).toBeUndefined();
+        expect(
+          await knex('pvc_pruner_job_events').where('job_id', old.id),
+        ).toEqual([]);
+        for (const kept of [queued, running, recent])
+          expect(await store.getJob(kept.id)).toBeDefined();
+        expect((await store.listEvents(recent.id)).map(e => e.type)).toEqual([
+          'job-queued',
+          'job-finished',
+        ]);
+        expect(await store.deleteFinishedFor(90 * DAY)).toBe(0);
+      });
+
+      it('deletes thousands of old jobs, a chunk at a time', async () => {
+        const rows = Array.from({ length: 1100 }, (_, i) => ({
+          id: `old-${i}`,
+          entity_ref: 'component:default/orders',
+          cluster: 'dev',
+          namespace: 'shop',
+          stateful_set: 'orders-db',
+          dry_run: true,
+          status: i % 2 ? 'succeeded' : 'interrupted',
+          requested_by: 'user:default/guest',
+          pvcs: '[]',
+          created_at: T0,
+          finished_at: i % 3 ? T0 : null,
+          summary: '{}',
+          last_seq: 1,
+        }));
+        await knex.batchInsert('pvc_pruner_jobs', rows, 200);
+        await knex.batchInsert(
+          'pvc_pruner_job_events',
+          rows.map(r => ({
+            job_id: r.id,
+            seq: 1,
+            type: 'job-queued',
+            at: T0,
+            message: 'queued',
+          })),
+          200,
+        );
+        clock = days(91);
+
+        expect(await store.deleteFinishedFor(90 * DAY)).toBe(1100);
+        expect(
+          Number((await knex('pvc_pruner_jobs').count({ n: '*' }))[0].n),
+        ).toBe(0);
+        expect(
+          Number((await knex('pvc_pruner_job_events').count({ n: '*' }))[0].n),
+        ).toBe(0);
+      });
+
+      it("ages jobs by the database's clock: a replica whose own clock runs a year fast deletes nothing recent", async () => {
+        const live = await PruneJobStore.create({
+          database: databaseService(knex),
+        });
+        const job = await live.createJob(newJob());
+        const finishedAt = await live.currentTime();
+        await live.finishJob(
+          job.id,
+          { status: 'succeeded', finishedAt: finishedAt.toISOString() },
+          {
+            type: 'job-finished',
+            status: 'succeeded',
+            at: finishedAt.toISOString(),
+            message: 'done',
+          },
+        );
+
+        await withWallClockSkew(365 * DAY, async () => {
+          expect(await live.deleteFinishedFor(90 * DAY)).toBe(0);
+        });
+        expect(await live.getJob(job.id)).toBeDefined();
+      });
+    });
   },
 );

@@ -410,6 +410,71 @@ export class PruneJobStore {
   }
 
   /**
+   * How many jobs are queued or running (dry runs included) that
+   * `requestedBy` asked for, and of the StatefulSet, across every replica.
+   */
+  async activeJobCounts(scope: {
+    requestedBy: string;
+    cluster: string;
+    namespace: string;
+    statefulSet: string;
+  }): Promise<{ byUser: number; byStatefulSet: number }> {
+    const count = async (where: Record<string, string>) => {
+      const [row] = await this.db(JOBS)
+        .whereIn('status', ACTIVE_STATUSES)
+        .where(where)
+        .count({ n: '*' });
+      return Number(row.n);
+    };
+    return {
+      byUser: await count({ requested_by: scope.requestedBy }),
+      byStatefulSet: await count({
+        cluster: scope.cluster,
+        namespace: scope.namespace,
+        stateful_set: scope.statefulSet,
+      }),
+    };
+  }
+
+  /** Deletes a job and its events, as if it had never been stored (a job withdrawn before it ran). */
+  async deleteJob(id: string): Promise<void> {
+    await this.db.transaction(tx => this.deleteJobsIn(tx, [id]));
+  }
+
+  private async deleteJobsIn(tx: Knex.Transaction, ids: string[]) {
+    await tx(EVENTS).whereIn('job_id', ids).delete();
+    await tx(JOBS).whereIn('id', ids).delete();
+  }
+
+  /**
+   * Deletes, with their events, the jobs that finished more than
+   * `olderThanMs` ago by the database's clock, a chunk per transaction, and
+   * returns how many. A queued or running job is never deleted, however old.
+   */
+  async deleteFinishedFor(olderThanMs: number): Promise<number> {
+    const before = new Date((await this.now()).getTime() - olderThanMs);
+    let deleted = 0;
+    for (;;) {
+      const ids: string[] = (
+        await this.db(JOBS)
+          .select('id')
+          .whereNotIn('status', ACTIVE_STATUSES)
+          .where(q =>
+            q
+              .where('finished_at', '<', before)
+              .orWhere(q2 =>
+                q2.whereNull('finished_at').where('created_at', '<', before),
+              ),
+          )
+          .limit(ID_CHUNK)
+      ).map((row: { id: string }) => row.id);
+      if (ids.length === 0) return deleted;
+      await this.db.transaction(tx => this.deleteJobsIn(tx, ids));
+      deleted += ids.length;
+    }
+  }
+
+  /**
    * Records that the live process `instanceId` runs these (unfinished) jobs
    * now. An empty list is a no-op.
    */

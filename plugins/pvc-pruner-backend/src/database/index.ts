@@ -8,3 +8,4 @@ export {
   OrphanSightingStore,
   type OrphanSighting,
 } from './OrphanSightingStore';
+export { RetentionCleaner } from './RetentionCleaner';

@@ -6,6 +6,7 @@ import { PruneJobStore } from '../database';
 import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
 import { KubeGateway } from '../kubernetes';
 import {
+  HOLDER_ANNOTATION,
   JOB_ANNOTATION,
   LeaseLock,
   LeaseLostError,
@@ -87,8 +88,18 @@ function steal(holderIdentity: string, requestedBy: string, jobId: string) {
   stolen.metadata.annotations = {
     [REQUESTED_BY_ANNOTATION]: requestedBy,
     [JOB_ANNOTATION]: jobId,
+    [HOLDER_ANNOTATION]: holderIdentity,
   };
   sim.store.update('coordination.k8s.io/leases', stolen);
+}
+
+/** Another holder (a tool, a hand edit) takes the lease by its holderIdentity alone, leaving our annotations. */
+function takeOverLeavingAnnotations(holderIdentity: string) {
+  const taken = structuredClone(leaseInSim()!);
+  taken.spec.holderIdentity = holderIdentity;
+  taken.spec.acquireTime = new Date().toISOString();
+  taken.spec.renewTime = taken.spec.acquireTime;
+  sim.store.update('coordination.k8s.io/leases', taken);
 }
 
 const leaseWrites = () =>
@@ -106,6 +117,7 @@ describe('LeaseLock', () => {
     expect(lease.metadata.annotations).toEqual({
       [REQUESTED_BY_ANNOTATION]: 'user:default/alice',
       [JOB_ANNOTATION]: 'job-1',
+      [HOLDER_ANNOTATION]: 'backstage-a/job-1',
     });
     expect(lease.spec).toMatchObject({
       holderIdentity: 'backstage-a/job-1',
@@ -179,6 +191,52 @@ describe('LeaseLock', () => {
     // Nor does its release delete the other holder's lease.
     await held.release().catch(() => undefined);
     expect(leaseInSim()?.spec.holderIdentity).toBe('backstage-b/job-2');
+  });
+
+  it('names the holderIdentity of a holder that took the lease without rewriting our annotations, never the job those annotations name', async () => {
+    const { held, advance } = await acquireOnTestClock(0);
+    // Frozen past the lease; another holder took it, leaving alice's annotations for job-1 in place.
+    advance(31_000);
+    takeOverLeavingAnnotations('other-operator-7c9f');
+
+    const lost = held.confirm();
+
+    await expect(lost).rejects.toThrow(
+      /^the lease shop\/pvc-pruner-orders-db is now held by other-operator-7c9f since \d{4}-\d\d-\d\dT/,
+    );
+    await expect(lost).rejects.not.toThrow(/alice|job-1/);
+  });
+
+  it('refuses a second prune with a 409 naming the holderIdentity when the annotations belong to an earlier holder', async () => {
+    await lock(30, 'backstage-a').acquire(gateway, target());
+    takeOverLeavingAnnotations('other-operator-7c9f');
+
+    const second = lock(30, 'backstage-b').acquire(
+      gateway,
+      target({ jobId: 'job-2', requestedBy: 'user:default/bob' }),
+    );
+
+    await expect(second).rejects.toThrow(ConflictError);
+    await expect(second).rejects.toThrow(
+      /^StatefulSet shop\/orders-db is being pruned by other-operator-7c9f since \d{4}-/,
+    );
+  });
+
+  it('quotes a hostile holderIdentity at most 253 characters long, and an unreadable acquireTime as unknown', async () => {
+    await lock(30, 'backstage-a').acquire(gateway, target());
+    takeOverLeavingAnnotations('x'.repeat(10_000));
+    const taken = structuredClone(leaseInSim()!);
+    taken.spec.acquireTime = 'not a time';
+    sim.store.update('coordination.k8s.io/leases', taken);
+
+    const second = lock(30, 'backstage-b').acquire(
+      gateway,
+      target({ jobId: 'job-2' }),
+    );
+
+    await expect(second).rejects.toThrow(
+      new RegExp(`being pruned by x{253}… since an unknown time$`),
+    );
   });
 
   it('dry run checks that the lock is free but does not hold it (its create is a dry run)', async () => {

@@ -4,6 +4,18 @@ import { ClusterRequestError, KubeGateway } from '../kubernetes';
 
 export const REQUESTED_BY_ANNOTATION = 'pvc-pruner.backstage.io/requested-by';
 export const JOB_ANNOTATION = 'pvc-pruner.backstage.io/job-id';
+/**
+ * The holderIdentity the two annotations above were written for. A holder
+ * that takes the Lease over without rewriting them (another tool, a hand
+ * edit) leaves them describing someone else: they are believed only while
+ * this equals `spec.holderIdentity`.
+ */
+export const HOLDER_ANNOTATION = 'pvc-pruner.backstage.io/holder-identity';
+
+/** A Lease's fields are the cluster's to write: none is quoted at any length. */
+const MAX_QUOTED = 253;
+const quoted = (value: string) =>
+  value.length > MAX_QUOTED ? `${value.slice(0, MAX_QUOTED)}…` : value;
 
 /** The Lease that serialises prunes of one StatefulSet, across users and Backstage replicas. */
 export function leaseNameFor(statefulSet: string) {
@@ -45,17 +57,26 @@ function isExpired(lease: V1Lease, now: number) {
   return !renewed || new Date(renewed).getTime() + duration * 1000 < now;
 }
 
+/**
+ * Who holds the Lease now, for a 409 or a lost Lease: its holderIdentity, or
+ * the user and job our annotations name when they were written for that
+ * very holder.
+ */
 function describeHolder(lease: V1Lease) {
-  const who =
-    lease.metadata?.annotations?.[REQUESTED_BY_ANNOTATION] ??
-    lease.spec?.holderIdentity ??
-    'another process';
-  const since = lease.spec?.acquireTime
-    ? new Date(lease.spec.acquireTime).toISOString()
-    : 'an unknown time';
-  return `${who} (job ${
-    lease.metadata?.annotations?.[JOB_ANNOTATION] ?? 'unknown'
-  }) since ${since}`;
+  const acquired = new Date(lease.spec?.acquireTime ?? Number.NaN);
+  const since = Number.isNaN(acquired.getTime())
+    ? 'an unknown time'
+    : acquired.toISOString();
+  const holder = lease.spec?.holderIdentity;
+  if (!holder)
+    return `another process (the Lease names no holder) since ${since}`;
+  const annotations = lease.metadata?.annotations ?? {};
+  const requestedBy = annotations[REQUESTED_BY_ANNOTATION];
+  if (annotations[HOLDER_ANNOTATION] === holder && requestedBy) {
+    const job = annotations[JOB_ANNOTATION] ?? 'unknown';
+    return `${quoted(requestedBy)} (job ${quoted(job)}) since ${since}`;
+  }
+  return `${quoted(holder)} since ${since}`;
 }
 
 export interface LeaseLockOptions {
@@ -116,6 +137,7 @@ export class LeaseLock {
         annotations: {
           [REQUESTED_BY_ANNOTATION]: target.requestedBy,
           [JOB_ANNOTATION]: target.jobId,
+          [HOLDER_ANNOTATION]: identity,
         },
       },
       spec: {

@@ -24,6 +24,7 @@ import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
+import { RunningJobLimits } from '../limits';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
 export interface JobOutcomeReporter {
@@ -60,6 +61,7 @@ export class PruneJobs {
       runner: PruneRunner;
       gateways: KubeGateways;
       lock: LeaseLock;
+      limits: RunningJobLimits;
       logger: LoggerService;
       /** Authorizes a prune on every claimant of its StatefulSet. */
       ownership: Pick<OwnershipChecks, 'authorizePrune'>;
@@ -101,11 +103,13 @@ export class PruneJobs {
 
   /**
    * Validates that the StatefulSet is one the entity selects (or, without
-   * an entity, that it exists), has ownership authorize the prune on every
-   * claimant, takes its Lease (a live holder is a 409 naming them), stores
-   * the job, and runs it. A cluster that fails or refuses is a 503 naming
-   * it. `requestAuth` (the user's tokens for client-side providers) and the
-   * credentials live in the running job's memory only, never in the store.
+   * an entity, that it exists), that neither the user nor the StatefulSet
+   * runs too many jobs already (a 429 naming the limit), has ownership
+   * authorize the prune on every claimant, takes its Lease (a live holder is
+   * a 409 naming them), stores the job, and runs it. A cluster that fails or
+   * refuses is a 503 naming it. `requestAuth` (the user's tokens for
+   * client-side providers) and the credentials live in the running job's
+   * memory only, never in the store.
    */
   async start(options: {
     request: PruneRequest;
@@ -132,6 +136,14 @@ export class PruneJobs {
         `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
       );
     }
+    const scope = {
+      requestedBy,
+      cluster: request.cluster,
+      namespace: request.namespace,
+      statefulSet: request.statefulSet,
+    };
+    // Refused before the cluster is asked anything.
+    await this.deps.limits.ensureRoom(scope);
     const id = randomUUID();
     const { gateway, lease } = await this.lockStatefulSet(
       request,
@@ -144,16 +156,21 @@ export class PruneJobs {
     });
     let job: PruneJob;
     try {
-      job = await this.deps.store.createJob({
-        id,
-        entityRef: target?.entityRef,
-        cluster: request.cluster,
-        namespace: request.namespace,
-        statefulSet: request.statefulSet,
-        dryRun: Boolean(request.dryRun),
-        requestedBy,
-        pvcs: request.pvcs,
-      });
+      job = await this.deps.limits.admit(
+        scope,
+        () =>
+          this.deps.store.createJob({
+            id,
+            entityRef: target?.entityRef,
+            cluster: request.cluster,
+            namespace: request.namespace,
+            statefulSet: request.statefulSet,
+            dryRun: Boolean(request.dryRun),
+            requestedBy,
+            pvcs: request.pvcs,
+          }),
+        stored => this.deps.store.deleteJob(stored.id),
+      );
       await this.deps.store.claim(job.id, this.instanceId);
     } catch (e) {
       await lease.release().catch(() => undefined);

@@ -5,6 +5,7 @@ import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import {
   HeldLease,
+  HOLDER_ANNOTATION,
   JOB_ANNOTATION,
   LeaseLock,
   REQUESTED_BY_ANNOTATION,
@@ -55,6 +56,7 @@ function stealLease() {
   stolen.metadata.annotations = {
     [REQUESTED_BY_ANNOTATION]: 'user:default/bob',
     [JOB_ANNOTATION]: 'job-2',
+    [HOLDER_ANNOTATION]: 'backstage-b/job-2',
   };
   sim.store.update(LEASES, stolen);
 }

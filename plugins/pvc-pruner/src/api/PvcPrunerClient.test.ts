@@ -4,7 +4,7 @@ import { ResponseError } from '@backstage/errors';
 import { mockApis, registerMswTestHooks } from '@backstage/test-utils';
 import { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import { PvcPrunerClient } from './PvcPrunerClient';
-import { describeError } from '../utils/errors';
+import { describeError, isTooManyRequests } from '../utils/errors';
 import { eventFactory, makeJob, makeResponse } from '../__testUtils__/fixtures';
 
 const base = 'http://backstage.test/api/pvc-pruner';
@@ -232,6 +232,29 @@ describe('PvcPrunerClient', () => {
     expect(describeError(pruneError)).toBe(
       'StatefulSet shop/db is being pruned by user:default/ann',
     );
+  });
+
+  it('keeps the backend message of a 429 (too many at once), and recognises it', async () => {
+    const message =
+      'You have 10 prune jobs running, dry runs included (the limit is 10); wait for one to finish';
+    server.use(
+      http.post(`${base}/v1/prune-jobs`, () =>
+        errorBody(429, 'TooManyRequestsError', message),
+      ),
+    );
+    const { client } = makeClient();
+    const error = await client
+      .startPrune({
+        entityRef: 'component:default/shop',
+        cluster: 'prod',
+        namespace: 'shop',
+        statefulSet: 'db',
+        pvcs: [{ name: 'a', uid: '1' }],
+      })
+      .catch(e => e);
+    expect(error.statusCode).toBe(429);
+    expect(isTooManyRequests(error)).toBe(true);
+    expect(describeError(error)).toBe(message);
   });
 
   it('posts a prune and lists jobs with paging parameters', async () => {

@@ -16,3 +16,9 @@ export function isNotAllowed(error: Error | undefined): boolean {
   if (error.name === 'NotAllowedError') return true;
   return (error as Partial<ResponseError>).statusCode === 403;
 }
+
+/** True when the backend said too many prunes or streams run at once (429): wait, then try again. */
+export function isTooManyRequests(error: Error | undefined): boolean {
+  if (!error) return false;
+  return (error as Partial<ResponseError>).statusCode === 429;
+}

@@ -129,6 +129,40 @@ describe('fleetCsv', () => {
     ]);
   });
 
+  it('defuses cells a spreadsheet would run as formulas (=, +, -, @, tab, carriage return), and leaves numbers numbers', () => {
+    const hostile: FleetResponse = {
+      ...FLEET,
+      owners: [{ ...FLEET.owners[0], owner: "=cmd|' /C calc'!A0" }],
+      items: [
+        {
+          ...FLEET.items[0],
+          owner: "=cmd|' /C calc'!A0",
+          entityRef: '@SUM(A1:A9)',
+          statefulSets: [
+            {
+              ...sts('-2+3+cmd', 1.5, 0.25, '2026-11-20T00:00:00Z'),
+              cluster: '+HYPERLINK("https://evil.example","x")',
+              namespace: '\tshop',
+            },
+            { ...sts('\rdb', 0, 0), cluster: 'prod' },
+          ],
+        },
+      ],
+      unowned: undefined,
+    };
+
+    const csv = fleetCsv(
+      fleetGroups(hostile, { key: 'storage', descending: true }),
+      undefined,
+      'EUR',
+    );
+
+    expect(csv.split('\n').slice(1, 3)).toEqual([
+      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)","'+HYPERLINK(""https://evil.example"",""x"")","'\tshop","'-2+3+cmd",1,1.50,0.00,0.25,0.00,2026-11-20T00:00:00Z`,
+      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)",prod,shop,"'\rdb",1,0.00,0.00,0.00,0.00,`,
+    ]);
+  });
+
   it('has no cost columns without pricing, and no unowned rows when they are not shown', () => {
     const csv = fleetCsv(
       fleetGroups(FLEET, { key: 'storage', descending: true }),

@@ -86,10 +86,23 @@ export function sortedUnowned(
 
 const GIB = 2 ** 30;
 
+/** How a cell starts when a spreadsheet would run it as a formula (OWASP's CSV injection rule). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. Names come from catalog authors and clusters, so a cell that
+ * a spreadsheet would run as a formula is prefixed with a single quote and
+ * quoted, as OWASP advises. The numeric columns (counts, GiB, costs) are never
+ * negative, so no number starts that way and every number stays a number.
+ */
 function csvField(value: string | number | undefined): string {
   if (value === undefined) return '';
-  const text = String(value);
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  let text = String(value);
+  const formula = FORMULA_START.test(text);
+  if (formula) text = `'${text}`;
+  return formula || /[",\n\r]/.test(text)
+    ? `"${text.replace(/"/g, '""')}"`
+    : text;
 }
 
 /**

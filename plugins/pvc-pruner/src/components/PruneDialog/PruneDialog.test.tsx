@@ -2,6 +2,7 @@ import { ComponentProps, useState } from 'react';
 import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { renderInTestApp } from '@backstage/test-utils';
+import { ResponseError } from '@backstage/errors';
 import { PruneDialog } from './PruneDialog';
 import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
 import { startDryRun } from '../../__testUtils__/pruneControls';
@@ -100,6 +101,35 @@ describe('PruneDialog', () => {
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();
     expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+
+  it('says why a prune was not started when too many run (429), in the backend’s words, as a warning, and stays open', async () => {
+    const message =
+      'You have 10 prune jobs running, dry runs included (the limit is 10); wait for one to finish';
+    const tooMany = await ResponseError.fromResponse(
+      new Response(
+        JSON.stringify({
+          error: { name: 'TooManyRequestsError', message },
+          response: { statusCode: 429 },
+        }),
+        {
+          status: 429,
+          statusText: 'Too Many Requests',
+          headers: { 'Content-Type': 'application/json' },
+        },
+      ),
+    );
+    await renderDialog({
+      dryRun: true,
+      onConfirm: jest.fn().mockRejectedValue(tooMany),
+    });
+    await startDryRun();
+
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent(`Not started: ${message}`);
+    expect(alert.className).toMatch(/Warning/);
+    expect(screen.getByRole('dialog')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Start dry run' })).toBeEnabled();
   });
 
   it('keeps the typed name and the selection when the card re-scans while it is open', async () => {

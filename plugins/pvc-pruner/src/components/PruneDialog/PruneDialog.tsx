@@ -24,7 +24,7 @@ import {
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
 import { claimBytes, claimSize, plural, podName } from '../../utils/format';
-import { describeError } from '../../utils/errors';
+import { describeError, isTooManyRequests } from '../../utils/errors';
 
 const useStyles = makeStyles(theme => ({
   list: {
@@ -206,9 +206,16 @@ export function PruneDialog(props: PruneDialogProps) {
         )}
         {error && (
           <Box mt={2}>
-            <Alert severity="error">
-              Could not start: {describeError(error)}
-            </Alert>
+            {isTooManyRequests(error) ? (
+              // Nothing is wrong: too much runs at once, and the message says what to wait for.
+              <Alert severity="warning">
+                Not started: {describeError(error)}
+              </Alert>
+            ) : (
+              <Alert severity="error">
+                Could not start: {describeError(error)}
+              </Alert>
+            )}
           </Box>
         )}
       </DialogContent>

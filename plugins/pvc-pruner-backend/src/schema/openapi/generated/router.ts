@@ -151,7 +151,7 @@ export const spec = {
         summary:
           'What every entity the caller may read could reclaim, across clusters, with the unowned StatefulSets for platform teams.',
         description:
-          "The entities with Kubernetes annotations that the catalog shows the caller and\non which they hold `pvc-pruner.orphans.read` (checked in one batch); an entity\nthey may not read is in no item and no total. Only entities and StatefulSets\nwith orphans are listed. `unowned` (StatefulSets with orphans that no catalog\nentity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first\npage only, and never with an `owner` filter. Unknown query parameters are a 400.\n\nClusters of client-side providers (google, oidc, aks) are read with the\ncaller's own token, sent as for `/v1/orphans` in the\n`Backstage-Kubernetes-Authorization-<provider>` header; without it that\ncluster is in `clusters` with `ok false` and a message to sign in, and\nnothing of it is in any item or total.\n",
+          "The entities with Kubernetes annotations that the catalog shows the caller and\non which they hold `pvc-pruner.orphans.read` (checked in one batch); an entity\nthey may not read is in no item and no total. Only entities and StatefulSets\nwith orphans are listed. `unowned` (StatefulSets with orphans that no catalog\nentity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first\npage only, and never with an `owner` filter. Unknown query parameters are a 400.\nUsers only: a service token is a 403.\n\nClusters of client-side providers (google, oidc, aks) are read with the\ncaller's own token, sent as for `/v1/orphans` in the\n`Backstage-Kubernetes-Authorization-<provider>` header; without it that\ncluster is in `clusters` with `ok false` and a message to sign in, and\nnothing of it is in any item or total.\n",
         parameters: [
           {
             name: 'cluster',
@@ -231,6 +231,17 @@ export const spec = {
           },
           '401': {
             $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            description:
+              'The caller is a service; the fleet is for users only.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
           },
           '503': {
             $ref: '#/components/responses/ClusterUnavailable',
@@ -372,6 +383,17 @@ export const spec = {
           '413': {
             description: 'The body is larger than 64 KiB.',
           },
+          '429': {
+            description:
+              'The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running\n(default 10), or the StatefulSet has 3, dry runs included, counted across replicas;\nthe message says which limit and how many run.\n',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
           '503': {
             $ref: '#/components/responses/ClusterUnavailable',
           },
@@ -497,6 +519,17 @@ export const spec = {
           },
           '404': {
             $ref: '#/components/responses/NotFound',
+          },
+          '429': {
+            description:
+              "The caller already has `pvcPruner.limits.eventStreamsPerUser` streams open on this\nBackstage instance (default 20); answered before any header of the stream. A stream's\nplace is freed when it ends or its client disconnects.\n",
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
           },
         },
       },

@@ -78,6 +78,7 @@ export interface paths {
      *     with orphans are listed. `unowned` (StatefulSets with orphans that no catalog
      *     entity maps to) needs `pvc-pruner.fleet.unowned.read`, comes with the first
      *     page only, and never with an `owner` filter. Unknown query parameters are a 400.
+     *     Users only: a service token is a 403.
      *
      *     Clusters of client-side providers (google, oidc, aks) are read with the
      *     caller's own token, sent as for `/v1/orphans` in the
@@ -1027,6 +1028,15 @@ export interface operations {
       };
       400: components['responses']['BadRequest'];
       401: components['responses']['Unauthorized'];
+      /** The caller is a service; the fleet is for users only. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       503: components['responses']['ClusterUnavailable'];
     };
   };
@@ -1132,6 +1142,19 @@ export interface operations {
         };
         content?: never;
       };
+      /**
+       * The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running
+       *     (default 10), or the StatefulSet has 3, dry runs included, counted across replicas;
+       *     the message says which limit and how many run.
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       503: components['responses']['ClusterUnavailable'];
     };
   };
@@ -1190,6 +1213,19 @@ export interface operations {
       400: components['responses']['BadRequest'];
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
+      /**
+       * The caller already has `pvcPruner.limits.eventStreamsPerUser` streams open on this
+       *     Backstage instance (default 20); answered before any header of the stream. A stream's
+       *     place is freed when it ends or its client disconnects.
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
 }

@@ -1,0 +1,103 @@
+import { DatabaseService } from '@backstage/backend-plugin-api';
+import { mockServices } from '@backstage/backend-test-utils';
+import knexFactory, { Knex } from 'knex';
+import { OrphanSightingStore } from './OrphanSightingStore';
+import { PruneJobStore } from './PruneJobStore';
+import { RETENTION_TASK_ID, RetentionCleaner } from './RetentionCleaner';
+
+/* The clean-up on Backstage's scheduler, over real (SQLite) stores on one test clock. */
+
+const DAY = 24 * 60 * 60_000;
+const T0 = new Date('2026-01-01T00:00:00.000Z');
+const days = (n: number) => new Date(T0.getTime() + n * DAY);
+
+let knex: Knex;
+let clock: Date;
+let jobs: PruneJobStore;
+let sightings: OrphanSightingStore;
+
+beforeEach(async () => {
+  knex = knexFactory({
+    client: 'better-sqlite3',
+    connection: ':memory:',
+    useNullAsDefault: true,
+  });
+  const database = {
+    getClient: async () => knex,
+    migrations: { skip: false },
+  } as DatabaseService;
+  clock = T0;
+  jobs = await PruneJobStore.create({ database, now: () => clock });
+  sightings = await OrphanSightingStore.create({ database, now: () => clock });
+});
+
+afterEach(async () => {
+  await knex.destroy();
+});
+
+const newJob = () =>
+  jobs.createJob({
+    entityRef: 'component:default/web',
+    cluster: 'demo',
+    namespace: 'shop',
+    statefulSet: 'web',
+    dryRun: true,
+    requestedBy: 'user:default/alice',
+    pvcs: [{ name: 'data-web-1', uid: 'u1' }],
+  });
+
+describe('RetentionCleaner', () => {
+  it('runs once a day across replicas (a global scheduler task)', async () => {
+    const scheduler = mockServices.scheduler.mock();
+
+    await RetentionCleaner.schedule({
+      scheduler,
+      jobs,
+      sightings,
+      logger: mockServices.logger.mock(),
+      retentionDays: 90,
+    });
+
+    expect(scheduler.scheduleTask).toHaveBeenCalledWith(
+      expect.objectContaining({
+        id: RETENTION_TASK_ID,
+        scope: 'global',
+        frequency: { hours: 24 },
+      }),
+    );
+  });
+
+  it('deletes finished jobs, their events and unseen sightings older than retentionDays when the scheduler runs it, and keeps a running job', async () => {
+    const scheduler = mockServices.scheduler.mock();
+    const logger = mockServices.logger.mock();
+    const done = await newJob();
+    await jobs.updateJob(done.id, {
+      status: 'succeeded',
+      finishedAt: T0.toISOString(),
+    });
+    const running = await newJob();
+    await jobs.updateJob(running.id, { status: 'running' });
+    await sightings.record([
+      { uid: 'u1', cluster: 'demo', namespace: 'shop', name: 'data-web-1' },
+    ]);
+    await RetentionCleaner.schedule({
+      scheduler,
+      jobs,
+      sightings,
+      logger,
+      retentionDays: 30,
+    });
+    const { fn } = scheduler.scheduleTask.mock.calls[0][0];
+
+    clock = days(31);
+    await fn(new AbortController().signal);
+
+    expect(await jobs.getJob(done.id)).toBeUndefined();
+    expect(await jobs.listEvents(done.id)).toEqual([]);
+    expect((await jobs.getJob(running.id))?.status).toBe('running');
+    expect(await knex('pvc_pruner_orphan_sightings')).toEqual([]);
+    expect(logger.info).toHaveBeenCalledWith(
+      'pvc-pruner: deleted 1 finished prune jobs (with their events) and 1 orphan sightings older than 30 days (pvcPruner.retentionDays)',
+    );
+  });
+});

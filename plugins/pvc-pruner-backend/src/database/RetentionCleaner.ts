@@ -1,0 +1,63 @@
+import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
+import { OrphanSightingStore } from './OrphanSightingStore';
+import { PruneJobStore } from './PruneJobStore';
+
+export const RETENTION_TASK_ID = 'pvc-pruner-retention';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
+ * their events, and the sightings of claims no scan has seen as orphans for
+ * that long. Daily upkeep on Backstage's scheduler with `scope: 'global'`,
+ * so one replica cleans at a time, as the notifications backend's
+ * NotificationCleaner does. Age is judged by the database's clock, as the
+ * stores judge it everywhere.
+ */
+export class RetentionCleaner {
+  private constructor(
+    private readonly jobs: PruneJobStore,
+    private readonly sightings: OrphanSightingStore,
+    private readonly logger: LoggerService,
+    private readonly retentionDays: number,
+  ) {}
+
+  /** Schedules the clean-up once a day, the first a few minutes after start. */
+  static async schedule(options: {
+    scheduler: SchedulerService;
+    jobs: PruneJobStore;
+    sightings: OrphanSightingStore;
+    logger: LoggerService;
+    retentionDays: number;
+  }): Promise<RetentionCleaner> {
+    const cleaner = new RetentionCleaner(
+      options.jobs,
+      options.sightings,
+      options.logger,
+      options.retentionDays,
+    );
+    await options.scheduler.scheduleTask({
+      id: RETENTION_TASK_ID,
+      scope: 'global',
+      frequency: { hours: 24 },
+      timeout: { hours: 1 },
+      initialDelay: { minutes: 5 },
+      fn: () => cleaner.clean(),
+    });
+    return cleaner;
+  }
+
+  async clean(): Promise<void> {
+    const olderThanMs = this.retentionDays * DAY_MS;
+    try {
+      const jobs = await this.jobs.deleteFinishedFor(olderThanMs);
+      const sightings = await this.sightings.deleteNotSeenFor(olderThanMs);
+      if (jobs > 0 || sightings > 0)
+        this.logger.info(
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events) and ${sightings} orphan sightings older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+        );
+    } catch (e) {
+      this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);
+    }
+  }
+}
