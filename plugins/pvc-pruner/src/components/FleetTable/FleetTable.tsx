@@ -27,6 +27,8 @@ const useStyles = makeStyles(theme => ({
   statefulSet: { paddingLeft: theme.spacing(6) },
   muted: { color: theme.palette.text.secondary },
   detail: { backgroundColor: theme.palette.background.default },
+  // Wide content (the card's orphan table) fits the table instead of widening it.
+  detailContent: { width: 0, minWidth: '100%', overflowX: 'auto' },
 }));
 
 /**
@@ -258,7 +260,9 @@ export function FleetTable(props: FleetTableProps) {
               ...(detail
                 ? [
                     <TableRow key={`${key} detail`} className={classes.detail}>
-                      <TableCell colSpan={columns}>{detail}</TableCell>
+                      <TableCell colSpan={columns}>
+                        <div className={classes.detailContent}>{detail}</div>
+                      </TableCell>
                     </TableRow>,
                   ]
                 : []),

@@ -81,7 +81,7 @@ export function UnownedPrune(props: UnownedPruneProps) {
     >
       <Box display="flex" alignItems="center" justifyContent="space-between">
         <Typography variant="subtitle1" component="h4">
-          Cluster {row.cluster}: {name}, claimed by no catalog entity
+          Cluster {row.cluster} · no catalog entity claims {name}
         </Typography>
         <Button
           size="small"

@@ -1,8 +1,12 @@
 import { Alert, AlertTitle } from '@material-ui/lab';
-import { Typography } from '@material-ui/core';
+import { Typography, makeStyles } from '@material-ui/core';
 import { WithheldStatefulSets } from 'backstage-plugin-pvc-pruner-common';
 import { plural } from '../../utils/format';
 import { EntityLinks } from '../EntityLinks';
+
+const useStyles = makeStyles(theme => ({
+  alert: { marginBottom: theme.spacing(2) },
+}));
 
 /** Props of {@link WithheldNotice}. */
 export interface WithheldNoticeProps {
@@ -16,6 +20,7 @@ export interface WithheldNoticeProps {
  * StatefulSets.
  */
 export function WithheldNotice(props: WithheldNoticeProps) {
+  const classes = useStyles();
   const { statefulSets, refusedClaimants } = props.withheld;
   const one = statefulSets === 1;
   const claimants =
@@ -31,7 +36,7 @@ export function WithheldNotice(props: WithheldNoticeProps) {
       </>
     );
   return (
-    <Alert severity="info" role="status">
+    <Alert severity="info" role="status" className={classes.alert}>
       <AlertTitle>{plural(statefulSets, 'StatefulSet')} not shown</AlertTitle>
       {plural(statefulSets, 'StatefulSet')} that this entity's annotations match{' '}
       {one ? 'is' : 'are'} not shown: {one ? 'it is' : 'they are'} also claimed
