@@ -48,7 +48,9 @@ export interface FleetRequest {
 export interface UnownedOrphansRequest {
   /** A configured cluster's name. */
   cluster: string;
+  /** The StatefulSet's namespace. */
   namespace: string;
+  /** The StatefulSet's name. */
   statefulSet: string;
 }
 
