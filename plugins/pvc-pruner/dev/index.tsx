@@ -54,7 +54,7 @@ import {
 import Grid from '@material-ui/core/Grid';
 import StorageIcon from '@material-ui/icons/Storage';
 import AccountTreeIcon from '@material-ui/icons/AccountTree';
-import { Navigate } from 'react-router-dom';
+import { Navigate, useParams } from 'react-router-dom';
 import useAsyncRetry from 'react-use/esm/useAsyncRetry';
 import {
   EntityPvcPrunerCard,
@@ -150,6 +150,18 @@ const DemoEntityKubernetesPage = ({
     </EntityLoader>
   </Page>
 );
+
+/** The Kubernetes tab of the entity the URL names: any entity of the catalog, e.g. one you register. */
+const DemoEntityFromUrl = ({ children }: PropsWithChildren<{}>) => {
+  const { kind = '', namespace, name = '' } = useParams();
+  return (
+    <DemoEntityKubernetesPage
+      entityRef={stringifyEntityRef({ kind, namespace, name })}
+    >
+      {children}
+    </DemoEntityKubernetesPage>
+  );
+};
 
 /** The demo services (plugins/pvc-pruner-backend/dev/catalog-info.yaml). */
 // orders: orphans to prune, owned by the guest's team; cart: nothing to prune;
@@ -250,6 +262,15 @@ app.addPage({
 app.addPage({
   path: '/catalog/:namespace/:kind/:name',
   element: <DemoEntityRoute />,
+});
+// Every other entity, such as one you register: where the fleet page and the card link it.
+app.addPage({
+  path: '/catalog/:namespace/:kind/:name/kubernetes',
+  element: (
+    <DemoEntityFromUrl>
+      <EntityKubernetesContent refreshIntervalMs={5000} />
+    </DemoEntityFromUrl>
+  ),
 });
 
 app.render();

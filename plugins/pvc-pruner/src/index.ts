@@ -17,6 +17,7 @@ export type {
   PvcPrunerApi,
   ListPruneJobsRequest,
   FleetRequest,
+  UnownedOrphansRequest,
 } from './api/PvcPrunerApi';
 export { PvcPrunerClient } from './api/PvcPrunerClient';
 export type { PvcPrunerClientOptions } from './api/PvcPrunerClient';

@@ -3,7 +3,11 @@ import {
   PruneJob,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
-import { FleetRequest, PvcPrunerApi } from '../api/PvcPrunerApi';
+import {
+  FleetRequest,
+  PvcPrunerApi,
+  UnownedOrphansRequest,
+} from '../api/PvcPrunerApi';
 
 type Listener = {
   after: number;
@@ -23,6 +27,10 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   fleet: (request: FleetRequest) => ReturnType<PvcPrunerApi['getFleet']> = () =>
     new Promise(() => {});
   readonly fleetRequests: FleetRequest[] = [];
+  /** Answers getUnownedOrphans; by default never. */
+  unownedOrphans: PvcPrunerApi['getUnownedOrphans'] = () =>
+    new Promise(() => {});
+  readonly unownedRequests: UnownedOrphansRequest[] = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -37,6 +45,11 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
     return this.fleet(request);
+  };
+
+  getUnownedOrphans: PvcPrunerApi['getUnownedOrphans'] = async request => {
+    this.unownedRequests.push(request);
+    return this.unownedOrphans(request);
   };
 
   startPrune: PvcPrunerApi['startPrune'] = async request => {

@@ -1,7 +1,10 @@
 import { ReactNode } from 'react';
 import { RenderResult } from '@testing-library/react';
 import { Entity } from '@backstage/catalog-model';
-import { EntityProvider } from '@backstage/plugin-catalog-react';
+import {
+  EntityProvider,
+  entityRouteRef,
+} from '@backstage/plugin-catalog-react';
 import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import {
@@ -37,6 +40,8 @@ export interface RenderOptions {
   entity?: Entity;
   /** Permission name → answer; anything not named is allowed. */
   deny?: string[];
+  /** Entity refs on which `pvc-pruner.prune` is denied; on the others it is allowed. */
+  denyPruneOn?: string[];
 }
 
 /** Renders `children` in a test app with the fake API, a permission mock and an entity. */
@@ -46,9 +51,13 @@ export async function renderWithApis(
 ): Promise<RenderResult & { entity: Entity }> {
   const entity = options.entity ?? makeEntity();
   const deny = new Set(options.deny ?? []);
+  const denyPruneOn = new Set(options.denyPruneOn ?? []);
   const permissionApi = mockApis.permission({
     authorize: request =>
-      deny.has(request.permission.name)
+      deny.has(request.permission.name) ||
+      (request.permission.name === 'pvc-pruner.prune' &&
+        'resourceRef' in request &&
+        denyPruneOn.has(String(request.resourceRef)))
         ? AuthorizeResult.DENY
         : AuthorizeResult.ALLOW,
   });
@@ -61,6 +70,8 @@ export async function renderWithApis(
     >
       <EntityProvider entity={entity}>{children}</EntityProvider>
     </TestApiProvider>,
+    // As in every app: the catalog mounts the entity route the plugin links with.
+    { mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef } },
   );
   return { ...result, entity };
 }

@@ -6,6 +6,7 @@ import {
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 
 /**
@@ -40,6 +41,20 @@ export interface FleetRequest {
 }
 
 /**
+ * A StatefulSet that no catalog entity claims (`GET /v1/unowned/orphans`).
+ *
+ * @public
+ */
+export interface UnownedOrphansRequest {
+  /** A configured cluster's name. */
+  cluster: string;
+  /** The StatefulSet's namespace. */
+  namespace: string;
+  /** The StatefulSet's name. */
+  statefulSet: string;
+}
+
+/**
  * The pvc-pruner backend, as the frontend sees it.
  *
  * @public
@@ -52,9 +67,21 @@ export interface PvcPrunerApi {
   getFleet(request?: FleetRequest): Promise<FleetResponse>;
 
   /**
+   * The orphaned and kept claims of one StatefulSet that no catalog entity
+   * claims, for the fleet page's Unowned section (needs
+   * `pvc-pruner.fleet.unowned.read`). A 403 names the entities that claim it
+   * after all.
+   */
+  getUnownedOrphans(
+    request: UnownedOrphansRequest,
+  ): Promise<UnownedOrphansResponse>;
+
+  /**
    * Starts a prune (or a dry run) of exactly the given claims. Resolves with
    * the job id once the backend accepted it (202); a 409 names who holds the
-   * StatefulSet's lock.
+   * StatefulSet's lock, a 403 the claimant the user may not prune. Without
+   * `entityRef`, it prunes a StatefulSet that no catalog entity claims (needs
+   * `pvc-pruner.unowned.prune`).
    */
   startPrune(request: PruneRequest): Promise<{ id: string }>;
 

@@ -299,6 +299,79 @@ describe('PvcPrunerClient', () => {
     });
   });
 
+  it('reads an unowned StatefulSet with the user token of that one cluster, and prunes it without an entity', async () => {
+    const seen: Array<{ url: string; tokens: string[] }> = [];
+    let body: Record<string, unknown> | undefined;
+    const tokensOf = (request: Request) =>
+      [...request.headers.keys()].filter(k =>
+        k.startsWith('backstage-kubernetes-authorization'),
+      );
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({
+          items: [
+            { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
+            { name: 'gke', authProvider: 'google', userTokenKey: 'google' },
+          ],
+        }),
+      ),
+      http.get(`${base}/v1/unowned/orphans`, ({ request }) => {
+        seen.push({
+          url: request.url.slice(base.length),
+          tokens: tokensOf(request),
+        });
+        return HttpResponse.json({
+          cluster: 'gke',
+          statefulSet: { name: 'nightly-reports' },
+        });
+      }),
+      http.post(`${base}/v1/prune-jobs`, async ({ request }) => {
+        body = (await request.json()) as Record<string, unknown>;
+        seen.push({ url: '/v1/prune-jobs', tokens: tokensOf(request) });
+        return HttpResponse.json({ id: 'job-1' }, { status: 202 });
+      }),
+    );
+    const client = new PvcPrunerClient({
+      discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+      fetchApi: { fetch },
+      kubernetesAuthProvidersApi: {
+        getCredentials: async key => ({ token: `${key}-user-token` }),
+        decorateRequestBodyForAuth: jest.fn(),
+      },
+    });
+
+    await expect(
+      client.getUnownedOrphans({
+        cluster: 'gke',
+        namespace: 'search',
+        statefulSet: 'nightly-reports',
+      }),
+    ).resolves.toMatchObject({ cluster: 'gke' });
+    await client.startPrune({
+      cluster: 'gke',
+      namespace: 'search',
+      statefulSet: 'nightly-reports',
+      pvcs: [{ name: 'scratch-nightly-reports-1', uid: 'u1' }],
+      dryRun: true,
+    });
+
+    expect(seen).toEqual([
+      {
+        url: '/v1/unowned/orphans?cluster=gke&namespace=search&statefulSet=nightly-reports',
+        tokens: ['backstage-kubernetes-authorization-google'],
+      },
+      {
+        url: '/v1/prune-jobs',
+        tokens: ['backstage-kubernetes-authorization-google'],
+      },
+    ]);
+    expect(body).not.toHaveProperty('entityRef');
+    expect(body).toMatchObject({
+      statefulSet: 'nightly-reports',
+      dryRun: true,
+    });
+  });
+
   it('parses the event stream over fetch and stops after job-finished', async () => {
     const event = eventFactory();
     const events = [

@@ -12,12 +12,14 @@ import {
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubernetesAuthProvidersApi } from '@backstage/plugin-kubernetes-react';
 import {
   FleetRequest,
   ListPruneJobsRequest,
   PvcPrunerApi,
+  UnownedOrphansRequest,
 } from './PvcPrunerApi';
 import { ClusterAuthInfo, ClusterTokenHeaders } from './ClusterTokenHeaders';
 
@@ -97,6 +99,20 @@ export class PvcPrunerClient implements PvcPrunerApi {
     return this.get(
       `/v1/fleet${qs ? `?${qs}` : ''}`,
       await this.clusterTokens.headers(request.cluster || undefined),
+    );
+  }
+
+  async getUnownedOrphans(
+    request: UnownedOrphansRequest,
+  ): Promise<UnownedOrphansResponse> {
+    const { cluster, namespace, statefulSet } = request;
+    return this.get(
+      `/v1/unowned/orphans?${new URLSearchParams({
+        cluster,
+        namespace,
+        statefulSet,
+      })}`,
+      await this.clusterTokens.headers(cluster),
     );
   }
 

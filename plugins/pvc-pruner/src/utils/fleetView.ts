@@ -109,6 +109,9 @@ function csvField(value: string | number | undefined): string {
  * The rows the page shows, one per StatefulSet, in its order: owners'
  * entities, then the unowned section when it is shown. Costs are the
  * backend's, rounded to cents; without pricing there are no cost columns.
+ * A StatefulSet that several entities claim has a row under each of them,
+ * with the others' refs in `shared_with` (space-separated), so a sum over
+ * the rows counts it once per row.
  */
 export function fleetCsv(
   groups: FleetGroup[],
@@ -131,6 +134,7 @@ export function fleetCsv(
         ]
       : []),
     'first_seen_orphaned_at',
+    'shared_with',
   ];
   const row = (owner: string, entity: string, s: FleetStatefulSet) => [
     owner,
@@ -148,6 +152,7 @@ export function fleetCsv(
         ]
       : []),
     s.firstSeenOrphanedAt,
+    s.sharedWith?.join(' '),
   ];
   const rows = [
     ...groups.flatMap(g =>

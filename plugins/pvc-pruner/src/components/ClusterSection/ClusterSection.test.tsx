@@ -69,6 +69,24 @@ describe('ClusterSection', () => {
     ).toBeInTheDocument();
   });
 
+  it('says that StatefulSets are withheld, and not that there are none, when all of them are', async () => {
+    await renderSection({
+      cluster: 'eu',
+      ok: true,
+      statefulSets: [],
+      withheld: {
+        statefulSets: 2,
+        refusedClaimants: ['component:default/ledger'],
+      },
+    });
+    expect(screen.getByRole('status')).toHaveTextContent(
+      "2 StatefulSets that this entity's annotations match are not shown: they are also claimed by component:default/ledger, whose claims you may not view.",
+    );
+    expect(
+      screen.queryByText('This entity has no StatefulSets in this cluster.'),
+    ).not.toBeInTheDocument();
+  });
+
   it("says how old the data may be when the backend's watch is disconnected for more than a few seconds", async () => {
     const stale = (secondsSinceSync: number) =>
       renderSection({

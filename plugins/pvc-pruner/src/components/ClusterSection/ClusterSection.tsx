@@ -2,6 +2,7 @@ import { Box, Typography } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import { ClusterOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from '../StatefulSetSection';
+import { WithheldNotice } from '../WithheldNotice';
 
 /** From this age on, an answer of a disconnected watch cache says how old it may be. */
 export const STALENESS_SHOWN_AFTER_SECONDS = 5;
@@ -45,7 +46,10 @@ export function ClusterSection(props: ClusterSectionProps) {
             claim live before deleting it.
           </Alert>
         )}
-      {cluster.ok && cluster.statefulSets.length === 0 && (
+      {cluster.ok && cluster.withheld && (
+        <WithheldNotice withheld={cluster.withheld} />
+      )}
+      {cluster.ok && cluster.statefulSets.length === 0 && !cluster.withheld && (
         <Typography variant="body2">
           This entity has no StatefulSets in this cluster.
         </Typography>

@@ -19,13 +19,29 @@ import {
 import { FleetSort, FleetSortKey } from '../../utils/fleetView';
 import { formatMonthly } from '../../utils/money';
 import { seenOrphanedSince } from '../../utils/sightings';
+import { EntityLinks } from '../EntityLinks';
 
 const useStyles = makeStyles(theme => ({
   owner: { backgroundColor: theme.palette.background.default },
   entity: { paddingLeft: theme.spacing(3) },
   statefulSet: { paddingLeft: theme.spacing(6) },
   muted: { color: theme.palette.text.secondary },
+  detail: { backgroundColor: theme.palette.background.default },
+  // Wide content (the card's orphan table) fits the table instead of widening it.
+  detailContent: { width: 0, minWidth: '100%', overflowX: 'auto' },
 }));
+
+/**
+ * An action on each StatefulSet right under a group (the unowned section's
+ * prune), and what it opens under the row.
+ */
+export interface FleetStatefulSetAction {
+  /** The column's header. */
+  title: string;
+  render: (statefulSet: FleetStatefulSet) => ReactNode;
+  /** What is open under the row; undefined when nothing is. */
+  detail: (statefulSet: FleetStatefulSet) => ReactNode | undefined;
+}
 
 /** Props of {@link FleetTable}. */
 export interface FleetTableProps {
@@ -50,6 +66,7 @@ export interface FleetTableProps {
   onSort: (key: FleetSortKey) => void;
   /** Set when the backend priced the answer. */
   currency?: string;
+  statefulSetAction?: FleetStatefulSetAction;
 }
 
 function Storage({ totals }: { totals: OrphanTotals }) {
@@ -96,6 +113,8 @@ function Row(props: {
   firstSeenOrphanedAt?: string;
   currency?: string;
   strong?: boolean;
+  /** Renders the action column: this row's action, or an empty cell. */
+  action?: { cell?: ReactNode };
 }) {
   const { totals, currency } = props;
   const text = (node: ReactNode) => (
@@ -120,6 +139,7 @@ function Row(props: {
       <TableCell>
         {text(seenOrphanedSince(props.firstSeenOrphanedAt) ?? '—')}
       </TableCell>
+      {props.action && <TableCell align="right">{props.action.cell}</TableCell>}
     </TableRow>
   );
 }
@@ -127,13 +147,37 @@ function Row(props: {
 const statefulSetName = (s: FleetStatefulSet) =>
   `${s.cluster} · ${s.namespace}/${s.name}`;
 
+/** A StatefulSet's name, and the other entities that claim it, if any. */
+function StatefulSetName(props: {
+  statefulSet: FleetStatefulSet;
+  muted?: boolean;
+}) {
+  const { statefulSet: s } = props;
+  const classes = useStyles();
+  return (
+    <>
+      <span className={props.muted ? classes.muted : undefined}>
+        {statefulSetName(s)}
+      </span>
+      {s.sharedWith && s.sharedWith.length > 0 && (
+        <Typography variant="caption" component="div" className={classes.muted}>
+          Also claimed by <EntityLinks entityRefs={s.sharedWith} max={5} /> ·
+          counted once in owner and fleet totals
+        </Typography>
+      )}
+    </>
+  );
+}
+
 /**
  * Owners, each with its entities and their StatefulSets: orphans, storage,
  * monthly cost and first sighting per row, sortable by the last three.
  */
 export function FleetTable(props: FleetTableProps) {
-  const { groups, sort, onSort, currency } = props;
+  const { groups, sort, onSort, currency, statefulSetAction } = props;
   const classes = useStyles();
+  const columns = (currency ? 5 : 4) + (statefulSetAction ? 1 : 0);
+  const noAction = statefulSetAction ? {} : undefined;
   const header = (key: FleetSortKey, title: string) => (
     <TableCell
       sortDirection={sort.key === key && (sort.descending ? 'desc' : 'asc')}
@@ -158,6 +202,9 @@ export function FleetTable(props: FleetTableProps) {
           {header('storage', 'Reclaimable storage')}
           {currency && header('cost', 'Monthly cost')}
           {header('seen', 'Seen orphaned')}
+          {statefulSetAction && (
+            <TableCell align="right">{statefulSetAction.title}</TableCell>
+          )}
         </TableRow>
       </TableHead>
       <TableBody>
@@ -171,6 +218,7 @@ export function FleetTable(props: FleetTableProps) {
             firstSeenOrphanedAt={group.firstSeenOrphanedAt}
             currency={currency}
             strong
+            action={noAction}
           />,
           ...group.entities.flatMap(entity => [
             <Row
@@ -180,30 +228,46 @@ export function FleetTable(props: FleetTableProps) {
               totals={entity.totals}
               firstSeenOrphanedAt={entity.firstSeenOrphanedAt}
               currency={currency}
+              action={noAction}
             />,
             ...entity.statefulSets.map(s => (
               <Row
                 key={`${entity.entityRef} ${statefulSetName(s)}`}
-                name={
-                  <span className={classes.muted}>{statefulSetName(s)}</span>
-                }
+                name={<StatefulSetName statefulSet={s} muted />}
                 nameClass={classes.statefulSet}
                 totals={s}
                 firstSeenOrphanedAt={s.firstSeenOrphanedAt}
                 currency={currency}
+                action={noAction}
               />
             )),
           ]),
-          ...(group.statefulSets ?? []).map(s => (
-            <Row
-              key={`${group.key} ${statefulSetName(s)}`}
-              name={statefulSetName(s)}
-              nameClass={classes.entity}
-              totals={s}
-              firstSeenOrphanedAt={s.firstSeenOrphanedAt}
-              currency={currency}
-            />
-          )),
+          ...(group.statefulSets ?? []).flatMap(s => {
+            const key = `${group.key} ${statefulSetName(s)}`;
+            const detail = statefulSetAction?.detail(s);
+            return [
+              <Row
+                key={key}
+                name={<StatefulSetName statefulSet={s} />}
+                nameClass={classes.entity}
+                totals={s}
+                firstSeenOrphanedAt={s.firstSeenOrphanedAt}
+                currency={currency}
+                action={
+                  statefulSetAction && { cell: statefulSetAction.render(s) }
+                }
+              />,
+              ...(detail
+                ? [
+                    <TableRow key={`${key} detail`} className={classes.detail}>
+                      <TableCell colSpan={columns}>
+                        <div className={classes.detailContent}>{detail}</div>
+                      </TableCell>
+                    </TableRow>,
+                  ]
+                : []),
+            ];
+          }),
         ])}
       </TableBody>
     </Table>

@@ -1,2 +1,2 @@
 export { FleetTable, EntityLink, ownerTitle } from './FleetTable';
-export type { FleetTableProps } from './FleetTable';
+export type { FleetStatefulSetAction, FleetTableProps } from './FleetTable';

@@ -1,6 +1,11 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { TestApiProvider, renderInTestApp } from '@backstage/test-utils';
+import {
+  TestApiProvider,
+  mockApis,
+  renderInTestApp,
+} from '@backstage/test-utils';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { entityRouteRef } from '@backstage/plugin-catalog-react';
 import {
   FleetResponse,
@@ -8,6 +13,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
+import { makeStatefulSet } from '../../__testUtils__/fixtures';
 import { FleetView } from './FleetView';
 
 // Material UI tables in jsdom are slow on a busy machine.
@@ -92,7 +98,12 @@ function pricedFleet(): FleetResponse {
 
 async function render(api: FakePvcPrunerApi) {
   return renderInTestApp(
-    <TestApiProvider apis={[[pvcPrunerApiRef, api]]}>
+    <TestApiProvider
+      apis={[
+        [pvcPrunerApiRef, api],
+        [permissionApiRef, mockApis.permission()],
+      ]}
+    >
       <FleetView />
     </TestApiProvider>,
     { mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef } },
@@ -229,6 +240,127 @@ describe('FleetView', () => {
       screen.queryByRole('region', { name: 'Unowned' }),
     ).not.toBeInTheDocument();
     expect(screen.queryByText(/legacy-db/)).not.toBeInTheDocument();
+  });
+
+  it('offers no prune of unowned StatefulSets without pvc-pruner.unowned.prune, and says what it needs', async () => {
+    await renderPricedFleet();
+    const unowned = await screen.findByRole('region', { name: 'Unowned' });
+    expect(
+      within(unowned).getByText(
+        /Pruning them here needs pvc-pruner.unowned.prune, which you don't hold/,
+      ),
+    ).toBeInTheDocument();
+    expect(within(unowned).queryByRole('button', { name: /Prune/ })).toBeNull();
+  });
+
+  it('with pvc-pruner.unowned.prune, prunes an unowned StatefulSet from its row with the card’s flow', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => {
+      const fleet = pricedFleet();
+      return {
+        ...fleet,
+        unowned: {
+          ...fleet.unowned!,
+          statefulSets: [
+            sts('edge', 'legacy-db', 8, 0.8),
+            sts('demo', 'nightly-reports', 4, 0.4),
+          ],
+          prunable: true,
+        },
+      };
+    };
+    api.unownedOrphans = async request => ({
+      cluster: request.cluster,
+      statefulSet: makeStatefulSet(request.statefulSet, { namespace: 'shop' }),
+    });
+    await render(api);
+    const unowned = await screen.findByRole('region', { name: 'Unowned' });
+    expect(
+      within(unowned).getAllByRole('button', { name: /^Prune/ }),
+    ).toHaveLength(2);
+    expect(
+      within(await ownerTable()).queryByRole('button', { name: /^Prune/ }),
+    ).toBeNull();
+
+    await userEvent.click(
+      within(unowned).getByRole('button', {
+        name: 'Prune unowned shop/legacy-db in edge',
+      }),
+    );
+    const panel = await screen.findByRole('region', {
+      name: 'Prune unowned shop/legacy-db in edge',
+    });
+    expect(api.unownedRequests).toEqual([
+      { cluster: 'edge', namespace: 'shop', statefulSet: 'legacy-db' },
+    ]);
+    expect(
+      await within(panel).findByText('data-legacy-db-2'),
+    ).toBeInTheDocument();
+    await userEvent.click(
+      within(panel).getByRole('button', { name: 'Dry run prune of legacy-db' }),
+    );
+    await userEvent.click(
+      screen.getByRole('button', { name: 'Start dry run' }),
+    );
+    expect(api.started).toHaveLength(1);
+    expect(api.started[0]).not.toHaveProperty('entityRef');
+    expect(api.started[0]).toMatchObject({
+      cluster: 'edge',
+      namespace: 'shop',
+      statefulSet: 'legacy-db',
+      dryRun: true,
+    });
+    expect(
+      await within(panel).findByRole('region', {
+        name: 'Dry run of shop/legacy-db progress',
+      }),
+    ).toBeInTheDocument();
+  });
+
+  it('says which rows share a StatefulSet, in the table and the CSV', async () => {
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => {
+      const fleet = pricedFleet();
+      const [orders, search] = fleet.items;
+      return {
+        ...fleet,
+        items: [
+          orders,
+          {
+            ...search,
+            statefulSets: [
+              {
+                ...search.statefulSets[0],
+                sharedWith: ['component:default/borrowed'],
+              },
+            ],
+          },
+        ],
+      };
+    };
+    await render(api);
+    const table = await ownerTable();
+    expect(
+      within(table).getByText(
+        /Also claimed by .* counted once in owner and fleet totals/,
+      ),
+    ).toBeInTheDocument();
+    expect(
+      within(table).getByRole('link', { name: 'component:default/borrowed' }),
+    ).toHaveAttribute('href', '/catalog/default/component/borrowed/kubernetes');
+    expect(
+      screen.getByText(/listed under each of them, and counted once/),
+    ).toBeInTheDocument();
+
+    const link = screen.getByRole('link', { name: /Download CSV/ });
+    const csv = decodeURIComponent(
+      link.getAttribute('href')!.replace('data:text/csv;charset=utf-8,', ''),
+    ).split('\n');
+    expect(csv[0].split(',').pop()).toBe('shared_with');
+    expect(csv[1]).toMatch(
+      /^group:default\/search,.*,component:default\/borrowed$/,
+    );
+    expect(csv[2]).toMatch(/^group:default\/checkout,.*,$/);
   });
 
   it('without pricing shows GiB only: no cost column, no amounts', async () => {

@@ -8,16 +8,14 @@ import {
   Progress,
   ResponseErrorPanel,
 } from '@backstage/core-components';
-import { useRouteRef } from '@backstage/core-plugin-api';
-import {
-  entityRouteParams,
-  entityRouteRef,
-} from '@backstage/plugin-catalog-react';
 import {
   FleetResponse,
+  FleetStatefulSet,
   OrphanTotals,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
+import { statefulSetKey } from '../../hooks/useActiveJobs';
+import { useEntityKubernetesPath } from '../../hooks/useEntityKubernetesPath';
 import { FleetFilters as Filters, useFleet } from '../../hooks/useFleet';
 import {
   FleetSort,
@@ -29,7 +27,13 @@ import {
 import { plural } from '../../utils/format';
 import { formatMonthly } from '../../utils/money';
 import { FleetFilters } from '../FleetFilters';
-import { EntityLink, FleetTable, ownerTitle } from '../FleetTable';
+import {
+  EntityLink,
+  FleetStatefulSetAction,
+  FleetTable,
+  ownerTitle,
+} from '../FleetTable';
+import { UnownedPrune } from '../UnownedPrune';
 
 function TotalsLine(props: {
   totals: OrphanTotals;
@@ -80,6 +84,17 @@ function optionsOf(fleet: FleetResponse | undefined) {
   };
 }
 
+const keyOf = (s: FleetStatefulSet) =>
+  statefulSetKey({
+    cluster: s.cluster,
+    namespace: s.namespace,
+    statefulSet: s.name,
+  });
+
+/** Whether some StatefulSet is listed under several entities. */
+const anyShared = (fleet: FleetResponse) =>
+  fleet.items.some(e => e.statefulSets.some(s => s.sharedWith?.length));
+
 /**
  * The fleet view: what every entity the user may read could reclaim, in
  * GiB and (with pricing) money, grouped by owner, filterable, sortable and
@@ -101,7 +116,41 @@ export function FleetView() {
       sortChoice ?? { key: currency ? 'cost' : 'storage', descending: true },
     [sortChoice, currency],
   );
-  const entityRoute = useRouteRef(entityRouteRef);
+  const entityPath = useEntityKubernetesPath();
+  // The unowned StatefulSets whose prune panel is open, by statefulSetKey.
+  const [pruning, setPruning] = useState<string[]>([]);
+  const { retry } = state;
+  const pruneAction: FleetStatefulSetAction | undefined = useMemo(
+    () =>
+      fleet?.unowned?.prunable
+        ? {
+            title: 'Prune',
+            render: s => (
+              <Button
+                size="small"
+                variant="outlined"
+                color="secondary"
+                disabled={pruning.includes(keyOf(s))}
+                onClick={() => setPruning(open => [...open, keyOf(s)])}
+                aria-label={`Prune unowned ${s.namespace}/${s.name} in ${s.cluster}`}
+              >
+                Prune…
+              </Button>
+            ),
+            detail: s =>
+              pruning.includes(keyOf(s)) ? (
+                <UnownedPrune
+                  statefulSet={s}
+                  onClose={pruned => {
+                    setPruning(open => open.filter(k => k !== keyOf(s)));
+                    if (pruned) retry();
+                  }}
+                />
+              ) : undefined,
+          }
+        : undefined,
+    [fleet?.unowned?.prunable, pruning, retry],
+  );
   const options = useMemo(() => optionsOf(all.value), [all.value]);
 
   const groups = useMemo(
@@ -162,6 +211,12 @@ export function FleetView() {
               currency={currency}
             />
           )}
+          {anyShared(fleet) && (
+            <Typography variant="body2">
+              A StatefulSet that several entities claim is listed under each of
+              them, and counted once in every owner's total and the total above.
+            </Typography>
+          )}
           {(fleet.pricing?.unpricedStorageClasses.length ?? 0) > 0 && (
             <Typography variant="body2">
               No price for StorageClass{' '}
@@ -218,9 +273,7 @@ export function FleetView() {
                   <EntityLink
                     entityRef={e.entityRef}
                     title={e.title}
-                    to={`${entityRoute(
-                      entityRouteParams(e.entityRef),
-                    )}/kubernetes`}
+                    to={entityPath(e.entityRef)}
                   />
                 ),
               })),
@@ -235,7 +288,10 @@ export function FleetView() {
             <Typography variant="body2" color="textSecondary" paragraph>
               StatefulSets with orphans that no catalog entity maps to (by its
               Kubernetes annotations). Shown to holders of
-              pvc-pruner.fleet.unowned.read.
+              pvc-pruner.fleet.unowned.read.{' '}
+              {fleet.unowned!.prunable
+                ? 'You hold pvc-pruner.unowned.prune, so you may prune them here.'
+                : "Pruning them here needs pvc-pruner.unowned.prune, which you don't hold."}
             </Typography>
             {unowned.length === 0 ? (
               <Typography variant="body2">None.</Typography>
@@ -245,6 +301,7 @@ export function FleetView() {
                 currency={currency}
                 sort={sort}
                 onSort={onSort}
+                statefulSetAction={pruneAction}
                 groups={[
                   {
                     key: 'unowned',

@@ -106,6 +106,8 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
   const following = Object.keys(active.jobs).length > 0;
   const nothingToPrune =
     data !== undefined && data.totals.orphans === 0 && !following;
+  // A cluster that withholds StatefulSets says so even when nothing is left to prune.
+  const withheld = data?.clusters.some(c => c.ok && c.withheld) ?? false;
 
   let body: ReactNode;
   if (orphans.error && isNotAllowed(orphans.error)) {
@@ -134,11 +136,15 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             <EmptyState
               missing="data"
               title="Nothing to prune"
-              description={`No StatefulSet of ${entityRef} left claims behind in the clusters that answered.`}
+              description={`No StatefulSet of ${entityRef}${
+                withheld ? ' that you may see' : ''
+              } left claims behind in the clusters that answered.`}
             />
           )}
           {data.clusters
-            .filter(cluster => !cluster.ok || !nothingToPrune)
+            .filter(
+              cluster => !cluster.ok || cluster.withheld || !nothingToPrune,
+            )
             .map(cluster => (
               <ClusterSection
                 key={cluster.cluster}

@@ -48,6 +48,31 @@ describe('PvcPrunerCard', () => {
     expect(screen.getByText(/0 orphaned claims/)).toBeInTheDocument();
   });
 
+  it('still says what it withholds when nothing is left to prune', async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () =>
+      makeResponse([
+        {
+          cluster: 'demo',
+          ok: true,
+          statefulSets: [makeStatefulSet('cart', { orphans: [] })],
+          withheld: {
+            statefulSets: 1,
+            refusedClaimants: ['component:default/ledger'],
+          },
+        },
+      ]);
+    await renderWithApis(<PvcPrunerCard />, { api });
+    expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
+    expect(
+      screen.getByText(/that you may see left claims behind/),
+    ).toBeInTheDocument();
+    expect(screen.getByText('1 StatefulSet not shown')).toBeInTheDocument();
+    expect(
+      screen.getByRole('link', { name: 'component:default/ledger' }),
+    ).toBeInTheDocument();
+  });
+
   it('lists orphans per cluster and StatefulSet, with totals and hazards', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () =>

@@ -1,4 +1,4 @@
-import { act, screen, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from './StatefulSetSection';
@@ -11,6 +11,7 @@ import {
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { responseError } from '../../__testUtils__/responseError';
 import {
   dryRunButton,
   pruneButton,
@@ -20,14 +21,21 @@ import {
 const sts = makeStatefulSet('db', { replicas: 2 });
 
 /** The section in a card that follows its prunes as OrphanedVolumes does. */
-function Harness({ statefulSet = sts }: { statefulSet?: StatefulSetOrphans }) {
+function Harness({
+  statefulSet = sts,
+  entityRef = 'component:default/shop',
+}: {
+  statefulSet?: StatefulSetOrphans;
+  /** null: a StatefulSet that no entity claims. */
+  entityRef?: string | null;
+}) {
   const { jobs, start, finish, dismiss } = useActiveJobs([]);
   return (
     <ActiveJobsProvider
       value={{ jobs, started: start, finished: finish, dismissed: dismiss }}
     >
       <StatefulSetSection
-        entityRef="component:default/shop"
+        entityRef={entityRef ?? undefined}
         cluster="prod"
         statefulSet={statefulSet}
       />
@@ -99,6 +107,83 @@ describe('StatefulSetSection', () => {
       await screen.findByText(/being pruned by user:default\/ann/),
     ).toBeInTheDocument();
     expect(screen.getByRole('dialog')).toBeInTheDocument();
+  });
+
+  it('names the other entities that claim it, linked, and lets the user prune when they may prune each of them', async () => {
+    const shared = {
+      ...sts,
+      sharedWith: ['component:default/search-index', 'component:default/x'],
+    };
+    await renderWithApis(<Harness statefulSet={shared} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    const section = screen.getByRole('region', { name: 'StatefulSet shop/db' });
+    expect(section).toHaveTextContent(
+      'Also claimed by component:default/search-index and component:default/x: their Kubernetes annotations match this StatefulSet too. A prune or a dry run needs pvc-pruner.prune on each of them as well.',
+    );
+    expect(
+      within(section).getByRole('link', {
+        name: 'component:default/search-index',
+      }),
+    ).toHaveAttribute(
+      'href',
+      '/catalog/default/component/search-index/kubernetes',
+    );
+    await waitFor(() => expect(pruneButton('db')).toBeEnabled());
+    expect(dryRunButton('db')).toBeEnabled();
+  });
+
+  it('disables the prune, naming the claimant, when the user may not prune another entity that claims it', async () => {
+    const shared = {
+      ...sts,
+      sharedWith: ['component:default/search-index', 'component:default/x'],
+    };
+    await renderWithApis(<Harness statefulSet={shared} />, {
+      api: new FakePvcPrunerApi(),
+      denyPruneOn: ['component:default/search-index'],
+    });
+    expect(
+      await screen.findByText(
+        'Pruning db needs pvc-pruner.prune on every entity that claims it, and you lack it on component:default/search-index.',
+      ),
+    ).toBeInTheDocument();
+    expect(pruneButton('db')).toBeDisabled();
+    expect(dryRunButton('db')).toBeDisabled();
+  });
+
+  it("shows the backend's 403, naming the claimant refused, in the dialog", async () => {
+    const api = new FakePvcPrunerApi();
+    api.startError = await responseError(
+      403,
+      'NotAllowedError',
+      'StatefulSet shop/db in cluster "prod" is also claimed by component:default/search-index: pruning it needs pvc-pruner.prune on every entity that claims it, and you lack it on that one',
+    );
+    await renderWithApis(<Harness />, { api });
+    await userEvent.click(pruneButton('db'));
+    const dialog = screen.getByRole('dialog');
+    await userEvent.type(within(dialog).getByRole('textbox'), 'db');
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 2 claims' }),
+    );
+    expect(await within(dialog).findByRole('alert')).toHaveTextContent(
+      'Could not start: StatefulSet shop/db in cluster "prod" is also claimed by component:default/search-index: pruning it needs pvc-pruner.prune on every entity that claims it, and you lack it on that one',
+    );
+  });
+
+  it('prunes a StatefulSet that no entity claims without naming an entity', async () => {
+    const api = new FakePvcPrunerApi();
+    await renderWithApis(<Harness entityRef={null} />, { api });
+    await userEvent.click(dryRunButton('db'));
+    await startDryRun();
+    await screen.findByRole('region', { name: 'Dry run of shop/db progress' });
+    expect(api.started).toHaveLength(1);
+    expect(api.started[0]).not.toHaveProperty('entityRef');
+    expect(api.started[0]).toMatchObject({
+      cluster: 'prod',
+      namespace: 'shop',
+      statefulSet: 'db',
+      dryRun: true,
+    });
   });
 
   it('shows a claim still terminating as such, held by its finalizers, and offers nothing to prune when it is all there is', async () => {

@@ -10,6 +10,7 @@ import {
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { useActiveJobsContext } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
+import { useClaimantsWithoutPrune } from '../../hooks/useClaimantsWithoutPrune';
 import { claimBytes, plural, podName } from '../../utils/format';
 import { KeptPvcList } from '../KeptPvcList';
 import { MonthlyCost } from '../MonthlyCost';
@@ -17,6 +18,7 @@ import { OrphanTable } from '../OrphanTable';
 import { PruneActions } from '../PruneActions';
 import { PruneDialog } from '../PruneDialog';
 import { PruneProgress } from '../PruneProgress';
+import { SharedWithNotice } from '../SharedWithNotice';
 import { StatefulSetHeader } from '../StatefulSetHeader';
 import { TerminatingNotice } from '../TerminatingNotice';
 
@@ -27,7 +29,11 @@ const useStyles = makeStyles(theme => ({
 
 /** Props of {@link StatefulSetSection}. */
 export interface StatefulSetSectionProps {
-  entityRef: string;
+  /**
+   * The entity whose card shows the StatefulSet, sent with a prune; undefined
+   * for a StatefulSet that no entity claims (the fleet page's Unowned section).
+   */
+  entityRef?: string;
   cluster: string;
   statefulSet: StatefulSetOrphans;
   /** Why pruning is not possible for this user; undefined when it is. */
@@ -83,6 +89,7 @@ function ReattachWarning({ sts }: { sts: StatefulSetOrphans }) {
  */
 export function StatefulSetSection(props: StatefulSetSectionProps) {
   const { entityRef, cluster, statefulSet: sts, pruneDeniedReason } = props;
+  const claimants = useClaimantsWithoutPrune(sts.sharedWith);
   const { jobs, started, finished, dismissed } = useActiveJobsContext();
   // The prune the card follows for this StatefulSet, if any.
   const job =
@@ -108,7 +115,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
   const confirm = useCallback(
     async (pvcs: OrphanedPvc[]) => {
       const { id } = await api.startPrune({
-        entityRef,
+        ...(entityRef ? { entityRef } : {}),
         cluster,
         namespace: sts.namespace,
         statefulSet: sts.name,
@@ -135,6 +142,15 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
   );
 
   let disabledReason = pruneDeniedReason;
+  if (!disabledReason && claimants.loading)
+    disabledReason = 'Checking whether you may prune…';
+  const deniedOnClaimant = !disabledReason && claimants.refused.length > 0;
+  if (deniedOnClaimant)
+    disabledReason = `Pruning ${
+      sts.name
+    } needs pvc-pruner.prune on every entity that claims it, and you lack it on ${listSome(
+      claimants.refused,
+    )}.`;
   if (!disabledReason && busy)
     disabledReason = `A ${job.dryRun ? 'dry run' : 'prune'} of ${
       sts.name
@@ -150,6 +166,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       aria-label={`StatefulSet ${sts.namespace}/${sts.name}`}
     >
       <StatefulSetHeader statefulSet={sts} />
+      <SharedWithNotice sharedWith={sts.sharedWith} />
       {sts.orphans.length > 0 ? (
         <>
           <RetainWarning sts={sts} />
@@ -163,7 +180,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       <PruneActions
         statefulSet={sts.name}
         disabledReason={disabledReason}
-        denied={Boolean(pruneDeniedReason)}
+        denied={Boolean(pruneDeniedReason) || deniedOnClaimant}
         onDryRun={() => setDialog({ open: true, dryRun: true })}
         onPrune={() => setDialog({ open: true, dryRun: false })}
       />

@@ -1,0 +1,2 @@
+export { EntityLinks } from './EntityLinks';
+export type { EntityLinksProps } from './EntityLinks';

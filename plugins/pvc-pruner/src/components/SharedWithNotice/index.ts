@@ -1,0 +1,2 @@
+export { SharedWithNotice } from './SharedWithNotice';
+export type { SharedWithNoticeProps } from './SharedWithNotice';

@@ -1,0 +1,2 @@
+export { UnownedPrune } from './UnownedPrune';
+export type { UnownedPruneProps } from './UnownedPrune';

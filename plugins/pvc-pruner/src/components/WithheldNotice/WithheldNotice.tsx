@@ -1,0 +1,51 @@
+import { Alert, AlertTitle } from '@material-ui/lab';
+import { Typography, makeStyles } from '@material-ui/core';
+import { WithheldStatefulSets } from 'backstage-plugin-pvc-pruner-common';
+import { plural } from '../../utils/format';
+import { EntityLinks } from '../EntityLinks';
+
+const useStyles = makeStyles(theme => ({
+  alert: { marginBottom: theme.spacing(2) },
+}));
+
+/** Props of {@link WithheldNotice}. */
+export interface WithheldNoticeProps {
+  withheld: WithheldStatefulSets;
+}
+
+/**
+ * Says how many of the entity's StatefulSets in a cluster are not shown,
+ * because other entities claim them too and the user may not read those
+ * entities' claims; it names those entities and nothing else of the
+ * StatefulSets.
+ */
+export function WithheldNotice(props: WithheldNoticeProps) {
+  const classes = useStyles();
+  const { statefulSets, refusedClaimants } = props.withheld;
+  const one = statefulSets === 1;
+  const claimants =
+    refusedClaimants.length === 1 ? (
+      <>
+        <EntityLinks entityRefs={refusedClaimants} />, whose claims you may not
+        view
+      </>
+    ) : (
+      <>
+        entities whose claims you may not view:{' '}
+        <EntityLinks entityRefs={refusedClaimants} max={20} />
+      </>
+    );
+  return (
+    <Alert severity="info" role="status" className={classes.alert}>
+      <AlertTitle>{plural(statefulSets, 'StatefulSet')} not shown</AlertTitle>
+      {plural(statefulSets, 'StatefulSet')} that this entity's annotations match{' '}
+      {one ? 'is' : 'are'} not shown: {one ? 'it is' : 'they are'} also claimed
+      by {claimants}.
+      <Typography variant="body2" color="textSecondary" component="span">
+        {' '}
+        If this entity should not claim {one ? 'it' : 'them'}, narrow its
+        Kubernetes annotations.
+      </Typography>
+    </Alert>
+  );
+}

@@ -1,0 +1,2 @@
+export { WithheldNotice } from './WithheldNotice';
+export type { WithheldNoticeProps } from './WithheldNotice';

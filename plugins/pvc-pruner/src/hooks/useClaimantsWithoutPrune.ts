@@ -1,0 +1,49 @@
+import { useApi } from '@backstage/core-plugin-api';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { pvcPrunerPrunePermission } from 'backstage-plugin-pvc-pruner-common';
+import useAsync from 'react-use/esm/useAsync';
+
+/**
+ * At most this many claimants are asked about per StatefulSet; beyond them
+ * the backend, which checks every claimant, has the last word anyway.
+ */
+export const MAX_CLAIMANTS_CHECKED = 50;
+
+/** What the user may not prune among a StatefulSet's other claimants. */
+export interface ClaimantsWithoutPrune {
+  loading: boolean;
+  /** The claimants on which the user lacks `pvc-pruner.prune`. */
+  refused: string[];
+}
+
+const NONE: ClaimantsWithoutPrune = { loading: false, refused: [] };
+
+/**
+ * Asks, before the user types a StatefulSet's name, whether they hold
+ * `pvc-pruner.prune` on the other entities that claim it: the backend refuses
+ * the prune otherwise. The permission API sends the questions in one batch.
+ * A failed check refuses nothing here: the backend decides.
+ */
+export function useClaimantsWithoutPrune(
+  claimants: string[] | undefined,
+): ClaimantsWithoutPrune {
+  const permissionApi = useApi(permissionApiRef);
+  const asked = (claimants ?? []).slice(0, MAX_CLAIMANTS_CHECKED);
+  const key = asked.join(' ');
+  const state = useAsync(async () => {
+    if (!key) return [];
+    const refs = key.split(' ');
+    const answers = await Promise.all(
+      refs.map(resourceRef =>
+        permissionApi.authorize({
+          permission: pvcPrunerPrunePermission,
+          resourceRef,
+        }),
+      ),
+    );
+    return refs.filter((_, i) => answers[i].result !== AuthorizeResult.ALLOW);
+  }, [permissionApi, key]);
+  if (!key || state.error) return NONE;
+  return { loading: state.loading, refused: state.value ?? [] };
+}
