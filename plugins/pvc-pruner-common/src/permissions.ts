@@ -1,4 +1,7 @@
-import { createPermission } from '@backstage/plugin-permission-common';
+import {
+  createPermission,
+  Permission,
+} from '@backstage/plugin-permission-common';
 import { RESOURCE_TYPE_CATALOG_ENTITY } from '@backstage/plugin-catalog-common/alpha';
 
 /**
@@ -57,7 +60,7 @@ export const pvcPrunerUnownedPrunePermission = createPermission({
  *
  * @public
  */
-export const pvcPrunerPermissions = [
+export const pvcPrunerPermissions: Permission[] = [
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
   pvcPrunerFleetUnownedReadPermission,
