@@ -200,7 +200,10 @@ export async function createRouter(
           target,
           requestAuthFromHeaders(req.headers),
           items =>
-            ownership.readable(credentials, items, new Set([target.entityRef])),
+            ownership.readable(credentials, items, {
+              readable: new Set([target.entityRef]),
+              through: target,
+            }),
         );
         return { result: found, meta: { orphans: found.totals.orphans } };
       },

@@ -113,7 +113,7 @@ const CLUSTERS: Record<
 function objectsOf(c: (typeof CLUSTERS)[string]): Map<string, V1StatefulSet> {
   const objects = new Map<string, V1StatefulSet>();
   const add = (report: StatefulSetOrphans, labels: Record<string, string>) =>
-    objects.set(report.uid, {
+    objects.set(`${report.namespace}/${report.name}`, {
       metadata: {
         name: report.name,
         namespace: report.namespace,

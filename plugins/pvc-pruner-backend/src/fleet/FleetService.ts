@@ -97,11 +97,13 @@ function rowOf(cluster: string, sts: StatefulSetOrphans): FleetStatefulSet {
 
 /** A StatefulSet with orphans listed under an entity, before its claimants are checked. */
 interface Candidate {
-  entity: WorkloadEntity;
   scan: ClusterScan;
   report: StatefulSetOrphans;
-  key: string;
 }
+
+/** A StatefulSet's key across the fleet: cluster, namespace and name. */
+const keyOf = (scan: ClusterScan, report: StatefulSetOrphans) =>
+  `${scan.cluster}\n${report.namespace}/${report.name}`;
 
 /**
  * What every entity the caller may read could reclaim, across clusters, for
@@ -193,18 +195,9 @@ export class FleetService {
     const rows = await this.readableRows(
       credentials,
       allowed,
-      readable.flatMap(entity =>
-        answered.flatMap(scan =>
-          (scan.byEntity.get(entity.entityRef) ?? [])
-            .filter(inQuery)
-            .map(report => ({
-              entity,
-              scan,
-              report,
-              key: `${scan.cluster}\n${report.uid}`,
-            })),
-        ),
-      ),
+      readable,
+      answered,
+      inQuery,
     );
 
     const priced = annotator.priced;
@@ -318,46 +311,64 @@ export class FleetService {
   }
 
   /**
-   * The candidates whose StatefulSet's every claimant the caller may read
-   * (one batch for all), each as a row with the others that claim it, by
-   * the entity it is listed under.
+   * The rows of the readable entities' StatefulSets whose every claimant the
+   * caller may read (one batch for all), each with the others that claim
+   * it, by the entity it is listed under. Who claims a StatefulSet is asked
+   * once per StatefulSet, however many entities list it.
    */
   private async readableRows(
     credentials: BackstageCredentials,
-    readable: ReadonlySet<string>,
-    candidates: Candidate[],
+    allowed: ReadonlySet<string>,
+    readable: WorkloadEntity[],
+    scans: ClusterScan[],
+    inQuery: (sts: StatefulSetOrphans) => boolean,
   ): Promise<Array<[string, FleetRow & { report: StatefulSetOrphans }]>> {
+    const listed = (each: (entity: WorkloadEntity, c: Candidate) => void) => {
+      for (const entity of readable)
+        for (const scan of scans)
+          for (const report of scan.byEntity.get(entity.entityRef) ?? [])
+            if (inQuery(report)) each(entity, { scan, report });
+    };
     const unique = new Map<string, Candidate>();
-    for (const c of candidates) if (!unique.has(c.key)) unique.set(c.key, c);
-    const keys = [...unique.keys()];
+    listed((_, c) => {
+      const key = keyOf(c.scan, c.report);
+      if (!unique.has(key)) unique.set(key, c);
+    });
+    const keys = [...unique.keys()].filter(key => {
+      const { scan, report } = unique.get(key)!;
+      return scan.objects.has(`${report.namespace}/${report.name}`);
+    });
     const verdicts = await this.deps.ownership.readable(
       credentials,
       keys.map(key => {
         const { scan, report } = unique.get(key)!;
         return {
           cluster: scan.cluster,
-          statefulSet: scan.objects.get(report.uid)!,
+          statefulSet: scan.objects.get(`${report.namespace}/${report.name}`)!,
         };
       }),
-      readable,
+      { readable: allowed },
     );
     const verdictOf = new Map(keys.map((key, i) => [key, verdicts[i]]));
-    return candidates.flatMap(c => {
-      const { claimants, refused } = verdictOf.get(c.key)!;
-      if (refused.length > 0) return [];
-      const sharedWith = claimants.filter(ref => ref !== c.entity.entityRef);
-      const row = rowOf(c.scan.cluster, c.report);
-      return [
-        [
-          c.entity.entityRef,
-          {
-            key: c.key,
-            report: c.report,
-            row: sharedWith.length > 0 ? { ...row, sharedWith } : row,
-          },
-        ],
-      ];
+    const rows: Array<[string, FleetRow & { report: StatefulSetOrphans }]> = [];
+    listed((entity, { scan, report }) => {
+      const key = keyOf(scan, report);
+      const verdict = verdictOf.get(key);
+      if (!verdict || verdict.refused.length > 0) return;
+      const sharedWith = verdict.claimants.filter(
+        ref => ref !== entity.entityRef,
+      );
+      const row = rowOf(scan.cluster, report);
+      rows.push([
+        entity.entityRef,
+        {
+          key,
+          report,
+          row: sharedWith.length > 0 ? { ...row, sharedWith } : row,
+        },
+      ]);
     });
+    return rows;
   }
 
   /** The catalog's entities with Kubernetes annotations that the caller may see. */

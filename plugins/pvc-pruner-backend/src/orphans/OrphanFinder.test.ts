@@ -295,10 +295,14 @@ describe('OrphanFinder admitting what the caller may see', () => {
           ? {
               claimants: ['component:default/db', 'component:default/twin'],
               refused: [],
+              crowded: false,
+              pruneNeeds: ['pvc-pruner.unowned.prune'],
             }
           : {
               claimants: ['component:default/db', 'component:default/ledger'],
               refused: ['component:default/ledger'],
+              crowded: false,
+              pruneNeeds: [],
             },
       ),
     );
@@ -318,8 +322,8 @@ describe('OrphanFinder admitting what the caller may see', () => {
         },
       });
       const shown = section.ok ? section.statefulSets : [];
-      expect(shown.map(s => [s.name, s.sharedWith])).toEqual([
-        ['db', ['component:default/twin']],
+      expect(shown.map(s => [s.name, s.sharedWith, s.pruneNeeds])).toEqual([
+        ['db', ['component:default/twin'], ['pvc-pruner.unowned.prune']],
       ]);
       expect(JSON.stringify(scan)).not.toContain('ledger-db');
       expect(scan.totals.orphans).toBe(2);

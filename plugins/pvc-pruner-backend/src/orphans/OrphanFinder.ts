@@ -14,6 +14,7 @@ import { CachedClassifier } from './CachedClassifier';
 import { EntityWorkloadTarget } from './EntityWorkloads';
 import { OrphanAnnotator, sumTotals, totalsOf } from './OrphanAnnotator';
 import { SharedInFlight } from './SharedInFlight';
+import { Admit, admitted, Scanned } from './admitted';
 import { mapLimited } from '../mapLimited';
 import {
   ClusterCache,
@@ -55,71 +56,6 @@ export function errorSection(
   };
 }
 
-/** A cluster's section, with the StatefulSets its reports are of (by uid), as their cluster has them. */
-interface Scanned {
-  section: ClusterOrphans;
-  objects: V1StatefulSet[];
-}
-
-/** Whether each StatefulSet found is shown, and who else claims it (see OrphanFinder.findForEntity). */
-export type Admit = (
-  found: Array<{ cluster: string; statefulSet: V1StatefulSet }>,
-) => Promise<Array<{ claimants: string[]; refused: string[] }>>;
-
-/** Refusals name at most this many claimants. */
-const REFUSED_NAMED = 20;
-
-/** The sections with only what `admit` lets the caller see; the rest counted in `withheld`. */
-async function admitted(
-  scanned: Scanned[],
-  entityRef: string,
-  admit: Admit,
-): Promise<ClusterOrphans[]> {
-  const found = scanned.flatMap(({ section, objects }) => {
-    if (!section.ok) return [];
-    const byUid = new Map(objects.map(o => [o.metadata?.uid ?? '', o]));
-    return section.statefulSets.map(report => ({
-      cluster: section.cluster,
-      report,
-      statefulSet: byUid.get(report.uid)!,
-    }));
-  });
-  const verdicts = await admit(found);
-  const shown = new Map<string, StatefulSetOrphans[]>();
-  const withheld = new Map<string, { count: number; refused: Set<string> }>();
-  found.forEach(({ cluster, report }, i) => {
-    const { claimants, refused } = verdicts[i];
-    if (refused.length > 0) {
-      const w = withheld.get(cluster) ?? { count: 0, refused: new Set() };
-      w.count++;
-      refused.forEach(ref => w.refused.add(ref));
-      withheld.set(cluster, w);
-      return;
-    }
-    const sharedWith = claimants.filter(ref => ref !== entityRef);
-    const list = shown.get(cluster) ?? [];
-    // Reports are shared between requests (and their JSON kept): copied only when shared.
-    list.push(sharedWith.length > 0 ? { ...report, sharedWith } : report);
-    shown.set(cluster, list);
-  });
-  return scanned.map(({ section }) => {
-    if (!section.ok) return section;
-    const w = withheld.get(section.cluster);
-    return {
-      ...section,
-      statefulSets: shown.get(section.cluster) ?? [],
-      ...(w
-        ? {
-            withheld: {
-              statefulSets: w.count,
-              refusedClaimants: [...w.refused].sort().slice(0, REFUSED_NAMED),
-            },
-          }
-        : {}),
-    };
-  });
-}
-
 /** One cluster's StatefulSets of some entities, classified (and annotated when the finder annotates). */
 export interface ClusterScan {
   cluster: string;
@@ -127,7 +63,7 @@ export interface ClusterScan {
   byEntity: Map<string, StatefulSetOrphans[]>;
   /** With `includeUnowned`: the cluster's StatefulSets that none of the entities maps to. */
   unowned: StatefulSetOrphans[];
-  /** The StatefulSets scanned, as the cluster has them, by uid. */
+  /** The StatefulSets scanned, as the cluster has them, by `namespace/name`. */
   objects: ReadonlyMap<string, V1StatefulSet>;
   /** Present when the answer came from a watch cache that is disconnected. */
   staleness?: ClusterStaleness;
@@ -263,7 +199,12 @@ export class OrphanFinder {
         inCluster.map((t, i) => [t.entityRef, reportsOf(listed[i])]),
       ),
       unowned: reportsOf(unowned),
-      objects: new Map(all.map(sts => [sts.metadata?.uid ?? '', sts])),
+      objects: new Map(
+        all.map(sts => [
+          `${sts.metadata?.namespace}/${sts.metadata?.name}`,
+          sts,
+        ]),
+      ),
       // Under a second is the gap between a list and its watch, not staleness.
       ...(staleness?.secondsSinceSync ? { staleness } : {}),
     };

@@ -4,12 +4,7 @@ export {
   workloadTargetOf,
   type EntityWorkloadTarget,
 } from './EntityWorkloads';
-export {
-  errorSection,
-  OrphanFinder,
-  type Admit,
-  type ClusterScan,
-} from './OrphanFinder';
+export { errorSection, OrphanFinder, type ClusterScan } from './OrphanFinder';
 export {
   firstSeenOf,
   OrphanAnnotator,
@@ -27,3 +22,4 @@ export {
   WATCH_CACHE_TRIMMERS,
   withVolumes,
 } from './orphanRule';
+export type { Admission, Admit } from './admitted';

@@ -4,6 +4,14 @@ import { WorkloadEntity } from './WorkloadEntity';
 
 type LabelMatcher = NonNullable<ReturnType<typeof parseLabelSelector>>;
 
+/**
+ * More entities than this claiming one StatefulSet is taken as an error in
+ * the catalog (a few catch-all selectors, say): such a StatefulSet is shown
+ * to and pruned by nobody until it is fixed, so over-claiming cannot make
+ * every request check a thousand permissions.
+ */
+export const MAX_CLAIMANTS = 20;
+
 const byRef = (a: WorkloadEntity, b: WorkloadEntity) =>
   a.entityRef < b.entityRef ? -1 : 1;
 
@@ -52,22 +60,29 @@ export class ClaimantIndex {
     return this.byEntityRef.get(entityRef);
   }
 
-  /** The entities claiming this StatefulSet of this cluster, by entity ref. */
+  /**
+   * The entities claiming this StatefulSet of this cluster, by entity ref;
+   * at most {@link MAX_CLAIMANTS} + 1 of them (more is a catalog error the
+   * callers refuse, so they need not be counted).
+   */
   claimantsOf(cluster: string, statefulSet: V1StatefulSet): WorkloadEntity[] {
     const labels = statefulSet.metadata?.labels ?? {};
     const namespace = statefulSet.metadata?.namespace;
     const found = new Set<WorkloadEntity>();
-    for (const [key, value] of Object.entries(labels))
-      for (const entity of this.byLabel.get(`${key}=${value}`) ?? [])
-        found.add(entity);
-    for (const { entity, matches } of this.matched)
-      if (matches(labels)) found.add(entity);
-    return [...found]
-      .filter(
-        e =>
-          (!e.cluster || e.cluster === cluster) &&
-          (!e.namespace || e.namespace === namespace),
-      )
-      .sort(byRef);
+    const inScope = (e: WorkloadEntity) =>
+      (!e.cluster || e.cluster === cluster) &&
+      (!e.namespace || e.namespace === namespace);
+    const add = (e: WorkloadEntity) => {
+      if (inScope(e)) found.add(e);
+      return found.size > MAX_CLAIMANTS;
+    };
+    search: {
+      for (const [key, value] of Object.entries(labels))
+        for (const entity of this.byLabel.get(`${key}=${value}`) ?? [])
+          if (add(entity)) break search;
+      for (const { entity, matches } of this.matched)
+        if (matches(labels) && add(entity)) break search;
+    }
+    return [...found].sort(byRef);
   }
 }

@@ -55,9 +55,11 @@ export class NamespaceOwners {
     for (const claimant of claimants) {
       if (named.has(claimant.entityRef)) continue;
       if (claimant.owner && named.has(claimant.owner)) continue;
+      const shown =
+        value && value.length > 200 ? `${value.slice(0, 200)}…` : value;
       throw new NotAllowedError(
         `Namespace ${namespace} ${
-          value ? `names ${value}` : 'names no owner'
+          shown ? `names ${shown}` : 'names no owner'
         } in its ${annotation} annotation, not ${
           claimant.entityRef
         } or its owner (${

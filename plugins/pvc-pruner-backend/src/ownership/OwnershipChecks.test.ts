@@ -106,20 +106,29 @@ describe('OwnershipChecks', () => {
           { cluster: 'demo', statefulSet: ORDERS_DB },
           { cluster: 'demo', statefulSet: STRAY },
         ],
-        new Set([ref(catchAll)]),
+        { readable: new Set([ref(catchAll)]) },
       );
 
+      const vouched = { crowded: false, pruneNeeds: [] };
       expect(verdicts).toEqual([
         {
           claimants: [ref(catchAll), ref(ledger)],
           refused: [ref(ledger)],
+          ...vouched,
         },
         {
           claimants: [ref(catchAll), ref(searchIndex)],
           refused: [ref(searchIndex)],
+          ...vouched,
         },
-        { claimants: [ref(catchAll), ref(orders)], refused: [] },
-        { claimants: [ref(catchAll)], refused: [] },
+        { claimants: [ref(catchAll), ref(orders)], refused: [], ...vouched },
+        // Only the catch-all claims it: a prune would need pvc-pruner.unowned.prune.
+        {
+          claimants: [ref(catchAll)],
+          refused: [],
+          crowded: false,
+          pruneNeeds: ['pvc-pruner.unowned.prune'],
+        },
       ]);
       expect(permissions.authorize).toHaveBeenCalledTimes(1);
       expect(
@@ -227,7 +236,38 @@ describe('OwnershipChecks', () => {
             gateway,
           }),
         ).rejects.toThrow(
-          'No entity but component:default/everything claims StatefulSet tools/stray in cluster "demo", and its selector "!nonexistent" is not the plain backstage.io/kubernetes-id label, so it does not show the StatefulSet is its own: pruning it needs pvc-pruner.unowned.prune',
+          'No entity claims StatefulSet tools/stray in cluster "demo" by the plain backstage.io/kubernetes-id label, only by selectors (component:default/everything: "!nonexistent"), which do not show the StatefulSet is anyone\'s own: pruning it needs pvc-pruner.unowned.prune (or give the StatefulSet a backstage.io/kubernetes-id label and its entity that annotation)',
+        );
+      });
+
+      it('is not pruned through two catch-alls of the caller either: some claimant must select it by the plain kubernetes-id (found in review)', async () => {
+        const catchAll2 = componentEntity('everything-2', {
+          owner: 'checkout',
+          annotations: {
+            'backstage.io/kubernetes-label-selector': 'tier notin (none)',
+          },
+        });
+        const permissions = ownersOnly();
+        const mine = [ref(catchAll), ref(catchAll2)];
+        permissions.authorize.mockImplementation(async requests =>
+          requests.map(r => ({
+            result:
+              'resourceRef' in r && mine.includes(r.resourceRef!)
+                ? AuthorizeResult.ALLOW
+                : AuthorizeResult.DENY,
+          })),
+        );
+        const { ownership } = checks([catchAll, catchAll2], permissions);
+        await expect(
+          ownership.authorizePrune({
+            credentials: GUEST,
+            target: target(catchAll),
+            cluster: 'demo',
+            statefulSet: STRAY,
+            gateway,
+          }),
+        ).rejects.toThrow(
+          /^No entity claims StatefulSet tools\/stray in cluster "demo" by the plain backstage.io\/kubernetes-id label, only by selectors \(component:default\/everything: "!nonexistent", component:default\/everything-2: "tier notin \(none\)"\).*needs pvc-pruner.unowned.prune/,
         );
       });
 
@@ -301,6 +341,37 @@ describe('OwnershipChecks', () => {
           'StatefulSet shop/orders-db in cluster "demo" is claimed by component:default/orders: prune it from the card of the entity it belongs to',
         );
       });
+    });
+
+    it('takes more than 20 claimants for an error in the catalog: shown to nobody and pruned by nobody, without asking about each', async () => {
+      const many = Array.from({ length: 25 }, (_, i) =>
+        componentEntity(`catch-all-${i}`, {
+          owner: 'checkout',
+          annotations: {
+            'backstage.io/kubernetes-label-selector': '!nonexistent',
+          },
+        }),
+      );
+      const { ownership, permissions } = checks([orders, ...many]);
+
+      const [verdict] = await ownership.readable(GUEST, [
+        { cluster: 'demo', statefulSet: ORDERS_DB },
+      ]);
+      expect(verdict.crowded).toBe(true);
+      expect(verdict.claimants).toHaveLength(21);
+      expect(verdict.refused).toEqual(verdict.claimants);
+      await expect(
+        ownership.authorizePrune({
+          credentials: GUEST,
+          target: target(orders),
+          cluster: 'demo',
+          statefulSet: ORDERS_DB,
+          gateway,
+        }),
+      ).rejects.toThrow(
+        /^StatefulSet shop\/orders-db in cluster "demo" is claimed by more than 20 catalog entities \(.* and 16 more\): pvc-pruner takes that as an error in the catalog and prunes it for nobody/,
+      );
+      expect(permissions.authorize).not.toHaveBeenCalled();
     });
 
     it('asks the namespace binding about every claimant once the permissions allow it', async () => {

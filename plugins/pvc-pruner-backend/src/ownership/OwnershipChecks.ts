@@ -12,10 +12,14 @@ import {
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
 import { authorizeEntities } from '../permissions';
-import { ClaimantIndex } from './ClaimantIndex';
+import { ClaimantIndex, MAX_CLAIMANTS } from './ClaimantIndex';
 import { NamespaceOwners } from './NamespaceOwners';
 import { WorkloadCatalog } from './WorkloadCatalog';
-import { ownerOf, selectsByKubernetesId } from './WorkloadEntity';
+import {
+  ownerOf,
+  selectsByKubernetesId,
+  WorkloadEntity,
+} from './WorkloadEntity';
 
 /** A StatefulSet as its cluster has it (its labels decide who claims it). */
 export interface ClaimedStatefulSet {
@@ -25,10 +29,14 @@ export interface ClaimedStatefulSet {
 
 /** Who claims a StatefulSet, and which of them the caller may not read. */
 export interface ReadVerdict {
-  /** Every claimant, by entity ref, sorted. */
+  /** Every claimant, by entity ref, sorted (at most MAX_CLAIMANTS + 1). */
   claimants: string[];
   /** The claimants the caller may not read: the StatefulSet is shown only when there are none. */
   refused: string[];
+  /** More than MAX_CLAIMANTS entities claim it: a catalog error, shown to nobody (its claimants are not asked about). */
+  crowded: boolean;
+  /** Basic permissions a prune needs beyond `pvc-pruner.prune` on every claimant. */
+  pruneNeeds: string[];
 }
 
 /** What a prune was authorized on: the StatefulSet's claimants at the time. */
@@ -49,6 +57,31 @@ export function listRefs(refs: string[]): string {
 
 function nameOf(cluster: string, sts: V1StatefulSet) {
   return `StatefulSet ${sts.metadata?.namespace}/${sts.metadata?.name} in cluster "${cluster}"`;
+}
+
+/**
+ * The StatefulSet's claimants in `index`, with the entity a request goes
+ * through among them even if the read is older than that entity.
+ */
+function claimantsWith(
+  index: ClaimantIndex,
+  item: ClaimedStatefulSet,
+  through?: EntityWorkloadTarget,
+): WorkloadEntity[] {
+  const claimants = index.claimantsOf(item.cluster, item.statefulSet);
+  if (through && !claimants.some(c => c.entityRef === through.entityRef))
+    claimants.push({ ...through, owner: ownerOf(through.entity) });
+  return claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
+}
+
+/**
+ * Whether some claimant selects the StatefulSet by the plain
+ * `backstage.io/kubernetes-id` label, which it must then carry: otherwise
+ * nothing but selectors (a catch-all, say, or two) claims it, which shows
+ * it is nobody's own, and a prune needs `pvc-pruner.unowned.prune`.
+ */
+function vouchedFor(claimants: WorkloadEntity[]): boolean {
+  return claimants.some(selectsByKubernetesId);
 }
 
 /**
@@ -78,21 +111,33 @@ export class OwnershipChecks {
 
   /**
    * For each StatefulSet, its claimants and those the caller may not
-   * `pvc-pruner.orphans.read`; `readable` are entity refs already known to
-   * be readable (the entity asked about), not asked again.
+   * `pvc-pruner.orphans.read`, in one batch; `readable` are entity refs
+   * already known to be readable, not asked again, and `through` the entity
+   * the request reads through.
    */
   async readable(
     credentials: BackstageCredentials,
     items: ClaimedStatefulSet[],
-    readable: ReadonlySet<string> = new Set(),
+    options: {
+      readable?: ReadonlySet<string>;
+      through?: EntityWorkloadTarget;
+    } = {},
   ): Promise<ReadVerdict[]> {
     if (items.length === 0) return [];
+    const readable = options.readable ?? new Set<string>();
     const index = await this.deps.workloads.warm();
     const claimants = items.map(item =>
-      index.claimantsOf(item.cluster, item.statefulSet).map(e => e.entityRef),
+      claimantsWith(index, item, options.through),
     );
+    const crowded = claimants.map(c => c.length > MAX_CLAIMANTS);
     const unknown = [
-      ...new Set(claimants.flat().filter(ref => !readable.has(ref))),
+      ...new Set(
+        claimants
+          .filter((_, i) => !crowded[i])
+          .flat()
+          .map(c => c.entityRef)
+          .filter(ref => !readable.has(ref)),
+      ),
     ];
     const { allowed } = unknown.length
       ? await authorizeEntities({
@@ -102,10 +147,19 @@ export class OwnershipChecks {
           credentials,
         })
       : { allowed: new Set<string>() };
-    return claimants.map(refs => ({
-      claimants: refs,
-      refused: refs.filter(ref => !readable.has(ref) && !allowed.has(ref)),
-    }));
+    return claimants.map((entities, i) => {
+      const refs = entities.map(e => e.entityRef);
+      return {
+        claimants: refs,
+        refused: crowded[i]
+          ? refs
+          : refs.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+        crowded: crowded[i],
+        pruneNeeds: vouchedFor(entities)
+          ? []
+          : [pvcPrunerUnownedPrunePermission.name],
+      };
+    });
   }
 
   /**
@@ -127,11 +181,15 @@ export class OwnershipChecks {
   }): Promise<AuthorizedPrune> {
     const { credentials, target, cluster, statefulSet } = options;
     const index = options.index ?? (await this.deps.workloads.warm());
-    const claimants = index.claimantsOf(cluster, statefulSet);
-    // The entity asked about claims it even if this read is older than the entity.
-    if (target && !claimants.some(c => c.entityRef === target.entityRef))
-      claimants.push({ ...target, owner: ownerOf(target.entity) });
-    const refs = claimants.map(c => c.entityRef).sort();
+    const claimants = claimantsWith(index, { cluster, statefulSet }, target);
+    const refs = claimants.map(c => c.entityRef);
+    const what = nameOf(cluster, statefulSet);
+    if (refs.length > MAX_CLAIMANTS)
+      throw new NotAllowedError(
+        `${what} is claimed by more than ${MAX_CLAIMANTS} catalog entities (${listRefs(
+          refs,
+        )}): pvc-pruner takes that as an error in the catalog and prunes it for nobody until their Kubernetes annotations are narrowed`,
+      );
     const { allowed, basic } = await authorizeEntities({
       permissions: this.deps.permissions,
       permission: pvcPrunerPrunePermission,
@@ -140,7 +198,6 @@ export class OwnershipChecks {
       credentials,
     });
     const [unownedPrune] = basic;
-    const what = nameOf(cluster, statefulSet);
     if (target && !allowed.has(target.entityRef))
       throw new NotAllowedError(
         `You are not allowed to prune the claims of ${target.entityRef} (${pvcPrunerPrunePermission.name})`,
@@ -165,9 +222,16 @@ export class OwnershipChecks {
         throw new NotAllowedError(
           `No catalog entity claims ${what}: pruning it needs ${pvcPrunerUnownedPrunePermission.name}`,
         );
-      if (refs.length === 1 && !selectsByKubernetesId(target))
+      if (!vouchedFor(claimants))
         throw new NotAllowedError(
-          `No entity but ${target.entityRef} claims ${what}, and its selector "${target.labelSelector}" is not the plain backstage.io/kubernetes-id label, so it does not show the StatefulSet is its own: pruning it needs ${pvcPrunerUnownedPrunePermission.name} (or give the StatefulSet a backstage.io/kubernetes-id label and the entity that annotation)`,
+          `No entity claims ${what} by the plain backstage.io/kubernetes-id label, only by selectors (${claimants
+            .map(c => `${c.entityRef}: "${c.labelSelector.slice(0, 100)}"`)
+            .slice(0, 5)
+            .join(
+              ', ',
+            )}), which do not show the StatefulSet is anyone's own: pruning it needs ${
+            pvcPrunerUnownedPrunePermission.name
+          } (or give the StatefulSet a backstage.io/kubernetes-id label and its entity that annotation)`,
         );
     }
     await this.deps.namespaceOwners.check(

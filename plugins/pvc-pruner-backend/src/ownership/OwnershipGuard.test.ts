@@ -12,7 +12,12 @@ import { WorkloadCatalog } from './WorkloadCatalog';
 import { workloadEntityOf } from './WorkloadEntity';
 
 const orders = componentEntity('orders', { owner: 'checkout' });
-const ledger = componentEntity('ledger', { owner: 'payments' });
+const ledger = componentEntity('ledger', {
+  owner: 'payments',
+  annotations: {
+    'backstage.io/kubernetes-label-selector': 'pvc-pruner.test/also=ledger',
+  },
+});
 const job = { cluster: 'demo', namespace: 'shop' } as PruneJob;
 const gateway = {} as KubeGateway;
 
@@ -98,9 +103,59 @@ describe('OwnershipGuards', () => {
       },
     };
     expect(guard.abortReason).toBeUndefined();
-    sts = labelled('ledger');
+    sts = {
+      ...sts,
+      metadata: {
+        ...sts.metadata,
+        labels: {
+          'backstage.io/kubernetes-id': 'orders',
+          'backstage.io/kubernetes-id-2': 'x',
+        },
+      },
+    };
+    expect(guard.abortReason).toBeUndefined();
+    sts = {
+      ...sts,
+      metadata: {
+        ...sts.metadata,
+        labels: {
+          'backstage.io/kubernetes-id': 'orders',
+          'pvc-pruner.test/also': 'ledger',
+        },
+      },
+    };
     expect(guard.abortReason).toBe(
-      'StatefulSet shop/orders-db is now also claimed by component:default/ledger (its labels changed during the job), on which this prune was not authorized',
+      'the claimants of StatefulSet shop/orders-db changed during the job (its labels changed): now also component:default/ledger, so this prune is no longer the one authorized',
+    );
+  });
+
+  it('stops the job when an entity it was authorized on stops claiming the StatefulSet (what vouched for it may be gone)', async () => {
+    const { factory } = guards();
+    let sts = labelled('orders');
+    const guard = await factory.start({
+      job,
+      gateway,
+      statefulSet: () => sts,
+      request,
+    });
+    sts = labelled('cart');
+    expect(guard.abortReason).toBe(
+      'the claimants of StatefulSet shop/orders-db changed during the job (its labels changed): no longer component:default/orders, so this prune is no longer the one authorized',
+    );
+  });
+
+  it('refuses as the job starts when the entity it went through no longer claims the StatefulSet, in a read made after the job started', async () => {
+    const guard = await guards().factory.start({
+      job: { ...job, statefulSet: 'orders-db' },
+      gateway,
+      // The StatefulSet lost its kubernetes-id label between the POST and the job's start.
+      statefulSet: () => ({
+        metadata: { name: 'orders-db', namespace: 'shop', labels: {} },
+      }),
+      request,
+    });
+    expect(guard.abortReason).toBe(
+      "component:default/orders no longer claims StatefulSet shop/orders-db (its Kubernetes annotations or the StatefulSet's labels changed, or it left the catalog)",
     );
   });
 
@@ -114,10 +169,16 @@ describe('OwnershipGuards', () => {
         metadata: {
           name: 'orders-db',
           namespace: 'shop',
-          labels: { 'backstage.io/kubernetes-id': 'ledger' },
+          labels: {
+            'backstage.io/kubernetes-id': 'orders',
+            'pvc-pruner.test/also': 'ledger',
+          },
         },
       }),
-      request,
+      request: {
+        ...request,
+        target: workloadEntityOf(orders),
+      },
     });
     expect(guard.abortReason).toMatch(
       /^the ownership check when the job started refused it: StatefulSet shop\/orders-db in cluster "demo" is also claimed by component:default\/ledger/,

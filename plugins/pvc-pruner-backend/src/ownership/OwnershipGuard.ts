@@ -19,24 +19,26 @@ class OwnershipGuard implements DeleteGuard {
   constructor(
     private readonly cluster: string,
     private readonly index: ClaimantIndex,
-    private readonly authorized: ReadonlySet<string>,
+    private readonly authorized: readonly string[],
     private readonly statefulSet: () => V1StatefulSet,
   ) {}
 
   get abortReason(): string | undefined {
     const sts = this.statefulSet();
-    if (sts !== this.judged) {
+    if (sts !== this.judged && !this.reason) {
       this.judged = sts;
-      const added = this.index
+      const now = this.index
         .claimantsOf(this.cluster, sts)
-        .map(e => e.entityRef)
-        .filter(ref => !this.authorized.has(ref));
-      if (added.length > 0)
-        this.reason ??= `StatefulSet ${sts.metadata?.namespace}/${
-          sts.metadata?.name
-        } is now also claimed by ${listRefs(
-          added,
-        )} (its labels changed during the job), on which this prune was not authorized`;
+        .map(e => e.entityRef);
+      const added = now.filter(ref => !this.authorized.includes(ref));
+      const gone = this.authorized.filter(ref => !now.includes(ref));
+      if (added.length > 0 || gone.length > 0)
+        this.reason = `the claimants of StatefulSet ${
+          sts.metadata?.namespace
+        }/${sts.metadata?.name} changed during the job (its labels changed): ${[
+          ...(added.length ? [`now also ${listRefs(added)}`] : []),
+          ...(gone.length ? [`no longer ${listRefs(gone)}`] : []),
+        ].join('; ')}, so this prune is no longer the one authorized`;
     }
     return this.reason;
   }
@@ -72,20 +74,27 @@ export class OwnershipGuards implements DeleteGuardFactory {
       );
     try {
       const index = await this.workloads.fresh();
+      const { target } = request;
+      const live = statefulSet();
+      // In a read made after the job started, the entity must still claim the StatefulSet it went through.
+      if (
+        target &&
+        !index
+          .claimantsOf(job.cluster, live)
+          .some(c => c.entityRef === target.entityRef)
+      )
+        return refusing(
+          `${target.entityRef} no longer claims StatefulSet ${job.namespace}/${job.statefulSet} (its Kubernetes annotations or the StatefulSet's labels changed, or it left the catalog)`,
+        );
       const { claimants } = await this.checks.authorizePrune({
         credentials: request.credentials,
-        target: request.target,
+        target,
         cluster: job.cluster,
-        statefulSet: statefulSet(),
+        statefulSet: live,
         gateway,
         index,
       });
-      return new OwnershipGuard(
-        job.cluster,
-        index,
-        new Set(claimants),
-        statefulSet,
-      );
+      return new OwnershipGuard(job.cluster, index, claimants, statefulSet);
     } catch (e) {
       return refusing(
         `the ownership check when the job started refused it: ${

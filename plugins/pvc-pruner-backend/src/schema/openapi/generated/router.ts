@@ -822,6 +822,12 @@ export const spec = {
               type: 'string',
             },
           },
+          overClaimed: {
+            type: 'integer',
+            minimum: 1,
+            description:
+              "How many of them more than 20 catalog entities claim. pvc-pruner takes that as an\nerror in the catalog (a few catch-all selectors, say): such a StatefulSet is shown to\nand pruned by nobody until those entities' Kubernetes annotations are narrowed.\n",
+          },
         },
       },
       ClusterStaleness: {
@@ -1033,6 +1039,14 @@ export const spec = {
           },
           sharedWith: {
             $ref: '#/components/schemas/SharedWith',
+          },
+          pruneNeeds: {
+            type: 'array',
+            description:
+              "Basic permissions a prune of it needs beyond `pvc-pruner.prune` on every claimant:\n`pvc-pruner.unowned.prune` when no claimant selects it by the plain\n`backstage.io/kubernetes-id` label (only selectors claim it, which do not show\nit is anyone's own). Absent when there are none.\n",
+            items: {
+              type: 'string',
+            },
           },
         },
       },

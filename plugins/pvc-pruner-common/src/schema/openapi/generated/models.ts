@@ -263,6 +263,12 @@ export interface components {
       statefulSets: number;
       /** Entity refs of the claimants the caller may not read, sorted; at most 20. */
       refusedClaimants: string[];
+      /**
+       * How many of them more than 20 catalog entities claim. pvc-pruner takes that as an
+       *     error in the catalog (a few catch-all selectors, say): such a StatefulSet is shown to
+       *     and pruned by nobody until those entities' Kubernetes annotations are narrowed.
+       */
+      overClaimed?: number;
     };
     /** Present when the answer came from the backend's watch cache while a watch of it was disconnected: the cluster's data may be this old. */
     ClusterStaleness: {
@@ -336,6 +342,13 @@ export interface components {
        */
       firstSeenOrphanedAt?: string;
       sharedWith?: components['schemas']['SharedWith'];
+      /**
+       * Basic permissions a prune of it needs beyond `pvc-pruner.prune` on every claimant:
+       *     `pvc-pruner.unowned.prune` when no claimant selects it by the plain
+       *     `backstage.io/kubernetes-id` label (only selectors claim it, which do not show
+       *     it is anyone's own). Absent when there are none.
+       */
+      pruneNeeds?: string[];
     };
     /**
      * The other catalog entities whose Kubernetes annotations map them to this
