@@ -141,7 +141,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
           await OrphanSightingStore.create({ database }),
           PriceList.fromConfig(config),
         );
-        const orphanFinder = new OrphanFinder(gateways, caches, annotator);
+        const orphanFinder = new OrphanFinder(gateways, caches, annotator, {
+          pausedStatefulSets: options.pausedStatefulSets,
+        });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(

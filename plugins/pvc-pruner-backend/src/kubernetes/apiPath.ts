@@ -4,6 +4,10 @@ const RESOURCES = {
   persistentvolumeclaims: { prefix: '/api/v1', namespaced: true },
   pods: { prefix: '/api/v1', namespaced: true },
   persistentvolumes: { prefix: '/api/v1', namespaced: false },
+  horizontalpodautoscalers: {
+    prefix: '/apis/autoscaling/v2',
+    namespaced: true,
+  },
 } as const;
 
 export type KubeResource = keyof typeof RESOURCES;
