@@ -1,3 +1,4 @@
+export { AutoscalerGuard } from './AutoscalerGuard';
 export {
   autoscalerReach,
   autoscalersOf,
