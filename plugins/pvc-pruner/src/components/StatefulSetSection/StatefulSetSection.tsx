@@ -17,6 +17,7 @@ import { OrphanTable } from '../OrphanTable';
 import { PruneActions } from '../PruneActions';
 import { PruneDialog } from '../PruneDialog';
 import { PruneProgress } from '../PruneProgress';
+import { ScaleUpNotice } from '../ScaleUpNotice';
 import { StatefulSetHeader } from '../StatefulSetHeader';
 import { TerminatingNotice } from '../TerminatingNotice';
 
@@ -159,6 +160,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       ) : (
         <Typography variant="body2">No orphaned claims.</Typography>
       )}
+      <ScaleUpNotice statefulSet={sts} />
       <TerminatingNotice statefulSet={sts} />
       <PruneActions
         statefulSet={sts.name}

@@ -1,0 +1,2 @@
+export { ScaleUpNotice } from './ScaleUpNotice';
+export type { ScaleUpNoticeProps } from './ScaleUpNotice';
