@@ -27,6 +27,7 @@ import { ClusterSection } from '../ClusterSection';
 import { JobHistory } from '../JobHistory';
 import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
+import { keepsClaimsForScaleUp } from '../ScaleUpNotice';
 
 /** Props of {@link OrphanedVolumes}. */
 export interface OrphanedVolumesProps {
@@ -106,6 +107,9 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
   const following = Object.keys(active.jobs).length > 0;
   const nothingToPrune =
     data !== undefined && data.totals.orphans === 0 && !following;
+  const keepsForScaleUp = (data?.clusters ?? []).some(
+    cluster => cluster.ok && cluster.statefulSets.some(keepsClaimsForScaleUp),
+  );
 
   let body: ReactNode;
   if (orphans.error && isNotAllowed(orphans.error)) {
@@ -130,21 +134,34 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           )}
           <Totals data={data} />
-          {nothingToPrune && (
+          {nothingToPrune && !keepsForScaleUp && (
             <EmptyState
               missing="data"
               title="Nothing to prune"
               description={`No StatefulSet of ${entityRef} left claims behind in the clusters that answered.`}
             />
           )}
+          {nothingToPrune && keepsForScaleUp && (
+            <Typography variant="body2" paragraph>
+              Nothing to prune: the claims {entityRef}'s StatefulSets left
+              behind are kept, because a scale-up would reattach them.
+            </Typography>
+          )}
           {data.clusters
-            .filter(cluster => !cluster.ok || !nothingToPrune)
+            .filter(
+              cluster =>
+                !cluster.ok ||
+                !nothingToPrune ||
+                cluster.statefulSets.some(keepsClaimsForScaleUp),
+            )
             .map(cluster => (
               <ClusterSection
                 key={cluster.cluster}
                 entityRef={entityRef}
                 cluster={cluster}
                 pruneDeniedReason={pruneDeniedReason}
+                // With nothing to prune, only the StatefulSets whose kept claims need saying why.
+                show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />
             ))}
           <JobHistory history={history} />

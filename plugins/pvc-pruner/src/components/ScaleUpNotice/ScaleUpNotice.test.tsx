@@ -44,13 +44,10 @@ describe('ScaleUpNotice', () => {
       'Scaling it up again reattaches data-db-0 … data-db-3 (4 claims), data and all, so they are not offered for pruning.',
     );
     expect(notice).toHaveTextContent(
-      'To retire db instead, delete the StatefulSet itself.',
+      'To retire db instead, delete the StatefulSet itself, then its claims with kubectl: its whenDeleted retention policy is Retain, so Kubernetes keeps them',
     );
     expect(notice).toHaveTextContent(
-      'policy is Retain, so Kubernetes keeps the claims: delete them with kubectl once it is gone',
-    );
-    expect(notice).toHaveTextContent(
-      'Setting persistentVolumeClaimRetentionPolicy.whenDeleted: Delete now is not enough: the StatefulSet controller marks only the claims of the pods it runs, and it runs none.',
+      'Setting whenDeleted: Delete now does not help: the StatefulSet controller marks only the claims of the pods it runs, and it runs none.',
     );
   });
 
@@ -64,7 +61,7 @@ describe('ScaleUpNotice', () => {
       'reattaches data-db-0, data and all, so it is not offered',
     );
     expect(notice).toHaveTextContent(
-      'policy is Delete, so Kubernetes deletes with it the claims the StatefulSet controller marked while their pods ran',
+      'To retire db instead, delete the StatefulSet itself: its whenDeleted retention policy is Delete, so Kubernetes deletes with it the claims the StatefulSet controller marked while their pods ran. Delete any claim that stays with kubectl.',
     );
   });
 

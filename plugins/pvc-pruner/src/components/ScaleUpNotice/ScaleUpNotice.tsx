@@ -22,6 +22,18 @@ export interface ScaleUpNoticeProps {
 
 const names = (kept: KeptPvc[]) => claimNamesInShort(kept.map(k => k.name));
 
+/** The reasons of claims kept because a scale-up would reattach them. */
+const SCALE_UP_REASONS = new Set<KeptPvc['reason']>([
+  'paused',
+  'autoscaler-range',
+  'autoscalers-unreadable',
+]);
+
+/** Whether the StatefulSet keeps claims because a scale-up would reattach them (what {@link ScaleUpNotice} explains). */
+export function keepsClaimsForScaleUp(sts: Pick<StatefulSetOrphans, 'kept'>) {
+  return sts.kept.some(k => SCALE_UP_REASONS.has(k.reason));
+}
+
 /** Why a paused StatefulSet's claims are kept, and how to retire it instead. */
 function Paused({
   statefulSet: sts,
@@ -36,26 +48,24 @@ function Paused({
       </AlertTitle>
       Scaling it up again reattaches {names(kept)}, data and all, so{' '}
       {kept.length === 1 ? 'it is' : 'they are'} not offered for pruning. To
-      retire {sts.name} instead, delete the StatefulSet itself.{' '}
+      retire {sts.name} instead, delete the StatefulSet itself
       {deletes ? (
         <>
-          Its <span className={classes.code}>whenDeleted</span> retention policy
-          is <span className={classes.code}>Delete</span>, so Kubernetes deletes
-          with it the claims the StatefulSet controller marked while their pods
-          ran; delete any claim that stays with kubectl.
+          : its <span className={classes.code}>whenDeleted</span> retention
+          policy is <span className={classes.code}>Delete</span>, so Kubernetes
+          deletes with it the claims the StatefulSet controller marked while
+          their pods ran. Delete any claim that stays with kubectl.
         </>
       ) : (
         <>
-          Its <span className={classes.code}>whenDeleted</span> retention policy
-          is <span className={classes.code}>Retain</span>, so Kubernetes keeps
-          the claims: delete them with kubectl once it is gone (pvc-pruner finds
-          claims through their StatefulSet, and no longer lists them then).
-          Setting{' '}
-          <span className={classes.code}>
-            persistentVolumeClaimRetentionPolicy.whenDeleted: Delete
-          </span>{' '}
-          now is not enough: the StatefulSet controller marks only the claims of
-          the pods it runs, and it runs none.
+          , then its claims with kubectl: its{' '}
+          <span className={classes.code}>whenDeleted</span> retention policy is{' '}
+          <span className={classes.code}>Retain</span>, so Kubernetes keeps them
+          (and pvc-pruner, which finds claims through their StatefulSet, no
+          longer lists them). Setting{' '}
+          <span className={classes.code}>whenDeleted: Delete</span> now does not
+          help: the StatefulSet controller marks only the claims of the pods it
+          runs, and it runs none.
         </>
       )}
     </Alert>

@@ -1,2 +1,2 @@
-export { ScaleUpNotice } from './ScaleUpNotice';
+export { keepsClaimsForScaleUp, ScaleUpNotice } from './ScaleUpNotice';
 export type { ScaleUpNoticeProps } from './ScaleUpNotice';

@@ -153,7 +153,7 @@ describe('StatefulSetSection', () => {
       'db is paused at 0 replicas: 3 claims kept',
     );
     expect(notice).toHaveTextContent(
-      'To retire db instead, delete the StatefulSet itself.',
+      'To retire db instead, delete the StatefulSet itself, then its claims with kubectl',
     );
     expect(screen.getByRole('button', { name: /^Prune/ })).toBeDisabled();
     expect(screen.getByText('3 claims kept, and why')).toBeInTheDocument();
