@@ -6,6 +6,7 @@ import { KubeGateway } from '../kubernetes';
 import {
   hpaAsTheRuleReadsIt,
   maxReplicasOf,
+  nameOf,
   targetsStatefulSet,
 } from './autoscalerReach';
 
@@ -131,7 +132,7 @@ export class AutoscalerGuard {
       before = undefined;
     this.seen.set(name, hpa);
     if (!targetsStatefulSet(hpa, this.statefulSet)) return;
-    const it = `HorizontalPodAutoscaler ${this.namespace}/${name}`;
+    const it = `HorizontalPodAutoscaler ${this.namespace}/${nameOf(hpa)}`;
     if (!before) {
       this.abort(
         `${it} was created during the job and scales ${this.label} ${reachOf(

@@ -5,6 +5,8 @@ import type {
 
 /** The largest replica count Kubernetes stores (an int32). */
 const MAX_REPLICAS = 2 ** 31 - 1;
+/** The longest object name kube-apiserver admits (a DNS subdomain). */
+const MAX_NAME_LENGTH = 253;
 
 /** The HorizontalPodAutoscalers of a namespace could not be read, and why. */
 export interface AutoscalersUnreadable {
@@ -24,6 +26,11 @@ export function isUnreadable(
   known: KnownAutoscalers,
 ): known is AutoscalersUnreadable {
   return 'unreadable' in known;
+}
+
+/** The HPA's name as answers and messages show it: at most as long as kube-apiserver allows a name to be. */
+export function nameOf(hpa: V2HorizontalPodAutoscaler): string {
+  return String(hpa.metadata?.name ?? '').slice(0, MAX_NAME_LENGTH);
 }
 
 /** The HPA with only the fields pvc-pruner reads: who it is, what it scales, and how far. */
@@ -119,7 +126,7 @@ export function autoscalerReach(
 ): AutoscalerReach | undefined {
   let farthest: AutoscalerReach | undefined;
   for (const hpa of targeting) {
-    const name = String(hpa.metadata?.name ?? '');
+    const name = nameOf(hpa);
     const maxReplicas = maxReplicasOf(hpa);
     // A first ordinal that is no integer (a broken StatefulSet) bounds nothing either.
     const reach: AutoscalerReach =

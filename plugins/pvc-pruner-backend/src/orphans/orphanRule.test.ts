@@ -696,6 +696,15 @@ describe('classifyClaims: claims that will come back', () => {
       },
     );
 
+    it('names an HPA in no more than the 253 characters a name may have, whatever a broken API server sends', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(1),
+        autoscalers: [hpa('x'.repeat(100_000), 3, { name: 'web' })],
+      });
+      expect(result.kept[0].autoscaler?.name).toBe('x'.repeat(253));
+    });
+
     it('keeps the largest valid maxReplicas, 2^31-1, without overflow', () => {
       const result = run({
         statefulSet: sts('web', { replicas: 1, start: 2 ** 31 - 1 }),
