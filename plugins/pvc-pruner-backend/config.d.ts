@@ -73,6 +73,14 @@ export interface Config {
       namespaceOwnerAnnotation?: string;
     };
     /**
+     * The claims of a StatefulSet scaled to 0 replicas: `keep` them (teams scale to 0 to pause a
+     * database, and scaling up again reattaches every claim with its data), or `offer` them as
+     * orphans, like the claims of any ordinal a StatefulSet does not run.
+     * @default keep
+     * @visibility backend
+     */
+    pausedStatefulSets?: 'keep' | 'offer';
+    /**
      * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
      * Without it they show GiB only. Costs are computed by the backend and sent with its answers.
      */

@@ -1,4 +1,5 @@
 import { Config, ConfigReader } from '@backstage/config';
+import type { PausedStatefulSets } from './orphans';
 
 /** pvcPruner.* settings with their defaults (see config.d.ts). */
 export interface PvcPrunerOptions {
@@ -17,6 +18,7 @@ export interface PvcPrunerOptions {
   removedRequirePermissionFramework?: boolean;
   /** The annotation on a Namespace that names who may prune in it, when the platform binds namespaces to owners. */
   namespaceOwnerAnnotation?: string;
+  pausedStatefulSets: PausedStatefulSets;
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -57,6 +59,17 @@ function annotationKey(config: Config, key: string): string | undefined {
   return value;
 }
 
+const PAUSED_STATEFULSETS: readonly PausedStatefulSets[] = ['keep', 'offer'];
+
+function pausedStatefulSets(config: Config): PausedStatefulSets {
+  const value = config.getOptionalString('pausedStatefulSets') ?? 'keep';
+  if (!PAUSED_STATEFULSETS.includes(value as PausedStatefulSets))
+    throw new Error(
+      `pvcPruner: pausedStatefulSets must be 'keep' (keep the claims of a StatefulSet scaled to 0, the default) or 'offer' (offer them as orphans), got '${value}'`,
+    );
+  return value as PausedStatefulSets;
+}
+
 export function readOptions(root: Config): PvcPrunerOptions {
   const config = root.getOptionalConfig('pvcPruner') ?? new ConfigReader({});
   return {
@@ -88,5 +101,6 @@ export function readOptions(root: Config): PvcPrunerOptions {
       config,
       'ownership.namespaceOwnerAnnotation',
     ),
+    pausedStatefulSets: pausedStatefulSets(config),
   };
 }

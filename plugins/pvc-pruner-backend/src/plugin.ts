@@ -160,7 +160,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
           sightings,
           PriceList.fromConfig(config),
         );
-        const orphanFinder = new OrphanFinder(gateways, caches, annotator);
+        const orphanFinder = new OrphanFinder(gateways, caches, annotator, {
+          pausedStatefulSets: options.pausedStatefulSets,
+        });
         const workloads = new WorkloadCatalog({ catalog, auth, logger });
         const ownership = new OwnershipChecks({
           permissions,
@@ -178,7 +180,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
               store,
               events,
               new VolumeFollower(options.volumeWaitTimeoutMs),
-              { renewIntervalMs: leaseMs / 3 },
+              {
+                renewIntervalMs: leaseMs / 3,
+                pausedStatefulSets: options.pausedStatefulSets,
+              },
               [new OwnershipGuards(ownership, workloads)],
             ),
             gateways,

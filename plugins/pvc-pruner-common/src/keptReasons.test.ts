@@ -69,6 +69,41 @@ describe('describeKept', () => {
       }),
       'already being deleted, still terminating (held by acc.example/backup-hold, kubernetes.io/pvc-protection)',
     ],
+    [
+      'says that a paused StatefulSet reattaches its claims when scaled up',
+      claim({ name: 'data-web-0', ordinal: 0, reason: 'paused' }),
+      'web is scaled to 0 replicas (paused), and scaling it up again reattaches its claims, data and all',
+    ],
+    [
+      "names the autoscaler and the ordinals its maximum reaches, from the StatefulSet's first ordinal",
+      claim({
+        name: 'data-web-5',
+        ordinal: 5,
+        reason: 'autoscaler-range',
+        autoscaler: { name: 'web-hpa', maxReplicas: 6 },
+      }),
+      'HorizontalPodAutoscaler web-hpa may scale web up to 6 replicas, which reattaches the claims of ordinals below 7',
+    ],
+    [
+      'says so when the autoscaler has no maximum that is a replica count',
+      claim({
+        name: 'data-web-5',
+        ordinal: 5,
+        reason: 'autoscaler-range',
+        autoscaler: { name: 'web-hpa' },
+      }),
+      'HorizontalPodAutoscaler web-hpa targets web with a maxReplicas that is not a replica count, so it could scale it up to any of its claims',
+    ],
+    [
+      'says why the autoscalers could not be read, and what pvc-pruner needs',
+      claim({
+        name: 'data-web-5',
+        ordinal: 5,
+        reason: 'autoscalers-unreadable',
+        autoscalersError: 'cluster "demo" refused list: 403 Forbidden',
+      }),
+      'the HorizontalPodAutoscalers of its namespace could not be read (cluster "demo" refused list: 403 Forbidden), so one might scale web up and reattach its claims; pvc-pruner needs list and watch on horizontalpodautoscalers (rbac/pvc-pruner-rbac.yaml)',
+    ],
   ])('%s', (_what, kept, text) => {
     expect(describeKept(kept, web)).toBe(text);
   });

@@ -67,6 +67,23 @@ export function describeKept(
       return `already being deleted, still terminating (${describeFinalizers(
         pvc.finalizers ?? [],
       )})`;
+    case 'paused':
+      return `${statefulSet.name} is scaled to 0 replicas (paused), and scaling it up again reattaches its claims, data and all`;
+    case 'autoscaler-range': {
+      const hpa = `HorizontalPodAutoscaler ${pvc.autoscaler?.name ?? ''}`;
+      const max = pvc.autoscaler?.maxReplicas;
+      return max === undefined
+        ? `${hpa} targets ${statefulSet.name} with a maxReplicas that is not a replica count, so it could scale it up to any of its claims`
+        : `${hpa} may scale ${statefulSet.name} up to ${max} replicas, which reattaches the claims of ordinals below ${
+            statefulSet.ordinals.start + max
+          }`;
+    }
+    case 'autoscalers-unreadable':
+      return `the HorizontalPodAutoscalers of its namespace could not be read (${
+        pvc.autoscalersError ?? 'no reason given'
+      }), so one might scale ${
+        statefulSet.name
+      } up and reattach its claims; pvc-pruner needs list and watch on horizontalpodautoscalers (rbac/pvc-pruner-rbac.yaml)`;
     default:
       return pvc.reason;
   }

@@ -29,6 +29,7 @@ function grantsOf(rules: PolicyRule[]) {
 const GROUPS: Record<string, string> = {
   statefulsets: 'apps',
   leases: 'coordination.k8s.io',
+  horizontalpodautoscalers: 'autoscaling',
 };
 
 describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
@@ -162,5 +163,29 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     expect(
       statefulSetIn(await pruner.scan(), 'shop', 'orders-db').orphans,
     ).toHaveLength(5);
+  });
+
+  it('with an older binding that cannot read HorizontalPodAutoscalers, keeps every claim an autoscaler could bring back and offers none', async () => {
+    const rules = rbacRules().filter(
+      r => !r.resources?.includes('horizontalpodautoscalers'),
+    );
+    sim = await startSim();
+    const token = sim.addToken({
+      user: 'system:serviceaccount:backstage:pvc-pruner',
+      rules,
+    });
+    pruner = await startPruner({ sim, token });
+
+    const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
+
+    expect(sts.orphans).toEqual([]);
+    const unknown = sts.kept.filter(k => k.reason !== 'not-an-ordinal');
+    expect(unknown.map(k => k.name).sort()).toEqual(ORDERS_DB_ORPHANS);
+    for (const kept of unknown) {
+      expect(kept.reason).toBe('autoscalers-unreadable');
+      expect(kept.autoscalersError).toMatch(
+        /^cluster "demo" refused list \S*horizontalpodautoscalers( in shop)?: 403 Forbidden/,
+      );
+    }
   });
 });

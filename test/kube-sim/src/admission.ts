@@ -166,6 +166,79 @@ function validateConfigMap(
   }
 }
 
+/** The reasons IsValidPathSegmentName gives for a scaleTargetRef's kind or name. */
+function pathSegmentProblems(value: string): string[] {
+  if (value === '.') return ["may not be '.'"];
+  if (value === '..') return ["may not be '..'"];
+  return ['/', '%']
+    .filter(c => value.includes(c))
+    .map(c => `may not contain '${c}'`);
+}
+
+/** ValidateCrossVersionObjectReference: kind and name are required path segments. */
+function validateScaleTargetRef(ref: any, causes: Cause[]) {
+  for (const field of ['kind', 'name'] as const) {
+    const value = ref?.[field];
+    const path = `spec.scaleTargetRef.${field}`;
+    if (typeof value !== 'string' || value === '') {
+      causes.push({
+        field: path,
+        message: 'Required value',
+        reason: 'FieldValueRequired',
+      });
+      continue;
+    }
+    for (const problem of pathSegmentProblems(value))
+      causes.push({
+        field: path,
+        message: `Invalid value: ${JSON.stringify(value)}: ${problem}`,
+      });
+  }
+}
+
+/** validateHorizontalPodAutoscalerSpec, as far as the replica bounds and the target (metrics and behavior are not checked). */
+function validateAutoscalerSpec(spec: any, causes: Cause[]) {
+  const min = spec?.minReplicas;
+  const max = spec?.maxReplicas ?? 0;
+  if (min !== undefined && min < 1)
+    causes.push({
+      field: 'spec.minReplicas',
+      message: `Invalid value: ${min}: must be greater than or equal to 1`,
+    });
+  if (max < 1)
+    causes.push({
+      field: 'spec.maxReplicas',
+      message: `Invalid value: ${max}: must be greater than 0`,
+    });
+  if (min !== undefined && max < min)
+    causes.push({
+      field: 'spec.maxReplicas',
+      message: `Invalid value: ${max}: must be greater than or equal to \`minReplicas\``,
+    });
+  validateScaleTargetRef(spec?.scaleTargetRef, causes);
+}
+
+/**
+ * What kube-apiserver's decoder refuses before validation: a replica bound
+ * of an HPA that is not an int32 (a 400, not a 422).
+ */
+function decodeAutoscalerSpec(spec: any) {
+  for (const field of ['minReplicas', 'maxReplicas']) {
+    const value = spec?.[field];
+    if (value === undefined || value === null) continue;
+    if (
+      typeof value !== 'number' ||
+      !Number.isInteger(value) ||
+      Math.abs(value) > 2 ** 31 - 1
+    )
+      throw errors.badRequest(
+        `json: cannot unmarshal ${
+          typeof value === 'number' ? `number ${value}` : typeof value
+        } into Go struct field HorizontalPodAutoscalerSpec.spec.${field} of type int32`,
+      );
+  }
+}
+
 function validateSpec(
   obj: KubeObject,
   old: KubeObject | undefined,
@@ -298,6 +371,9 @@ function validateSpec(
     case 'ConfigMap':
       validateConfigMap(obj, old, causes);
       break;
+    case 'HorizontalPodAutoscaler':
+      validateAutoscalerSpec(spec, causes);
+      break;
     case 'Lease': {
       const d = spec?.leaseDurationSeconds;
       if (d !== undefined && (!Number.isInteger(d) || d <= 0)) {
@@ -359,6 +435,20 @@ function applyDefaults(
       }
       obj.status ??= { replicas: 0, availableReplicas: 0 };
       break;
+    case 'HorizontalPodAutoscaler':
+      // SetDefaults_HorizontalPodAutoscaler (autoscaling/v2); behavior is not defaulted.
+      spec.minReplicas ??= 1;
+      if (!Array.isArray(spec.metrics) || spec.metrics.length === 0)
+        spec.metrics = [
+          {
+            type: 'Resource',
+            resource: {
+              name: 'cpu',
+              target: { type: 'Utilization', averageUtilization: 80 },
+            },
+          },
+        ];
+      break;
     case 'StorageClass':
       obj.reclaimPolicy ??= 'Delete';
       obj.volumeBindingMode ??= 'Immediate';
@@ -390,6 +480,11 @@ export function admit(
         reason: 'FieldValueRequired',
       },
     ]);
+  }
+  if (obj.kind === 'HorizontalPodAutoscaler') {
+    decodeAutoscalerSpec(obj.spec);
+    // PrepareForCreate: the status is the controller's, never the client's.
+    if (!old) obj.status = { desiredReplicas: 0 };
   }
   validateName(type, obj.metadata.name, causes);
   validateLabels(obj.metadata.labels, 'metadata.labels', causes);

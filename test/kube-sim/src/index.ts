@@ -70,7 +70,12 @@ export type {
   RecordedRequest,
   StatefulSetState,
 } from './history';
-export { manifest, pvc, statefulSet } from './manifests';
+export {
+  horizontalPodAutoscaler,
+  manifest,
+  pvc,
+  statefulSet,
+} from './manifests';
 export { parseScenario, loadScenario } from './scenario';
 
 export interface KubeSimOptions {

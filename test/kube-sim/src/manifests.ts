@@ -60,3 +60,40 @@ export function pvc(
     },
   });
 }
+
+/**
+ * An autoscaling/v2 HorizontalPodAutoscaler of the StatefulSet `target`
+ * (apps/v1), from `minReplicas` to `maxReplicas` on CPU; `spec` overrides
+ * fields of its spec.
+ */
+export function horizontalPodAutoscaler(
+  name: string,
+  target: string,
+  replicas: { minReplicas?: number; maxReplicas: number },
+  namespace = 'default',
+  spec: Record<string, unknown> = {},
+): KubeObject {
+  return manifest({
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name, namespace },
+    spec: {
+      scaleTargetRef: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        name: target,
+      },
+      ...replicas,
+      metrics: [
+        {
+          type: 'Resource',
+          resource: {
+            name: 'cpu',
+            target: { type: 'Utilization', averageUtilization: 70 },
+          },
+        },
+      ],
+      ...spec,
+    },
+  });
+}

@@ -171,7 +171,7 @@ export const RESOURCE_TYPES: ResourceType[] = [
     namespaced: true,
     shortNames: ['hpa'],
     categories: ['all'],
-    listOnly: true,
+    subresources: ['status'],
   },
   {
     group: 'batch',

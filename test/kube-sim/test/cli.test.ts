@@ -83,7 +83,9 @@ describe('the kube-sim CLI', () => {
         ['payments', 'ledger-db'],
         ['search', 'nightly-reports'],
         ['search', 'search-index'],
+        ['shop', 'cart-analytics'],
         ['shop', 'cart-cache'],
+        ['shop', 'cart-sessions'],
         ['shop', 'orders-db'],
       ]);
 

@@ -516,6 +516,9 @@ describe('the demo scenario', () => {
       () =>
         runningPods('shop', 'orders-db-').length === 2 &&
         runningPods('shop', 'cart-cache-').length === 3 &&
+        runningPods('shop', 'cart-sessions-').length === 2 &&
+        store.get('apps/statefulsets', 'shop', 'cart-sessions')?.status
+          ?.readyReplicas === 2 &&
         runningPods('search', 'search-index-').length === 2 &&
         store.get('apps/statefulsets', 'shop', 'orders-db')?.status
           ?.readyReplicas === 2,
@@ -585,8 +588,23 @@ describe('the demo scenario', () => {
       ['payments', 'ledger-db', '1/1'],
       ['search', 'nightly-reports', '1/1'],
       ['search', 'search-index', '2/2'],
+      ['shop', 'cart-analytics', '0/0'],
       ['shop', 'cart-cache', '3/3'],
+      ['shop', 'cart-sessions', '2/2'],
       ['shop', 'orders-db', '2/2'],
+    ]);
+    const hpas = await h.kubectl(['get', 'hpa', '-n', 'shop', '--no-headers']);
+    expect(
+      hpas.stdout
+        .trim()
+        .split(/\s{2,}/)
+        .slice(0, 5),
+    ).toEqual([
+      'cart-sessions',
+      'StatefulSet/cart-sessions',
+      'cpu: <unknown>/70%',
+      '2',
+      '5',
     ]);
     const pvcs = await h.kubectl([
       'get',

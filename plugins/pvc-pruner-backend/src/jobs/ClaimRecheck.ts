@@ -6,7 +6,12 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
 import { mapLimited } from '../mapLimited';
-import { classifyClaims, podAsTheRuleReadsIt } from '../orphans';
+import {
+  classifyClaims,
+  PausedStatefulSets,
+  podAsTheRuleReadsIt,
+  ScaleUpSignals,
+} from '../orphans';
 import type { JobGuards } from './JobGuards';
 
 /** A claim the user confirmed, with the ordinal its name has in the StatefulSet. */
@@ -43,6 +48,7 @@ export async function recheckClaims(
   gateway: KubeGateway,
   guards: JobGuards,
   claims: readonly Confirmed[],
+  pausedStatefulSets: PausedStatefulSets,
 ): Promise<Rechecked[]> {
   const reads = await mapLimited(
     claims,
@@ -89,7 +95,10 @@ export async function recheckClaims(
   return claims.map((confirmed, i): Rechecked => {
     const r = reads[i];
     if (!('claim' in r)) return { ...r, confirmed };
-    return judge(confirmed, r.claim, r.reclaimPolicy, guards, pods);
+    return judge(confirmed, r.claim, r.reclaimPolicy, guards, pods, {
+      autoscalers: guards.autoscalers,
+      pausedStatefulSets,
+    });
   });
 }
 
@@ -100,12 +109,14 @@ function judge(
   reclaimPolicy: string | undefined,
   guards: JobGuards,
   pods: V1Pod[],
+  signals: ScaleUpSignals,
 ): Rechecked {
   const verdict = classifyClaims({
     statefulSet: guards.statefulSet,
     claims: [claim],
     pods,
     volumes: new Map(),
+    ...signals,
   });
   const kept = verdict.kept[0];
   const inUse = verdict.inUse[0];

@@ -1,18 +1,23 @@
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1StatefulSet,
+  V2HorizontalPodAutoscaler,
+} from '@kubernetes/client-node';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
+import { AutoscalerGuard } from '../autoscaling';
 import { DeleteGuard, DeleteGuardFactory, JobRequest } from './DeleteGuard';
 import { StatefulSetGuard } from './StatefulSetGuard';
 
 /**
- * Everything a running job guards: its StatefulSet (whose state the orphan
- * rule judges by) and the guards of other concerns (ownership, …), asked
- * together: the first reason to stop wins, and their live reads go out in
- * one round trip.
+ * Everything a running job guards: its StatefulSet and the autoscalers that
+ * target it (whose state the orphan rule judges by), and the guards of
+ * other concerns (ownership, …), asked together: the first reason to stop
+ * wins, and their live reads go out in one round trip.
  */
 export class JobGuards {
   private constructor(
     private readonly statefulSetGuard: StatefulSetGuard,
+    private readonly autoscalerGuard: AutoscalerGuard,
     private readonly others: DeleteGuard[],
   ) {}
 
@@ -27,6 +32,17 @@ export class JobGuards {
       job.namespace,
       job.statefulSet,
     );
+    let autoscalers: AutoscalerGuard;
+    try {
+      autoscalers = await AutoscalerGuard.start(
+        gateway,
+        job.namespace,
+        job.statefulSet,
+      );
+    } catch (e) {
+      sts.stop();
+      throw e;
+    }
     const others: DeleteGuard[] = [];
     try {
       for (const factory of factories)
@@ -40,10 +56,11 @@ export class JobGuards {
         );
     } catch (e) {
       sts.stop();
+      autoscalers.stop();
       others.forEach(g => g.stop());
       throw e;
     }
-    return new JobGuards(sts, others);
+    return new JobGuards(sts, autoscalers, others);
   }
 
   /** The StatefulSet as last read or watched. */
@@ -51,9 +68,15 @@ export class JobGuards {
     return this.statefulSetGuard.current;
   }
 
+  /** The HorizontalPodAutoscalers that target the StatefulSet, as last listed or watched. */
+  get autoscalers(): V2HorizontalPodAutoscaler[] {
+    return this.autoscalerGuard.autoscalers;
+  }
+
   get abortReason(): string | undefined {
     return (
       this.statefulSetGuard.abortReason ??
+      this.autoscalerGuard.abortReason ??
       this.others.find(g => g.abortReason)?.abortReason
     );
   }
@@ -61,12 +84,14 @@ export class JobGuards {
   async confirmLive(gateway: KubeGateway): Promise<void> {
     await Promise.all([
       this.statefulSetGuard.confirmLive(gateway),
+      this.autoscalerGuard.confirmLive(gateway),
       ...this.others.map(g => g.confirmLive(gateway)),
     ]);
   }
 
   stop() {
     this.statefulSetGuard.stop();
+    this.autoscalerGuard.stop();
     this.others.forEach(g => g.stop());
   }
 }

@@ -1,5 +1,11 @@
 import { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
-import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import {
+  horizontalPodAutoscaler,
+  KubeSim,
+  manifest,
+  pvc,
+  statefulSet,
+} from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
@@ -425,7 +431,7 @@ describe('PruneRunner', () => {
     );
   });
 
-  it('reads the pods and the StatefulSet last, together: nothing but the delete goes out between the in-use check and the delete', async () => {
+  it('reads the pods, the StatefulSet and its autoscalers last, together: nothing but the delete goes out between the in-use check and the delete', async () => {
     sim.store.create(
       'persistentvolumes',
       manifest({
@@ -459,13 +465,14 @@ describe('PruneRunner', () => {
       .filter(r => r.resource !== 'leases')
       .map(r => `${r.verb} ${r.resource}`);
     const deleteAt = requests.indexOf('delete persistentvolumeclaims');
-    expect(requests.slice(deleteAt - 4, deleteAt - 2)).toEqual([
+    expect(requests.slice(deleteAt - 5, deleteAt - 3)).toEqual([
       'get persistentvolumeclaims',
       'get persistentvolumes',
     ]);
-    // Sent together, so either may arrive first.
-    expect(requests.slice(deleteAt - 2, deleteAt).sort()).toEqual([
+    // Sent together, so any may arrive first.
+    expect(requests.slice(deleteAt - 3, deleteAt).sort()).toEqual([
       'get statefulsets',
+      'list horizontalpodautoscalers',
       'list pods',
     ]);
     sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
@@ -587,6 +594,88 @@ describe('PruneRunner', () => {
       'data-web-1',
       'data-web-2',
     ]);
+  });
+
+  describe('claims that will come back', () => {
+    const HPAS = 'autoscaling/horizontalpodautoscalers';
+    afterEach(() => {
+      jest.restoreAllMocks();
+      if (sim.store.get(HPAS, 'shop', 'web'))
+        sim.store.delete(HPAS, 'shop', 'web', {});
+    });
+
+    it('skips a claim inside the range of an HPA that targets the StatefulSet, and deletes the one beyond it', async () => {
+      sim.store.create(
+        HPAS,
+        horizontalPodAutoscaler('web', 'web', { maxReplicas: 3 }, 'shop'),
+      );
+      const job = await newJob(createClaims(['data-web-2', 'data-web-3']));
+
+      const result = await runHoldingLease(job);
+
+      expect(claimDeletes()).toEqual(['data-web-3']);
+      expect(result.summary.skipped).toEqual([
+        expect.objectContaining({
+          name: 'data-web-2',
+          reason: expect.stringMatching(
+            /^it is no longer an orphan: .*HorizontalPodAutoscaler web/,
+          ),
+        }),
+      ]);
+    });
+
+    it('stops before its deletes when an HPA of the StatefulSet is created after the claims were checked', async () => {
+      const job = await newJob(createClaims(['data-web-1', 'data-web-5']));
+      const listPods = gateway.listPods.bind(gateway);
+      jest.spyOn(gateway, 'listPods').mockImplementation(async (...args) => {
+        const pods = await listPods(...args);
+        // Its watch event is on the wire before the deletes would be.
+        if (!sim.store.get(HPAS, 'shop', 'web'))
+          sim.store.create(
+            HPAS,
+            horizontalPodAutoscaler('web', 'web', { maxReplicas: 8 }, 'shop'),
+          );
+        return pods;
+      });
+
+      const result = await runHoldingLease(job);
+
+      expect(claimDeletes()).toEqual([]);
+      expect(result.status).toBe('aborted');
+      expect(result.reason).toBe(
+        'HorizontalPodAutoscaler shop/web was created during the job and scales StatefulSet shop/web up to 8 replicas',
+      );
+    });
+
+    it.each<['keep' | 'offer', string[], string]>([
+      ['keep', [], 'skipped'],
+      ['offer', ['data-web-1'], 'deleted'],
+    ])(
+      'with pausedStatefulSets %s, the claims of a StatefulSet at 0 replicas are %s',
+      async (paused, deleted) => {
+        const sts = structuredClone(
+          sim.store.require('apps/statefulsets', 'shop', 'web'),
+        );
+        sts.spec.replicas = 0;
+        sim.store.update('apps/statefulsets', sts);
+        try {
+          const job = await newJob(createClaims(['data-web-1']));
+          await new PruneRunner(
+            store,
+            new JobEvents(store),
+            new VolumeFollower(500),
+            { renewIntervalMs: 60_000, pausedStatefulSets: paused },
+          ).run(job, gateway, await holdLease(job.id));
+          expect(claimDeletes()).toEqual(deleted);
+        } finally {
+          const back = structuredClone(
+            sim.store.require('apps/statefulsets', 'shop', 'web'),
+          );
+          back.spec.replicas = 1;
+          sim.store.update('apps/statefulsets', back);
+        }
+      },
+    );
   });
 
   describe('guards of other concerns', () => {

@@ -12,7 +12,7 @@ import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
 import { ClusterRequestError, KubeGateway } from '../kubernetes';
 import { HeldLease, LeaseLostError } from './LeaseLock';
-import { parseClaimName } from '../orphans';
+import { PausedStatefulSets, parseClaimName } from '../orphans';
 import { PruneJobStore } from '../database';
 import { mapLimited } from '../mapLimited';
 import { Confirmed, recheckClaims, Rechecked } from './ClaimRecheck';
@@ -23,6 +23,8 @@ import { VolumeFollower } from './VolumeFollower';
 export interface PruneRunnerOptions {
   /** How often the lease is renewed while the job runs. */
   renewIntervalMs: number;
+  /** `pvcPruner.pausedStatefulSets`, as the scans judge by it; `keep` unless told. */
+  pausedStatefulSets?: PausedStatefulSets;
 }
 
 export interface PruneResult {
@@ -183,7 +185,9 @@ export class PruneRunner {
       const checks = new Map<string, number>();
       const announced = new Set<string>();
       let pending = this.order(job, guards.statefulSet, summary);
-      while (pending.length > 0) {
+      // A change the last check saw ends the job, even when it left nothing to delete.
+      let changedAtCheck: string | undefined;
+      while (pending.length > 0 || changedAtCheck) {
         const rest = pending;
         // Ends the job here: the claims not deleted yet are skipped, each said so in the log.
         const endHere = async (
@@ -213,7 +217,10 @@ export class PruneRunner {
         }
         // A refused user token first: every later reason (the watch, the lease) follows from it.
         const abortReason =
-          gateway.userTokenRefused?.message ?? guards.abortReason ?? leaseLost;
+          gateway.userTokenRefused?.message ??
+          guards.abortReason ??
+          changedAtCheck ??
+          leaseLost;
         if (abortReason) {
           return await endHere(
             'aborted',
@@ -222,14 +229,13 @@ export class PruneRunner {
           );
         }
         try {
-          pending = await this.pruneBatch(job, gateway, guards, lease, {
-            claims: rest,
-            announced,
-            checks,
-            summary,
-            follows,
-            stop,
-          });
+          ({ again: pending, changedAtCheck } = await this.pruneBatch(
+            job,
+            gateway,
+            guards,
+            lease,
+            { claims: rest, announced, checks, summary, follows, stop },
+          ));
         } catch (e) {
           if (!(e instanceof LeaseLostError)) throw e;
           return await endHere(
@@ -329,7 +335,8 @@ export class PruneRunner {
   /**
    * Re-checks claims and deletes those still orphans; adds the follow-ups
    * that track their fate to `follows`, and returns the claims to check
-   * again (a delete held back). Fenced: the job proves it holds its Lease
+   * again (a delete held back), and what changed that the check saw (a guard's
+   * reason to stop). Fenced: the job proves it holds its Lease
    * before the live check, and each delete goes out only while that proof
    * is fresh, so a process paused since the check proves it again and
    * checks again. Throws LeaseLostError when it cannot.
@@ -349,7 +356,7 @@ export class PruneRunner {
       follows: Promise<void>[];
       stop: AbortSignal;
     },
-  ): Promise<Confirmed[]> {
+  ): Promise<{ again: Confirmed[]; changedAtCheck?: string }> {
     const { claims, summary } = batch;
     // Announced before the re-check, so that the log names every claim a
     // delete may have gone out for, whatever happens to this process next;
@@ -373,7 +380,9 @@ export class PruneRunner {
       gateway,
       guards,
       claims,
+      this.options.pausedStatefulSets ?? 'keep',
     );
+    const changedAtCheck = guards.abortReason;
     const checked = rechecked.filter((r): r is Checked => r.kind === 'orphan');
     const sent = await this.sendAll(
       job,
@@ -409,7 +418,7 @@ export class PruneRunner {
       throw new LeaseLostError(
         `the checks before deleting ${outlasted} kept outlasting the time a lease renewal can be trusted`,
       );
-    return again;
+    return { again, changedAtCheck };
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   V1PersistentVolumeClaim,
   V1Pod,
   V1StatefulSet,
+  V2HorizontalPodAutoscaler,
   Watch,
 } from '@kubernetes/client-node';
 
@@ -257,6 +258,38 @@ export class KubeGateway {
       apiPath('pods', { namespace }),
       {},
       pick,
+    );
+  }
+
+  /**
+   * The namespace's HorizontalPodAutoscalers, each trimmed by `pick` if
+   * given, with the list's resourceVersion to watch them from.
+   */
+  listAutoscalers(
+    namespace: string,
+    pick?: (hpa: V2HorizontalPodAutoscaler) => V2HorizontalPodAutoscaler,
+  ): Promise<{ items: V2HorizontalPodAutoscaler[]; resourceVersion: string }> {
+    return this.listPages(
+      `list horizontalpodautoscalers in ${namespace}`,
+      apiPath('horizontalpodautoscalers', { namespace }),
+      {},
+      pick,
+    );
+  }
+
+  /** Watches the namespace's HorizontalPodAutoscalers from a resourceVersion, with bookmarks. */
+  watchAutoscalers(
+    namespace: string,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent<V2HorizontalPodAutoscaler>) => void,
+    onEnd: (error?: ClusterRequestError) => void,
+  ): Promise<() => void> {
+    return this.watch(
+      apiPath('horizontalpodautoscalers', { namespace }),
+      {},
+      resourceVersion,
+      onEvent,
+      onEnd,
     );
   }
 

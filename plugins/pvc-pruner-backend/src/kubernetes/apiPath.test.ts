@@ -15,6 +15,16 @@ describe('apiPath', () => {
     ],
     ['pods', { namespace: 'shop' }, '/api/v1/namespaces/shop/pods'],
     ['persistentvolumes', { name: 'pv-1' }, '/api/v1/persistentvolumes/pv-1'],
+    [
+      'horizontalpodautoscalers',
+      { namespace: 'shop' },
+      '/apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers',
+    ],
+    [
+      'horizontalpodautoscalers',
+      {},
+      '/apis/autoscaling/v2/horizontalpodautoscalers',
+    ],
   ] as const)('%s %j is %s', (resource, target, path) => {
     expect(apiPath(resource, target)).toBe(path);
   });

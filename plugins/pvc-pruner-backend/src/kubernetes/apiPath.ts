@@ -5,6 +5,10 @@ const RESOURCES = {
   pods: { prefix: '/api/v1', namespaced: true },
   persistentvolumes: { prefix: '/api/v1', namespaced: false },
   namespaces: { prefix: '/api/v1', namespaced: false },
+  horizontalpodautoscalers: {
+    prefix: '/apis/autoscaling/v2',
+    namespaced: true,
+  },
 } as const;
 
 export type KubeResource = keyof typeof RESOURCES;

@@ -1,15 +1,22 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import { ClusterCache } from '../kubernetes';
-import { classifyInSnapshot, NamespaceSnapshot } from './orphanRule';
+import {
+  classifyInSnapshot,
+  NamespaceSnapshot,
+  PausedStatefulSets,
+} from './orphanRule';
 
 /**
  * The orphan rule over a cluster's watch cache. Many viewers of one card ask
  * the same question every 15 s, so the snapshot of a namespace and each
  * StatefulSet's report are kept until what they were made from changes: the
- * namespace's claims or pods, the StatefulSet, or any volume.
+ * namespace's claims, pods or HorizontalPodAutoscalers, the StatefulSet, or
+ * any volume.
  */
 export class CachedClassifier {
+  constructor(private readonly pausedStatefulSets: PausedStatefulSets) {}
+
   private readonly snapshots = new Map<
     string,
     { generation: string; snapshot: NamespaceSnapshot }
@@ -25,6 +32,7 @@ export class CachedClassifier {
       claims: number;
       pods: number;
       volumes: number;
+      autoscalers: number;
       report: StatefulSetOrphans;
     }
   >();
@@ -34,20 +42,26 @@ export class CachedClassifier {
     const claims = cache.claims.generation(namespace);
     const pods = cache.pods.generation(namespace);
     const volumes = cache.volumes.generation('');
+    const autoscalers = cache.autoscalersGeneration(namespace);
     const kept = this.reports.get(sts);
     if (
       kept &&
       kept.claims === claims &&
       kept.pods === pods &&
-      kept.volumes === volumes
+      kept.volumes === volumes &&
+      kept.autoscalers === autoscalers
     )
       return kept.report;
     const report = classifyInSnapshot(
       sts,
       this.snapshot(cache, namespace, `${claims}/${pods}`),
       cache.volumes.inNamespace(''),
+      {
+        autoscalers: cache.autoscalersIn(namespace),
+        pausedStatefulSets: this.pausedStatefulSets,
+      },
     );
-    this.reports.set(sts, { claims, pods, volumes, report });
+    this.reports.set(sts, { claims, pods, volumes, autoscalers, report });
     return report;
   }
 

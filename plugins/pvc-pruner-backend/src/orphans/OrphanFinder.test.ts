@@ -1,7 +1,13 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { Entity } from '@backstage/catalog-model';
-import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import {
+  horizontalPodAutoscaler,
+  KubeSim,
+  manifest,
+  pvc,
+  statefulSet,
+} from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import {
@@ -42,6 +48,36 @@ function volume(name: string, claim: string, reclaimPolicy: string) {
       csi: { driver: 'sim.csi.k8s.io', volumeHandle: name },
     },
   });
+}
+
+const HPAS = 'autoscaling/horizontalpodautoscalers';
+
+/** The kept claims of the scan's StatefulSets, each with its reason and the autoscaler it names. */
+const keptOf = (scan: Awaited<ReturnType<OrphanFinder['findForEntity']>>) =>
+  scan.clusters.flatMap(c =>
+    c.ok
+      ? c.statefulSets.flatMap(s =>
+          s.kept.map(k => [
+            k.name,
+            k.reason,
+            k.autoscaler ?? k.autoscalersError ?? null,
+          ]),
+        )
+      : [],
+  );
+
+/** Scans until `done` holds (the watch cache has what the test changed), at most 5 s. */
+async function scanUntil(
+  scanner: OrphanFinder,
+  done: (scan: Awaited<ReturnType<OrphanFinder['findForEntity']>>) => boolean,
+) {
+  const deadline = Date.now() + 5000;
+  let scan = await scanner.findForEntity(target);
+  while (!done(scan) && Date.now() < deadline) {
+    await new Promise(r => setTimeout(r, 20));
+    scan = await scanner.findForEntity(target);
+  }
+  return scan;
 }
 
 const orphanNames = (
@@ -120,6 +156,8 @@ beforeEach(() => {
 afterEach(async () => {
   await caches.stop();
   sim.clearFaults();
+  for (const hpa of sim.store.list(HPAS, {}).items)
+    sim.store.delete(HPAS, hpa.metadata.namespace, hpa.metadata.name);
 });
 
 afterAll(async () => {
@@ -336,5 +374,144 @@ describe('OrphanFinder admitting what the caller may see', () => {
         {},
       );
     }
+  });
+});
+
+describe('OrphanFinder and the claims that will come back', () => {
+  /** StatefulSet db at `replicas`, with the claims of ordinals 0–2 only (the tests above add one and scale it). */
+  function resetDb(replicas: number) {
+    const sts = structuredClone(
+      sim.store.require('apps/statefulsets', 'shop', 'db'),
+    );
+    sts.spec.replicas = replicas;
+    sim.store.update('apps/statefulsets', sts);
+    const extra = sim.store.get('persistentvolumeclaims', 'shop', 'data-db-5');
+    if (!extra) return;
+    // No pvc-protection controller runs here: release its finalizer, then delete it.
+    sim.store.update('persistentvolumeclaims', {
+      ...extra,
+      metadata: { ...extra.metadata, finalizers: [] },
+    });
+    sim.store.delete('persistentvolumeclaims', 'shop', 'data-db-5', {});
+  }
+
+  beforeAll(() => resetDb(1));
+
+  it("reads each namespace's HorizontalPodAutoscalers with its claims and pods in a live scan, and keeps the claims inside an HPA's range", async () => {
+    sim.store.create(
+      HPAS,
+      horizontalPodAutoscaler('db-hpa', 'db', { maxReplicas: 2 }, 'shop'),
+    );
+
+    const live = await finder.findForEntity(target);
+
+    expect(orphanNames(live)).toEqual(['data-db-2']);
+    expect(keptOf(live)).toEqual([
+      ['data-db-1', 'autoscaler-range', { name: 'db-hpa', maxReplicas: 2 }],
+    ]);
+    expect(sim.requests().map(r => `${r.verb} ${r.path}`)).toContain(
+      'list /apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers',
+    );
+  });
+
+  it('keeps, never offers, the claims an autoscaler could bring back when the cluster refuses to list HPAs', async () => {
+    sim.addFault({
+      verb: 'list',
+      resource: 'horizontalpodautoscalers',
+      status: 403,
+    });
+
+    const live = await finder.findForEntity(target);
+
+    expect(live.clusters[0].ok).toBe(true);
+    expect(orphanNames(live)).toEqual([]);
+    expect(keptOf(live)).toEqual([
+      [
+        'data-db-1',
+        'autoscalers-unreadable',
+        expect.stringMatching(
+          /refused list horizontalpodautoscalers in shop: 403/,
+        ),
+      ],
+      [
+        'data-db-2',
+        'autoscalers-unreadable',
+        expect.stringMatching(
+          /refused list horizontalpodautoscalers in shop: 403/,
+        ),
+      ],
+    ]);
+
+    // The cache is refused the HPAs too, and answers the same.
+    await eventually('the cache', () => caches.ready(demo));
+    const cached = await finder.findForEntity(target);
+    expect(orphanNames(cached)).toEqual([]);
+    expect(keptOf(cached).map(k => k[1])).toEqual([
+      'autoscalers-unreadable',
+      'autoscalers-unreadable',
+    ]);
+  });
+
+  it("answers from the cache as the namespace's HPAs are created, raised and deleted, without a re-list", async () => {
+    await finder.findForEntity(target);
+    await eventually('the cache', () => caches.ready(demo));
+    sim.clearRequests();
+    expect(orphanNames(await finder.findForEntity(target))).toEqual([
+      'data-db-1',
+      'data-db-2',
+    ]);
+
+    sim.store.create(
+      HPAS,
+      horizontalPodAutoscaler('db-hpa', 'db', { maxReplicas: 2 }, 'shop'),
+    );
+    const created = await scanUntil(finder, s => orphanNames(s).length === 1);
+    expect(orphanNames(created)).toEqual(['data-db-2']);
+    expect(keptOf(created)).toEqual([
+      ['data-db-1', 'autoscaler-range', { name: 'db-hpa', maxReplicas: 2 }],
+    ]);
+
+    const hpa = structuredClone(sim.store.require(HPAS, 'shop', 'db-hpa'));
+    hpa.spec.maxReplicas = 3;
+    sim.store.update(HPAS, hpa);
+    const raised = await scanUntil(finder, s => orphanNames(s).length === 0);
+    expect(keptOf(raised)).toEqual([
+      ['data-db-1', 'autoscaler-range', { name: 'db-hpa', maxReplicas: 3 }],
+      ['data-db-2', 'autoscaler-range', { name: 'db-hpa', maxReplicas: 3 }],
+    ]);
+
+    sim.store.delete(HPAS, 'shop', 'db-hpa');
+    const deleted = await scanUntil(finder, s => orphanNames(s).length === 2);
+    expect(keptOf(deleted)).toEqual([]);
+    expect(sim.requests().filter(r => r.verb === 'list')).toEqual([]);
+  });
+
+  describe('a paused StatefulSet', () => {
+    beforeAll(() => resetDb(0));
+
+    afterAll(() => resetDb(1));
+
+    it('keeps its claims by default, live and from the cache', async () => {
+      const live = await finder.findForEntity(target);
+      expect(orphanNames(live)).toEqual([]);
+      // data-db-0 is still mounted by pod db-0 (no controller stops it here).
+      expect(keptOf(live)).toEqual([
+        ['data-db-0', 'mounted-by-pod', null],
+        ['data-db-1', 'paused', null],
+        ['data-db-2', 'paused', null],
+      ]);
+      await eventually('the cache', () => caches.ready(demo));
+      expect(await finder.findForEntity(target)).toEqual(live);
+    });
+
+    it('offers them with pvcPruner.pausedStatefulSets: offer, live and from the cache', async () => {
+      const offering = new OrphanFinder(gateways, caches, undefined, {
+        pausedStatefulSets: 'offer',
+      });
+      const live = await offering.findForEntity(target);
+      expect(orphanNames(live)).toEqual(['data-db-1', 'data-db-2']);
+      await eventually('the cache', () => caches.ready(demo));
+      expect(await offering.findForEntity(target)).toEqual(live);
+    });
   });
 });

@@ -24,10 +24,12 @@ import {
   KubeGateways,
   singleEqualityOf,
 } from '../kubernetes';
+import { readAutoscalers } from '../autoscaling';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
   NamespaceSnapshot,
+  PausedStatefulSets,
   podAsTheRuleReadsIt,
   withVolumes,
 } from './orphanRule';
@@ -76,10 +78,11 @@ export interface ClusterScan {
  * applies the orphan rule. Reads a cluster's watch cache once it is synced;
  * until then (or without one) reads live, and only the orphans' volumes one
  * by one. With an annotator, every scan records its orphans as seen and
- * adds their first sightings and costs.
+ * adds their first sightings and costs. `rule` holds the orphan rule's
+ * settings (pvcPruner.pausedStatefulSets).
  */
 export class OrphanFinder {
-  private readonly cached = new CachedClassifier();
+  private readonly cached: CachedClassifier;
   private readonly liveScans = new SharedInFlight<Scanned>();
   /** Each cache's StatefulSets by label, kept until one of them changes. */
   private readonly labelIndexes = new WeakMap<
@@ -91,7 +94,12 @@ export class OrphanFinder {
     private readonly gateways: KubeGateways,
     private readonly caches?: ClusterCaches,
     private readonly annotator?: OrphanAnnotator,
-  ) {}
+    private readonly rule: { pausedStatefulSets: PausedStatefulSets } = {
+      pausedStatefulSets: 'keep',
+    },
+  ) {
+    this.cached = new CachedClassifier(rule.pausedStatefulSets);
+  }
 
   /** The located clusters an entity's workloads may be in: every one, or the one it names. */
   async clustersOf(
@@ -312,7 +320,7 @@ export class OrphanFinder {
     };
   }
 
-  /** Classifies the claims of StatefulSets, reading each namespace's claims and pods once. */
+  /** Classifies the claims of StatefulSets, reading each namespace's claims, pods and autoscalers once. */
   async classify(
     gateway: KubeGateway,
     statefulSets: V1StatefulSet[],
@@ -320,22 +328,28 @@ export class OrphanFinder {
     const namespaces = [
       ...new Set(statefulSets.map(s => s.metadata?.namespace ?? '')),
     ];
-    const snapshots = new Map(
+    const read = new Map(
       await Promise.all(
         namespaces.map(async ns => {
-          const [claims, pods] = await Promise.all([
+          const [claims, pods, autoscalers] = await Promise.all([
             gateway.listClaims(ns, claimAsTheRuleReadsIt),
             gateway.listPods(ns, podAsTheRuleReadsIt),
+            readAutoscalers(gateway, ns),
           ]);
-          return [ns, NamespaceSnapshot.of(ns, claims, pods)] as const;
+          const snapshot = NamespaceSnapshot.of(ns, claims, pods);
+          return [ns, { snapshot, autoscalers }] as const;
         }),
       ),
     );
-    const snapshotOf = (sts: V1StatefulSet) =>
-      snapshots.get(sts.metadata?.namespace ?? '')!;
-    const firstPass = statefulSets.map(sts =>
-      classifyInSnapshot(sts, snapshotOf(sts), new Map()),
-    );
+    const firstPass = statefulSets.map(sts => {
+      const { snapshot, autoscalers } = read.get(
+        sts.metadata?.namespace ?? '',
+      )!;
+      return classifyInSnapshot(sts, snapshot, new Map(), {
+        autoscalers,
+        pausedStatefulSets: this.rule.pausedStatefulSets,
+      });
+    });
     const volumeNames = [
       ...new Set(
         firstPass.flatMap(r =>
@@ -344,10 +358,10 @@ export class OrphanFinder {
       ),
     ];
     const volumes = new Map<string, V1PersistentVolume>();
-    const read = await mapLimited(volumeNames, VOLUME_READ_CONCURRENCY, name =>
+    const pvs = await mapLimited(volumeNames, VOLUME_READ_CONCURRENCY, name =>
       gateway.readVolume(name),
     );
-    read.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
+    pvs.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
     return sorted(firstPass.map(report => withVolumes(report, volumes)));
   }
 

@@ -15,11 +15,15 @@ export {
   claimAsTheRuleReadsIt,
   classifyClaims,
   classifyInSnapshot,
+  isPaused,
   NamespaceSnapshot,
   parseClaimName,
   podAsTheRuleReadsIt,
   runningOrdinals,
   WATCH_CACHE_TRIMMERS,
   withVolumes,
+  type OrphanRuleInput,
+  type PausedStatefulSets,
+  type ScaleUpSignals,
 } from './orphanRule';
 export type { Admission, Admit } from './admitted';

@@ -3,7 +3,9 @@ import type {
   V1PersistentVolumeClaim,
   V1Pod,
   V1StatefulSet,
+  V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
+import { hpaAsTheRuleReadsIt } from '../autoscaling';
 import {
   claimAsTheRuleReadsIt,
   classifyClaims,
@@ -109,11 +111,61 @@ function pv(name: string, reclaimPolicy: string): V1PersistentVolume {
   };
 }
 
+/** An autoscaling/v2 HorizontalPodAutoscaler scaling `target` (a StatefulSet of apps/v1 unless told) up to maxReplicas. */
+function hpa(
+  name: string,
+  maxReplicas: unknown,
+  target: {
+    name: string;
+    kind?: string;
+    apiVersion?: string;
+    namespace?: string;
+  },
+): V2HorizontalPodAutoscaler {
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: {
+      name,
+      namespace: target.namespace ?? NS,
+      uid: `uid-${name}`,
+      annotations: { note: 'not read' },
+    },
+    spec: {
+      scaleTargetRef: {
+        apiVersion: target.apiVersion ?? 'apps/v1',
+        kind: target.kind ?? 'StatefulSet',
+        name: target.name,
+      },
+      minReplicas: 1,
+      maxReplicas: maxReplicas as number,
+      metrics: [
+        {
+          type: 'Resource',
+          resource: {
+            name: 'cpu',
+            target: { type: 'Utilization', averageUtilization: 70 },
+          },
+        },
+      ],
+    },
+  };
+}
+
 function run(input: Partial<OrphanRuleInput> & { statefulSet: V1StatefulSet }) {
-  return classifyClaims({ claims: [], pods: [], volumes: new Map(), ...input });
+  return classifyClaims({
+    claims: [],
+    pods: [],
+    volumes: new Map(),
+    autoscalers: [],
+    ...input,
+  });
 }
 
 const names = (list: Array<{ name: string }>) => list.map(c => c.name);
+
+/** pvcPruner.pausedStatefulSets: offer, for the tests of rules that a paused StatefulSet's claims would otherwise never reach. */
+const OFFER_PAUSED = { pausedStatefulSets: 'offer' } as const;
 
 describe('classifyClaims (the orphan rule)', () => {
   it('finds claims above the replica count and keeps those the StatefulSet runs', () => {
@@ -196,6 +248,7 @@ describe('classifyClaims (the orphan rule)', () => {
   it('keeps a claim that any pod references, even one the StatefulSet does not own', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
+      ...OFFER_PAUSED,
       claims: [claim('data-web-0')],
       pods: [pod('debug-shell', ['data-web-0'])],
     });
@@ -209,6 +262,7 @@ describe('classifyClaims (the orphan rule)', () => {
   it('ignores pods in other namespaces', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
+      ...OFFER_PAUSED,
       claims: [claim('data-web-0')],
       pods: [pod('web-0', ['data-web-0'], false, 'other')],
     });
@@ -250,9 +304,10 @@ describe('classifyClaims (the orphan rule)', () => {
     expect(result.orphans[0].reattachesAtReplicas).toBe(5);
   });
 
-  it('runs no ordinals at 0 replicas, so every unmounted claim is an orphan', () => {
+  it('runs no ordinals at 0 replicas, so with pausedStatefulSets: offer every unmounted claim is an orphan', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
+      ...OFFER_PAUSED,
       claims: [claim('data-web-0')],
     });
     expect(names(result.orphans)).toEqual(['data-web-0']);
@@ -335,6 +390,7 @@ describe('classifyClaims (the orphan rule)', () => {
   it('reports size, volume and reclaim policy, and flags Retain volumes apart from reclaimable capacity', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
+      ...OFFER_PAUSED,
       claims: [
         claim('data-web-0', { volume: 'pv-a', capacity: '20Gi' }),
         claim('data-web-1', { volume: 'pv-b' }),
@@ -378,6 +434,7 @@ describe('classifyClaims (the orphan rule)', () => {
   it('keeps a claim whose deletion is already under way as terminating, naming what holds it, and offers none of its bytes', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),
+      ...OFFER_PAUSED,
       claims: [
         claim('data-web-0', { deleting: true, volume: 'pv-0' }),
         claim('data-web-1', { volume: 'pv-1' }),
@@ -416,6 +473,7 @@ describe('classifyClaims (the orphan rule)', () => {
   // The scan trims claims and pods as their list pages arrive; trimming must not change a verdict.
   it('classifies claims and pods trimmed to the fields it reads exactly as the full objects', () => {
     const input: OrphanRuleInput = {
+      autoscalers: [],
       statefulSet: sts('web', { replicas: 2, templates: ['data', 'logs'] }),
       claims: [
         claim('data-web-0', { volume: 'pv-0' }),
@@ -450,5 +508,287 @@ describe('classifyClaims (the orphan rule)', () => {
         pods: input.pods.map(podAsTheRuleReadsIt),
       }),
     ).toEqual(full);
+  });
+});
+
+describe('classifyClaims: claims that will come back', () => {
+  const claims = (...ordinals: number[]) =>
+    ordinals.map(o => claim(`data-web-${o}`));
+  const keptAs = (result: ReturnType<typeof run>) =>
+    result.kept.map(k => [k.name, k.reason]);
+
+  describe('a paused StatefulSet (0 replicas)', () => {
+    it('keeps every claim it would reattach when scaled up, by default', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 0 }),
+        claims: claims(0, 1, 2),
+      });
+      expect(result.orphans).toEqual([]);
+      expect(result.kept).toEqual(
+        [0, 1, 2].map(ordinal => ({
+          name: `data-web-${ordinal}`,
+          uid: `uid-data-web-${ordinal}`,
+          template: 'data',
+          ordinal,
+          reason: 'paused',
+        })),
+      );
+      expect(result.reclaimableBytes).toBe(0);
+    });
+
+    it('offers them as orphans with pausedStatefulSets: offer', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 0 }),
+        ...OFFER_PAUSED,
+        claims: claims(0, 1, 2),
+      });
+      expect(names(result.orphans)).toEqual([
+        'data-web-0',
+        'data-web-1',
+        'data-web-2',
+      ]);
+      expect(result.kept).toEqual([]);
+    });
+
+    it('still names a mounting pod, a pending deletion or a name that is no ordinal first', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 0 }),
+        claims: [
+          claim('data-web-0'),
+          claim('data-web-1', { deleting: true }),
+          claim('data-web-2'),
+          claim('data-web-backup'),
+        ],
+        pods: [pod('debug-shell', ['data-web-2'])],
+      });
+      expect(keptAs(result)).toEqual([
+        ['data-web-0', 'paused'],
+        ['data-web-1', 'terminating'],
+        ['data-web-2', 'mounted-by-pod'],
+        ['data-web-backup', 'not-an-ordinal'],
+      ]);
+    });
+
+    it('is not a StatefulSet whose spec.replicas is unset: that means 1 replica', () => {
+      const unset = sts('web');
+      delete unset.spec!.replicas;
+      const result = run({ statefulSet: unset, claims: claims(0, 1) });
+      expect(result.inUse).toEqual([{ template: 'data', ordinals: [0] }]);
+      expect(names(result.orphans)).toEqual(['data-web-1']);
+    });
+
+    it.each([-1, '0', 'none', 0.5, Number.NaN])(
+      'keeps the claims of a StatefulSet whose replicas is %p, which a broken API server may send',
+      replicas => {
+        const broken = sts('web');
+        broken.spec!.replicas = replicas as number;
+        const result = run({ statefulSet: broken, claims: claims(1, 2) });
+        expect(result.orphans).toEqual([]);
+        expect(result.kept.map(k => k.reason)).toEqual(['paused', 'paused']);
+      },
+    );
+  });
+
+  describe('a StatefulSet an autoscaler scales', () => {
+    it('keeps the claims of ordinals below ordinals.start + maxReplicas, naming the HPA; the running ones stay in use, the ones beyond are orphans', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 2 }),
+        claims: claims(0, 1, 2, 5, 7, 8),
+        autoscalers: [hpa('web-hpa', 8, { name: 'web' })],
+      });
+      expect(result.inUse).toEqual([{ template: 'data', ordinals: [0, 1] }]);
+      expect(result.kept).toEqual(
+        [2, 5, 7].map(ordinal => ({
+          name: `data-web-${ordinal}`,
+          uid: `uid-data-web-${ordinal}`,
+          template: 'data',
+          ordinal,
+          reason: 'autoscaler-range',
+          autoscaler: { name: 'web-hpa', maxReplicas: 8 },
+        })),
+      );
+      expect(names(result.orphans)).toEqual(['data-web-8']);
+    });
+
+    it('counts the range from spec.ordinals.start, and keeps the ordinals below the start too', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 2, start: 3 }),
+        claims: claims(0, 3, 4, 5, 6, 7),
+        autoscalers: [hpa('web-hpa', 4, { name: 'web' })],
+      });
+      expect(result.inUse).toEqual([{ template: 'data', ordinals: [3, 4] }]);
+      expect(keptAs(result)).toEqual([
+        ['data-web-0', 'autoscaler-range'],
+        ['data-web-5', 'autoscaler-range'],
+        ['data-web-6', 'autoscaler-range'],
+      ]);
+      expect(names(result.orphans)).toEqual(['data-web-7']);
+    });
+
+    it('takes the largest maxReplicas of several HPAs, and names that one', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(1, 3, 5, 6),
+        autoscalers: [
+          hpa('keda-hpa-web', 4, { name: 'web' }),
+          hpa('web-hpa', 6, { name: 'web' }),
+          hpa('web-old', 2, { name: 'web' }),
+        ],
+      });
+      expect(result.kept.map(k => [k.name, k.autoscaler])).toEqual([
+        ['data-web-1', { name: 'web-hpa', maxReplicas: 6 }],
+        ['data-web-3', { name: 'web-hpa', maxReplicas: 6 }],
+        ['data-web-5', { name: 'web-hpa', maxReplicas: 6 }],
+      ]);
+      expect(names(result.orphans)).toEqual(['data-web-6']);
+    });
+
+    it.each<[string, V2HorizontalPodAutoscaler]>([
+      ['another StatefulSet', hpa('api-hpa', 8, { name: 'api' })],
+      [
+        'a Deployment of the same name',
+        hpa('web-hpa', 8, { name: 'web', kind: 'Deployment' }),
+      ],
+      [
+        'a StatefulSet-kind of another API group',
+        hpa('web-hpa', 8, { name: 'web', apiVersion: 'example.com/v1' }),
+      ],
+      [
+        'a StatefulSet without an apiVersion (the HPA controller cannot resolve it)',
+        hpa('web-hpa', 8, { name: 'web', apiVersion: '' }),
+      ],
+      [
+        'a StatefulSet of that name in another namespace',
+        hpa('web-hpa', 8, { name: 'web', namespace: 'other' }),
+      ],
+    ])('ignores an HPA that scales %s', (_what, other) => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 2 }),
+        claims: claims(2, 3),
+        autoscalers: [other],
+      });
+      expect(names(result.orphans)).toEqual(['data-web-2', 'data-web-3']);
+      expect(result.kept).toEqual([]);
+    });
+
+    it('counts an HPA that names the StatefulSet by another apps version, as the HPA controller resolves group and kind', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(1),
+        autoscalers: [
+          hpa('web-hpa', 3, { name: 'web', apiVersion: 'apps/v1beta2' }),
+        ],
+      });
+      expect(keptAs(result)).toEqual([['data-web-1', 'autoscaler-range']]);
+    });
+
+    it.each([0, -3, 2.5, '8', 2 ** 31, 1e300, Infinity, Number.NaN, null, {}])(
+      'keeps every claim it could bring back when maxReplicas is %p, which is no replica count',
+      maxReplicas => {
+        const result = run({
+          statefulSet: sts('web', { replicas: 1 }),
+          claims: claims(0, 1, 40, 1000000),
+          autoscalers: [
+            hpa('web-hpa', 3, { name: 'web' }),
+            hpa('broken', maxReplicas, { name: 'web' }),
+          ],
+        });
+        expect(result.orphans).toEqual([]);
+        expect(result.inUse).toEqual([{ template: 'data', ordinals: [0] }]);
+        expect(result.kept.map(k => [k.ordinal, k.autoscaler])).toEqual([
+          [1, { name: 'broken' }],
+          [40, { name: 'broken' }],
+          [1000000, { name: 'broken' }],
+        ]);
+      },
+    );
+
+    it('names an HPA in no more than the 253 characters a name may have, whatever a broken API server sends', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(1),
+        autoscalers: [hpa('x'.repeat(100_000), 3, { name: 'web' })],
+      });
+      expect(result.kept[0].autoscaler?.name).toBe('x'.repeat(253));
+    });
+
+    it('keeps the largest valid maxReplicas, 2^31-1, without overflow', () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1, start: 2 ** 31 - 1 }),
+        claims: [
+          claim(`data-web-${2 ** 32 - 3}`),
+          claim(`data-web-${2 ** 32 - 2}`),
+        ],
+        autoscalers: [hpa('web-hpa', 2 ** 31 - 1, { name: 'web' })],
+      });
+      expect(keptAs(result)).toEqual([
+        [`data-web-${2 ** 32 - 3}`, 'autoscaler-range'],
+      ]);
+      expect(result.orphans.map(o => o.ordinal)).toEqual([2 ** 32 - 2]);
+    });
+
+    it("keeps every claim it could bring back when the namespace's HPAs could not be read, saying why", () => {
+      const result = run({
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(0, 1, 9),
+        autoscalers: {
+          unreadable: 'cluster "demo" refused list: 403 Forbidden',
+        },
+      });
+      expect(result.orphans).toEqual([]);
+      expect(result.inUse).toEqual([{ template: 'data', ordinals: [0] }]);
+      expect(
+        result.kept.map(k => [k.ordinal, k.reason, k.autoscalersError]),
+      ).toEqual([
+        [
+          1,
+          'autoscalers-unreadable',
+          'cluster "demo" refused list: 403 Forbidden',
+        ],
+        [
+          9,
+          'autoscalers-unreadable',
+          'cluster "demo" refused list: 403 Forbidden',
+        ],
+      ]);
+    });
+
+    it('says paused rather than autoscaled for a paused StatefulSet, and keeps the HPA range when paused claims are offered', () => {
+      const autoscalers = [hpa('web-hpa', 2, { name: 'web' })];
+      const paused = sts('web', { replicas: 0 });
+      expect(
+        keptAs(run({ statefulSet: paused, claims: claims(0, 3), autoscalers })),
+      ).toEqual([
+        ['data-web-0', 'paused'],
+        ['data-web-3', 'paused'],
+      ]);
+      const offered = run({
+        statefulSet: paused,
+        claims: claims(0, 3),
+        autoscalers,
+        ...OFFER_PAUSED,
+      });
+      expect(keptAs(offered)).toEqual([['data-web-0', 'autoscaler-range']]);
+      expect(names(offered.orphans)).toEqual(['data-web-3']);
+    });
+
+    it('classifies HPAs trimmed to the fields it reads exactly as the full objects', () => {
+      const input = {
+        statefulSet: sts('web', { replicas: 1 }),
+        claims: claims(1, 2, 3),
+        autoscalers: [
+          hpa('web-hpa', 2, { name: 'web' }),
+          hpa('web-deploy', 9, { name: 'web', kind: 'Deployment' }),
+        ],
+      };
+      const full = run(input);
+      expect(keptAs(full)).toEqual([['data-web-1', 'autoscaler-range']]);
+      expect(
+        run({
+          ...input,
+          autoscalers: input.autoscalers.map(hpaAsTheRuleReadsIt),
+        }),
+      ).toEqual(full);
+    });
   });
 });

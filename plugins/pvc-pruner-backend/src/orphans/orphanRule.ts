@@ -14,6 +14,13 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { WatchCacheTrimmers } from '../kubernetes';
+import {
+  autoscalerReach,
+  autoscalersOf,
+  hpaAsTheRuleReadsIt,
+  isUnreadable,
+  KnownAutoscalers,
+} from '../autoscaling';
 
 const DECIMAL_ORDINAL = /^(0|[1-9]\d*)$/;
 
@@ -31,6 +38,18 @@ export function runningOrdinals(sts: V1StatefulSet): {
   const start = sts.spec?.ordinals?.start ?? 0;
   const replicas = sts.spec?.replicas ?? 1;
   return { start, end: start + replicas };
+}
+
+/**
+ * Whether the StatefulSet is scaled to 0 (paused). An unset spec.replicas
+ * means 1; any other value that is not a positive number (only a broken API
+ * server sends one) counts as paused, which keeps its claims.
+ */
+export function isPaused(sts: V1StatefulSet): boolean {
+  const replicas: unknown = sts.spec?.replicas;
+  return (
+    replicas !== undefined && replicas !== null && !(Number(replicas) >= 1)
+  );
 }
 
 /** Pods (running or terminating) that reference each claim, by claim name. */
@@ -144,6 +163,7 @@ export const WATCH_CACHE_TRIMMERS: WatchCacheTrimmers = {
   claim: claimAsTheRuleReadsIt,
   pod: podAsTheRuleReadsIt,
   volume: volumeAsTheRuleReadsIt,
+  autoscaler: hpaAsTheRuleReadsIt,
 };
 
 /** A claim name parsed as `<template>-<statefulset>-<ordinal>`, or why it does not parse. */
@@ -285,6 +305,19 @@ export class NamespaceSnapshot {
   }
 }
 
+/** `pvcPruner.pausedStatefulSets`: keep the claims of a StatefulSet at 0 replicas (the default), or offer them. */
+export type PausedStatefulSets = 'keep' | 'offer';
+
+/** What says a StatefulSet may be scaled up again, which would reattach claims it does not run now. */
+export interface ScaleUpSignals {
+  /**
+   * The HorizontalPodAutoscalers of its namespace (those that target other
+   * workloads are ignored), or why they could not be read.
+   */
+  autoscalers: KnownAutoscalers;
+  pausedStatefulSets: PausedStatefulSets;
+}
+
 export interface OrphanRuleInput {
   statefulSet: V1StatefulSet;
   /** Every claim in the StatefulSet's namespace. */
@@ -293,15 +326,28 @@ export interface OrphanRuleInput {
   pods: V1Pod[];
   /** Volumes bound to the claims, by name. */
   volumes: Map<string, V1PersistentVolume>;
+  /**
+   * The HorizontalPodAutoscalers of the StatefulSet's namespace, or only
+   * those that target it (a prune's AutoscalerGuard.autoscalers), or why they
+   * could not be read. Required: forgetting them would offer claims an
+   * autoscaler brings back.
+   */
+  autoscalers: KnownAutoscalers;
+  /** `pvcPruner.pausedStatefulSets`; `keep` when not given. */
+  pausedStatefulSets?: PausedStatefulSets;
 }
 
 /**
  * The orphan rule. A claim is an orphan of StatefulSet S only if it is in S's
  * namespace, its name is exactly `<template>-<S>-<decimal ordinal>`, the
  * ordinal is outside the ordinals S runs now, no pod, terminating or not,
- * references it, and it is not already being deleted. Claims that match a template's name but fail a test are kept:
- * those of running ordinals grouped per template (inUse), the others with the
- * reason.
+ * references it, it is not already being deleted, and S will not bring it
+ * back: S is not paused at 0 replicas (unless `pausedStatefulSets` is
+ * `offer`), and the ordinal is not below `ordinals.start + maxReplicas` of
+ * a HorizontalPodAutoscaler that targets S (nor are S's autoscalers
+ * unknown). Claims that match a template's name but fail a test are kept:
+ * those of running ordinals grouped per template (inUse), the others with
+ * the reason.
  */
 export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
   const snapshot = NamespaceSnapshot.of(
@@ -309,7 +355,10 @@ export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
     input.claims,
     input.pods,
   );
-  return classifyInSnapshot(input.statefulSet, snapshot, input.volumes);
+  return classifyInSnapshot(input.statefulSet, snapshot, input.volumes, {
+    autoscalers: input.autoscalers ?? [],
+    pausedStatefulSets: input.pausedStatefulSets ?? 'keep',
+  });
 }
 
 /** The orphan rule for one StatefulSet against an indexed namespace (see classifyClaims). */
@@ -317,9 +366,24 @@ export function classifyInSnapshot(
   sts: V1StatefulSet,
   snapshot: NamespaceSnapshot,
   volumes: ReadonlyMap<string, V1PersistentVolume>,
+  scaleUps: ScaleUpSignals,
 ): StatefulSetOrphans {
   const namespace = sts.metadata?.namespace;
   const ordinals = runningOrdinals(sts);
+  const keepPaused = scaleUps.pausedStatefulSets !== 'offer' && isPaused(sts);
+  const autoscalersError = isUnreadable(scaleUps.autoscalers)
+    ? scaleUps.autoscalers.unreadable
+    : undefined;
+  const reach = isUnreadable(scaleUps.autoscalers)
+    ? undefined
+    : autoscalerReach(autoscalersOf(sts, scaleUps.autoscalers), ordinals.start);
+  // One object for every claim it keeps.
+  const autoscaler = reach && {
+    name: reach.name,
+    ...(reach.maxReplicas !== undefined
+      ? { maxReplicas: reach.maxReplicas }
+      : {}),
+  };
   const templates = (sts.spec?.volumeClaimTemplates ?? []).map(
     t => t.metadata?.name ?? '',
   );
@@ -374,6 +438,33 @@ export function classifyInSnapshot(
         ordinal,
         reason: 'terminating',
         finalizers: claim.metadata.finalizers ?? [],
+      });
+      continue;
+    }
+    // Claims a scale-up would reattach, data and all.
+    if (keepPaused) {
+      kept.push({ name, uid, template, ordinal, reason: 'paused' });
+      continue;
+    }
+    if (autoscalersError !== undefined) {
+      kept.push({
+        name,
+        uid,
+        template,
+        ordinal,
+        reason: 'autoscalers-unreadable',
+        autoscalersError,
+      });
+      continue;
+    }
+    if (reach && autoscaler && ordinal < reach.end) {
+      kept.push({
+        name,
+        uid,
+        template,
+        ordinal,
+        reason: 'autoscaler-range',
+        autoscaler,
       });
       continue;
     }

@@ -47,6 +47,12 @@ export function formatAge(
   return `${Math.floor(hours / 24)}d`;
 }
 
+/** Claims by name, in their order: all of them when few, else the first and last and how many. */
+export function claimNamesInShort(names: string[]): string {
+  if (names.length <= 3) return names.join(', ');
+  return `${names[0]} … ${names[names.length - 1]} (${names.length} claims)`;
+}
+
 /** "3 claims", "1 claim". */
 export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;

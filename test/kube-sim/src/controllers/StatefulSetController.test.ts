@@ -394,6 +394,55 @@ describe('StatefulSetController', () => {
     );
   });
 
+  // What the card tells the owners of a paused StatefulSet about retiring it.
+  it('whenDeleted=Delete set once a StatefulSet runs no pods marks no claim, so deleting it leaves them; set while its pods ran, they go with it', async () => {
+    h = startHarness();
+    const policy = (whenDeleted: string) => ({
+      persistentVolumeClaimRetentionPolicy: {
+        whenDeleted,
+        whenScaled: 'Retain',
+      },
+    });
+    h.store.create(SETS, statefulSet('late', { replicas: 2 }));
+    h.store.create(
+      SETS,
+      statefulSet('early', { replicas: 2, ...policy('Delete') }),
+    );
+    await waitFor(readyReplicas('late', 2), 'late ready');
+    await waitFor(readyReplicas('early', 2), 'early ready');
+    for (const name of ['late', 'early'])
+      updateSpec(h.store, SETS, name, spec => {
+        spec.replicas = 0;
+      });
+    await waitFor(() => names('pods').length === 0, 'both paused');
+    updateSpec(h.store, SETS, 'late', spec => {
+      Object.assign(spec, policy('Delete'));
+    });
+    // The controller has seen the new policy, with no pod to apply it to.
+    await waitFor(
+      () =>
+        get(SETS, 'late')?.status?.observedGeneration ===
+        get(SETS, 'late')?.metadata.generation,
+      'late observed',
+    );
+
+    h.store.delete(SETS, 'default', 'late');
+    h.store.delete(SETS, 'default', 'early');
+    await waitFor(
+      () =>
+        names('persistentvolumeclaims').join() === 'data-late-0,data-late-1',
+      "early's claims deleted",
+    );
+    await new Promise(r => setTimeout(r, 200));
+    expect(names('persistentvolumeclaims')).toEqual([
+      'data-late-0',
+      'data-late-1',
+    ]);
+    expect(
+      get('persistentvolumeclaims', 'data-late-0')!.metadata.ownerReferences,
+    ).toBeUndefined();
+  });
+
   it('keeps the revision when a client reorders the same template', async () => {
     h = startHarness();
     h.store.create(SETS, statefulSet('web', { replicas: 1 }));

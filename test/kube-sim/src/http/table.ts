@@ -62,6 +62,62 @@ function podStatus(o: KubeObject) {
   return waiting ?? o.status?.phase ?? 'Pending';
 }
 
+/** One metric of an HPA as formatHPAMetrics prints it: `cpu: <unknown>/80%`, `<unknown>/10 (avg)`. */
+function hpaMetric(spec: any, status: any): string {
+  const quantity = (v: unknown) => (v === undefined ? '' : String(v));
+  switch (spec?.type) {
+    case 'External':
+    case 'Object': {
+      const key = spec.type === 'External' ? 'external' : 'object';
+      const target = spec[key]?.target ?? {};
+      const current = status?.[key]?.current;
+      if (target.averageValue !== undefined)
+        return `${quantity(current?.averageValue) || '<unknown>'}/${quantity(
+          target.averageValue,
+        )} (avg)`;
+      return `${quantity(current?.value) || '<unknown>'}/${quantity(
+        target.value,
+      )}`;
+    }
+    case 'Pods':
+      return `${
+        quantity(status?.pods?.current?.averageValue) || '<unknown>'
+      }/${quantity(spec.pods?.target?.averageValue)}`;
+    case 'Resource':
+    case 'ContainerResource': {
+      const key = spec.type === 'Resource' ? 'resource' : 'containerResource';
+      const { name: resource, target = {} } = spec[key] ?? {};
+      const current = status?.[key]?.current;
+      if (target.averageValue !== undefined)
+        return `${resource}: ${
+          quantity(current?.averageValue) || '<unknown>'
+        }/${quantity(target.averageValue)}`;
+      const used =
+        current?.averageUtilization !== undefined
+          ? `${current.averageUtilization}%`
+          : '<unknown>';
+      const goal =
+        target.averageUtilization !== undefined
+          ? `${target.averageUtilization}%`
+          : '<auto>';
+      return `${resource}: ${used}/${goal}`;
+    }
+    default:
+      return '<unknown type>';
+  }
+}
+
+/** The TARGETS of `kubectl get hpa`: the first two metrics, and how many more. */
+function hpaTargets(o: KubeObject): string {
+  const specs: any[] = o.spec?.metrics ?? [];
+  if (specs.length === 0) return '<none>';
+  const statuses: any[] = o.status?.currentMetrics ?? [];
+  const shown = specs.slice(0, 2).map((m, i) => hpaMetric(m, statuses[i]));
+  return specs.length > 2
+    ? `${shown.join(', ')} + ${specs.length - 2} more...`
+    : shown.join(', ');
+}
+
 const COLUMNS: Record<string, Column[]> = {
   Pod: [
     name,
@@ -208,6 +264,33 @@ const COLUMNS: Record<string, Column[]> = {
           .map((c: any) => c.image)
           .join(','),
     },
+  ],
+  HorizontalPodAutoscaler: [
+    name,
+    {
+      name: 'Reference',
+      type: 'string',
+      cell: o =>
+        `${o.spec?.scaleTargetRef?.kind ?? ''}/${
+          o.spec?.scaleTargetRef?.name ?? ''
+        }`,
+    },
+    { name: 'Targets', type: 'string', cell: hpaTargets },
+    {
+      name: 'MinPods',
+      type: 'string',
+      cell: o =>
+        o.spec?.minReplicas === undefined
+          ? '<unset>'
+          : String(o.spec.minReplicas),
+    },
+    { name: 'MaxPods', type: 'string', cell: o => o.spec?.maxReplicas ?? 0 },
+    {
+      name: 'Replicas',
+      type: 'string',
+      cell: o => o.status?.currentReplicas ?? 0,
+    },
+    age,
   ],
   StorageClass: [
     {

@@ -1,7 +1,13 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { mockServices } from '@backstage/backend-test-utils';
-import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import {
+  horizontalPodAutoscaler,
+  KubeSim,
+  manifest,
+  pvc,
+  statefulSet,
+} from 'kube-sim';
 import { eventually } from '../../__testUtils__/eventually';
 import {
   connectionTo,
@@ -23,13 +29,9 @@ let cache: ClusterCache | undefined;
 function startCache(
   to = connection,
   gateway = new KubeGateway('demo', to, 5000),
+  logger = mockServices.logger.mock(),
 ) {
-  cache = new ClusterCache(
-    gateway,
-    WATCH_CACHE_TRIMMERS,
-    FAST,
-    mockServices.logger.mock(),
-  );
+  cache = new ClusterCache(gateway, WATCH_CACHE_TRIMMERS, FAST, logger);
   cache.start();
   return cache;
 }
@@ -307,6 +309,95 @@ describe('ClusterCache', () => {
     expect(c.ready).toBe(false);
     // Refused once, not retried.
     expect(requestsFor('pods', 'list')).toHaveLength(1);
+  });
+
+  it('lists and watches HorizontalPodAutoscalers cluster-wide too, trimmed, and answers them by namespace', async () => {
+    const hpas = 'autoscaling/horizontalpodautoscalers';
+    sim.store.create(
+      hpas,
+      horizontalPodAutoscaler('db-hpa', 'db', { maxReplicas: 4 }, 'shop'),
+    );
+    const c = startCache();
+    await eventually('synced', () => c.ready);
+    expect(
+      requestsFor('horizontalpodautoscalers', 'list').map(r => r.path),
+    ).toEqual(['/apis/autoscaling/v2/horizontalpodautoscalers']);
+    const listed = c.autoscalersIn('shop');
+    expect(listed).toEqual([
+      {
+        metadata: expect.objectContaining({ name: 'db-hpa' }),
+        spec: {
+          scaleTargetRef: {
+            apiVersion: 'apps/v1',
+            kind: 'StatefulSet',
+            name: 'db',
+          },
+          minReplicas: 1,
+          maxReplicas: 4,
+        },
+      },
+    ]);
+    expect(c.autoscalersIn('elsewhere')).toEqual([]);
+
+    const before = c.autoscalersGeneration('shop');
+    const hpa = structuredClone(sim.store.require(hpas, 'shop', 'db-hpa'));
+    hpa.spec.maxReplicas = 9;
+    sim.store.update(hpas, hpa);
+    await eventually(
+      'the raise',
+      () => (c.autoscalersIn('shop') as any)[0]?.spec.maxReplicas === 9,
+    );
+    expect(c.autoscalersGeneration('shop')).not.toBe(before);
+    sim.store.delete(hpas, 'shop', 'db-hpa');
+    await eventually(
+      'the HPA gone',
+      () => (c.autoscalersIn('shop') as unknown[]).length === 0,
+    );
+  });
+
+  it('stays on when only HorizontalPodAutoscalers are refused (an RBAC binding from before it read them), and says why they are unknown', async () => {
+    const token = sim.addToken({
+      user: 'older-binding',
+      rules: [
+        {
+          apiGroups: ['', 'apps'],
+          resources: ['*'],
+          verbs: ['get', 'list', 'watch'],
+        },
+      ],
+    });
+    const logger = mockServices.logger.mock();
+    const c = startCache(connectionTo(sim, token), undefined, logger);
+    expect(await c.untilReady(5000)).toBe(true);
+    expect(c.autoscalersIn('shop')).toEqual({
+      unreadable: expect.stringMatching(
+        /^cluster "demo" refused list \/apis\/autoscaling\/v2\/horizontalpodautoscalers: 403/,
+      ),
+    });
+    expect(c.autoscalersGeneration('shop')).toBe(-1);
+    // Not behind for the refused kind: following the others is being in step.
+    await eventually('watching', () => c.staleness() === undefined);
+    expect(logger.warn).toHaveBeenCalledWith(
+      expect.stringMatching(
+        /^pvc-pruner: the watch cache of cluster "demo" answers without horizontalpodautoscalers because .*403.*; every claim an autoscaler could bring back is kept, not offered\. Grant list and watch on horizontalpodautoscalers cluster-wide/,
+      ),
+    );
+  });
+
+  it('is not ready before the HorizontalPodAutoscalers are listed: an empty list is no answer', async () => {
+    sim.addFault({
+      verb: 'list',
+      resource: 'horizontalpodautoscalers',
+      latencyMs: 400,
+    });
+    const c = startCache();
+    await eventually(
+      'every other kind listed',
+      () => requestsFor('persistentvolumes', 'list').length > 0,
+    );
+    await new Promise(r => setTimeout(r, 150));
+    expect(c.ready).toBe(false);
+    await eventually('synced', () => c.ready);
   });
 
   it('stop ends every watch and retry timer', async () => {

@@ -4,8 +4,10 @@ import type {
   V1PersistentVolumeClaim,
   V1Pod,
   V1StatefulSet,
+  V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import type { ClusterStaleness } from 'backstage-plugin-pvc-pruner-common';
+import type { KnownAutoscalers } from '../../autoscaling';
 import type { KubeResource } from '../apiPath';
 import { KubeGateway } from '../KubeGateway';
 import { IndexedStore } from './IndexedStore';
@@ -21,6 +23,7 @@ export interface WatchCacheTrimmers {
   claim: (claim: V1PersistentVolumeClaim) => V1PersistentVolumeClaim;
   pod: (pod: V1Pod) => V1Pod;
   volume: (pv: V1PersistentVolume) => V1PersistentVolume;
+  autoscaler: (hpa: V2HorizontalPodAutoscaler) => V2HorizontalPodAutoscaler;
 }
 
 const claimNamesOf = (pod: V1Pod) =>
@@ -31,9 +34,9 @@ const claimNamesOf = (pod: V1Pod) =>
   );
 
 /**
- * One cluster's StatefulSets, claims, pods and volumes, each kept by a
- * {@link Reflector}: claims by namespace and name, pods also by the claims
- * they mount, volumes by name.
+ * One cluster's StatefulSets, claims, pods, volumes and
+ * HorizontalPodAutoscalers, each kept by a {@link Reflector}: claims by
+ * namespace and name, pods also by the claims they mount, volumes by name.
  */
 export class ClusterCache {
   readonly statefulSets = new IndexedStore<V1StatefulSet>();
@@ -41,7 +44,10 @@ export class ClusterCache {
   /** Pods by namespace and name, and (`indexed`) by the claims they mount. */
   readonly pods = new IndexedStore<V1Pod>(claimNamesOf);
   readonly volumes = new IndexedStore<V1PersistentVolume>();
+  /** HorizontalPodAutoscalers by namespace and name; see {@link autoscalersIn}. */
+  readonly autoscalers = new IndexedStore<V2HorizontalPodAutoscaler>();
   private readonly reflectors: Array<Reflector<any>>;
+  private readonly autoscalerReflector: Reflector<V2HorizontalPodAutoscaler>;
 
   constructor(
     readonly gateway: KubeGateway,
@@ -53,19 +59,28 @@ export class ClusterCache {
       resource: KubeResource,
       store: IndexedStore<T>,
       pick: (o: T) => T,
+      ifRefused?: string,
     ) =>
       new Reflector<T>(
         gateway,
-        { resource, trim: pick },
+        { resource, trim: pick, ifRefused },
         store,
         timing,
         logger,
       );
+    // A cluster bound to an RBAC role from before pvc-pruner read them: claims they could bring back are kept.
+    this.autoscalerReflector = reflect(
+      'horizontalpodautoscalers',
+      this.autoscalers,
+      trim.autoscaler,
+      'every claim an autoscaler could bring back is kept, not offered',
+    );
     this.reflectors = [
       reflect('statefulsets', this.statefulSets, trim.statefulSet),
       reflect('persistentvolumeclaims', this.claims, trim.claim),
       reflect('pods', this.pods, trim.pod),
       reflect('persistentvolumes', this.volumes, trim.volume),
+      this.autoscalerReflector,
     ];
   }
 
@@ -81,9 +96,23 @@ export class ClusterCache {
     await Promise.all(this.reflectors.map(r => r.stop()));
   }
 
-  /** Every kind is listed and none was refused: scans may read from here. */
+  /** Every kind is listed, and none was refused that the cache cannot answer without: scans may read from here. */
   get ready(): boolean {
-    return this.reflectors.every(r => r.synced && !r.refused);
+    return this.reflectors.every(r => (r.refused ? r.optional : r.synced));
+  }
+
+  /** Changes whenever {@link autoscalersIn} would answer differently for the namespace. */
+  autoscalersGeneration(namespace: string): number {
+    return this.autoscalerReflector.refused
+      ? -1
+      : this.autoscalers.generation(namespace);
+  }
+
+  /** The namespace's HorizontalPodAutoscalers, or why the cluster refused them to the cache. */
+  autoscalersIn(namespace: string): KnownAutoscalers {
+    const refusal = this.autoscalerReflector.refused;
+    if (refusal) return { unreadable: refusal.message };
+    return [...this.autoscalers.inNamespace(namespace).values()];
   }
 
   /** Resolves with {@link ready} once every kind is listed (or refused), or when `timeoutMs` has passed. */
@@ -101,7 +130,10 @@ export class ClusterCache {
 
   /** Undefined while every watch is connected. */
   staleness(now = Date.now()): ClusterStaleness | undefined {
-    const lost = this.reflectors.filter(r => r.disconnectedSince !== undefined);
+    // A refused kind the cache answers without is not followed, not behind.
+    const lost = this.reflectors.filter(
+      r => r.disconnectedSince !== undefined && !r.refused,
+    );
     if (lost.length === 0) return undefined;
     const since = Math.min(...lost.map(r => r.disconnectedSince!));
     return {

@@ -9,6 +9,12 @@ export interface WatchedKind<T> {
   /** The plural resource name, as RBAC and messages name it. */
   resource: KubeResource;
   trim: (object: T) => T;
+  /**
+   * Set for a kind the cache can answer without: what scans do instead when
+   * the cluster refuses it. The cache then stays on. Unset, a refusal turns
+   * the cache off and scans read the cluster live.
+   */
+  ifRefused?: string;
 }
 
 export interface ReflectorTiming {
@@ -70,6 +76,11 @@ export class Reflector<T extends KubeObject> {
     return this.lostAt !== undefined || this.watchingSince !== undefined;
   }
 
+  /** Whether the cache can answer without this kind (see WatchedKind.ifRefused). */
+  get optional(): boolean {
+    return this.kind.ifRefused !== undefined;
+  }
+
   /** Why the cluster refused this kind's list or watch, if it did. */
   get refused(): ClusterRequestError | undefined {
     return this.refusal;
@@ -113,8 +124,13 @@ export class Reflector<T extends KubeObject> {
       } catch (e) {
         if (isRefused(e)) {
           this.refusal = e as ClusterRequestError;
+          const { resource, ifRefused } = this.kind;
           this.logger.warn(
-            `pvc-pruner: the watch cache of cluster "${this.gateway.cluster}" is off because ${this.refusal.message}; scans read the cluster live. Grant list and watch on ${this.kind.resource} cluster-wide (rbac/pvc-pruner-rbac.yaml) to use it.`,
+            `pvc-pruner: the watch cache of cluster "${this.gateway.cluster}" ${
+              ifRefused ? `answers without ${resource}` : 'is off'
+            } because ${this.refusal.message}; ${
+              ifRefused ?? 'scans read the cluster live'
+            }. Grant list and watch on ${resource} cluster-wide (rbac/pvc-pruner-rbac.yaml) to use it.`,
           );
           this.stopped = true;
           break;

@@ -1,6 +1,9 @@
 import { Box, Typography } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
-import { ClusterOrphans } from 'backstage-plugin-pvc-pruner-common';
+import {
+  ClusterOrphans,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from '../StatefulSetSection';
 import { WithheldNotice } from '../WithheldNotice';
 
@@ -12,6 +15,8 @@ export interface ClusterSectionProps {
   entityRef: string;
   cluster: ClusterOrphans;
   pruneDeniedReason?: string;
+  /** Which of its StatefulSets to show; every one unless told. */
+  show?: (sts: StatefulSetOrphans) => boolean;
 }
 
 /**
@@ -19,7 +24,7 @@ export interface ClusterSectionProps {
  * (which does not hide the other clusters).
  */
 export function ClusterSection(props: ClusterSectionProps) {
-  const { cluster, ...rest } = props;
+  const { cluster, show = () => true, ...rest } = props;
   return (
     <Box component="section" mb={3} aria-label={`Cluster ${cluster.cluster}`}>
       <Typography variant="h5" component="h3" gutterBottom>
@@ -55,14 +60,16 @@ export function ClusterSection(props: ClusterSectionProps) {
         </Typography>
       )}
       {cluster.ok &&
-        cluster.statefulSets.map(sts => (
-          <StatefulSetSection
-            key={sts.uid}
-            cluster={cluster.cluster}
-            statefulSet={sts}
-            {...rest}
-          />
-        ))}
+        cluster.statefulSets
+          .filter(show)
+          .map(sts => (
+            <StatefulSetSection
+              key={sts.uid}
+              cluster={cluster.cluster}
+              statefulSet={sts}
+              {...rest}
+            />
+          ))}
     </Box>
   );
 }

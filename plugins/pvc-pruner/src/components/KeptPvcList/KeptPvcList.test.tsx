@@ -88,6 +88,72 @@ describe('KeptPvcList', () => {
     expect(screen.getByText('data-db-backup')).toBeInTheDocument();
   });
 
+  it('says once why the claims of a paused StatefulSet are kept, per template, however many there are', async () => {
+    const claimsOf = (template: string, count: number) =>
+      [...Array(count).keys()].map(ordinal => ({
+        name: `${template}-db-${ordinal}`,
+        uid: `${template}-${ordinal}`,
+        template,
+        ordinal,
+        reason: 'paused' as const,
+      }));
+    renderKept({
+      ordinals: { start: 0, end: 0 },
+      kept: [...claimsOf('data', 50), ...claimsOf('wal', 2)].sort(
+        (a, b) => a.ordinal - b.ordinal,
+      ),
+    });
+    await userEvent.click(
+      screen.getByRole('button', { name: /52 claims kept/ }),
+    );
+    expect(
+      screen.getByText('data-db-0 … data-db-49 (50 claims)'),
+    ).toBeInTheDocument();
+    expect(screen.getByText('wal-db-0, wal-db-1')).toBeInTheDocument();
+    expect(
+      screen.getAllByText(
+        'db is scaled to 0 replicas (paused), and scaling it up again reattaches its claims, data and all',
+      ),
+    ).toHaveLength(2);
+  });
+
+  it("groups the claims inside an autoscaler's range, and keeps claims kept for different reasons apart", async () => {
+    renderKept({
+      ordinals: { start: 0, end: 2 },
+      kept: [
+        ...[2, 3, 4, 5].map(ordinal => ({
+          name: `data-db-${ordinal}`,
+          uid: `u${ordinal}`,
+          template: 'data',
+          ordinal,
+          reason: 'autoscaler-range' as const,
+          autoscaler: { name: 'db-hpa', maxReplicas: 6 },
+        })),
+        {
+          name: 'data-db-6',
+          uid: 'u6',
+          template: 'data',
+          ordinal: 6,
+          reason: 'mounted-by-pod',
+          pods: [{ name: 'debug', terminating: false }],
+        },
+      ],
+    });
+    await userEvent.click(
+      screen.getByRole('button', { name: /5 claims kept/ }),
+    );
+    expect(
+      screen.getByText('data-db-2 … data-db-5 (4 claims)'),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'HorizontalPodAutoscaler db-hpa may scale db up to 6 replicas, which reattaches the claims of ordinals below 6',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText('data-db-6')).toBeInTheDocument();
+    expect(screen.getByText('mounted by pod debug')).toBeInTheDocument();
+  });
+
   it('renders nothing when every claim is an orphan', () => {
     const { container } = renderKept({});
     expect(container).toBeEmptyDOMElement();

@@ -11,25 +11,36 @@ import ExpandMoreIcon from '@material-ui/icons/ExpandMore';
 import {
   describeInUse,
   describeKept,
-  InUsePvcs,
+  KeptPvc,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
-import { plural } from '../../utils/format';
+import { claimNamesInShort, plural } from '../../utils/format';
 
 /** Props of {@link KeptPvcList}. */
 export interface KeptPvcListProps {
   statefulSet: Pick<StatefulSetOrphans, 'name' | 'ordinals' | 'inUse' | 'kept'>;
 }
 
-/** A template's in-use claims by name: all of them when few, else the first and last. */
-function inUseNames(group: InUsePvcs, statefulSetName: string) {
-  const name = (ordinal: number) =>
-    `${group.template}-${statefulSetName}-${ordinal}`;
-  const { ordinals } = group;
-  if (ordinals.length <= 3) return ordinals.map(name).join(', ');
-  return `${name(ordinals[0])} … ${name(ordinals[ordinals.length - 1])} (${
-    ordinals.length
-  } claims)`;
+/**
+ * Kept claims of one template that are kept for the same reason, worded the
+ * same: a paused StatefulSet of 50 claims is one line, not 50 identical ones.
+ */
+function groupKept(
+  kept: KeptPvc[],
+  statefulSet: KeptPvcListProps['statefulSet'],
+): Array<{ key: string; names: string[]; why: string }> {
+  const groups = new Map<
+    string,
+    { key: string; names: string[]; why: string }
+  >();
+  for (const pvc of kept) {
+    const why = describeKept(pvc, statefulSet);
+    const key = `${pvc.template}\n${why}`;
+    const group = groups.get(key);
+    if (group) group.names.push(pvc.name);
+    else groups.set(key, { key: pvc.uid, names: [pvc.name], why });
+  }
+  return [...groups.values()];
 }
 
 /** The StatefulSet's claims that are not orphans, and why, behind a disclosure. */
@@ -57,16 +68,20 @@ export function KeptPvcList(props: KeptPvcListProps) {
           {inUse.map(group => (
             <ListItem key={`in-use-${group.template}`} disableGutters>
               <ListItemText
-                primary={inUseNames(group, statefulSet.name)}
+                primary={claimNamesInShort(
+                  group.ordinals.map(
+                    o => `${group.template}-${statefulSet.name}-${o}`,
+                  ),
+                )}
                 secondary={describeInUse(group, statefulSet)}
               />
             </ListItem>
           ))}
-          {kept.map(pvc => (
-            <ListItem key={pvc.uid} disableGutters>
+          {groupKept(kept, statefulSet).map(group => (
+            <ListItem key={group.key} disableGutters>
               <ListItemText
-                primary={pvc.name}
-                secondary={describeKept(pvc, statefulSet)}
+                primary={claimNamesInShort(group.names)}
+                secondary={group.why}
               />
             </ListItem>
           ))}

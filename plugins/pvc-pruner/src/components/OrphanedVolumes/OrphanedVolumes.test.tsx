@@ -119,6 +119,58 @@ describe('OrphanedVolumes', () => {
     expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
   });
 
+  it('with nothing to prune, still shows the StatefulSets whose claims a scale-up would reattach, and why they are kept', async () => {
+    const api = new FakePvcPrunerApi();
+    const keptAs = (
+      sts: string,
+      ordinals: number[],
+      reason: 'paused' | 'autoscaler-range',
+    ) =>
+      ordinals.map(ordinal => ({
+        name: `data-${sts}-${ordinal}`,
+        uid: `u-${sts}-${ordinal}`,
+        template: 'data',
+        ordinal,
+        reason,
+        ...(reason === 'autoscaler-range'
+          ? { autoscaler: { name: `${sts}-hpa`, maxReplicas: 5 } }
+          : {}),
+      }));
+    api.orphans = async () =>
+      makeProdResponse(
+        makeStatefulSet('cache', { replicas: 3, orphans: [] }),
+        makeStatefulSet('sessions', {
+          replicas: 2,
+          orphans: [],
+          kept: keptAs('sessions', [2, 3, 4], 'autoscaler-range'),
+        }),
+        makeStatefulSet('analytics', {
+          replicas: 0,
+          orphans: [],
+          kept: keptAs('analytics', [0, 1, 2], 'paused'),
+        }),
+      );
+    await renderOrphanedVolumes(api);
+
+    expect(
+      await screen.findByText(
+        "Nothing to prune: the claims component:default/shop's StatefulSets left behind are kept, because a scale-up would reattach them.",
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByText('Nothing to prune')).not.toBeInTheDocument();
+    expect(
+      screen.getByRole('region', { name: 'StatefulSet shop/sessions' }),
+    ).toHaveTextContent(
+      '3 claims kept for HorizontalPodAutoscaler sessions-hpa',
+    );
+    expect(
+      screen.getByRole('region', { name: 'StatefulSet shop/analytics' }),
+    ).toHaveTextContent('analytics is paused at 0 replicas: 3 claims kept');
+    expect(
+      screen.queryByRole('region', { name: 'StatefulSet shop/cache' }),
+    ).not.toBeInTheDocument();
+  });
+
   it('shows an error panel when the backend fails', async () => {
     const api = new FakePvcPrunerApi();
     api.orphans = async () => {

@@ -27,6 +27,7 @@ import { ClusterSection } from '../ClusterSection';
 import { JobHistory } from '../JobHistory';
 import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
+import { keepsClaimsForScaleUp } from '../ScaleUpNotice';
 
 /** Props of {@link OrphanedVolumes}. */
 export interface OrphanedVolumesProps {
@@ -108,6 +109,9 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
     data !== undefined && data.totals.orphans === 0 && !following;
   // A cluster that withholds StatefulSets says so even when nothing is left to prune.
   const withheld = data?.clusters.some(c => c.ok && c.withheld) ?? false;
+  const keepsForScaleUp = (data?.clusters ?? []).some(
+    cluster => cluster.ok && cluster.statefulSets.some(keepsClaimsForScaleUp),
+  );
 
   let body: ReactNode;
   if (orphans.error && isNotAllowed(orphans.error)) {
@@ -132,7 +136,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           )}
           <Totals data={data} />
-          {nothingToPrune && (
+          {nothingToPrune && !keepsForScaleUp && (
             <EmptyState
               missing="data"
               title="Nothing to prune"
@@ -141,9 +145,19 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
               } left claims behind in the clusters that answered.`}
             />
           )}
+          {nothingToPrune && keepsForScaleUp && (
+            <Typography variant="body2" paragraph>
+              Nothing to prune: the claims {entityRef}'s StatefulSets left
+              behind are kept, because a scale-up would reattach them.
+            </Typography>
+          )}
           {data.clusters
             .filter(
-              cluster => !cluster.ok || cluster.withheld || !nothingToPrune,
+              cluster =>
+                !cluster.ok ||
+                cluster.withheld ||
+                !nothingToPrune ||
+                cluster.statefulSets.some(keepsClaimsForScaleUp),
             )
             .map(cluster => (
               <ClusterSection
@@ -151,6 +165,8 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
                 entityRef={entityRef}
                 cluster={cluster}
                 pruneDeniedReason={pruneDeniedReason}
+                // With nothing to prune, only the StatefulSets whose kept claims need saying why.
+                show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />
             ))}
           <JobHistory history={history} />

@@ -214,4 +214,33 @@ describe('StatefulSetSection', () => {
     expect(screen.queryByText(/reattached to pod/)).not.toBeInTheDocument();
     expect(screen.getByRole('button', { name: /^Prune/ })).toBeDisabled();
   });
+
+  it('says why a paused StatefulSet keeps its claims, and how to retire it, with nothing to prune', async () => {
+    const paused = {
+      ...makeStatefulSet('db', {
+        replicas: 0,
+        orphans: [],
+        kept: [0, 1, 2].map(ordinal => ({
+          name: `data-db-${ordinal}`,
+          uid: `u${ordinal}`,
+          template: 'data',
+          ordinal,
+          reason: 'paused' as const,
+        })),
+      }),
+    };
+    await renderWithApis(<Harness statefulSet={paused} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    expect(screen.getByText('No orphaned claims.')).toBeInTheDocument();
+    const notice = screen.getByRole('status');
+    expect(notice).toHaveTextContent(
+      'db is paused at 0 replicas: 3 claims kept',
+    );
+    expect(notice).toHaveTextContent(
+      'To retire db instead, delete the StatefulSet itself, then its claims with kubectl',
+    );
+    expect(screen.getByRole('button', { name: /^Prune/ })).toBeDisabled();
+    expect(screen.getByText('3 claims kept, and why')).toBeInTheDocument();
+  });
 });

@@ -19,6 +19,7 @@ import { PruneActions } from '../PruneActions';
 import { PruneDialog } from '../PruneDialog';
 import { PruneProgress } from '../PruneProgress';
 import { SharedWithNotice } from '../SharedWithNotice';
+import { ScaleUpNotice } from '../ScaleUpNotice';
 import { StatefulSetHeader } from '../StatefulSetHeader';
 import { TerminatingNotice } from '../TerminatingNotice';
 
@@ -176,6 +177,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       ) : (
         <Typography variant="body2">No orphaned claims.</Typography>
       )}
+      <ScaleUpNotice statefulSet={sts} />
       <TerminatingNotice statefulSet={sts} />
       <PruneActions
         statefulSet={sts.name}

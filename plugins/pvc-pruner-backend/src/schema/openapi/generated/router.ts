@@ -1178,8 +1178,15 @@ export const spec = {
       KeptReason: {
         type: 'string',
         description:
-          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;\n`terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:\nnot offered for pruning again, and not reattachable, until it is gone.\n",
-        enum: ['mounted-by-pod', 'not-an-ordinal', 'terminating'],
+          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;\n`terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:\nnot offered for pruning again, and not reattachable, until it is gone;\n`paused`, the StatefulSet is scaled to 0 replicas, and scaling it up again\nreattaches its claims (`pvcPruner.pausedStatefulSets: offer` offers them instead);\n`autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may\nscale it up to the claim's ordinal (see `autoscaler`);\n`autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be\nread, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).\n",
+        enum: [
+          'mounted-by-pod',
+          'not-an-ordinal',
+          'terminating',
+          'paused',
+          'autoscaler-range',
+          'autoscalers-unreadable',
+        ],
       },
       KeptPvc: {
         description:
@@ -1226,6 +1233,27 @@ export const spec = {
             items: {
               type: 'string',
             },
+          },
+          autoscaler: {
+            type: 'object',
+            description:
+              "For `autoscaler-range`: the HorizontalPodAutoscaler (in the StatefulSet's\nnamespace) whose range keeps the claim. Claims of ordinals below\n`ordinals.start + maxReplicas` are kept; of several HPAs targeting the\nStatefulSet, the one with the largest `maxReplicas` is named.\n",
+            required: ['name'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              maxReplicas: {
+                type: 'integer',
+                description:
+                  "Absent when the HPA's `maxReplicas` is not a replica count (an integer from 1 to 2147483647); every claim it could bring back is then kept.",
+              },
+            },
+          },
+          autoscalersError: {
+            type: 'string',
+            description:
+              "For `autoscalers-unreadable`: why the namespace's HorizontalPodAutoscalers could not be read.",
           },
         },
       },

@@ -413,9 +413,21 @@ export interface components {
      *     `mounted-by-pod`, a pod, running or terminating, still references the claim;
      *     `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;
      *     `terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:
-     *     not offered for pruning again, and not reattachable, until it is gone.
+     *     not offered for pruning again, and not reattachable, until it is gone;
+     *     `paused`, the StatefulSet is scaled to 0 replicas, and scaling it up again
+     *     reattaches its claims (`pvcPruner.pausedStatefulSets: offer` offers them instead);
+     *     `autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may
+     *     scale it up to the claim's ordinal (see `autoscaler`);
+     *     `autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be
+     *     read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).
      */
-    KeptReason: 'mounted-by-pod' | 'not-an-ordinal' | 'terminating';
+    KeptReason:
+      | 'mounted-by-pod'
+      | 'not-an-ordinal'
+      | 'terminating'
+      | 'paused'
+      | 'autoscaler-range'
+      | 'autoscalers-unreadable';
     /** A claim that matches a template's name but is kept, with its reason. */
     KeptPvc: {
       name: string;
@@ -430,6 +442,19 @@ export interface components {
       }[];
       /** For `terminating`: the finalizers that still hold it. */
       finalizers?: string[];
+      /**
+       * For `autoscaler-range`: the HorizontalPodAutoscaler (in the StatefulSet's
+       *     namespace) whose range keeps the claim. Claims of ordinals below
+       *     `ordinals.start + maxReplicas` are kept; of several HPAs targeting the
+       *     StatefulSet, the one with the largest `maxReplicas` is named.
+       */
+      autoscaler?: {
+        name: string;
+        /** Absent when the HPA's `maxReplicas` is not a replica count (an integer from 1 to 2147483647); every claim it could bring back is then kept. */
+        maxReplicas?: number;
+      };
+      /** For `autoscalers-unreadable`: why the namespace's HorizontalPodAutoscalers could not be read. */
+      autoscalersError?: string;
     };
     /**
      * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
@@ -817,7 +842,13 @@ export type InUsePvcs = components['schemas']['InUsePvcs'];
  * `mounted-by-pod`, a pod, running or terminating, still references the claim;
  * `not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;
  * `terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:
- * not offered for pruning again, and not reattachable, until it is gone.
+ * not offered for pruning again, and not reattachable, until it is gone;
+ * `paused`, the StatefulSet is scaled to 0 replicas, and scaling it up again
+ * reattaches its claims (`pvcPruner.pausedStatefulSets: offer` offers them instead);
+ * `autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may
+ * scale it up to the claim's ordinal (see `autoscaler`);
+ * `autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be
+ * read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).
  *
  * @public
  */

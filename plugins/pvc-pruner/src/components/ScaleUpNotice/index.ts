@@ -1,0 +1,2 @@
+export { keepsClaimsForScaleUp, ScaleUpNotice } from './ScaleUpNotice';
+export type { ScaleUpNoticeProps } from './ScaleUpNotice';
