@@ -3,6 +3,7 @@ import { ConfigReader } from '@backstage/config';
 import { Entity } from '@backstage/catalog-model';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
+import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import {
   ClusterAuth,
@@ -276,5 +277,52 @@ describe('OrphanFinder with a watch cache', () => {
     const { staleness } = stale.clusters[0] as any;
     expect(staleness.secondsSinceSync).toBeGreaterThanOrEqual(1);
     expect(orphanNames(stale)).toEqual(orphanNames(fresh));
+  });
+});
+
+describe('OrphanFinder and a misbehaving cluster', () => {
+  it('shows that cluster as failed, naming the limit it went past, and still answers the others', async () => {
+    const fake = await startFakeApiServer((_req, res) =>
+      // Always the same continue token: without a limit, a list that never ends.
+      res.end(JSON.stringify({ metadata: { continue: 'again' }, items: [] })),
+    );
+    try {
+      const logger = mockServices.logger.mock();
+      const finder2 = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of(
+            [
+              {
+                name: 'looping',
+                url: fake.url,
+                authMetadata: {
+                  'kubernetes.io/auth-provider': 'localKubectlProxy',
+                },
+              },
+              (await gateways.list())[0],
+            ],
+            logger,
+          ),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+
+      const found = await finder2.findForEntity(target);
+
+      expect(found.clusters[0]).toEqual({
+        cluster: 'looping',
+        ok: false,
+        error: {
+          name: 'ClusterRequestError',
+          message:
+            'cluster "looping" handed back a continue token it had already given (the list would never end) for list statefulsets: no real API server sends that, so pvc-pruner stopped reading (check what answers at that cluster’s URL)',
+        },
+      });
+      expect(found.clusters[1]).toMatchObject({ cluster: 'demo', ok: true });
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -77,10 +77,10 @@ describe('parseLabelSelector', () => {
     );
 
     it('still finds such a key when the object has it', () => {
-      const labels = { constructor: 'x', toString: 'y' };
-      expect(parseLabelSelector('constructor=x')!(labels)).toBe(true);
-      expect(parseLabelSelector('toString in (y)')!(labels)).toBe(true);
-      expect(parseLabelSelector('!constructor')!(labels)).toBe(false);
+      const own = { constructor: 'x', toString: 'y' };
+      expect(parseLabelSelector('constructor=x')!(own)).toBe(true);
+      expect(parseLabelSelector('toString in (y)')!(own)).toBe(true);
+      expect(parseLabelSelector('!constructor')!(own)).toBe(false);
     });
 
     it.each([
