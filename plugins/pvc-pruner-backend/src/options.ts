@@ -6,6 +6,7 @@ export interface PvcPrunerOptions {
   volumeWaitTimeoutMs: number;
   leaseDurationSeconds: number;
   requirePermissionFramework: boolean;
+  catalogClusters: { allowAwsAnnotations: boolean };
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -27,5 +28,10 @@ export function readOptions(root: Config): PvcPrunerOptions {
     leaseDurationSeconds: positive(config, 'leaseDurationSeconds', 30),
     requirePermissionFramework:
       config.getOptionalBoolean('requirePermissionFramework') ?? false,
+    catalogClusters: {
+      allowAwsAnnotations:
+        config.getOptionalBoolean('catalogClusters.allowAwsAnnotations') ??
+        false,
+    },
   };
 }

@@ -22,11 +22,7 @@ export interface FakeApiRequest {
  * left streaming.
  */
 export async function startFakeApiServer(
-  handler: (
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-  ) => unknown,
+  handler: (req: IncomingMessage, res: ServerResponse, url: URL) => unknown,
 ): Promise<{
   url: string;
   connection: ClusterConnection;

@@ -22,11 +22,7 @@ afterEach(async () => {
 
 /** A gateway for cluster "fake" to a server answering with `handler`. */
 async function gatewayTo(
-  handler: (
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-  ) => unknown,
+  handler: (req: IncomingMessage, res: ServerResponse, url: URL) => unknown,
   options: { limits?: Partial<ResponseLimits>; timeoutMs?: number } = {},
 ): Promise<{ gateway: KubeGateway; requests: FakeApiRequest[] }> {
   const fake = await startFakeApiServer(handler);

@@ -10,9 +10,10 @@ import { classifyInSnapshot, NamespaceSnapshot } from './orphanRule';
  * namespace's claims or pods, the StatefulSet, or any volume.
  */
 export class CachedClassifier {
-  private readonly snapshots = new Map<
-    string,
-    { generation: string; snapshot: NamespaceSnapshot }
+  /** By cache (a cluster replaced by another of its name has a new cache), then namespace. */
+  private readonly snapshots = new WeakMap<
+    ClusterCache,
+    Map<string, { generation: string; snapshot: NamespaceSnapshot }>
   >();
   /**
    * By the cached StatefulSet object: the cache replaces it whenever the
@@ -52,15 +53,19 @@ export class CachedClassifier {
   }
 
   private snapshot(cache: ClusterCache, namespace: string, generation: string) {
-    const key = `${cache.cluster}/${namespace}`;
-    const kept = this.snapshots.get(key);
+    let ofCache = this.snapshots.get(cache);
+    if (!ofCache) {
+      ofCache = new Map();
+      this.snapshots.set(cache, ofCache);
+    }
+    const kept = ofCache.get(namespace);
     if (kept?.generation === generation) return kept.snapshot;
     const snapshot = NamespaceSnapshot.fromIndex(
       namespace,
       cache.claims.inNamespace(namespace),
       cache.pods.indexed(namespace),
     );
-    this.snapshots.set(key, { generation, snapshot });
+    ofCache.set(namespace, { generation, snapshot });
     return snapshot;
   }
 }

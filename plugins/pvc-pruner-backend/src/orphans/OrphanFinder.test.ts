@@ -1,6 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { Entity } from '@backstage/catalog-model';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
 import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
@@ -11,6 +12,7 @@ import {
   ClusterRegistry,
   KubeGateway,
   KubeGateways,
+  LocatedCluster,
 } from '../kubernetes';
 import { OrphanFinder } from './OrphanFinder';
 import { WATCH_CACHE_TRIMMERS } from './orphanRule';
@@ -21,6 +23,9 @@ let sim: KubeSim;
 let gateways: KubeGateways;
 /** The shared gateway of cluster demo, whose cache the finder reads. */
 let demo: KubeGateway;
+let demoCluster: LocatedCluster;
+/** The demo cluster's cache, if ready; asking does not start one. */
+const cacheOfDemo = () => caches.ready(demoCluster, demo, { start: false });
 let caches: ClusterCaches;
 let finder: OrphanFinder;
 
@@ -105,6 +110,7 @@ beforeAll(async () => {
     5000,
   );
   demo = await gateways.for('demo');
+  demoCluster = (await gateways.list())[0];
 });
 
 beforeEach(() => {
@@ -138,7 +144,7 @@ describe('OrphanFinder with a watch cache', () => {
       ]),
     );
 
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     sim.clearRequests();
     const cached = await finder.findForEntity(target);
 
@@ -154,7 +160,7 @@ describe('OrphanFinder with a watch cache', () => {
       latencyMs: 500,
     });
     const live = await finder.findForEntity(target);
-    expect(caches.ready(demo)).toBeUndefined();
+    expect(cacheOfDemo()).toBeUndefined();
     sim.clearRequests();
 
     const waited = await finder.findForEntity(target);
@@ -167,7 +173,7 @@ describe('OrphanFinder with a watch cache', () => {
 
   it('answers from what the watches delivered since', async () => {
     await finder.findForEntity(target);
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     sim.clearRequests();
     sim.store.create(
       'persistentvolumeclaims',
@@ -218,7 +224,7 @@ describe('OrphanFinder with a watch cache', () => {
     };
     const details = (await finder.clustersOf({}))[0];
     await finder.findForEntity(target);
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     const namesOf = async () =>
       (await finder.scanCluster(details, [byId])).byEntity
         .get(byId.entityRef)!
@@ -260,7 +266,7 @@ describe('OrphanFinder with a watch cache', () => {
     await finder.findForEntity(target);
     await eventually(
       'the cache watching',
-      () => caches.ready(demo) && !caches.ready(demo)!.staleness(),
+      () => cacheOfDemo() && !cacheOfDemo()!.staleness(),
     );
     const fresh = await finder.findForEntity(target);
     expect(fresh.clusters[0]).not.toHaveProperty('staleness');
@@ -321,6 +327,154 @@ describe('OrphanFinder and a misbehaving cluster', () => {
       });
       expect(found.clusters[1]).toMatchObject({ cluster: 'demo', ok: true });
       expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+/**
+ * An API server holding one StatefulSet, `name` in namespace shop with the
+ * label app=db (it answers every selector with it), and nothing else: a list of any other kind is empty, a watch stays open.
+ */
+function oneStatefulSetCluster(name: string) {
+  return startFakeApiServer((_req, res, url) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (url.searchParams.get('watch')) {
+      res.flushHeaders();
+      return;
+    }
+    const items = url.pathname.endsWith('/statefulsets')
+      ? [
+          {
+            metadata: {
+              name,
+              namespace: 'shop',
+              uid: `uid-${name}`,
+              labels: { app: 'db' },
+            },
+            spec: { replicas: 1, selector: {}, template: {} },
+          },
+        ]
+      : [];
+    res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items }));
+  });
+}
+
+const statefulSetNames = (
+  scan: Awaited<ReturnType<OrphanFinder['findForEntity']>>,
+) =>
+  scan.clusters.map(c => [c.cluster, c.ok && c.statefulSets.map(s => s.name)]);
+
+describe('OrphanFinder and clusters of one name', () => {
+  it("never shares one cluster's live scan with another of the same name", async () => {
+    const [a, b] = await Promise.all([
+      oneStatefulSetCluster('in-a'),
+      oneStatefulSetCluster('in-b'),
+    ]);
+    try {
+      const logger = mockServices.logger.mock();
+      const details = (url: string) => ({
+        name: 'twin',
+        url,
+        authMetadata: { 'kubernetes.io/auth-provider': 'localKubectlProxy' },
+      });
+      // Two locators giving one name (the registry warns): two clusters all the same.
+      const twins = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of([details(a.url), details(b.url)], logger),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+
+      expect(statefulSetNames(await twins.findForEntity(target))).toEqual([
+        ['twin', ['in-a']],
+        ['twin', ['in-b']],
+      ]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('OrphanFinder and clusters the catalog locator found', () => {
+  const cacheLists = (
+    requests: Array<{ path: string; query: URLSearchParams }>,
+  ) =>
+    requests.filter(r => r.path === '/api/v1/pods' && !r.query.get('watch'))
+      .length;
+
+  it("starts a catalog cluster's cache for an entity's read, never for the fleet's", async () => {
+    const fake = await oneStatefulSetCluster('db');
+    try {
+      const logger = mockServices.logger.mock();
+      const config = new ConfigReader({
+        kubernetes: {
+          clusterLocatorMethods: [
+            { type: 'catalog', dangerouslyAllowClusterUrls: ['127.0.0.1'] },
+          ],
+        },
+      });
+      const clusterAuth = ClusterAuth.create({ config, logger });
+      const registry = ClusterRegistry.fromConfig({
+        config,
+        logger,
+        auth: mockServices.auth(),
+        clusterAuth,
+        catalog: catalogServiceMock({
+          entities: [
+            {
+              apiVersion: 'backstage.io/v1alpha1',
+              kind: 'Resource',
+              metadata: {
+                name: 'from-catalog',
+                annotations: {
+                  'kubernetes.io/api-server': fake.url,
+                  'kubernetes.io/api-server-certificate-authority': 'Q0E=',
+                  'kubernetes.io/auth-provider': 'localKubectlProxy',
+                },
+              },
+              spec: { type: 'kubernetes-cluster', owner: 'platform' },
+            },
+          ],
+        }),
+      });
+      const catalogCaches = new ClusterCaches({
+        trim: WATCH_CACHE_TRIMMERS,
+        logger,
+        syncWaitMs: 5000,
+        timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
+      });
+      const catalogGateways = new KubeGateways(registry, clusterAuth, 5000);
+      const catalogFinder = new OrphanFinder(catalogGateways, catalogCaches);
+      try {
+        const [cluster] = await catalogFinder.clustersOf({});
+        expect(cluster.locatorType).toBe('catalog');
+
+        const fleetScan = () =>
+          catalogFinder
+            .scanCluster(cluster, [target])
+            .then(s => s.byEntity.get(target.entityRef)!.map(r => r.name));
+        expect(await fleetScan()).toEqual(['db']);
+        expect(await fleetScan()).toEqual(['db']);
+        await new Promise(r => setTimeout(r, 100));
+        expect(cacheLists(fake.requests)).toBe(0);
+
+        await catalogFinder.findForEntity(target);
+        await eventually('the cache listing', () => cacheLists(fake.requests));
+        await eventually('the cache ready', () =>
+          catalogCaches.ready(cluster, catalogGateways.forCluster(cluster), {
+            start: false,
+          }),
+        );
+        // Once it runs, the fleet reads from it too.
+        const before = fake.requests.length;
+        expect(await fleetScan()).toEqual(['db']);
+        expect(fake.requests.length).toBe(before);
+      } finally {
+        await catalogCaches.stop();
+      }
     } finally {
       await fake.close();
     }

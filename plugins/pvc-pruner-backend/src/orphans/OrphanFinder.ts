@@ -3,7 +3,6 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
-import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import {
   ClusterOrphans,
   ClusterStaleness,
@@ -20,6 +19,7 @@ import {
   ClusterRequestError,
   KubeGateway,
   KubeGateways,
+  LocatedCluster,
 } from '../kubernetes';
 import {
   claimAsTheRuleReadsIt,
@@ -89,8 +89,11 @@ export interface ClusterScan {
  * the StatefulSet controller copies only matchLabels onto claims), and
  * applies the orphan rule. Reads a cluster's watch cache once it is synced;
  * until then (or without one) reads live, and only the orphans' volumes one
- * by one. With an annotator, every scan records its orphans as seen and
- * adds their first sightings and costs.
+ * by one. An entity's read starts its clusters' caches; the fleet's starts
+ * none for a cluster the catalog locator found (anyone who writes a catalog
+ * Resource could otherwise have the backend follow a cluster nobody reads).
+ * With an annotator, every scan records its orphans as seen and adds their
+ * first sightings and costs.
  */
 export class OrphanFinder {
   private readonly cached = new CachedClassifier();
@@ -107,13 +110,16 @@ export class OrphanFinder {
     private readonly annotator?: OrphanAnnotator,
   ) {}
 
-  /** The located clusters an entity's workloads may be in: every one, or the one it names. */
+  /**
+   * The located clusters an entity's workloads may be in: every one, or the
+   * one it names. The caches of clusters no longer located are stopped.
+   */
   async clustersOf(
     target: Pick<EntityWorkloadTarget, 'cluster'>,
-  ): Promise<ClusterDetails[]> {
-    return (await this.gateways.list()).filter(
-      c => !target.cluster || c.name === target.cluster,
-    );
+  ): Promise<LocatedCluster[]> {
+    const clusters = await this.gateways.list();
+    this.caches?.retain(clusters);
+    return clusters.filter(c => !target.cluster || c.name === target.cluster);
   }
 
   /** `requestAuth` carries the user's tokens for clusters of client-side providers. */
@@ -158,7 +164,7 @@ export class OrphanFinder {
    * when the cluster cannot be read.
    */
   async scanCluster(
-    details: ClusterDetails,
+    details: LocatedCluster,
     targets: EntityWorkloadTarget[],
     options: {
       includeUnowned?: boolean;
@@ -169,7 +175,9 @@ export class OrphanFinder {
     const cluster = details.name;
     const gateway = this.gateways.forCluster(details, options.requestAuth);
     // A gateway acting for a user has no cache: what it reads is the user's to see, never shared.
-    const cache = await this.caches?.whenReady(gateway);
+    const cache = await this.caches?.whenReady(details, gateway, {
+      start: details.locatorType !== 'catalog',
+    });
     const byLabel = cache && this.labelIndexOf(cache);
     // From the cache when it is synced and understands the selector; else from the API server.
     const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
@@ -219,13 +227,13 @@ export class OrphanFinder {
   }
 
   private async sectionOf(
-    cluster: ClusterDetails,
+    cluster: LocatedCluster,
     target: EntityWorkloadTarget,
     requestAuth: KubernetesRequestAuth,
   ): Promise<ClusterOrphans> {
     try {
       const gateway = this.gateways.forCluster(cluster, requestAuth);
-      const cache = await this.caches?.whenReady(gateway);
+      const cache = await this.caches?.whenReady(cluster, gateway);
       const cached = cache?.statefulSetsMatching(
         target.labelSelector,
         target.namespace,
@@ -254,7 +262,9 @@ export class OrphanFinder {
       // One user's scan is never shared with another's: each sees what their own token may.
       if (gateway.actsForUser) return await scan();
       return await this.liveScans.run(
-        `${cluster.name}\n${target.labelSelector}\n${target.namespace ?? ''}`,
+        `${cluster.identity}\n${target.labelSelector}\n${
+          target.namespace ?? ''
+        }`,
         scan,
       );
     } catch (e) {
