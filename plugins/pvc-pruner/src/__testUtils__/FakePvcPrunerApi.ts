@@ -3,7 +3,11 @@ import {
   PruneJob,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
-import { FleetRequest, PvcPrunerApi } from '../api/PvcPrunerApi';
+import {
+  FleetRequest,
+  GetOrphansOptions,
+  PvcPrunerApi,
+} from '../api/PvcPrunerApi';
 
 type Listener = {
   after: number;
@@ -23,6 +27,8 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   fleet: (request: FleetRequest) => ReturnType<PvcPrunerApi['getFleet']> = () =>
     new Promise(() => {});
   readonly fleetRequests: FleetRequest[] = [];
+  /** The options of each getOrphans call. */
+  readonly orphansOptions: Array<GetOrphansOptions | undefined> = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -31,8 +37,10 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   private readonly events = new Map<string, PruneEvent[]>();
   private readonly listeners = new Map<string, Set<Listener>>();
 
-  getOrphans: PvcPrunerApi['getOrphans'] = async entityRef =>
-    this.orphans(entityRef);
+  getOrphans: PvcPrunerApi['getOrphans'] = async (entityRef, options) => {
+    this.orphansOptions.push(options);
+    return this.orphans(entityRef, options);
+  };
 
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
