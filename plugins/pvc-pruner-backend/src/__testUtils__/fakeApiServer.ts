@@ -7,10 +7,12 @@ import {
 import { AddressInfo } from 'node:net';
 import { ClusterConnection } from '../kubernetes';
 
-/** A request the fake API server got: its path, query and whether its answer was cut off. */
+/** A request the fake API server got: its path, query, credentials and whether its answer was cut off. */
 export interface FakeApiRequest {
   path: string;
   query: URLSearchParams;
+  /** The Authorization header, if any. */
+  authorization?: string;
   /** True once the client closed the connection before the answer ended. */
   closedEarly: boolean;
 }
@@ -35,6 +37,7 @@ export async function startFakeApiServer(
     const seen: FakeApiRequest = {
       path: url.pathname,
       query: url.searchParams,
+      authorization: req.headers.authorization,
       closedEarly: false,
     };
     requests.push(seen);

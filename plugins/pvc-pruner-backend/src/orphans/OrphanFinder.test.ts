@@ -480,3 +480,46 @@ describe('OrphanFinder and clusters the catalog locator found', () => {
     }
   });
 });
+
+describe("OrphanFinder and a user's tokens", () => {
+  it('sends them only to the clusters a read reads: the one an entity names, the one a fleet scan is for', async () => {
+    const [a, b] = await Promise.all([
+      oneStatefulSetCluster('in-a'),
+      oneStatefulSetCluster('in-b'),
+    ]);
+    try {
+      const logger = mockServices.logger.mock();
+      const google = (name: string, url: string) => ({
+        name,
+        url,
+        authMetadata: { 'kubernetes.io/auth-provider': 'google' },
+      });
+      const userFinder = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of([google('a', a.url), google('b', b.url)], logger),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+      const tokens = { google: 'the-user-token' };
+
+      const found = await userFinder.findForEntity(
+        { ...target, cluster: 'a' },
+        tokens,
+      );
+      expect(statefulSetNames(found)).toEqual([['a', ['in-a']]]);
+      expect(a.requests.map(r => r.authorization)).toEqual(
+        a.requests.map(() => 'Bearer the-user-token'),
+      );
+      expect(b.requests).toEqual([]);
+
+      const readOfA = a.requests.length;
+      const [, clusterB] = await userFinder.clustersOf({});
+      await userFinder.scanCluster(clusterB, [target], { requestAuth: tokens });
+      expect(b.requests.length).toBeGreaterThan(0);
+      expect(a.requests).toHaveLength(readOfA);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
