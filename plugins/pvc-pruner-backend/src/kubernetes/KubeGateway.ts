@@ -241,7 +241,7 @@ export class KubeGateway {
     const deadline = Date.now() + listDeadlineMs;
     const late = `cluster "${this.cluster}" did not finish ${what} within ${
       listDeadlineMs / 1000
-    } s, all pages together: ${MISBEHAVING}`;
+    } s, all pages together: no real API server is that slow, so pvc-pruner gave up (check what answers at that cluster’s URL)`;
     const items: T[] = [];
     const tokens = new Set<string>();
     let cont: string | undefined;
