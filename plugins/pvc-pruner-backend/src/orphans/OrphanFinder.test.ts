@@ -24,10 +24,10 @@ let gateways: KubeGateways;
 /** The shared gateway of cluster demo, whose cache the finder reads. */
 let demo: KubeGateway;
 let demoCluster: LocatedCluster;
-/** The demo cluster's cache, if ready; asking does not start one. */
-const cacheOfDemo = () => caches.ready(demoCluster, demo, { start: false });
 let caches: ClusterCaches;
 let finder: OrphanFinder;
+/** The demo cluster's cache, if ready; asking does not start one. */
+const cacheOfDemo = () => caches.ready(demoCluster, demo, { start: false });
 
 const target = {
   entity: {} as Entity,
