@@ -80,6 +80,18 @@ export interface Config {
      * @visibility backend
      */
     pausedStatefulSets?: 'keep' | 'offer';
+    /** How clusters found by `kubernetes.clusterLocatorMethods` of `type: catalog` are read. */
+    catalogClusters?: {
+      /**
+       * Pass a kubernetes-cluster Resource's AWS annotations (`kubernetes.io/aws-assume-role`,
+       * `…/aws-external-id`, `…/aws-account-id`, `kubernetes.io/x-k8s-aws-id`) to the aws strategy,
+       * as Backstage's Kubernetes backend does. Off by default: they let whoever writes the Resource
+       * choose the AWS role or account the backend signs with, and the EKS cluster its token is
+       * for. Set it only if every author of such Resources may use the backend's AWS credentials.
+       * @default false
+       */
+      allowAwsAnnotations?: boolean;
+    };
     /**
      * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
      * Without it they show GiB only. Costs are computed by the backend and sent with its answers.

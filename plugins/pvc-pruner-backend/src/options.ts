@@ -19,6 +19,7 @@ export interface PvcPrunerOptions {
   /** The annotation on a Namespace that names who may prune in it, when the platform binds namespaces to owners. */
   namespaceOwnerAnnotation?: string;
   pausedStatefulSets: PausedStatefulSets;
+  catalogClusters: { allowAwsAnnotations: boolean };
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -102,5 +103,10 @@ export function readOptions(root: Config): PvcPrunerOptions {
       'ownership.namespaceOwnerAnnotation',
     ),
     pausedStatefulSets: pausedStatefulSets(config),
+    catalogClusters: {
+      allowAwsAnnotations:
+        config.getOptionalBoolean('catalogClusters.allowAwsAnnotations') ??
+        false,
+    },
   };
 }

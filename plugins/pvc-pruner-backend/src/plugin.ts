@@ -134,6 +134,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           catalog,
           auth,
           clusterAuth,
+          catalogClusters: options.catalogClusters,
         });
         const gateways = new KubeGateways(
           clusters,

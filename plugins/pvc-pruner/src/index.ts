@@ -15,6 +15,7 @@ export { isPvcPrunerAvailable } from './utils/isPvcPrunerAvailable';
 export { pvcPrunerApiRef } from './api/PvcPrunerApi';
 export type {
   PvcPrunerApi,
+  GetOrphansOptions,
   ListPruneJobsRequest,
   FleetRequest,
   UnownedOrphansRequest,

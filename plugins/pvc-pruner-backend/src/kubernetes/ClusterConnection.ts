@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import type { KubernetesCredential } from '@backstage/plugin-kubernetes-node';
 import { Agent as UndiciAgent } from 'undici';
 
@@ -75,15 +72,14 @@ class Pool<T> {
  * (AWS, Azure, a Google service account, an in-cluster token file) are asked
  * for on every request, so a long prune never runs on a stale token; static
  * ones (a token from app-config, kubectl proxy, the token a user sent with
- * this request) are applied once. Keep-alive connections are pooled per TLS
- * identity, for undici (reads) and for client-node (writes and watches).
+ * this request) are applied once. Keep-alive undici connections are pooled
+ * per TLS identity, for every request: reads, writes and watches.
  */
 export class ClusterConnection {
   private staticAuth?: Promise<RequestAuth>;
   private readonly dispatchers = new Pool<UndiciAgent>(
     agent => void agent.close().catch(() => undefined),
   );
-  private readonly nodeAgents = new Pool<HttpAgent>(agent => agent.destroy());
 
   constructor(
     readonly endpoint: ClusterEndpoint,
@@ -105,47 +101,6 @@ export class ClusterConnection {
     };
   }
 
-  /**
-   * A KubeConfig for client-node's API clients and Watch, authenticating
-   * each of their requests through this connection.
-   */
-  kubeConfig(): KubeConfig {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: this.endpoint.name,
-          server: this.endpoint.server,
-          skipTLSVerify: this.endpoint.skipTLSVerify,
-        },
-      ],
-      users: [{ name: 'pvc-pruner' }],
-      contexts: [
-        {
-          name: this.endpoint.name,
-          cluster: this.endpoint.name,
-          user: 'pvc-pruner',
-        },
-      ],
-      currentContext: this.endpoint.name,
-    });
-    kc.applySecurityAuthentication = async (context: RequestContext) => {
-      const auth = await this.requestAuth();
-      for (const [key, value] of Object.entries(auth.headers))
-        context.setHeaderParam(key, value);
-      context.setAgent(this.nodeAgent(auth));
-    };
-    kc.applyToFetchOptions = async () => {
-      const auth = await this.requestAuth();
-      return {
-        agent: this.nodeAgent(auth),
-        headers: new Headers(auth.headers),
-        // The same shape client-node's own applyToFetchOptions returns to its Watch.
-      } as unknown as Awaited<ReturnType<KubeConfig['applyToFetchOptions']>>;
-    };
-    return kc;
-  }
-
   private requestAuth(): Promise<RequestAuth> {
     if (!this.credentialIsStatic) return this.credential().then(requestAuthOf);
     this.staticAuth ??= this.credential()
@@ -157,12 +112,6 @@ export class ClusterConnection {
     return this.staticAuth;
   }
 
-  private nodeAgent(auth: RequestAuth): HttpAgent {
-    return this.nodeAgents.get(auth.identity, () =>
-      this.newNodeAgent(auth.clientCert),
-    );
-  }
-
   private newDispatcher(clientCert?: RequestAuth['clientCert']) {
     return new UndiciAgent({
       connect: {
@@ -170,17 +119,6 @@ export class ClusterConnection {
         rejectUnauthorized: !this.endpoint.skipTLSVerify,
         ...clientCert,
       },
-    });
-  }
-
-  private newNodeAgent(clientCert?: RequestAuth['clientCert']): HttpAgent {
-    if (this.endpoint.server.startsWith('http:'))
-      return new HttpAgent({ keepAlive: true });
-    return new HttpsAgent({
-      keepAlive: true,
-      ca: this.endpoint.ca,
-      rejectUnauthorized: !this.endpoint.skipTLSVerify,
-      ...clientCert,
     });
   }
 }

@@ -108,7 +108,7 @@ describe('KubeGateway', () => {
 
     await failure(gateway.listPods('shop'));
 
-    const signal = getJson.mock.calls[0][1];
+    const { signal } = getJson.mock.calls[0][1];
     expect(signal?.aborted).toBe(true);
     await expect(getJson.mock.results[0].value).rejects.toMatchObject({
       name: 'AbortError',

@@ -1,9 +1,17 @@
 import { ClusterConnection } from './ClusterConnection';
-import { RawApiClient } from './RawApiClient';
+import { MalformedWatchEventError, RawApiClient } from './RawApiClient';
 import { apiPath, KubeResource } from './apiPath';
+import {
+  formatBytes,
+  RESPONSE_LIMITS,
+  ResponseLimits,
+  ResponseTooLargeError,
+} from './responseLimits';
 import {
   ApiException,
   CoordinationV1Api,
+  createConfiguration,
+  ServerConfiguration,
   V1Lease,
   V1Namespace,
   V1PersistentVolume,
@@ -11,7 +19,7 @@ import {
   V1Pod,
   V1StatefulSet,
   V2HorizontalPodAutoscaler,
-  Watch,
+  wrapHttpLibrary,
 } from '@kubernetes/client-node';
 
 /** A failure answered by (or on the way to) a cluster, safe to show: it never carries credentials. */
@@ -52,7 +60,13 @@ export interface KubeGatewayOptions {
    * gateway sends: a 401 then means that token expired or was refused.
    */
   userTokenProvider?: string;
+  /** Replaces some of {@link RESPONSE_LIMITS} (tests). */
+  limits?: Partial<ResponseLimits>;
 }
+
+/** Why a misbehaving cluster's answer was refused, after what it sent: the same for every limit. */
+const MISBEHAVING =
+  'no real API server sends that, so pvc-pruner stopped reading (check what answers at that cluster’s URL)';
 
 /**
  * The Kubernetes calls pvc-pruner makes, for one cluster: the only place
@@ -61,9 +75,10 @@ export interface KubeGatewayOptions {
  */
 export class KubeGateway {
   private readonly coordination: CoordinationV1Api;
-  private readonly watcher: Watch;
   private readonly api: RawApiClient;
   private readonly pageSize: number;
+  /** What this cluster may send (see {@link RESPONSE_LIMITS}). */
+  readonly limits: ResponseLimits;
   /** Set when the cluster refused the user's token (401): nothing more can be done with it. */
   userTokenRefused?: ClusterRequestError;
 
@@ -79,16 +94,25 @@ export class KubeGateway {
     private readonly options: KubeGatewayOptions = {},
   ) {
     this.pageSize = options.pageSize ?? 500;
+    this.limits = { ...RESPONSE_LIMITS, ...options.limits };
     this.api = new RawApiClient(connection);
-    const kubeConfig = connection.kubeConfig();
-    this.coordination = kubeConfig.makeApiClient(CoordinationV1Api);
-    this.watcher = new Watch(kubeConfig);
+    // client-node's typed client for Leases, sending through the same connections and limits.
+    this.coordination = new CoordinationV1Api(
+      createConfiguration({
+        baseServer: new ServerConfiguration(connection.endpoint.server, {}),
+        httpApi: wrapHttpLibrary(this.api.httpLibrary(this.limits.objectBytes)),
+      }),
+    );
   }
 
-  /** Runs a request with the cluster's timeout; `fn` gets a signal that aborts when it expires. */
+  /**
+   * Runs a request with the cluster's timeout (or `within`, when a list's
+   * deadline comes sooner); `fn` gets a signal that aborts when it expires.
+   */
   private async call<T>(
     what: string,
     fn: (signal: AbortSignal) => Promise<T>,
+    within?: { ms: number; message: string },
   ): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const abandoned = new AbortController();
@@ -98,13 +122,14 @@ export class KubeGateway {
         reject(
           new ClusterRequestError(
             this.cluster,
-            `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`,
+            within?.message ??
+              `cluster "${this.cluster}" did not answer ${what} within ${this.timeoutMs} ms`,
             504,
             'Timeout',
           ),
         );
         abandoned.abort();
-      }, this.timeoutMs);
+      }, within?.ms ?? this.timeoutMs);
     });
     try {
       return await Promise.race([fn(abandoned.signal), timeout]);
@@ -115,9 +140,25 @@ export class KubeGateway {
     }
   }
 
-  /** A plain GET of the API; abandoned (the connection closed) when the timeout expires. */
+  /** A plain GET of one object; abandoned (the connection closed) when the timeout expires. */
   private get<T>(what: string, path: string): Promise<T> {
-    return this.call(what, signal => this.api.getJson<T>(path, signal));
+    return this.call(what, async signal => {
+      const { body } = await this.api.getJson<T>(path, {
+        signal,
+        maxBytes: this.limits.objectBytes,
+      });
+      return body;
+    });
+  }
+
+  /** An answer that went past one of {@link limits}; `sent` says how. */
+  limitExceeded(what: string, sent: string): ClusterRequestError {
+    return new ClusterRequestError(
+      this.cluster,
+      `cluster "${this.cluster}" ${sent} for ${what}: ${MISBEHAVING}`,
+      undefined,
+      'LimitExceeded',
+    );
   }
 
   private toError(what: string, e: unknown): ClusterRequestError {
@@ -137,18 +178,15 @@ export class KubeGateway {
 
   private describe(what: string, e: unknown): ClusterRequestError {
     if (e instanceof ClusterRequestError) return e;
-    const watchStatus = (e as { statusCode?: unknown })?.statusCode;
-    if (typeof watchStatus === 'number') {
-      // client-node's Watch fails with an Error carrying the status of a refused watch.
-      return new ClusterRequestError(
-        this.cluster,
-        `cluster "${this.cluster}" refused ${what}: ${watchStatus} ${
-          (e as Error).message
-        }`,
-        watchStatus,
-        (e as Error).message.replace(/\s+/g, ''),
+    if (e instanceof ResponseTooLargeError)
+      return this.limitExceeded(
+        what,
+        e.part === 'answer'
+          ? `sent an answer of more than ${formatBytes(e.limitBytes)}`
+          : `sent a watch event of more than ${formatBytes(e.limitBytes)}`,
       );
-    }
+    if (e instanceof MalformedWatchEventError)
+      return this.limitExceeded(what, 'sent a watch event that is not JSON');
     if (e instanceof ApiException) {
       const status = statusOf(e.body);
       return new ClusterRequestError(
@@ -187,30 +225,81 @@ export class KubeGateway {
     return (await this.listPages(what, path, query, pick)).items;
   }
 
+  /**
+   * Every page of a list, within {@link limits}: a cluster that sends more
+   * pages, objects or bytes than any real one, hands back a continue token it
+   * gave before (the list would loop), or takes longer than the list's
+   * deadline altogether (each page just within the request timeout) fails
+   * with a ClusterRequestError naming the limit.
+   */
   private async listPages<T>(
     what: string,
     path: string,
     query: Record<string, string>,
     pick?: (item: T) => T,
   ): Promise<{ items: T[]; resourceVersion: string }> {
+    const { listPages, listItems, listBytes, listDeadlineMs, pageBytes } =
+      this.limits;
+    const deadline = Date.now() + listDeadlineMs;
+    const late = `cluster "${this.cluster}" did not finish ${what} within ${
+      listDeadlineMs / 1000
+    } s, all pages together: no real API server is that slow, so pvc-pruner gave up (check what answers at that cluster’s URL)`;
     const items: T[] = [];
+    const tokens = new Set<string>();
     let cont: string | undefined;
     let resourceVersion = '';
+    let pages = 0;
+    let bytes = 0;
     do {
+      if (++pages > listPages)
+        throw this.limitExceeded(what, `sent more than ${listPages} pages`);
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new ClusterRequestError(this.cluster, late, 504, 'Timeout');
       const params = new URLSearchParams({
         ...query,
         limit: String(this.pageSize),
         ...(cont ? { continue: cont } : {}),
       });
-      const page = await this.get<{
-        items: T[];
-        metadata?: { continue?: string; resourceVersion?: string };
-      }>(what, `${path}?${params}`);
-      if (pick) for (const item of page.items) items.push(pick(item));
-      else items.push(...page.items);
+      const page = await this.call(
+        what,
+        signal =>
+          this.api.getJson<{
+            items?: T[] | null;
+            metadata?: { continue?: string; resourceVersion?: string };
+          }>(`${path}?${params}`, { signal, maxBytes: pageBytes }),
+        left < this.timeoutMs ? { ms: left, message: late } : undefined,
+      );
+      bytes += page.bytes;
+      if (bytes > listBytes)
+        throw this.limitExceeded(
+          what,
+          `sent more than ${formatBytes(listBytes)}`,
+        );
+      const pageItems = page.body.items ?? [];
+      if (!Array.isArray(pageItems))
+        throw this.limitExceeded(
+          what,
+          'sent a list page without an items array',
+        );
+      if (items.length + pageItems.length > listItems)
+        throw this.limitExceeded(
+          what,
+          `sent more than ${listItems.toLocaleString('en-US')} objects`,
+        );
+      if (pick) for (const item of pageItems) items.push(pick(item));
+      else for (const item of pageItems) items.push(item);
       // Every page of a paginated list is served at the first page's resourceVersion.
-      resourceVersion ||= page.metadata?.resourceVersion ?? '';
-      cont = page.metadata?.continue || undefined;
+      resourceVersion ||= page.body.metadata?.resourceVersion ?? '';
+      cont = page.body.metadata?.continue || undefined;
+      if (cont !== undefined) {
+        if (tokens.has(cont))
+          throw this.limitExceeded(
+            what,
+            'handed back a continue token it had already given (the list would never end)',
+          );
+        tokens.add(cont);
+      }
     } while (cont);
     return { items, resourceVersion };
   }
@@ -344,7 +433,7 @@ export class KubeGateway {
             propagationPolicy: 'Background',
             ...(dryRun ? { dryRun: ['All'] } : {}),
           },
-          { signal, beforeSend },
+          { signal, beforeSend, maxBytes: this.limits.objectBytes },
         ),
     );
   }
@@ -442,6 +531,13 @@ export class KubeGateway {
     return this.watch(apiPath(resource), {}, resourceVersion, onEvent, onEnd);
   }
 
+  /**
+   * Opens a watch. A cluster that refuses it or cannot be reached ends it at
+   * once, through `onEnd`; one that does not answer within the timeout is a
+   * rejection. Each event is at most `limits.watchEventBytes`: a longer one
+   * (or an endless line) ends the watch with a ClusterRequestError, as does a
+   * line that is not JSON.
+   */
   private async watch<T>(
     path: string,
     query: Record<string, string>,
@@ -449,51 +545,50 @@ export class KubeGateway {
     onEvent: (event: WatchEvent<T>) => void,
     onEnd: (error?: ClusterRequestError) => void,
   ): Promise<() => void> {
+    const what = `watch ${path}`;
+    const params = new URLSearchParams({
+      ...query,
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      ...(resourceVersion ? { resourceVersion } : {}),
+    });
+    const stream = new AbortController();
     let ended = false;
     const end = (err?: unknown) => {
       if (ended) return;
       ended = true;
-      onEnd(err ? this.watchError(path, err) : undefined);
+      stream.abort();
+      onEnd(err ? this.toError(what, err) : undefined);
     };
-    const started = this.watcher.watch(
-      path,
-      {
-        ...query,
-        allowWatchBookmarks: true,
-        ...(resourceVersion ? { resourceVersion } : {}),
-      },
-      (type, object) =>
-        onEvent({ type: type as WatchEvent<T>['type'], object: object as T }),
-      err => end(err),
-    );
-    let controller: AbortController;
+    let timedOut = false;
     try {
-      controller = await this.call(`watch ${path}`, () => started);
+      await this.call(what, signal => {
+        signal.addEventListener('abort', () => {
+          timedOut = true;
+          stream.abort();
+        });
+        return this.api.watch(`${path}?${params}`, {
+          signal: stream.signal,
+          maxLineBytes: this.limits.watchEventBytes,
+          maxBytes: this.limits.objectBytes,
+          onEvent: event => {
+            if (!ended) onEvent(event as WatchEvent<T>);
+          },
+          onEnd: end,
+        });
+      });
     } catch (e) {
       // A watch that connects after its timeout gave up on it is closed, not leaked.
-      ended = true;
-      started.then(late => late.abort()).catch(() => {});
-      throw e;
+      if (timedOut) {
+        ended = true;
+        throw e;
+      }
+      end(e);
     }
     return () => {
       ended = true;
-      controller.abort();
+      stream.abort();
     };
-  }
-
-  /** client-node's watch fails a non-200 answer with a plain Error carrying statusCode. */
-  private watchError(path: string, err: unknown): ClusterRequestError {
-    const statusCode = (err as { statusCode?: unknown })?.statusCode;
-    if (typeof statusCode === 'number' && !(err instanceof ApiException)) {
-      return new ClusterRequestError(
-        this.cluster,
-        `cluster "${this.cluster}" refused watch ${path}: ${statusCode} ${
-          (err as Error).message
-        }`,
-        statusCode,
-      );
-    }
-    return this.toError(`watch ${path}`, err);
   }
 
   private async orUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {

@@ -1,6 +1,10 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
-import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
+import type {
+  AuthenticationStrategy,
+  ClusterDetails,
+} from '@backstage/plugin-kubernetes-node';
+import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
 import { ClusterAuth } from './auth';
 import { ClusterRegistry } from './ClusterRegistry';
 import { KubeGateways } from './KubeGateways';
@@ -32,6 +36,8 @@ function gateways() {
     1000,
   );
 }
+
+const emptyList = JSON.stringify({ metadata: {}, items: [] });
 
 describe('KubeGateways', () => {
   it('asks a user without a token for a client-side cluster to sign in, naming the provider', async () => {
@@ -66,5 +72,109 @@ describe('KubeGateways', () => {
     await expect(gateways().for('nope')).rejects.toMatchObject({
       name: 'NotFoundError',
     });
+  });
+
+  describe('clusters are told apart by more than their name', () => {
+    it('sends nothing for a cluster to its old URL once its URL changed: its gateway is new', async () => {
+      const [a, b] = await Promise.all([
+        startFakeApiServer((_req, res) => res.end(emptyList)),
+        startFakeApiServer((_req, res) => res.end(emptyList)),
+      ]);
+      try {
+        const logger = mockServices.logger.mock();
+        const located: ClusterDetails[] = [
+          cluster('warehouse', {
+            'kubernetes.io/auth-provider': 'localKubectlProxy',
+          }),
+        ];
+        located[0].url = a.url;
+        const all = new KubeGateways(
+          ClusterRegistry.of(located, logger),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          1000,
+        );
+        const before = await all.for('warehouse');
+        await before.listClaims('shop');
+        expect(await all.for('warehouse')).toBe(before);
+
+        located[0] = { ...located[0], url: b.url };
+        const after = await all.for('warehouse');
+        await after.listClaims('shop');
+
+        expect(after).not.toBe(before);
+        expect(a.requests).toHaveLength(1);
+        expect(b.requests).toHaveLength(1);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+  });
+
+  describe("a request's tokens", () => {
+    const TOKENS = {
+      google: 'google-token',
+      aks: 'aks-token',
+      oidc: { okta: 'okta-token', microsoft: 'microsoft-token' },
+      pinniped: 'pinniped-token',
+    };
+
+    it.each([
+      [
+        'google',
+        { 'kubernetes.io/auth-provider': 'google' },
+        { google: 'google-token' },
+      ],
+      [
+        'oidc (okta)',
+        {
+          'kubernetes.io/auth-provider': 'oidc',
+          'kubernetes.io/oidc-token-provider': 'okta',
+        },
+        { oidc: { okta: 'okta-token' } },
+      ],
+      [
+        'custom (pinniped)',
+        { 'kubernetes.io/auth-provider': 'pinniped' },
+        { pinniped: 'pinniped-token' },
+      ],
+      ['aws (which reads none)', { 'kubernetes.io/auth-provider': 'aws' }, {}],
+    ])(
+      'reach a %s cluster only with the token that cluster reads',
+      async (_what, authMetadata, expected) => {
+        const fake = await startFakeApiServer((_req, res) =>
+          res.end(emptyList),
+        );
+        try {
+          const seen: unknown[] = [];
+          const recording: AuthenticationStrategy = {
+            getCredential: async (_cluster, requestAuth) => {
+              seen.push(requestAuth);
+              return { type: 'bearer token', token: 'from-strategy' };
+            },
+            validateCluster: () => [],
+            presentAuthMetadata: () => ({}),
+          };
+          const logger = mockServices.logger.mock();
+          const target = { ...cluster('target', authMetadata), url: fake.url };
+          const all = new KubeGateways(
+            ClusterRegistry.of([target], logger),
+            ClusterAuth.create({
+              config: new ConfigReader({}),
+              logger,
+              extraStrategies: new Map(
+                ['google', 'oidc', 'pinniped', 'aws'].map(p => [p, recording]),
+              ),
+            }),
+            1000,
+          );
+
+          await (await all.for('target', TOKENS)).listClaims('shop');
+
+          expect(seen).toEqual([expected]);
+        } finally {
+          await fake.close();
+        }
+      },
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { NotFoundError } from '@backstage/errors';
 import {
+  ANNOTATION_KUBERNETES_OIDC_TOKEN_PROVIDER,
   KubernetesRequestAuth,
   SERVICEACCOUNT_CA_PATH,
 } from '@backstage/plugin-kubernetes-common';
@@ -10,6 +11,7 @@ import { authProviderOf, ClusterAuth } from './auth';
 import { caOf, ClusterConnection, ClusterEndpoint } from './ClusterConnection';
 import { ClusterRegistry } from './ClusterRegistry';
 import { KubeGateway } from './KubeGateway';
+import { LocatedCluster } from './LocatedCluster';
 
 /**
  * Where to reach a cluster. As upstream, a serviceAccount cluster without a
@@ -40,15 +42,45 @@ function endpointOf(cluster: ClusterDetails): ClusterEndpoint {
 }
 
 /**
+ * Of the tokens a request carries, only the one this cluster's provider
+ * reads (`google`, `aks`, its own `oidc` token provider's; a custom
+ * provider's own key): a request that reads several clusters never hands
+ * one cluster's strategy, and so its server, the token meant for another.
+ */
+export function requestAuthFor(
+  cluster: ClusterDetails,
+  requestAuth: KubernetesRequestAuth,
+): KubernetesRequestAuth {
+  const provider = authProviderOf(cluster);
+  if (!provider || !Object.hasOwn(requestAuth, provider)) return {};
+  const value = requestAuth[provider];
+  if (provider !== 'oidc') return { [provider]: value };
+  const tokenProvider =
+    cluster.authMetadata[ANNOTATION_KUBERNETES_OIDC_TOKEN_PROVIDER];
+  const tokens = value as Record<string, unknown> | undefined;
+  return tokenProvider &&
+    typeof tokens === 'object' &&
+    tokens !== null &&
+    Object.hasOwn(tokens, tokenProvider)
+    ? ({
+        oidc: { [tokenProvider]: tokens[tokenProvider] },
+      } as KubernetesRequestAuth)
+    : {};
+}
+
+/**
  * KubeGateways for the located clusters. Clusters reached with the plugin's
- * own credentials share one gateway (rebuilt when the cluster's details
- * change); clusters of client-side providers (google, oidc, aks) get a
- * gateway per request or job, carrying the user's token in memory only.
+ * own credentials share one gateway per cluster identity (a cluster whose
+ * URL, CA or credentials change gets a new one, and the old one is never
+ * used again); clusters of client-side providers (google, oidc, aks) get a
+ * gateway per request or job, carrying the user's token for that cluster
+ * only, in memory only.
  */
 export class KubeGateways {
+  /** By the place a cluster was found (see LocatedCluster), with the identity it was built for. */
   private readonly shared = new Map<
     string,
-    { details: string; gateway: KubeGateway }
+    { identity: string; gateway: KubeGateway }
   >();
 
   constructor(
@@ -57,8 +89,13 @@ export class KubeGateways {
     private readonly timeoutMs: number,
   ) {}
 
-  list(): Promise<ClusterDetails[]> {
-    return this.clusters.list();
+  /** The located clusters; the shared gateways of clusters no longer located are let go. */
+  async list(): Promise<LocatedCluster[]> {
+    const clusters = await this.clusters.list();
+    const places = new Set(clusters.map(c => c.place));
+    for (const place of this.shared.keys())
+      if (!places.has(place)) this.shared.delete(place);
+    return clusters;
   }
 
   /**
@@ -76,12 +113,15 @@ export class KubeGateways {
     return this.forCluster(details, requestAuth);
   }
 
-  /** The gateway for located cluster details. */
+  /** The gateway for a located cluster; of `requestAuth`, only the token for this cluster is used. */
   forCluster(
-    cluster: ClusterDetails,
+    cluster: LocatedCluster,
     requestAuth: KubernetesRequestAuth = {},
   ): KubeGateway {
-    const credential = this.auth.credentialSource(cluster, requestAuth);
+    const credential = this.auth.credentialSource(
+      cluster,
+      requestAuthFor(cluster, requestAuth),
+    );
     const connection = () =>
       new ClusterConnection(
         endpointOf(cluster),
@@ -93,11 +133,10 @@ export class KubeGateways {
         userTokenProvider: authProviderOf(cluster),
       });
     }
-    const key = JSON.stringify(cluster);
-    const known = this.shared.get(cluster.name);
-    if (known?.details === key) return known.gateway;
+    const known = this.shared.get(cluster.place);
+    if (known?.identity === cluster.identity) return known.gateway;
     const gateway = new KubeGateway(cluster.name, connection(), this.timeoutMs);
-    this.shared.set(cluster.name, { details: key, gateway });
+    this.shared.set(cluster.place, { identity: cluster.identity, gateway });
     return gateway;
   }
 }

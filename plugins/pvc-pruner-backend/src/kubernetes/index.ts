@@ -5,7 +5,8 @@ export {
   type KubeGatewayOptions,
   type WatchEvent,
 } from './KubeGateway';
-export { KubeGateways } from './KubeGateways';
+export { KubeGateways, requestAuthFor } from './KubeGateways';
+export { type LocatedCluster, locatedCluster } from './LocatedCluster';
 export { apiPath, type KubeResource } from './apiPath';
 export {
   caOf,
@@ -23,6 +24,7 @@ export {
 export { clusterFailure } from './clusterFailure';
 export type { GkeCluster, GkeClusterClient } from './locators';
 export {
+  type CacheUse,
   ClusterCache,
   ClusterCaches,
   parseLabelSelector,

@@ -17,9 +17,10 @@ import {
 export class CachedClassifier {
   constructor(private readonly pausedStatefulSets: PausedStatefulSets) {}
 
-  private readonly snapshots = new Map<
-    string,
-    { generation: string; snapshot: NamespaceSnapshot }
+  /** By cache (a cluster replaced by another of its name has a new cache), then namespace. */
+  private readonly snapshots = new WeakMap<
+    ClusterCache,
+    Map<string, { generation: string; snapshot: NamespaceSnapshot }>
   >();
   /**
    * By the cached StatefulSet object: the cache replaces it whenever the
@@ -66,15 +67,19 @@ export class CachedClassifier {
   }
 
   private snapshot(cache: ClusterCache, namespace: string, generation: string) {
-    const key = `${cache.cluster}/${namespace}`;
-    const kept = this.snapshots.get(key);
+    let ofCache = this.snapshots.get(cache);
+    if (!ofCache) {
+      ofCache = new Map();
+      this.snapshots.set(cache, ofCache);
+    }
+    const kept = ofCache.get(namespace);
     if (kept?.generation === generation) return kept.snapshot;
     const snapshot = NamespaceSnapshot.fromIndex(
       namespace,
       cache.claims.inNamespace(namespace),
       cache.pods.indexed(namespace),
     );
-    this.snapshots.set(key, { generation, snapshot });
+    ofCache.set(namespace, { generation, snapshot });
     return snapshot;
   }
 }

@@ -1,6 +1,7 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import { Entity } from '@backstage/catalog-model';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import {
   horizontalPodAutoscaler,
   KubeSim,
@@ -9,6 +10,7 @@ import {
   statefulSet,
 } from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
+import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import {
   ClusterAuth,
@@ -16,6 +18,7 @@ import {
   ClusterRegistry,
   KubeGateway,
   KubeGateways,
+  LocatedCluster,
 } from '../kubernetes';
 import { OrphanFinder } from './OrphanFinder';
 import { WATCH_CACHE_TRIMMERS } from './orphanRule';
@@ -26,8 +29,11 @@ let sim: KubeSim;
 let gateways: KubeGateways;
 /** The shared gateway of cluster demo, whose cache the finder reads. */
 let demo: KubeGateway;
+let demoCluster: LocatedCluster;
 let caches: ClusterCaches;
 let finder: OrphanFinder;
+/** The demo cluster's cache, if ready; asking does not start one. */
+const cacheOfDemo = () => caches.ready(demoCluster, demo, { start: false });
 
 const target = {
   entity: {} as Entity,
@@ -140,6 +146,7 @@ beforeAll(async () => {
     5000,
   );
   demo = await gateways.for('demo');
+  demoCluster = (await gateways.list())[0];
 });
 
 beforeEach(() => {
@@ -175,7 +182,7 @@ describe('OrphanFinder with a watch cache', () => {
       ]),
     );
 
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     sim.clearRequests();
     const cached = await finder.findForEntity(target);
 
@@ -191,7 +198,7 @@ describe('OrphanFinder with a watch cache', () => {
       latencyMs: 500,
     });
     const live = await finder.findForEntity(target);
-    expect(caches.ready(demo)).toBeUndefined();
+    expect(cacheOfDemo()).toBeUndefined();
     sim.clearRequests();
 
     const waited = await finder.findForEntity(target);
@@ -204,7 +211,7 @@ describe('OrphanFinder with a watch cache', () => {
 
   it('answers from what the watches delivered since', async () => {
     await finder.findForEntity(target);
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     sim.clearRequests();
     sim.store.create(
       'persistentvolumeclaims',
@@ -255,7 +262,7 @@ describe('OrphanFinder with a watch cache', () => {
     };
     const details = (await finder.clustersOf({}))[0];
     await finder.findForEntity(target);
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     const namesOf = async () =>
       (await finder.scanCluster(details, [byId])).byEntity
         .get(byId.entityRef)!
@@ -297,7 +304,7 @@ describe('OrphanFinder with a watch cache', () => {
     await finder.findForEntity(target);
     await eventually(
       'the cache watching',
-      () => caches.ready(demo) && !caches.ready(demo)!.staleness(),
+      () => cacheOfDemo() && !cacheOfDemo()!.staleness(),
     );
     const fresh = await finder.findForEntity(target);
     expect(fresh.clusters[0]).not.toHaveProperty('staleness');
@@ -377,6 +384,53 @@ describe('OrphanFinder admitting what the caller may see', () => {
   });
 });
 
+describe('OrphanFinder and a misbehaving cluster', () => {
+  it('shows that cluster as failed, naming the limit it went past, and still answers the others', async () => {
+    const fake = await startFakeApiServer((_req, res) =>
+      // Always the same continue token: without a limit, a list that never ends.
+      res.end(JSON.stringify({ metadata: { continue: 'again' }, items: [] })),
+    );
+    try {
+      const logger = mockServices.logger.mock();
+      const finder2 = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of(
+            [
+              {
+                name: 'looping',
+                url: fake.url,
+                authMetadata: {
+                  'kubernetes.io/auth-provider': 'localKubectlProxy',
+                },
+              },
+              (await gateways.list())[0],
+            ],
+            logger,
+          ),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+
+      const found = await finder2.findForEntity(target);
+
+      expect(found.clusters[0]).toEqual({
+        cluster: 'looping',
+        ok: false,
+        error: {
+          name: 'ClusterRequestError',
+          message:
+            'cluster "looping" handed back a continue token it had already given (the list would never end) for list statefulsets: no real API server sends that, so pvc-pruner stopped reading (check what answers at that cluster’s URL)',
+        },
+      });
+      expect(found.clusters[1]).toMatchObject({ cluster: 'demo', ok: true });
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('OrphanFinder and the claims that will come back', () => {
   /** StatefulSet db at `replicas`, with the claims of ordinals 0–2 only (the tests above add one and scale it). */
   function resetDb(replicas: number) {
@@ -443,7 +497,7 @@ describe('OrphanFinder and the claims that will come back', () => {
     ]);
 
     // The cache is refused the HPAs too, and answers the same.
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     const cached = await finder.findForEntity(target);
     expect(orphanNames(cached)).toEqual([]);
     expect(keptOf(cached).map(k => k[1])).toEqual([
@@ -454,7 +508,7 @@ describe('OrphanFinder and the claims that will come back', () => {
 
   it("answers from the cache as the namespace's HPAs are created, raised and deleted, without a re-list", async () => {
     await finder.findForEntity(target);
-    await eventually('the cache', () => caches.ready(demo));
+    await eventually('the cache', () => cacheOfDemo());
     sim.clearRequests();
     expect(orphanNames(await finder.findForEntity(target))).toEqual([
       'data-db-1',
@@ -500,7 +554,7 @@ describe('OrphanFinder and the claims that will come back', () => {
         ['data-db-1', 'paused', null],
         ['data-db-2', 'paused', null],
       ]);
-      await eventually('the cache', () => caches.ready(demo));
+      await eventually('the cache', () => cacheOfDemo());
       expect(await finder.findForEntity(target)).toEqual(live);
     });
 
@@ -510,8 +564,199 @@ describe('OrphanFinder and the claims that will come back', () => {
       });
       const live = await offering.findForEntity(target);
       expect(orphanNames(live)).toEqual(['data-db-1', 'data-db-2']);
-      await eventually('the cache', () => caches.ready(demo));
+      await eventually('the cache', () => cacheOfDemo());
       expect(await offering.findForEntity(target)).toEqual(live);
     });
+  });
+});
+
+/**
+ * An API server holding one StatefulSet, `name` in namespace shop with the
+ * label app=db (it answers every selector with it), and nothing else: a list of any other kind is empty, a watch stays open.
+ */
+function oneStatefulSetCluster(name: string) {
+  return startFakeApiServer((_req, res, url) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (url.searchParams.get('watch')) {
+      res.flushHeaders();
+      return;
+    }
+    const items = url.pathname.endsWith('/statefulsets')
+      ? [
+          {
+            metadata: {
+              name,
+              namespace: 'shop',
+              uid: `uid-${name}`,
+              labels: { app: 'db' },
+            },
+            spec: { replicas: 1, selector: {}, template: {} },
+          },
+        ]
+      : [];
+    res.end(JSON.stringify({ metadata: { resourceVersion: '1' }, items }));
+  });
+}
+
+const statefulSetNames = (
+  scan: Awaited<ReturnType<OrphanFinder['findForEntity']>>,
+) =>
+  scan.clusters.map(c => [c.cluster, c.ok && c.statefulSets.map(s => s.name)]);
+
+describe('OrphanFinder and clusters of one name', () => {
+  it("never shares one cluster's live scan with another of the same name", async () => {
+    const [a, b] = await Promise.all([
+      oneStatefulSetCluster('in-a'),
+      oneStatefulSetCluster('in-b'),
+    ]);
+    try {
+      const logger = mockServices.logger.mock();
+      const details = (url: string) => ({
+        name: 'twin',
+        url,
+        authMetadata: { 'kubernetes.io/auth-provider': 'localKubectlProxy' },
+      });
+      // Two locators giving one name (the registry warns): two clusters all the same.
+      const twins = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of([details(a.url), details(b.url)], logger),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+
+      expect(statefulSetNames(await twins.findForEntity(target))).toEqual([
+        ['twin', ['in-a']],
+        ['twin', ['in-b']],
+      ]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe('OrphanFinder and clusters the catalog locator found', () => {
+  const cacheLists = (
+    requests: Array<{ path: string; query: URLSearchParams }>,
+  ) =>
+    requests.filter(r => r.path === '/api/v1/pods' && !r.query.get('watch'))
+      .length;
+
+  it("starts a catalog cluster's cache for an entity's read, never for the fleet's", async () => {
+    const fake = await oneStatefulSetCluster('db');
+    try {
+      const logger = mockServices.logger.mock();
+      const config = new ConfigReader({
+        kubernetes: {
+          clusterLocatorMethods: [
+            { type: 'catalog', dangerouslyAllowClusterUrls: ['127.0.0.1'] },
+          ],
+        },
+      });
+      const clusterAuth = ClusterAuth.create({ config, logger });
+      const registry = ClusterRegistry.fromConfig({
+        config,
+        logger,
+        auth: mockServices.auth(),
+        clusterAuth,
+        catalog: catalogServiceMock({
+          entities: [
+            {
+              apiVersion: 'backstage.io/v1alpha1',
+              kind: 'Resource',
+              metadata: {
+                name: 'from-catalog',
+                annotations: {
+                  'kubernetes.io/api-server': fake.url,
+                  'kubernetes.io/api-server-certificate-authority': 'Q0E=',
+                  'kubernetes.io/auth-provider': 'localKubectlProxy',
+                },
+              },
+              spec: { type: 'kubernetes-cluster', owner: 'platform' },
+            },
+          ],
+        }),
+      });
+      const catalogCaches = new ClusterCaches({
+        trim: WATCH_CACHE_TRIMMERS,
+        logger,
+        syncWaitMs: 5000,
+        timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
+      });
+      const catalogGateways = new KubeGateways(registry, clusterAuth, 5000);
+      const catalogFinder = new OrphanFinder(catalogGateways, catalogCaches);
+      try {
+        const [cluster] = await catalogFinder.clustersOf({});
+        expect(cluster.locatorType).toBe('catalog');
+
+        const fleetScan = () =>
+          catalogFinder
+            .scanCluster(cluster, [target])
+            .then(s => s.byEntity.get(target.entityRef)!.map(r => r.name));
+        expect(await fleetScan()).toEqual(['db']);
+        expect(await fleetScan()).toEqual(['db']);
+        await new Promise(r => setTimeout(r, 100));
+        expect(cacheLists(fake.requests)).toBe(0);
+
+        await catalogFinder.findForEntity(target);
+        await eventually('the cache listing', () => cacheLists(fake.requests));
+        await eventually('the cache ready', () =>
+          catalogCaches.ready(cluster, catalogGateways.forCluster(cluster), {
+            start: false,
+          }),
+        );
+        // Once it runs, the fleet reads from it too.
+        const before = fake.requests.length;
+        expect(await fleetScan()).toEqual(['db']);
+        expect(fake.requests.length).toBe(before);
+      } finally {
+        await catalogCaches.stop();
+      }
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe("OrphanFinder and a user's tokens", () => {
+  it('sends them only to the clusters a read reads: the one an entity names, the one a fleet scan is for', async () => {
+    const [a, b] = await Promise.all([
+      oneStatefulSetCluster('in-a'),
+      oneStatefulSetCluster('in-b'),
+    ]);
+    try {
+      const logger = mockServices.logger.mock();
+      const google = (name: string, url: string) => ({
+        name,
+        url,
+        authMetadata: { 'kubernetes.io/auth-provider': 'google' },
+      });
+      const userFinder = new OrphanFinder(
+        new KubeGateways(
+          ClusterRegistry.of([google('a', a.url), google('b', b.url)], logger),
+          ClusterAuth.create({ config: new ConfigReader({}), logger }),
+          5000,
+        ),
+      );
+      const tokens = { google: 'the-user-token' };
+
+      const found = await userFinder.findForEntity(
+        { ...target, cluster: 'a' },
+        tokens,
+      );
+      expect(statefulSetNames(found)).toEqual([['a', ['in-a']]]);
+      expect(a.requests.map(r => r.authorization)).toEqual(
+        a.requests.map(() => 'Bearer the-user-token'),
+      );
+      expect(b.requests).toEqual([]);
+
+      const readOfA = a.requests.length;
+      const [, clusterB] = await userFinder.clustersOf({});
+      await userFinder.scanCluster(clusterB, [target], { requestAuth: tokens });
+      expect(b.requests.length).toBeGreaterThan(0);
+      expect(a.requests).toHaveLength(readOfA);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });

@@ -3,7 +3,6 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
-import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import {
   ClusterOrphans,
   ClusterStaleness,
@@ -22,6 +21,7 @@ import {
   ClusterRequestError,
   KubeGateway,
   KubeGateways,
+  LocatedCluster,
   singleEqualityOf,
 } from '../kubernetes';
 import { readAutoscalers } from '../autoscaling';
@@ -77,9 +77,12 @@ export interface ClusterScan {
  * the StatefulSet controller copies only matchLabels onto claims), and
  * applies the orphan rule. Reads a cluster's watch cache once it is synced;
  * until then (or without one) reads live, and only the orphans' volumes one
- * by one. With an annotator, every scan records its orphans as seen and
- * adds their first sightings and costs. `rule` holds the orphan rule's
- * settings (pvcPruner.pausedStatefulSets).
+ * by one. An entity's read starts its clusters' caches; the fleet's starts
+ * none for a cluster the catalog locator found (anyone who writes a catalog
+ * Resource could otherwise have the backend follow a cluster nobody reads).
+ * With an annotator, every scan records its orphans as seen and adds their
+ * first sightings and costs. `rule` holds the orphan rule's settings
+ * (pvcPruner.pausedStatefulSets).
  */
 export class OrphanFinder {
   private readonly cached: CachedClassifier;
@@ -101,13 +104,16 @@ export class OrphanFinder {
     this.cached = new CachedClassifier(rule.pausedStatefulSets);
   }
 
-  /** The located clusters an entity's workloads may be in: every one, or the one it names. */
+  /**
+   * The located clusters an entity's workloads may be in: every one, or the
+   * one it names. The caches of clusters no longer located are stopped.
+   */
   async clustersOf(
     target: Pick<EntityWorkloadTarget, 'cluster'>,
-  ): Promise<ClusterDetails[]> {
-    return (await this.gateways.list()).filter(
-      c => !target.cluster || c.name === target.cluster,
-    );
+  ): Promise<LocatedCluster[]> {
+    const clusters = await this.gateways.list();
+    this.caches?.retain(clusters);
+    return clusters.filter(c => !target.cluster || c.name === target.cluster);
   }
 
   /**
@@ -161,7 +167,7 @@ export class OrphanFinder {
    * when the cluster cannot be read.
    */
   async scanCluster(
-    details: ClusterDetails,
+    details: LocatedCluster,
     targets: EntityWorkloadTarget[],
     options: {
       includeUnowned?: boolean;
@@ -172,7 +178,9 @@ export class OrphanFinder {
     const cluster = details.name;
     const gateway = this.gateways.forCluster(details, options.requestAuth);
     // A gateway acting for a user has no cache: what it reads is the user's to see, never shared.
-    const cache = await this.caches?.whenReady(gateway);
+    const cache = await this.caches?.whenReady(details, gateway, {
+      start: details.locatorType !== 'catalog',
+    });
     const byLabel = cache && this.labelIndexOf(cache);
     // From the cache when it is synced and understands the selector; else from the API server.
     const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
@@ -223,7 +231,7 @@ export class OrphanFinder {
    * the finder annotates); undefined when it does not exist.
    */
   async findStatefulSet(
-    details: ClusterDetails,
+    details: LocatedCluster,
     namespace: string,
     name: string,
     requestAuth: KubernetesRequestAuth = {},
@@ -255,13 +263,13 @@ export class OrphanFinder {
   }
 
   private async sectionOf(
-    cluster: ClusterDetails,
+    cluster: LocatedCluster,
     target: EntityWorkloadTarget,
     requestAuth: KubernetesRequestAuth,
   ): Promise<Scanned> {
     try {
       const gateway = this.gateways.forCluster(cluster, requestAuth);
-      const cache = await this.caches?.whenReady(gateway);
+      const cache = await this.caches?.whenReady(cluster, gateway);
       const cached = cache?.statefulSetsMatching(
         target.labelSelector,
         target.namespace,
@@ -296,7 +304,9 @@ export class OrphanFinder {
       // One user's scan is never shared with another's: each sees what their own token may.
       if (gateway.actsForUser) return await scan();
       return await this.liveScans.run(
-        `${cluster.name}\n${target.labelSelector}\n${target.namespace ?? ''}`,
+        `${cluster.identity}\n${target.labelSelector}\n${
+          target.namespace ?? ''
+        }`,
         scan,
       );
     } catch (e) {

@@ -5,6 +5,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import {
   FleetRequest,
+  GetOrphansOptions,
   PvcPrunerApi,
   UnownedOrphansRequest,
 } from '../api/PvcPrunerApi';
@@ -31,6 +32,8 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   unownedOrphans: PvcPrunerApi['getUnownedOrphans'] = () =>
     new Promise(() => {});
   readonly unownedRequests: UnownedOrphansRequest[] = [];
+  /** The options of each getOrphans call. */
+  readonly orphansOptions: Array<GetOrphansOptions | undefined> = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -39,8 +42,10 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   private readonly events = new Map<string, PruneEvent[]>();
   private readonly listeners = new Map<string, Set<Listener>>();
 
-  getOrphans: PvcPrunerApi['getOrphans'] = async entityRef =>
-    this.orphans(entityRef);
+  getOrphans: PvcPrunerApi['getOrphans'] = async (entityRef, options) => {
+    this.orphansOptions.push(options);
+    return this.orphans(entityRef, options);
+  };
 
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);

@@ -12,8 +12,7 @@ import {
   mockApis,
   renderInTestApp,
 } from '@backstage/test-utils';
-import { pvcPrunerApiRef } from '../api/PvcPrunerApi';
-import { FakePvcPrunerApi } from './FakePvcPrunerApi';
+import { PvcPrunerApi, pvcPrunerApiRef } from '../api/PvcPrunerApi';
 
 let counter = 0;
 
@@ -36,7 +35,8 @@ export function makeEntity(
 }
 
 export interface RenderOptions {
-  api: FakePvcPrunerApi;
+  /** Usually a FakePvcPrunerApi; a PvcPrunerClient where the HTTP requests are the point. */
+  api: PvcPrunerApi;
   entity?: Entity;
   /** Permission name → answer; anything not named is allowed. */
   deny?: string[];

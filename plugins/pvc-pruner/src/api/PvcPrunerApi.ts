@@ -23,6 +23,21 @@ export interface ListPruneJobsRequest {
 }
 
 /**
+ * Options of {@link PvcPrunerApi.getOrphans}.
+ *
+ * @public
+ */
+export interface GetOrphansOptions {
+  /**
+   * The cluster the entity names in its `backstage.io/kubernetes-cluster`
+   * annotation, if it names one: the user's tokens for client-side
+   * providers are asked for, and sent, for that cluster only. An entity
+   * that names none maps to every cluster, and so do its tokens.
+   */
+  cluster?: string;
+}
+
+/**
  * Filters and page of the fleet view (`GET /v1/fleet`).
  *
  * @public
@@ -61,7 +76,10 @@ export interface UnownedOrphansRequest {
  */
 export interface PvcPrunerApi {
   /** The orphaned claims of an entity's StatefulSets, per cluster. */
-  getOrphans(entityRef: string): Promise<OrphansResponse>;
+  getOrphans(
+    entityRef: string,
+    options?: GetOrphansOptions,
+  ): Promise<OrphansResponse>;
 
   /** One page of what every entity the user may read could reclaim, across clusters. */
   getFleet(request?: FleetRequest): Promise<FleetResponse>;

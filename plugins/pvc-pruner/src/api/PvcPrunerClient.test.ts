@@ -24,6 +24,38 @@ const errorBody = (status: number, name: string, message: string) =>
     { status },
   );
 
+/** Clusters as `GET /v1/clusters` lists them: one server-side, three of client-side providers. */
+const TOKEN_CLUSTERS = [
+  { name: 'prod', authProvider: 'serviceAccount' },
+  { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
+  { name: 'gke', authProvider: 'google', userTokenKey: 'google' },
+  { name: 'gke-2', authProvider: 'google', userTokenKey: 'google' },
+];
+
+/** The `Backstage-Kubernetes-Authorization-*` headers of a request. */
+const tokenHeaders = (request: Request) =>
+  Object.fromEntries(
+    [...request.headers.entries()].filter(([k]) =>
+      k.startsWith('backstage-kubernetes-authorization'),
+    ),
+  );
+
+/** A client whose kubernetesAuthProvidersApi gives `<key>-user-token` for every key it is asked. */
+function clientWithUserTokens() {
+  const getCredentials = jest.fn(async (key: string) => ({
+    token: `${key}-user-token`,
+  }));
+  const client = new PvcPrunerClient({
+    discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+    fetchApi: { fetch },
+    kubernetesAuthProvidersApi: {
+      getCredentials,
+      decorateRequestBodyForAuth: jest.fn(),
+    },
+  });
+  return { client, getCredentials };
+}
+
 function makeClient() {
   const client = new PvcPrunerClient({
     discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
@@ -88,22 +120,9 @@ describe('PvcPrunerClient', () => {
 
   it('sends the user tokens of client-side clusters as the Kubernetes proxy client does, and only the prune cluster’s with a prune or a fleet filtered by cluster', async () => {
     const seen: Array<Record<string, string>> = [];
-    const tokenHeaders = (request: Request) =>
-      Object.fromEntries(
-        [...request.headers.entries()].filter(([k]) =>
-          k.startsWith('backstage-kubernetes-authorization'),
-        ),
-      );
     server.use(
       http.get(`${base}/v1/clusters`, () =>
-        HttpResponse.json({
-          items: [
-            { name: 'prod', authProvider: 'serviceAccount' },
-            { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
-            { name: 'gke', authProvider: 'google', userTokenKey: 'google' },
-            { name: 'gke-2', authProvider: 'google', userTokenKey: 'google' },
-          ],
-        }),
+        HttpResponse.json({ items: TOKEN_CLUSTERS }),
       ),
       http.get(`${base}/v1/orphans`, ({ request }) => {
         seen.push(tokenHeaders(request));
@@ -118,17 +137,7 @@ describe('PvcPrunerClient', () => {
         return HttpResponse.json({ items: [] });
       }),
     );
-    const getCredentials = jest.fn(async (key: string) => ({
-      token: `${key}-user-token`,
-    }));
-    const client = new PvcPrunerClient({
-      discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
-      fetchApi: { fetch },
-      kubernetesAuthProvidersApi: {
-        getCredentials,
-        decorateRequestBodyForAuth: jest.fn(),
-      },
-    });
+    const { client, getCredentials } = clientWithUserTokens();
 
     await client.getOrphans('component:default/shop');
     await client.startPrune({
@@ -166,6 +175,33 @@ describe('PvcPrunerClient', () => {
       'google',
       'google',
     ]);
+  });
+
+  it('asks for, and sends, only the token of the cluster an entity names; none for a cluster it does not know', async () => {
+    const seen: Array<Record<string, string>> = [];
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({ items: TOKEN_CLUSTERS }),
+      ),
+      http.get(`${base}/v1/orphans`, ({ request }) => {
+        seen.push(tokenHeaders(request));
+        return HttpResponse.json(makeResponse([]));
+      }),
+    );
+    const { client, getCredentials } = clientWithUserTokens();
+
+    await client.getOrphans('component:default/corp-app', { cluster: 'corp' });
+    await client.getOrphans('component:default/prod-app', { cluster: 'prod' });
+    await client.getOrphans('component:default/lost', { cluster: 'nowhere' });
+
+    expect(seen).toEqual([
+      {
+        'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+      },
+      {},
+      {},
+    ]);
+    expect(getCredentials.mock.calls.map(c => c[0])).toEqual(['oidc.okta']);
   });
 
   it('still scans when the user cannot get a token for a provider: that cluster’s section says so', async () => {

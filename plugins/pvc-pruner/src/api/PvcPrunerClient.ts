@@ -17,6 +17,7 @@ import {
 import type { KubernetesAuthProvidersApi } from '@backstage/plugin-kubernetes-react';
 import {
   FleetRequest,
+  GetOrphansOptions,
   ListPruneJobsRequest,
   PvcPrunerApi,
   UnownedOrphansRequest,
@@ -83,10 +84,14 @@ export class PvcPrunerClient implements PvcPrunerApi {
     );
   }
 
-  async getOrphans(entityRef: string): Promise<OrphansResponse> {
+  async getOrphans(
+    entityRef: string,
+    options: GetOrphansOptions = {},
+  ): Promise<OrphansResponse> {
+    // Only the tokens of the clusters the entity maps to: one if it names one, else all.
     return this.get(
       `/v1/orphans?${new URLSearchParams({ entityRef })}`,
-      await this.clusterTokens.headers(),
+      await this.clusterTokens.headers(options.cluster || undefined),
     );
   }
 

@@ -9,13 +9,14 @@ export const ORPHANS_REFRESH_MS = 15000;
 /**
  * Loads the entity's orphaned claims, and reloads them every
  * ORPHANS_REFRESH_MS while the page is visible. While `retry` reloads,
- * `value` keeps the previous answer so the card does not flash.
+ * `value` keeps the previous answer so the card does not flash. `cluster`
+ * is the cluster the entity names, if it names one (see GetOrphansOptions).
  */
-export function useOrphans(entityRef: string) {
+export function useOrphans(entityRef: string, cluster?: string) {
   const api = useApi(pvcPrunerApiRef);
   const state = useAsyncRetry(
-    () => api.getOrphans(entityRef),
-    [api, entityRef],
+    () => api.getOrphans(entityRef, { cluster }),
+    [api, entityRef, cluster],
   );
   useInterval(() => {
     if (document.visibilityState === 'visible' && !state.loading) state.retry();

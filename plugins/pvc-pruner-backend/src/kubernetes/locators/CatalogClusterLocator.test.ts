@@ -175,4 +175,56 @@ describe('CatalogClusterLocator', () => {
       credentials: { principal: { type: 'service', subject: 'plugin:test' } },
     });
   });
+
+  describe('the AWS annotations, which upstream trusts', () => {
+    const AWS = {
+      'kubernetes.io/auth-provider': 'aws',
+      'kubernetes.io/aws-assume-role': 'arn:aws:iam::123456789012:role/admin',
+      'kubernetes.io/aws-external-id': 'ext',
+      'kubernetes.io/aws-account-id': '123456789012',
+      'kubernetes.io/x-k8s-aws-id': 'prod-eks',
+    };
+
+    it('are ignored by default, with a warning once per Resource naming them', async () => {
+      const { locator, logger } = locatorOver(
+        [cluster('eks', AWS), cluster('plain', {})],
+        { dangerouslyAllowClusterUrls: ['*.example.com'] },
+      );
+
+      const [eks] = await locator.getClusters();
+      await locator.getClusters();
+
+      expect(eks.authMetadata).toEqual({
+        'kubernetes.io/api-server': 'https://eks.example.com',
+        'kubernetes.io/api-server-certificate-authority': 'Q0E=',
+        'kubernetes.io/auth-provider': 'aws',
+        'kubernetes.io/oidc-token-provider': 'okta',
+      });
+      expect(logger.warn.mock.calls.map(c => c[0])).toEqual([
+        "pvc-pruner: ignoring kubernetes.io/aws-account-id, kubernetes.io/aws-assume-role, kubernetes.io/aws-external-id, kubernetes.io/x-k8s-aws-id on kubernetes-cluster Resource resource:default/eks: from the catalog they would let its author choose the AWS role or account the backend signs with, or the EKS cluster its token is for. Configure such clusters in app-config (type: config), or set pvcPruner.catalogClusters.allowAwsAnnotations if every author of kubernetes-cluster Resources is trusted with the backend's AWS credentials",
+      ]);
+    });
+
+    it('reach the strategy with pvcPruner.catalogClusters.allowAwsAnnotations, as upstream', async () => {
+      const { locator, logger } = locatorOver([cluster('eks', AWS)], {
+        dangerouslyAllowClusterUrls: ['*.example.com'],
+        allowAwsAnnotations: true,
+      });
+
+      const [eks] = await locator.getClusters();
+
+      expect(eks.authMetadata).toMatchObject(AWS);
+      expect(logger.warn).not.toHaveBeenCalled();
+    });
+  });
+
+  it('says which Resource each cluster came from', async () => {
+    const { locator } = locatorOver([cluster('warehouse', {})], {
+      dangerouslyAllowClusterUrls: ['*.example.com'],
+    });
+
+    const [warehouse] = await locator.getClusters();
+
+    expect(locator.sourceOf(warehouse)).toBe('resource:default/warehouse');
+  });
 });

@@ -1,12 +1,16 @@
 import { AuthService, LoggerService } from '@backstage/backend-plugin-api';
 import { CATALOG_FILTER_EXISTS } from '@backstage/catalog-client';
-import { Entity } from '@backstage/catalog-model';
+import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
 import { Config } from '@backstage/config';
 import { CatalogService } from '@backstage/plugin-catalog-node';
 import {
   ANNOTATION_KUBERNETES_API_SERVER,
   ANNOTATION_KUBERNETES_API_SERVER_CA,
   ANNOTATION_KUBERNETES_AUTH_PROVIDER,
+  ANNOTATION_KUBERNETES_AWS_ACCOUNT_ID,
+  ANNOTATION_KUBERNETES_AWS_ASSUME_ROLE,
+  ANNOTATION_KUBERNETES_AWS_CLUSTER_ID,
+  ANNOTATION_KUBERNETES_AWS_EXTERNAL_ID,
   ANNOTATION_KUBERNETES_DASHBOARD_APP,
   ANNOTATION_KUBERNETES_DASHBOARD_PARAMETERS,
   ANNOTATION_KUBERNETES_DASHBOARD_URL,
@@ -27,12 +31,37 @@ import {
 /** How long a read of the catalog's clusters is reused; a cluster added to the catalog appears after at most this. */
 export const CATALOG_CLUSTERS_CACHE_MS = 5000;
 
-/** Every `kubernetes.io/*` annotation but a token, as upstream passes them to the strategies. */
-function authMetadataOf(annotations: Record<string, string>): AuthMetadata {
+/**
+ * The annotations with which upstream's AwsIamStrategy picks the backend's
+ * AWS credentials (an account's, a role to assume and its external id) and
+ * the EKS cluster its token is signed for. From the catalog, they would let
+ * whoever writes a Resource make the backend assume any role it can reach,
+ * or send a token for another cluster to the Resource's URL.
+ */
+export const CATALOG_AWS_ANNOTATIONS = [
+  ANNOTATION_KUBERNETES_AWS_ACCOUNT_ID,
+  ANNOTATION_KUBERNETES_AWS_ASSUME_ROLE,
+  ANNOTATION_KUBERNETES_AWS_EXTERNAL_ID,
+  ANNOTATION_KUBERNETES_AWS_CLUSTER_ID,
+];
+
+/** Resources already warned about, so a warning is logged once per Resource, not every few seconds. */
+const MAX_WARNED = 10_000;
+
+/**
+ * Every `kubernetes.io/*` annotation but a token, as upstream passes them to
+ * the strategies; without the AWS ones unless they are allowed.
+ */
+function authMetadataOf(
+  annotations: Record<string, string>,
+  allowAws: boolean,
+): AuthMetadata {
   return Object.fromEntries(
     Object.entries(annotations).filter(
       ([key]) =>
-        key.startsWith('kubernetes.io/') && key !== 'serviceAccountToken',
+        key.startsWith('kubernetes.io/') &&
+        key !== 'serviceAccountToken' &&
+        (allowAws || !CATALOG_AWS_ANNOTATIONS.includes(key)),
     ),
   );
 }
@@ -51,17 +80,28 @@ function dashboardParametersOf(value: string | undefined) {
   }
 }
 
+/** Options of `type: catalog`: upstream's, and pvc-pruner's `pvcPruner.catalogClusters`. */
+export interface CatalogLocatorOptions extends CatalogLocatorSafety {
+  cacheMs?: number;
+  /** Pass the AWS annotations ({@link CATALOG_AWS_ANNOTATIONS}) to the strategies, as upstream does. */
+  allowAwsAnnotations?: boolean;
+}
+
 /**
  * `type: catalog`: Resource entities of `spec.type: kubernetes-cluster` with
  * the api-server, certificate-authority and auth-provider annotations, as
  * upstream's CatalogClusterLocator reads them (serviceAccount clusters and
- * URLs failing its SSRF check are skipped with a warning). The catalog is
- * read with the plugin's own credentials, again after a few seconds, so
- * clusters added to the catalog appear without a restart.
+ * URLs failing its SSRF check are skipped with a warning). Unlike upstream,
+ * the AWS annotations are ignored (with a warning, once per Resource) unless
+ * `pvcPruner.catalogClusters.allowAwsAnnotations` is set. The catalog is read
+ * with the plugin's own credentials, again after a few seconds, so clusters
+ * added to the catalog appear without a restart.
  */
 export class CatalogClusterLocator implements ClusterLocator {
   readonly type = 'catalog';
   private cached?: { at: number; clusters: Promise<ClusterDetails[]> };
+  private readonly sources = new WeakMap<ClusterDetails, string>();
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly deps: {
@@ -69,12 +109,14 @@ export class CatalogClusterLocator implements ClusterLocator {
       auth: AuthService;
       logger: LoggerService;
     },
-    private readonly options: CatalogLocatorSafety & { cacheMs?: number } = {},
+    private readonly options: CatalogLocatorOptions = {},
   ) {}
 
+  /** `config` is the locator's entry of `kubernetes.clusterLocatorMethods`. */
   static fromConfig(
     config: Config,
     deps: CatalogClusterLocator['deps'],
+    options: Pick<CatalogLocatorOptions, 'allowAwsAnnotations'> = {},
   ): CatalogClusterLocator {
     return new CatalogClusterLocator(deps, {
       dangerouslyAllowClusterUrls: config.getOptionalStringArray(
@@ -83,7 +125,13 @@ export class CatalogClusterLocator implements ClusterLocator {
       dangerouslyAllowSkipTLSVerify: config.getOptionalBoolean(
         'dangerouslyAllowSkipTLSVerify',
       ),
+      ...options,
     });
+  }
+
+  /** The entity ref of the Resource a cluster was read from. */
+  sourceOf(cluster: ClusterDetails): string | undefined {
+    return this.sources.get(cluster);
   }
 
   getClusters(): Promise<ClusterDetails[]> {
@@ -119,7 +167,9 @@ export class CatalogClusterLocator implements ClusterLocator {
     const clusters: ClusterDetails[] = [];
     for (const entity of items) {
       const details = await this.toClusterDetails(entity);
-      if (details) clusters.push(details);
+      if (!details) continue;
+      this.sources.set(details, stringifyEntityRef(entity));
+      clusters.push(details);
     }
     return clusters;
   }
@@ -146,11 +196,13 @@ export class CatalogClusterLocator implements ClusterLocator {
     } catch (e) {
       return ignore(`: ${(e as Error).message}`);
     }
+    const allowAws = this.options.allowAwsAnnotations ?? false;
+    if (!allowAws) this.warnOfAwsAnnotations(entity, annotations);
     return {
       name,
       title: entity.metadata.title,
       url,
-      authMetadata: authMetadataOf(annotations),
+      authMetadata: authMetadataOf(annotations, allowAws),
       caData: annotations[ANNOTATION_KUBERNETES_API_SERVER_CA],
       skipMetricsLookup:
         annotations[ANNOTATION_KUBERNETES_SKIP_METRICS_LOOKUP] === 'true',
@@ -163,5 +215,23 @@ export class CatalogClusterLocator implements ClusterLocator {
         annotations[ANNOTATION_KUBERNETES_DASHBOARD_PARAMETERS],
       ),
     };
+  }
+
+  private warnOfAwsAnnotations(
+    entity: Entity,
+    annotations: Record<string, string>,
+  ) {
+    const present = CATALOG_AWS_ANNOTATIONS.filter(a =>
+      Object.hasOwn(annotations, a),
+    );
+    const ref = stringifyEntityRef(entity);
+    if (present.length === 0 || this.warned.has(ref)) return;
+    if (this.warned.size >= MAX_WARNED) this.warned.clear();
+    this.warned.add(ref);
+    this.deps.logger.warn(
+      `pvc-pruner: ignoring ${present.join(
+        ', ',
+      )} on kubernetes-cluster Resource ${ref}: from the catalog they would let its author choose the AWS role or account the backend signs with, or the EKS cluster its token is for. Configure such clusters in app-config (type: config), or set pvcPruner.catalogClusters.allowAwsAnnotations if every author of kubernetes-cluster Resources is trusted with the backend's AWS credentials`,
+    );
   }
 }

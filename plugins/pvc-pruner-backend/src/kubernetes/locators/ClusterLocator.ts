@@ -9,4 +9,6 @@ export interface ClusterLocator {
   /** The locator's `type`, for messages. */
   readonly type: string;
   getClusters(): Promise<ClusterDetails[]>;
+  /** What inside the locator a cluster came from, for messages: the catalog's Resource entity ref. */
+  sourceOf?(cluster: ClusterDetails): string | undefined;
 }

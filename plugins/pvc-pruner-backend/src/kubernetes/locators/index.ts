@@ -1,6 +1,7 @@
 export type { ClusterLocator } from './ClusterLocator';
 export { ConfigClusterLocator } from './ConfigClusterLocator';
 export {
+  CATALOG_AWS_ANNOTATIONS,
   CATALOG_CLUSTERS_CACHE_MS,
   CatalogClusterLocator,
 } from './CatalogClusterLocator';

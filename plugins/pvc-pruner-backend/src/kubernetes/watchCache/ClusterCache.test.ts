@@ -1,5 +1,4 @@
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { ServerResponse } from 'node:http';
 import { mockServices } from '@backstage/backend-test-utils';
 import {
   horizontalPodAutoscaler,
@@ -9,6 +8,10 @@ import {
   statefulSet,
 } from 'kube-sim';
 import { eventually } from '../../__testUtils__/eventually';
+import {
+  FakeApiRequest,
+  startFakeApiServer,
+} from '../../__testUtils__/fakeApiServer';
 import {
   connectionTo,
   startShopSimulator,
@@ -35,6 +38,15 @@ function startCache(
   cache.start();
   return cache;
 }
+
+/** Answers a watch and sends nothing (yet). */
+const openWatch = (res: ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.flushHeaders();
+};
+
+const listsOf = (requests: FakeApiRequest[], path: string) =>
+  requests.filter(r => r.path === path && !r.query.get('watch')).length;
 
 const requestsFor = (resource: string, verb: string) =>
   sim.requests().filter(r => r.resource === resource && r.verb === verb);
@@ -209,13 +221,8 @@ describe('ClusterCache', () => {
     ['an ERROR event carrying a 410 Status, as kube-apiserver sends', 200],
     ['an HTTP 410 answer to the watch request itself', 410],
   ])('re-lists on %s for an expired version', async (_how, status) => {
-    const served: string[] = [];
     let watches = 0;
-    const server: Server = createServer((req, res) => {
-      const url = new URL(req.url!, 'http://x');
-      served.push(
-        `${url.searchParams.get('watch') ? 'watch' : 'list'} ${url.pathname}`,
-      );
+    const fake = await startFakeApiServer((_req, res, url) => {
       if (!url.searchParams.get('watch')) {
         res.end(
           JSON.stringify({ metadata: { resourceVersion: '5' }, items: [] }),
@@ -230,34 +237,115 @@ describe('ClusterCache', () => {
         res.end(JSON.stringify(EXPIRED));
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' });
+      openWatch(res);
       if (expire)
         res.end(`${JSON.stringify({ type: 'ERROR', object: EXPIRED })}\n`);
     });
-    await new Promise<void>(r => server.listen(0, '127.0.0.1', r));
     try {
-      const fake = new ClusterConnection(
-        {
-          name: 'fake',
-          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          skipTLSVerify: true,
-        },
-        async () => ({ type: 'bearer token', token: 't' }),
-        true,
-      );
-      const c = startCache(fake);
+      const c = startCache(fake.connection);
       await eventually(
         'a re-list after the expiry',
-        () =>
-          served.filter(s => s === 'list /api/v1/persistentvolumeclaims')
-            .length >= 2,
+        () => listsOf(fake.requests, '/api/v1/persistentvolumeclaims') >= 2,
       );
       expect(c.ready).toBe(true);
       await c.stop();
     } finally {
-      server.closeAllConnections();
-      await new Promise(r => server.close(r));
+      await fake.close();
     }
+  });
+
+  describe('a cluster that sends more than any real one', () => {
+    const emptyList = JSON.stringify({
+      metadata: { resourceVersion: '5' },
+      items: [],
+    });
+    const fakePod = (name: string) => ({
+      metadata: { name, namespace: 'shop', resourceVersion: '6' },
+    });
+
+    it('fails its list on the limit, and is retried like any failed list', async () => {
+      let token = 0;
+      const fake = await startFakeApiServer((_req, res, url) => {
+        if (url.searchParams.get('watch')) {
+          openWatch(res);
+          return;
+        }
+        if (url.pathname !== '/api/v1/persistentvolumeclaims') {
+          res.end(emptyList);
+          return;
+        }
+        res.end(
+          JSON.stringify({
+            metadata: { resourceVersion: '5', continue: `t${++token}` },
+            items: [],
+          }),
+        );
+      });
+      try {
+        const c = startCache(
+          fake.connection,
+          new KubeGateway('fake', fake.connection, 5000, {
+            limits: { listPages: 5 },
+          }),
+        );
+        await eventually(
+          'the claims listed again after the limit stopped the first list',
+          () => listsOf(fake.requests, '/api/v1/persistentvolumeclaims') > 5,
+        );
+        expect(c.ready).toBe(false);
+        await c.stop();
+      } finally {
+        await fake.close();
+      }
+    });
+
+    it('holds no more objects of a kind than one list may, however many its watch adds', async () => {
+      const fake = await startFakeApiServer((_req, res, url) => {
+        if (url.pathname !== '/api/v1/pods') {
+          if (url.searchParams.get('watch')) openWatch(res);
+          else res.end(emptyList);
+          return;
+        }
+        if (!url.searchParams.get('watch')) {
+          res.end(
+            JSON.stringify({
+              metadata: { resourceVersion: '5' },
+              items: [fakePod('a'), fakePod('b')],
+            }),
+          );
+          return;
+        }
+        openWatch(res);
+        let n = 0;
+        const flood = () => {
+          if (res.destroyed) return;
+          res.write(
+            `${JSON.stringify({
+              type: 'ADDED',
+              object: fakePod(`new-${n++}`),
+            })}\n`,
+          );
+          setImmediate(flood);
+        };
+        flood();
+      });
+      try {
+        const c = startCache(
+          fake.connection,
+          new KubeGateway('fake', fake.connection, 5000, {
+            limits: { listItems: 10 },
+          }),
+        );
+        await eventually(
+          'the pods re-listed after the watch went past the limit',
+          () => listsOf(fake.requests, '/api/v1/pods') >= 2,
+        );
+        expect(c.pods.size).toBeLessThanOrEqual(10);
+        await c.stop();
+      } finally {
+        await fake.close();
+      }
+    });
   });
 
   it('reports how long ago it last followed the cluster while a watch is down, and which', async () => {

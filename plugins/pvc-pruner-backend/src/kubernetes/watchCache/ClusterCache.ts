@@ -84,10 +84,6 @@ export class ClusterCache {
     ];
   }
 
-  get cluster(): string {
-    return this.gateway.cluster;
-  }
-
   start() {
     this.reflectors.forEach(r => r.start());
   }

@@ -19,6 +19,7 @@ export class IndexedStore<T extends NamedObject> {
   private readonly secondary = new Map<string, Map<string, T[]>>();
   private readonly generations = new Map<string, number>();
   private nextGeneration = 1;
+  private count = 0;
 
   /** `indexBy` gives the keys an object is found under in {@link indexed}. */
   constructor(private readonly indexBy?: (object: T) => string[]) {}
@@ -28,6 +29,7 @@ export class IndexedStore<T extends NamedObject> {
     const touched = new Set(this.byNamespace.keys());
     this.byNamespace.clear();
     this.secondary.clear();
+    this.count = 0;
     for (const object of objects) {
       touched.add(namespaceOf(object));
       this.put(object);
@@ -44,7 +46,7 @@ export class IndexedStore<T extends NamedObject> {
   remove(object: NamedObject) {
     const namespace = namespaceOf(object);
     this.unindex(namespace, nameOf(object));
-    this.byNamespace.get(namespace)?.delete(nameOf(object));
+    if (this.byNamespace.get(namespace)?.delete(nameOf(object))) this.count--;
     this.bump(namespace);
   }
 
@@ -77,9 +79,7 @@ export class IndexedStore<T extends NamedObject> {
   }
 
   get size(): number {
-    let n = 0;
-    for (const objects of this.byNamespace.values()) n += objects.size;
-    return n;
+    return this.count;
   }
 
   private put(object: T) {
@@ -89,6 +89,7 @@ export class IndexedStore<T extends NamedObject> {
       objects = new Map();
       this.byNamespace.set(namespace, objects);
     }
+    if (!objects.has(nameOf(object))) this.count++;
     objects.set(nameOf(object), object);
     if (!this.indexBy) return;
     let index = this.secondary.get(namespace);

@@ -181,9 +181,22 @@ export class Reflector<T extends KubeObject> {
           finish(this.errorEvent(event.object as unknown as V1Status));
           return;
         }
-        if (event.type === 'ADDED' || event.type === 'MODIFIED')
+        if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+          if (this.isOneTooMany(event.object)) {
+            // Re-list: that fails on the same limit if the cluster really has this many.
+            this.resourceVersion = undefined;
+            finish(
+              this.gateway.limitExceeded(
+                `watch ${this.kind.resource}`,
+                `sent more than ${this.gateway.limits.listItems.toLocaleString(
+                  'en-US',
+                )} objects`,
+              ),
+            );
+            return;
+          }
           this.store.upsert(this.kind.trim(event.object));
-        else if (event.type === 'DELETED') this.store.remove(event.object);
+        } else if (event.type === 'DELETED') this.store.remove(event.object);
         this.resourceVersion =
           event.object.metadata?.resourceVersion ?? this.resourceVersion;
       };
@@ -226,6 +239,14 @@ export class Reflector<T extends KubeObject> {
       })`,
       status?.code,
       status?.reason,
+    );
+  }
+
+  /** A new object beyond what one list may hold: the watch cannot add it without growing without end. */
+  private isOneTooMany(object: T): boolean {
+    return (
+      this.store.size >= this.gateway.limits.listItems &&
+      !this.store.get(object.metadata?.namespace, object.metadata?.name ?? '')
     );
   }
 

@@ -1,5 +1,5 @@
 export { ClusterCache, type WatchCacheTrimmers } from './ClusterCache';
-export { ClusterCaches } from './ClusterCaches';
+export { type CacheUse, ClusterCaches } from './ClusterCaches';
 export { IndexedStore } from './IndexedStore';
 export { parseLabelSelector, singleEqualityOf } from './labelSelector';
 export { Reflector, type ReflectorTiming } from './Reflector';

@@ -32,6 +32,8 @@ import { keepsClaimsForScaleUp } from '../ScaleUpNotice';
 /** Props of {@link OrphanedVolumes}. */
 export interface OrphanedVolumesProps {
   entityRef: string;
+  /** The cluster the entity names in `backstage.io/kubernetes-cluster`, if any. */
+  entityCluster?: string;
   title: string;
   /** Why this user may not prune; undefined when they may. */
   pruneDeniedReason?: string;
@@ -67,8 +69,8 @@ function Totals({ data }: { data: OrphansResponse }) {
 
 /** The card's body once the user may read: totals, clusters, prunes and history. */
 export function OrphanedVolumes(props: OrphanedVolumesProps) {
-  const { entityRef, title, pruneDeniedReason } = props;
-  const orphans = useOrphans(entityRef);
+  const { entityRef, entityCluster, title, pruneDeniedReason } = props;
+  const orphans = useOrphans(entityRef, entityCluster);
   const history = useJobHistory(entityRef);
   const active = useActiveJobs(history.jobs);
   const { retry } = orphans;

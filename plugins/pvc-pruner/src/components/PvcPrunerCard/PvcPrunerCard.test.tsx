@@ -1,6 +1,10 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { ResponseError } from '@backstage/errors';
+import { mockApis, registerMswTestHooks } from '@backstage/test-utils';
+import { http, HttpResponse } from 'msw';
+import { setupServer } from 'msw/node';
+import { PvcPrunerClient } from '../../api/PvcPrunerClient';
 import { PvcPrunerCard } from './PvcPrunerCard';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
@@ -12,7 +16,7 @@ import {
   makeResponse,
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
-import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { makeEntity, renderWithApis } from '../../__testUtils__/renderWithApis';
 import { dryRunButton, pruneButton } from '../../__testUtils__/pruneControls';
 
 async function forbidden() {
@@ -306,4 +310,73 @@ describe('PvcPrunerCard', () => {
       }),
     ).toBeInTheDocument();
   });
+});
+
+describe('PvcPrunerCard and the user tokens of client-side clusters', () => {
+  const base = 'http://backstage.test/api/pvc-pruner';
+  const server = setupServer();
+  registerMswTestHooks(server);
+
+  it.each([
+    [
+      'names one cluster',
+      { 'backstage.io/kubernetes-cluster': 'corp' },
+      ['oidc.okta'],
+    ],
+    ['names none', {}, ['oidc.okta', 'google']],
+  ])(
+    'asks for, and sends, only the tokens of the clusters an entity that %s maps to',
+    async (_what, annotations, keys) => {
+      const sent: string[][] = [];
+      server.use(
+        http.get(`${base}/v1/clusters`, () =>
+          HttpResponse.json({
+            items: [
+              { name: 'corp', authProvider: 'oidc', userTokenKey: 'oidc.okta' },
+              { name: 'gke', authProvider: 'google', userTokenKey: 'google' },
+            ],
+          }),
+        ),
+        http.get(`${base}/v1/orphans`, ({ request }) => {
+          sent.push(
+            [...request.headers.keys()].filter(h =>
+              h.startsWith('backstage-kubernetes-authorization'),
+            ),
+          );
+          return HttpResponse.json(makeResponse([]));
+        }),
+        http.get(`${base}/v1/prune-jobs`, () =>
+          HttpResponse.json({ items: [] }),
+        ),
+      );
+      const getCredentials = jest.fn(async (key: string) => ({
+        token: `${key}-token`,
+      }));
+      const api = new PvcPrunerClient({
+        discoveryApi: mockApis.discovery({ baseUrl: 'http://backstage.test' }),
+        fetchApi: { fetch },
+        kubernetesAuthProvidersApi: {
+          getCredentials,
+          decorateRequestBodyForAuth: jest.fn(),
+        },
+      });
+
+      await renderWithApis(<PvcPrunerCard />, {
+        api,
+        entity: makeEntity({
+          'backstage.io/kubernetes-id': 'shop',
+          ...annotations,
+        }),
+      });
+
+      expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
+      expect(getCredentials.mock.calls.map(c => c[0])).toEqual(keys);
+      // Headers come sorted by name.
+      expect(sent).toEqual([
+        keys
+          .map(k => `backstage-kubernetes-authorization-${k.replace('.', '-')}`)
+          .sort(),
+      ]);
+    },
+  );
 });

@@ -9,6 +9,9 @@ import {
 import { NotAllowedNotice } from '../NotAllowedNotice';
 import { OrphanedVolumes } from '../OrphanedVolumes';
 
+// The Kubernetes plugin reads it too; @backstage/plugin-kubernetes-common exports no constant for it.
+const KUBERNETES_CLUSTER_ANNOTATION = 'backstage.io/kubernetes-cluster';
+
 /**
  * Props of the pvc-pruner card.
  *
@@ -61,6 +64,10 @@ export function PvcPrunerCard(props: PvcPrunerCardProps) {
   return (
     <OrphanedVolumes
       entityRef={entityRef}
+      entityCluster={
+        entity.metadata.annotations?.[KUBERNETES_CLUSTER_ANNOTATION] ||
+        undefined
+      }
       title={title}
       pruneDeniedReason={pruneDeniedReason}
     />

@@ -1,0 +1,53 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import { pvc, statefulSet } from 'kube-sim';
+import { ClusterCache, ClusterConnection, KubeGateway } from '../kubernetes';
+import { CachedClassifier } from './CachedClassifier';
+import { WATCH_CACHE_TRIMMERS } from './orphanRule';
+
+/** A cache of a cluster named "same", filled by hand (never started), holding `claims` in namespace shop. */
+function cacheHolding(claims: string[]) {
+  const gateway = new KubeGateway(
+    'same',
+    new ClusterConnection(
+      {
+        name: 'same',
+        server: 'https://unused.example.com',
+        skipTLSVerify: false,
+      },
+      async () => ({ type: 'anonymous' }),
+      true,
+    ),
+    1000,
+  );
+  const cache = new ClusterCache(
+    gateway,
+    WATCH_CACHE_TRIMMERS,
+    { minBackoffMs: 1, maxBackoffMs: 1, minWatchMs: 0 },
+    mockServices.logger.mock(),
+  );
+  cache.claims.replace(
+    claims.map(name =>
+      WATCH_CACHE_TRIMMERS.claim(pvc(name, {}, 'shop') as any),
+    ),
+  );
+  cache.pods.replace([]);
+  cache.volumes.replace([]);
+  return cache;
+}
+
+const orphansIn = (classifier: CachedClassifier, cache: ClusterCache) =>
+  classifier
+    .classify(cache, statefulSet('db', { replicas: 1 }, 'shop') as any)
+    .orphans.map(o => o.name);
+
+describe('CachedClassifier', () => {
+  it('never answers one cache from what it derived from another cache of the same cluster name', () => {
+    const classifier = new CachedClassifier('keep');
+    // Filled the same way, so their namespaces' generations are the same numbers.
+    const before = cacheHolding(['data-db-0', 'data-db-1']);
+    const after = cacheHolding(['data-db-0', 'data-db-2']);
+
+    expect(orphansIn(classifier, before)).toEqual(['data-db-1']);
+    expect(orphansIn(classifier, after)).toEqual(['data-db-2']);
+  });
+});
