@@ -21,7 +21,7 @@ export interface WithheldNoticeProps {
  */
 export function WithheldNotice(props: WithheldNoticeProps) {
   const classes = useStyles();
-  const { statefulSets, refusedClaimants } = props.withheld;
+  const { statefulSets, refusedClaimants, overClaimed } = props.withheld;
   const one = statefulSets === 1;
   const claimants =
     refusedClaimants.length === 1 ? (
@@ -40,7 +40,20 @@ export function WithheldNotice(props: WithheldNoticeProps) {
       <AlertTitle>{plural(statefulSets, 'StatefulSet')} not shown</AlertTitle>
       {plural(statefulSets, 'StatefulSet')} that this entity's annotations match{' '}
       {one ? 'is' : 'are'} not shown: {one ? 'it is' : 'they are'} also claimed
-      by {claimants}.
+      by {refusedClaimants.length > 0 ? claimants : 'other entities'}.
+      {overClaimed ? (
+        <>
+          {' '}
+          {overClaimed === statefulSets
+            ? one
+              ? 'It is'
+              : 'They are'
+            : `${overClaimed} of them ${overClaimed === 1 ? 'is' : 'are'}`}{' '}
+          claimed by more than 20 catalog entities, which pvc-pruner takes as an
+          error in the catalog: shown to nobody, and pruned by nobody, until
+          those entities' Kubernetes annotations are narrowed.
+        </>
+      ) : null}
       <Typography variant="body2" color="textSecondary" component="span">
         {' '}
         If this entity should not claim {one ? 'it' : 'them'}, narrow its
