@@ -8,6 +8,14 @@ const useStyles = makeStyles(theme => ({
   alert: { marginBottom: theme.spacing(2) },
 }));
 
+/** Why some of the withheld StatefulSets are withheld from everyone. */
+function overClaimedSentence(overClaimed: number, statefulSets: number) {
+  let subject = `${overClaimed} of them ${overClaimed === 1 ? 'is' : 'are'}`;
+  if (overClaimed === statefulSets)
+    subject = statefulSets === 1 ? 'It is' : 'They are';
+  return `${subject} claimed by more than 20 catalog entities, which pvc-pruner takes as an error in the catalog: shown to nobody, and pruned by nobody, until those entities' Kubernetes annotations are narrowed.`;
+}
+
 /** Props of {@link WithheldNotice}. */
 export interface WithheldNoticeProps {
   withheld: WithheldStatefulSets;
@@ -42,17 +50,7 @@ export function WithheldNotice(props: WithheldNoticeProps) {
       {one ? 'is' : 'are'} not shown: {one ? 'it is' : 'they are'} also claimed
       by {refusedClaimants.length > 0 ? claimants : 'other entities'}.
       {overClaimed ? (
-        <>
-          {' '}
-          {overClaimed === statefulSets
-            ? one
-              ? 'It is'
-              : 'They are'
-            : `${overClaimed} of them ${overClaimed === 1 ? 'is' : 'are'}`}{' '}
-          claimed by more than 20 catalog entities, which pvc-pruner takes as an
-          error in the catalog: shown to nobody, and pruned by nobody, until
-          those entities' Kubernetes annotations are narrowed.
-        </>
+        <> {overClaimedSentence(overClaimed, statefulSets)}</>
       ) : null}
       <Typography variant="body2" color="textSecondary" component="span">
         {' '}
