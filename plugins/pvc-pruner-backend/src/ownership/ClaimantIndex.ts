@@ -87,23 +87,28 @@ export class ClaimantIndex {
     const labels = statefulSet.metadata?.labels ?? {};
     const namespace = statefulSet.metadata?.namespace;
     const found = new Set<WorkloadEntity>();
-    const inScope = (e: WorkloadEntity) =>
-      (!e.cluster || e.cluster === cluster) &&
-      (!e.namespace || e.namespace === namespace);
-    const add = (e: WorkloadEntity) => {
-      if (inScope(e)) found.add(e);
-      return found.size > MAX_CLAIMANTS;
-    };
-    search: {
-      for (const [key, value] of Object.entries(labels)) {
-        for (const entity of this.byLabel.get(`${key}=${value}`) ?? [])
-          if (add(entity)) break search;
-        for (const { entity, matches } of this.byRequiredKey.get(key) ?? [])
-          if (matches(labels) && add(entity)) break search;
-      }
-      for (const { entity, matches } of this.unkeyed)
-        if (matches(labels) && add(entity)) break search;
+    for (const entity of this.candidates(labels)) {
+      if (
+        (entity.cluster && entity.cluster !== cluster) ||
+        (entity.namespace && entity.namespace !== namespace)
+      )
+        continue;
+      found.add(entity);
+      if (found.size > MAX_CLAIMANTS) break;
     }
     return [...found].sort(byRef);
+  }
+
+  /** The entities whose selectors match these labels, scope aside, found as cheaply as the index allows. */
+  private *candidates(
+    labels: Record<string, string>,
+  ): Generator<WorkloadEntity> {
+    for (const [key, value] of Object.entries(labels)) {
+      yield* this.byLabel.get(`${key}=${value}`) ?? [];
+      for (const { entity, matches } of this.byRequiredKey.get(key) ?? [])
+        if (matches(labels)) yield entity;
+    }
+    for (const { entity, matches } of this.unkeyed)
+      if (matches(labels)) yield entity;
   }
 }
