@@ -101,8 +101,10 @@ export function checkNoSecondCopies(
 }
 
 const BUILTINS = new Set(builtinModules);
+// A static import, require or dynamic import of a package (a name, not a path;
+// a string in text, such as "… from ', '", does not look like one).
 const IMPORT =
-  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"./][^'"]*)['"]/gm;
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]((?:@[\w.-]+\/)?\w[\w.-]*(?:\/[\w.@-]+)*)['"]/gm;
 
 function packageNameOf(specifier: string) {
   const parts = specifier.split('/');
