@@ -19,7 +19,11 @@ import { startKubeSim } from 'kube-sim';
 import { BACKSTAGE_RULES, requireGuestToken } from '../../demo/start';
 import { BackendClient } from './backendClient';
 import { createStorageClasses } from './cluster';
-import { createRunDatabase, DEFAULT_POSTGRES_URL } from './database';
+import {
+  createRunDatabase,
+  DEFAULT_POSTGRES_URL,
+  NoPostgresError,
+} from './database';
 import { judge } from './oracle';
 import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
@@ -209,7 +213,8 @@ async function main(): Promise<number> {
 main().then(
   code => process.exit(code),
   e => {
-    say(`campaign: ${e instanceof Error ? e.stack : e}`);
+    if (e instanceof NoPostgresError) say(`campaign: ${e.message}`);
+    else say(`campaign: ${e instanceof Error ? e.stack : e}`);
     process.exit(2);
   },
 );
