@@ -29,6 +29,24 @@ export async function getJson(
   return body;
 }
 
+/** A benchmark that did not measure what it names: it stops instead of printing a figure. */
+export class BenchmarkError extends Error {
+  name = 'BenchmarkError';
+}
+
+/** Throws a BenchmarkError unless `actual` is `expected`; `what` names the count. */
+export function expectEqual<T>(what: string, actual: T, expected: T) {
+  if (actual !== expected)
+    throw new BenchmarkError(
+      `${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(
+        expected,
+      )}; the figure would not measure what it names`,
+    );
+}
+
+/** The orphans of SCAN_NAMESPACE. */
+export const SCAN_ORPHANS = 500;
+
 /** The namespace both benchmarks scan: 100 StatefulSets of 100 claims, 5 orphans each (10,000 claims, 9,500 pods, 10,000 volumes). */
 export const SCAN_NAMESPACE: SimRequest = {
   type: 'seed',
