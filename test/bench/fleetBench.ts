@@ -40,6 +40,7 @@ import {
   median,
   ms,
   percentile,
+  profiled,
   SCAN_NAMESPACE,
   SCAN_ORPHANS,
 } from './figures';
@@ -133,25 +134,6 @@ async function startBackend(
     },
   );
   return { ...backend, base: `http://127.0.0.1:${port}/api/pvc-pruner` };
-}
-
-/**
- * With BENCH_CPU_PROFILE=<folder>, a CPU profile of the backend from now
- * until `stop` (a figure's measured rounds), written as <figure>.cpuprofile
- * for DevTools; otherwise nothing.
- */
-async function profiled(backend: BenchBackend, figure: string) {
-  const folder = process.env.BENCH_CPU_PROFILE;
-  if (folder) await backend.ask({ type: 'startCpuProfile' });
-  return {
-    stop: async () => {
-      if (folder)
-        await backend.ask({
-          type: 'stopCpuProfile',
-          path: join(folder, `${figure}.cpuprofile`),
-        });
-    },
-  };
 }
 
 /** The card's request: the orphans of the `scan` entity (its StatefulSets are labelled `backstage.io/kubernetes-id=scan`). */
