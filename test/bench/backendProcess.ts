@@ -1,6 +1,9 @@
 /**
  * The pvc-pruner backend for `npm run bench:backend` and `bench:fleet`, in its own process so
  * that its heap is its own and the benchmark's client does not share its CPU.
+ * Runs with the clusters, catalog and settings the parent gives (BENCH_BACKEND), the
+ * permission framework on with an in-process policy that allows everything, and tells the
+ * parent what it asked its catalog and permissions, so a figure can check the path it timed.
  * Reports heap growth while the parent scans.
  */
 import { writeFileSync } from 'node:fs';

@@ -48,7 +48,6 @@ export type SimRequest =
   | { type: 'settle' }
   | { type: 'pauseControllers' }
   | { type: 'clearRequests' }
-  | { type: 'requestPaths' }
   | { type: 'requestLog' }
   | { type: 'requestCounts' }
   | { type: 'scaleByHand'; namespace: string; name: string; replicas: number };
@@ -251,8 +250,6 @@ async function main() {
           podOf(namespace, name, i, sts.metadata.labels ?? {}),
         );
       process.send!({});
-    } else if (msg.type === 'requestPaths') {
-      process.send!({ paths: sim.requests().map(r => r.path) });
     } else if (msg.type === 'requestLog') {
       process.send!(
         sim.requests().map(
