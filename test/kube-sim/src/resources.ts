@@ -15,6 +15,8 @@ export interface ResourceType {
   listOnly?: boolean;
   /** Computed from other objects at each request (metrics.k8s.io): get and list only, read-only. */
   computed?: boolean;
+  /** Served as a CustomResourceDefinition is: its schema drives validation and OpenAPI (see snapshots/schemas.ts). */
+  customResource?: boolean;
 }
 
 const ALL_VERBS = [
@@ -223,6 +225,39 @@ export const RESOURCE_TYPES: ResourceType[] = [
     singular: 'lease',
     kind: 'Lease',
     namespaced: true,
+  },
+  // The CSI snapshot CRDs (kubernetes-csi/external-snapshotter), with their controller (controllers/SnapshotController.ts).
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshots',
+    singular: 'volumesnapshot',
+    kind: 'VolumeSnapshot',
+    namespaced: true,
+    shortNames: ['vs'],
+    subresources: ['status'],
+    customResource: true,
+  },
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotcontents',
+    singular: 'volumesnapshotcontent',
+    kind: 'VolumeSnapshotContent',
+    namespaced: false,
+    shortNames: ['vsc', 'vscs'],
+    subresources: ['status'],
+    customResource: true,
+  },
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotclasses',
+    singular: 'volumesnapshotclass',
+    kind: 'VolumeSnapshotClass',
+    namespaced: false,
+    shortNames: ['vsclass', 'vsclasses'],
+    customResource: true,
   },
   // What metrics-server serves, asked for by Backstage's Kubernetes tab unless
   // skipMetricsLookup is set, and by kubectl top pod (see http/podMetrics.ts).
