@@ -31,6 +31,10 @@ import { generateServingCertificate } from './tls';
 import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
 import { ApiHistory } from './history';
+import {
+  SnapshotBehaviourRule,
+  SnapshotBehaviours,
+} from './snapshots/SnapshotBehaviours';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
 export type {
@@ -61,10 +65,14 @@ export {
 } from './auth';
 export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
+export type { SnapshotBehaviourRule } from './snapshots/SnapshotBehaviours';
+export * as snapshotNames from './snapshots/constants';
 export { ObjectStore } from './store';
 export { ApiHistory, historyNow } from './history';
 export type {
   ClaimDeletion,
+  ReadySnapshot,
+  SnapshotRecord,
   LeaseWrite,
   PodReference,
   RecordedRequest,
@@ -100,6 +108,8 @@ export interface KubeSimOptions {
   podStartupSeconds?: number;
   provisioningSeconds?: number;
   reclaimSeconds?: number;
+  /** Simulated seconds from a VolumeSnapshot's cut to readyToUse, unless a rule or annotation says otherwise (default 1). */
+  snapshotReadySeconds?: number;
   /**
    * Authentication beyond bearer tokens (OIDC, AWS IAM, Google, Azure) and RBAC bindings
    * for the users they yield. x509 client certificates need no option: with `https`, the
@@ -188,6 +198,15 @@ export interface KubeSim {
   writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
+  /**
+   * How the simulated CSI driver answers the next matching snapshots: ready after
+   * `readyAfterSeconds`, or failing with `error` (first matching rule wins; `times` spends it).
+   * Returns the rule's id.
+   */
+  addSnapshotBehaviour(rule: SnapshotBehaviourRule): number;
+  removeSnapshotBehaviour(id: number): void;
+  clearSnapshotBehaviours(): void;
+  snapshotBehaviours(): SnapshotBehaviourRule[];
   setLatency(ms: number): void;
   dropWatches(): number;
   pauseControllers(): void;
@@ -237,6 +256,7 @@ export async function startKubeSim(
       metadata: { name } as KubeObject['metadata'],
     });
   }
+  const snapshotBehaviours = new SnapshotBehaviours();
   const controllers =
     options.controllers === false
       ? undefined
@@ -247,7 +267,9 @@ export async function startKubeSim(
             podStartupSeconds: options.podStartupSeconds,
             provisioningSeconds: options.provisioningSeconds,
             reclaimSeconds: options.reclaimSeconds,
+            snapshotReadySeconds: options.snapshotReadySeconds,
           },
+          snapshotBehaviours,
         });
   const scenario = options.scenario ?? 'empty';
   applyScenario(
@@ -328,6 +350,11 @@ export async function startKubeSim(
       writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),
     addFault: (rule: FaultRule) => faults.add(rule),
     clearFaults: () => faults.clear(),
+    addSnapshotBehaviour: (rule: SnapshotBehaviourRule) =>
+      snapshotBehaviours.add(rule),
+    removeSnapshotBehaviour: (id: number) => snapshotBehaviours.remove(id),
+    clearSnapshotBehaviours: () => snapshotBehaviours.clear(),
+    snapshotBehaviours: () => snapshotBehaviours.list(),
     setLatency: (ms: number) => {
       faults.latencyMs = ms;
     },

@@ -40,8 +40,20 @@ export class SnapshotBehaviours {
     const ready = rule.readyAfterSeconds;
     if (ready !== undefined && !(Number.isFinite(ready) && ready >= 0))
       throw new Error('readyAfterSeconds must be a non-negative number');
-    if (rule.error !== undefined && typeof rule.error !== 'string')
-      throw new Error('error must be a string');
+    for (const field of [
+      'namespace',
+      'snapshot',
+      'claim',
+      'snapshotClass',
+      'error',
+    ] as const)
+      if (rule[field] !== undefined && typeof rule[field] !== 'string')
+        throw new Error(`${field} must be a string`);
+    if (
+      rule.times !== undefined &&
+      !(Number.isInteger(rule.times) && rule.times >= 0)
+    )
+      throw new Error('times must be a non-negative integer');
     const id = this.nextId++;
     this.rules.push({ ...rule, id });
     return id;
