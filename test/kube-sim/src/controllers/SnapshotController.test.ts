@@ -417,4 +417,79 @@ describe('SnapshotController', () => {
       error: { message: 'VolumeSnapshotContent is missing' },
     });
   });
+  it('keeps a snapshot a Pending claim restores from, and carries the data origin through a restore of a restore', async () => {
+    start();
+    h.store.create(SNAPSHOT_CLASSES, snapshotClass('csi'));
+    const first = await boundClaim('data', '2Gi');
+    h.store.create(SNAPSHOTS, volumeSnapshot('snap', 'data'));
+    await waitFor(() => snapshot()?.status?.readyToUse, 'ready');
+    const from = (name: string) => ({
+      apiGroup: 'snapshot.storage.k8s.io',
+      kind: 'VolumeSnapshot',
+      name,
+    });
+    h.store.create(
+      CLAIMS,
+      pvc('too-small', {
+        dataSource: from('snap'),
+        resources: { requests: { storage: '1Gi' } },
+      }),
+    );
+    await sleep(20);
+    h.store.delete(SNAPSHOTS, 'default', 'snap');
+    await sleep(20);
+    expect(snapshot()!.metadata.finalizers).toContain(
+      'snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection',
+    );
+    expect(
+      eventsAbout(h.store, snapshot()!).find(
+        e => e.reason === 'SnapshotDeletePending',
+      ),
+    ).toMatchObject({ message: 'Snapshot is being used to restore a PVC' });
+    h.store.delete(CLAIMS, 'default', 'too-small');
+    await waitFor(
+      () => !snapshot(),
+      'snapshot gone once no claim restores from it',
+    );
+
+    h.store.create(SNAPSHOTS, volumeSnapshot('second', 'data'));
+    await waitFor(() => snapshot('second')?.status?.readyToUse, 'second ready');
+    h.store.create(
+      CLAIMS,
+      pvc('copy', {
+        dataSource: from('second'),
+        resources: { requests: { storage: '2Gi' } },
+      }),
+    );
+    const copy = await waitFor(
+      () => claim('copy')?.status?.phase === 'Bound' && claim('copy'),
+      'copy bound',
+    );
+    h.store.create(SNAPSHOTS, volumeSnapshot('of-copy', 'copy'));
+    await waitFor(
+      () => snapshot('of-copy')?.status?.readyToUse,
+      'of-copy ready',
+    );
+    h.store.create(
+      CLAIMS,
+      pvc('copy-of-copy', {
+        dataSource: from('of-copy'),
+        resources: { requests: { storage: '2Gi' } },
+      }),
+    );
+    const last = await waitFor(
+      () =>
+        claim('copy-of-copy')?.status?.phase === 'Bound' &&
+        claim('copy-of-copy'),
+      'copy of copy bound',
+    );
+    expect(
+      h.store.get(VOLUMES, undefined, last.spec.volumeName)!.metadata
+        .annotations,
+    ).toMatchObject({
+      'kube-sim.io/restored-from-volume': copy.spec.volumeName,
+      'kube-sim.io/restored-from-claim-uid': copy.metadata.uid,
+      'kube-sim.io/data-origin-volume': first.spec.volumeName,
+    });
+  });
 });
