@@ -174,4 +174,31 @@ describe('ApiHistory and VolumeSnapshots', () => {
       ],
     ]);
   });
+  it('takes driver rules from another process through /_sim/snapshot-behaviours', async () => {
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${sim.url}/_sim/snapshot-behaviours${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${sim.token}`,
+          'Content-Type': 'application/json',
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const refused = await admin('POST', '', { readyAfterSeconds: -3 });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).message).toBe(
+      'readyAfterSeconds must be a non-negative number',
+    );
+    const added = await admin('POST', '', { claim: 'data', error: 'no space' });
+    const { id } = await added.json();
+    expect(await (await admin('GET', '')).json()).toEqual({
+      rules: [{ id, claim: 'data', error: 'no space' }],
+    });
+    await bound('data');
+    takeSnapshot('snap', 'data');
+    await waitFor(() => snapshot('snap')?.status?.error, 'error');
+    expect(snapshot('snap')!.status.error.message).toContain('no space');
+    expect((await admin('DELETE', `/${id}`)).status).toBe(200);
+    expect(sim.snapshotBehaviours()).toEqual([]);
+  });
 });

@@ -177,6 +177,48 @@ ${extra}  source:
     ]);
   });
 
+  it('warns about an unknown field with --validate=warn and drops it silently with --validate=false', async () => {
+    const warned = await h.kubectl(['apply', '--validate=warn', '-f', '-'], {
+      input: SNAPSHOT_YAML('warned', '  volumeSnapshotClass: sim-snapshots\n'),
+    });
+    expect(warned).toMatchObject({
+      code: 0,
+      stderr: 'Warning: unknown field "spec.volumeSnapshotClass"\n',
+    });
+    const quiet = await h.kubectl(['apply', '--validate=false', '-f', '-'], {
+      input: SNAPSHOT_YAML('quiet', '  volumeSnapshotClass: sim-snapshots\n'),
+    });
+    expect(quiet).toMatchObject({ code: 0, stderr: '' });
+    for (const name of ['warned', 'quiet']) {
+      const stored = h.sim.store.get(SNAPSHOTS, 'shop', name)!;
+      expect(stored.spec).toEqual({
+        source: { persistentVolumeClaimName: 'data-orders-db-3' },
+        ...(stored.spec.volumeSnapshotClassName
+          ? { volumeSnapshotClassName: 'sim-snapshots' }
+          : {}),
+      });
+    }
+  });
+
+  it('refuses to change the source of a snapshot', async () => {
+    const patch = await h.kubectl([
+      'patch',
+      'volumesnapshot',
+      'warned',
+      '-n',
+      'shop',
+      '--type=merge',
+      '-p',
+      '{"spec":{"source":{"persistentVolumeClaimName":"data-orders-db-4"}}}',
+    ]);
+    expect(patch.code).toBe(1);
+    expect(patch.stderr.trim()).toBe(
+      'The VolumeSnapshot "warned" is invalid: spec.source.persistentVolumeClaimName: Invalid value: "string": persistentVolumeClaimName is immutable',
+    );
+    for (const name of ['warned', 'quiet'])
+      await ok(['delete', 'vs', name, '-n', 'shop']);
+  });
+
   it('describes it, with the snapshot controller events', async () => {
     const out = await ok([
       'describe',

@@ -492,4 +492,51 @@ describe('SnapshotController', () => {
       'kube-sim.io/data-origin-volume': first.spec.volumeName,
     });
   });
+  it('binds a snapshot to a pre-provisioned content that names it, and refuses one that names another', async () => {
+    start();
+    const preProvisioned = (name: string, snapshotName: string) =>
+      manifest({
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotContent',
+        metadata: { name },
+        spec: {
+          deletionPolicy: 'Retain',
+          driver: 'ebs.csi.aws.com',
+          source: { snapshotHandle: 'snap-0123456789abcdef' },
+          volumeSnapshotRef: { namespace: 'default', name: snapshotName },
+        },
+      });
+    const fromContent = (name: string, contentName: string) =>
+      manifest({
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshot',
+        metadata: { name, namespace: 'default' },
+        spec: { source: { volumeSnapshotContentName: contentName } },
+      });
+    h.store.create(CONTENTS, preProvisioned('imported', 'restored'));
+    const created = h.store.create(
+      SNAPSHOTS,
+      fromContent('restored', 'imported'),
+    );
+    const ready = await waitFor(
+      () => snapshot('restored')?.status?.readyToUse && snapshot('restored'),
+      'imported snapshot ready',
+    );
+    expect(ready.status.boundVolumeSnapshotContentName).toBe('imported');
+    const imported = h.store.get(CONTENTS, undefined, 'imported')!;
+    expect(imported.spec.volumeSnapshotRef.uid).toBe(created.metadata.uid);
+    expect(imported.status).toEqual({
+      snapshotHandle: 'snap-0123456789abcdef',
+      readyToUse: true,
+    });
+
+    h.store.create(SNAPSHOTS, fromContent('thief', 'imported'));
+    await waitFor(
+      () =>
+        snapshot('thief')?.status?.error?.message ===
+        'VolumeSnapshotContent imported is bound to another snapshot (default/restored)',
+      'refused',
+    );
+    expect(snapshot('thief')!.status.readyToUse).toBe(false);
+  });
 });
