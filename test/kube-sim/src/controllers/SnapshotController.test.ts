@@ -15,6 +15,8 @@ import {
   pvc,
   sleep,
   startHarness,
+  statefulSet,
+  updateSpec,
   waitFor,
 } from './testUtils';
 
@@ -538,5 +540,65 @@ describe('SnapshotController', () => {
       'refused',
     );
     expect(snapshot('thief')!.status.readyToUse).toBe(false);
+  });
+  it('brings a pruned claim back: snapshot, delete, restore under its name, and a scale-up mounts it', async () => {
+    start();
+    h.store.create(SNAPSHOT_CLASSES, snapshotClass('csi'));
+    const SETS = 'apps/statefulsets';
+    h.store.create(SETS, statefulSet('web', { replicas: 3 }));
+    const running = (name: string) =>
+      h.store.get('pods', 'default', name)?.status?.phase === 'Running';
+    await waitFor(() => running('web-2'), 'web-2 running');
+    updateSpec(h.store, SETS, 'web', spec => {
+      spec.replicas = 2;
+    });
+    await waitFor(() => !h.store.get('pods', 'default', 'web-2'), 'web-2 gone');
+    const original = claim('data-web-2')!;
+    h.store.create(SNAPSHOTS, volumeSnapshot('keep', 'data-web-2'));
+    await waitFor(() => snapshot('keep')?.status?.readyToUse, 'ready');
+    h.store.delete(CLAIMS, 'default', 'data-web-2');
+    await waitFor(() => !claim('data-web-2'), 'claim pruned');
+
+    h.store.create(
+      CLAIMS,
+      pvc(
+        'data-web-2',
+        {
+          dataSource: {
+            apiGroup: 'snapshot.storage.k8s.io',
+            kind: 'VolumeSnapshot',
+            name: 'keep',
+          },
+          resources: {
+            requests: { storage: snapshot('keep')!.status.restoreSize },
+          },
+        },
+        'default',
+        original.metadata.labels,
+      ),
+    );
+    const restored = await waitFor(
+      () =>
+        claim('data-web-2')?.status?.phase === 'Bound' && claim('data-web-2'),
+      'restored',
+    );
+    updateSpec(h.store, SETS, 'web', spec => {
+      spec.replicas = 3;
+    });
+    await waitFor(() => running('web-2'), 'web-2 running again');
+    const pod = h.store.get('pods', 'default', 'web-2')!;
+    expect(
+      pod.spec.volumes.find((v: any) => v.name === 'data').persistentVolumeClaim
+        .claimName,
+    ).toBe('data-web-2');
+    expect(claim('data-web-2')!.metadata.uid).toBe(restored.metadata.uid);
+    expect(
+      h.store.get(VOLUMES, undefined, restored.spec.volumeName)!.metadata
+        .annotations,
+    ).toMatchObject({
+      'kube-sim.io/restored-from-snapshot': 'default/keep',
+      'kube-sim.io/restored-from-claim-uid': original.metadata.uid,
+      'kube-sim.io/data-origin-volume': original.spec.volumeName,
+    });
   });
 });

@@ -119,7 +119,10 @@ export class SnapshotController extends Controller {
         return keys;
       }
       case CONTENTS: {
-        if (event.type === 'DELETED') this.outcomes.delete(obj.metadata.uid);
+        if (event.type === 'DELETED') {
+          this.outcomes.delete(obj.metadata.uid);
+          this.forget(obj.metadata.uid);
+        }
         const ref = obj.spec?.volumeSnapshotRef;
         return [
           CONTENT_KEY + obj.metadata.name,
