@@ -31,6 +31,7 @@ import { generateServingCertificate } from './tls';
 import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
 import { ApiHistory } from './history';
+import { CRDS, customResourceDefinitions } from './snapshots/crds';
 import {
   SnapshotBehaviourRule,
   SnapshotBehaviours,
@@ -257,6 +258,7 @@ export async function startKubeSim(
     });
   }
   const snapshotBehaviours = new SnapshotBehaviours();
+  for (const crd of customResourceDefinitions()) store.create(CRDS, crd);
   const controllers =
     options.controllers === false
       ? undefined

@@ -15,6 +15,8 @@ export interface ResourceType {
   listOnly?: boolean;
   /** Computed from other objects at each request (metrics.k8s.io): get and list only, read-only. */
   computed?: boolean;
+  /** Served get, list and watch only, from objects the simulator seeds (not always empty, unlike listOnly). */
+  readOnly?: boolean;
   /** Served as a CustomResourceDefinition is: its schema drives validation and OpenAPI (see snapshots/schemas.ts). */
   customResource?: boolean;
 }
@@ -226,6 +228,18 @@ export const RESOURCE_TYPES: ResourceType[] = [
     kind: 'Lease',
     namespaced: true,
   },
+  // The definitions of the custom resources below (snapshots/crds.ts), read-only.
+  {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    singular: 'customresourcedefinition',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    readOnly: true,
+  },
   // The CSI snapshot CRDs (kubernetes-csi/external-snapshotter), with their controller (controllers/SnapshotController.ts).
   {
     group: 'snapshot.storage.k8s.io',
@@ -276,7 +290,7 @@ export const RESOURCE_TYPES: ResourceType[] = [
 /** Verbs a resource type answers in discovery. */
 export function verbsOf(type: ResourceType): string[] {
   if (type.computed) return COMPUTED_VERBS;
-  return type.listOnly ? LIST_VERBS : ALL_VERBS;
+  return type.listOnly || type.readOnly ? LIST_VERBS : ALL_VERBS;
 }
 
 export function apiVersionOf(type: ResourceType): string {

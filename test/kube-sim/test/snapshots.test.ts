@@ -53,6 +53,58 @@ ${extra}  source:
     persistentVolumeClaimName: data-orders-db-3
 `;
 
+  it('lists the CRDs as a cluster with the CSI snapshotter does, and keeps them', async () => {
+    expect(table(await ok(['get', 'crd']))).toEqual([
+      ['NAME', 'CREATED AT'],
+      ...[
+        'volumesnapshotclasses',
+        'volumesnapshotcontents',
+        'volumesnapshots',
+      ].map(plural => [
+        `${plural}.snapshot.storage.k8s.io`,
+        expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      ]),
+    ]);
+    const crd = JSON.parse(
+      await ok([
+        'get',
+        'crd',
+        'volumesnapshots.snapshot.storage.k8s.io',
+        '-o',
+        'json',
+      ]),
+    );
+    expect(crd.spec).toMatchObject({
+      group: 'snapshot.storage.k8s.io',
+      scope: 'Namespaced',
+      names: {
+        kind: 'VolumeSnapshot',
+        plural: 'volumesnapshots',
+        shortNames: ['vs'],
+      },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: expect.objectContaining({ required: ['spec'] }),
+          },
+        },
+      ],
+    });
+    const deleted = await h.kubectl([
+      'delete',
+      'crd',
+      'volumesnapshots.snapshot.storage.k8s.io',
+    ]);
+    expect(deleted.code).toBe(1);
+    expect(deleted.stderr).toContain(
+      'kube-sim serves customresourcedefinitions.apiextensions.k8s.io read-only',
+    );
+  });
+
   it('lists the demo class as its driver default', async () => {
     expect(table(await ok(['get', 'volumesnapshotclass']))).toEqual([
       ['NAME', 'DRIVER', 'DELETIONPOLICY', 'AGE'],

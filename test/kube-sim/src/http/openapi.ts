@@ -56,14 +56,15 @@ function gvDocument(group: string, version: string) {
         },
       },
     });
-    paths[base] = t.listOnly
-      ? { get: op('get') }
-      : {
-          get: op('get'),
-          put: op('put'),
-          patch: op('patch'),
-          delete: op('delete'),
-        };
+    paths[base] =
+      t.listOnly || t.readOnly
+        ? { get: op('get') }
+        : {
+            get: op('get'),
+            put: op('put'),
+            patch: op('patch'),
+            delete: op('delete'),
+          };
     schemas[schemaName(t)] = t.customResource
       ? {
           ...SNAPSHOT_SCHEMAS[t.kind],

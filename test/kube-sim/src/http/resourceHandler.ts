@@ -243,6 +243,11 @@ export function handleResource(
       : route.type.plural;
     throw errors.readOnlyResource(req.verb, resource);
   }
+  if (route.type.readOnly && req.verb !== 'get' && req.verb !== 'list')
+    throw errors.builtInResource(
+      req.verb,
+      `${route.type.plural}.${route.type.group}`,
+    );
   if (route.subresource === 'log') {
     if (req.verb !== 'get') throw errors.methodNotAllowed(req.verb);
     store.require(key, ns, route.name!);

@@ -322,6 +322,14 @@ const COLUMNS: Record<string, Column[]> = {
     },
     age,
   ],
+  CustomResourceDefinition: [
+    name,
+    {
+      name: 'Created At',
+      type: 'date',
+      cell: o => o.metadata.creationTimestamp,
+    },
+  ],
   Namespace: [
     name,
     { name: 'Status', type: 'string', cell: o => o.status?.phase ?? 'Active' },
