@@ -206,7 +206,15 @@ export class SnapshotController extends Controller {
     return this.ctx.store.update(SNAPSHOTS, { ...snapshot, status: next });
   }
 
-  private reportError(snapshot: KubeObject, reason: string, message: string) {
+  private reportError(given: KubeObject, reason: string, message: string) {
+    // The attempt may have written the snapshot (its default class) before it failed.
+    const snapshot =
+      this.ctx.store.get(
+        SNAPSHOTS,
+        given.metadata.namespace,
+        given.metadata.name,
+      ) ?? given;
+    if (snapshot.metadata.uid !== given.metadata.uid) return;
     if (snapshot.status?.error?.message === message) return;
     this.writeStatus(snapshot, {
       readyToUse: false,
