@@ -97,7 +97,6 @@ async function startWarehouseCluster(run: DemoRun, timeFactor: number) {
             cluster.caCert!,
           ),
           'kubernetes.io/auth-provider': 'x509',
-          'kubernetes.io/skip-metrics-lookup': 'true',
         },
       },
       spec: { type: 'kubernetes-cluster', owner: 'group:default/checkout' },

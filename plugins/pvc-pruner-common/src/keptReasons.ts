@@ -84,6 +84,10 @@ export function describeKept(
       }), so one might scale ${
         statefulSet.name
       } up and reattach its claims; pvc-pruner needs list and watch on horizontalpodautoscalers (rbac/pvc-pruner-rbac.yaml)`;
+    case 'name-also-fits':
+      return `its name is also that of a claim of ${(pvc.alsoNamedBy ?? [])
+        .map(n => `StatefulSet ${n.statefulSet} (template ${n.template})`)
+        .join(', ')}, so its name cannot tell whose it is; it is kept`;
     default:
       return pvc.reason;
   }

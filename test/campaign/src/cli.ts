@@ -20,7 +20,11 @@ import { BACKSTAGE_RULES, requireGuestIdentity } from '../../demo/start';
 import { BackendClient } from './backendClient';
 import { CampaignCatalog } from './campaignCatalog';
 import { createStorageClasses } from './cluster';
-import { createRunDatabase, DEFAULT_POSTGRES_URL } from './database';
+import {
+  createRunDatabase,
+  DEFAULT_POSTGRES_URL,
+  NoPostgresError,
+} from './database';
 import { judge } from './oracle';
 import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
@@ -232,7 +236,8 @@ async function main(): Promise<number> {
 main().then(
   code => process.exit(code),
   e => {
-    say(`campaign: ${e instanceof Error ? e.stack : e}`);
+    if (e instanceof NoPostgresError) say(`campaign: ${e.message}`);
+    else say(`campaign: ${e instanceof Error ? e.stack : e}`);
     process.exit(2);
   },
 );

@@ -49,11 +49,22 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
       user: 'system:serviceaccount:backstage:pvc-pruner',
       rules,
     });
+    // The namespace binding is on, so its rule (get namespaces) is used too.
+    const shop = structuredClone(
+      sim.store.require('namespaces', undefined, 'shop'),
+    );
+    shop.metadata.annotations = {
+      'backstage.io/owner': 'group:default/team-a',
+    };
+    sim.store.update('namespaces', shop);
     // Renewed every 333 ms, so a prune renews its lease at least once.
     pruner = await startPruner({
       sim,
       token,
-      pvcPruner: { leaseDurationSeconds: 1 },
+      pvcPruner: {
+        leaseDurationSeconds: 1,
+        ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' },
+      },
     });
 
     const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');

@@ -167,11 +167,11 @@ describe('scan and prune of the demo cluster over HTTP', () => {
 
   it('streams events as they happen: the first frame before the job ends, seqs 1..N in order, ?after= replays only later ones', async () => {
     const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
-    // Each deletion takes 250 ms, so the job runs for well over a second.
+    // Each deletion takes 800 ms (they go out together), so the job runs for well over half a second.
     sim.addFault({
       verb: 'delete',
       resource: 'persistentvolumeclaims',
-      latencyMs: 250,
+      latencyMs: 800,
     });
     const id = await pruner.prune(pruneAll(sts));
 

@@ -115,10 +115,19 @@ export class Faults {
     return { delayMs, error };
   }
 
+  private readonly served = new Set<(entry: RequestLogEntry) => void>();
+
   record(entry: RequestLogEntry) {
     this.log.push(entry);
     if (this.log.length > this.logLimit)
       this.log.splice(0, this.log.length - this.logLimit);
+    for (const listener of this.served) listener(entry);
+  }
+
+  /** Calls `listener` as each request is logged (answered), before the next one is handled; returns how to stop. */
+  onServed(listener: (entry: RequestLogEntry) => void): () => void {
+    this.served.add(listener);
+    return () => this.served.delete(listener);
   }
 
   requests(): RequestLogEntry[] {

@@ -145,6 +145,11 @@ export interface KubeSim {
   /** Trusts another OIDC issuer from now on (as `auth.oidc` does at start). */
   addOidcIssuer(issuer: OidcIssuerOptions): void;
   /**
+   * Judges OIDC tokens as if this much more time had passed (0 to stop):
+   * a test's way to have a user's token expire at a moment it chooses.
+   */
+  setOidcClockOffset(ms: number): void;
+  /**
    * Lets the simulated STS know another access key (e.g. session credentials of an assumed
    * role). Throws unless `auth.aws` was given.
    */
@@ -194,6 +199,8 @@ export interface KubeSim {
   /** Forget watch history, as etcd compaction does. */
   compact(): void;
   requests: Faults['requests'];
+  /** Calls `listener` as each request is answered, before the next is handled (a test's trigger); returns how to stop. */
+  onServed: Faults['onServed'];
   clearRequests(): void;
   close(): Promise<void>;
 }
@@ -310,6 +317,9 @@ export async function startKubeSim(
       auth.issueClientCertificate(subject),
     addBinding: (binding: RbacBinding) => auth.authorizer.addBinding(binding),
     addOidcIssuer: (issuer: OidcIssuerOptions) => auth.oidc.addIssuer(issuer),
+    setOidcClockOffset: (ms: number) => {
+      auth.oidc.clockOffsetMs = ms;
+    },
     addAwsIdentity: (identity: AwsIdentity) => auth.addAwsIdentity(identity),
     googleExternalAccount: (file: string) => auth.googleExternalAccount(file),
     azureAuthorityHost: auth.azure ? url : undefined,
@@ -329,6 +339,7 @@ export async function startKubeSim(
     controllersIdle: () => controllers?.idle() ?? true,
     compact: () => store.compact(),
     requests: () => faults.requests(),
+    onServed: listener => faults.onServed(listener),
     clearRequests: () => faults.clearRequests(),
     close: async () => {
       controllers?.stop();

@@ -13,6 +13,8 @@ export interface ResourceType {
   subresources?: Array<'status' | 'scale'>;
   /** Served read-only and always empty (for clients such as Backstage's Kubernetes backend). */
   listOnly?: boolean;
+  /** Computed from other objects at each request (metrics.k8s.io): get and list only, read-only. */
+  computed?: boolean;
 }
 
 const ALL_VERBS = [
@@ -26,6 +28,7 @@ const ALL_VERBS = [
   'watch',
 ];
 const LIST_VERBS = ['get', 'list', 'watch'];
+const COMPUTED_VERBS = ['get', 'list'];
 
 export const RESOURCE_TYPES: ResourceType[] = [
   {
@@ -221,10 +224,23 @@ export const RESOURCE_TYPES: ResourceType[] = [
     kind: 'Lease',
     namespaced: true,
   },
+  // What metrics-server serves, asked for by Backstage's Kubernetes tab unless
+  // skipMetricsLookup is set, and by kubectl top pod (see http/podMetrics.ts).
+  {
+    group: 'metrics.k8s.io',
+    version: 'v1beta1',
+    plural: 'pods',
+    singular: '',
+    kind: 'PodMetrics',
+    namespaced: true,
+    listOnly: true,
+    computed: true,
+  },
 ];
 
 /** Verbs a resource type answers in discovery. */
 export function verbsOf(type: ResourceType): string[] {
+  if (type.computed) return COMPUTED_VERBS;
   return type.listOnly ? LIST_VERBS : ALL_VERBS;
 }
 

@@ -117,6 +117,9 @@ async function serveResource(
   },
 ) {
   const verb = verbOf(req.method ?? 'GET', route, url.searchParams);
+  // metrics-server answers get and list only.
+  if (route.type.computed && verb !== 'get' && verb !== 'list')
+    throw errors.methodNotAllowed(verb);
   const resource = route.subresource
     ? `${route.type.plural}/${route.subresource}`
     : route.type.plural;

@@ -21,11 +21,11 @@ export async function startMemoryJobStore(): Promise<{
   return { store, close: () => knex.destroy() };
 }
 
-/** A new prune job of StatefulSet shop/web (entity web, cluster demo), asked by alice. */
+/** A new prune job of StatefulSet shop/web unless told (entity web, cluster demo), asked by alice. */
 export function createWebJob(
   store: PruneJobStore,
   pvcs: Array<{ name: string; uid: string }>,
-  overrides: { requestedBy?: string } = {},
+  overrides: { requestedBy?: string; statefulSet?: string } = {},
 ) {
   return store.createJob({
     entityRef: 'component:default/web',

@@ -1,4 +1,8 @@
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import {
   describeInUse,
   describeKept,
@@ -75,11 +79,14 @@ export async function recheckClaims(
     },
   );
   let pods: V1Pod[] = [];
+  let neighbours: V1StatefulSet[] = [];
   if (reads.some(r => 'claim' in r)) {
     try {
       // The pods and the guards' reads last, together: the in-use check is the read closest to the delete.
-      [pods] = await Promise.all([
+      [pods, neighbours] = await Promise.all([
         gateway.listPods(namespace, podAsTheRuleReadsIt),
+        // Every StatefulSet of the namespace: a claim whose name fits another is kept.
+        gateway.listStatefulSets('', namespace),
         guards.confirmLive(gateway),
       ]);
     } catch (e) {
@@ -95,10 +102,18 @@ export async function recheckClaims(
   return claims.map((confirmed, i): Rechecked => {
     const r = reads[i];
     if (!('claim' in r)) return { ...r, confirmed };
-    return judge(confirmed, r.claim, r.reclaimPolicy, guards, pods, {
-      autoscalers: guards.autoscalers,
-      pausedStatefulSets,
-    });
+    return judge(
+      confirmed,
+      r.claim,
+      r.reclaimPolicy,
+      guards,
+      pods,
+      neighbours,
+      {
+        autoscalers: guards.autoscalers,
+        pausedStatefulSets,
+      },
+    );
   });
 }
 
@@ -109,10 +124,12 @@ function judge(
   reclaimPolicy: string | undefined,
   guards: JobGuards,
   pods: V1Pod[],
+  neighbours: V1StatefulSet[],
   signals: ScaleUpSignals,
 ): Rechecked {
   const verdict = classifyClaims({
     statefulSet: guards.statefulSet,
+    neighbours,
     claims: [claim],
     pods,
     volumes: new Map(),

@@ -431,7 +431,7 @@ describe('PruneRunner', () => {
     );
   });
 
-  it('reads the pods, the StatefulSet and its autoscalers last, together: nothing but the delete goes out between the in-use check and the delete', async () => {
+  it('reads the pods, the StatefulSet, its autoscalers and its namespace’s StatefulSets last, together: nothing but the delete goes out between the in-use check and the delete', async () => {
     sim.store.create(
       'persistentvolumes',
       manifest({
@@ -465,15 +465,16 @@ describe('PruneRunner', () => {
       .filter(r => r.resource !== 'leases')
       .map(r => `${r.verb} ${r.resource}`);
     const deleteAt = requests.indexOf('delete persistentvolumeclaims');
-    expect(requests.slice(deleteAt - 5, deleteAt - 3)).toEqual([
+    expect(requests.slice(deleteAt - 6, deleteAt - 4)).toEqual([
       'get persistentvolumeclaims',
       'get persistentvolumes',
     ]);
     // Sent together, so any may arrive first.
-    expect(requests.slice(deleteAt - 3, deleteAt).sort()).toEqual([
+    expect(requests.slice(deleteAt - 4, deleteAt).sort()).toEqual([
       'get statefulsets',
       'list horizontalpodautoscalers',
       'list pods',
+      'list statefulsets',
     ]);
     sim.store.delete('persistentvolumes', undefined, 'pv-web-1', {});
   });
@@ -645,6 +646,31 @@ describe('PruneRunner', () => {
       expect(result.reason).toBe(
         'HorizontalPodAutoscaler shop/web was created during the job and scales StatefulSet shop/web up to 8 replicas',
       );
+    });
+
+    it('skips a claim whose name another StatefulSet of the namespace also fits, created after the claims were confirmed', async () => {
+      const mine = statefulSet('ledger-db', { replicas: 1 }, 'shop');
+      sim.store.create('apps/statefulsets', mine);
+      const job = await createWebJob(
+        store,
+        createClaims(['data-ledger-db-1', 'data-ledger-db-2']),
+        { statefulSet: 'ledger-db' },
+      );
+      // StatefulSet db's template data-ledger names data-ledger-db-2 (and -1) too.
+      const db = statefulSet('db', { replicas: 0 }, 'shop');
+      db.spec.volumeClaimTemplates[0].metadata.name = 'data-ledger';
+      sim.store.create('apps/statefulsets', db);
+      try {
+        const result = await runHoldingLease(job);
+        expect(claimDeletes()).toEqual([]);
+        expect(result.summary.skipped.map(s => s.reason)).toEqual([
+          'it is no longer an orphan: its name is also that of a claim of StatefulSet db (template data-ledger), so its name cannot tell whose it is; it is kept',
+          'it is no longer an orphan: its name is also that of a claim of StatefulSet db (template data-ledger), so its name cannot tell whose it is; it is kept',
+        ]);
+      } finally {
+        sim.store.delete('apps/statefulsets', 'shop', 'db', {});
+        sim.store.delete('apps/statefulsets', 'shop', 'ledger-db', {});
+      }
     });
 
     it.each<['keep' | 'offer', string[], string]>([

@@ -392,18 +392,23 @@ export class PruneRunner {
       checked,
       batch.stop,
     );
+    // A refused user token stops the job: what it refused is not done, nor failed on its own account.
+    const refusedToken = gateway.userTokenRefused;
+    const again: Confirmed[] = [];
     // Written only now: no database write sits between the check and a delete.
     for (const r of rechecked) {
       if (r.kind === 'orphan') continue;
       const outcome = { ...r.confirmed, reason: r.reason };
       if (r.kind === 'skip') await this.skip(job, summary, outcome);
+      else if (refusedToken) again.push(r.confirmed);
       else await this.fail(job, summary, outcome);
     }
-    const again: Confirmed[] = [];
     let outlasted: string | undefined;
     for (const [i, r] of checked.entries()) {
       const result = sent[i];
-      if (result === 'held') {
+      const refused =
+        typeof result === 'object' && result.error === refusedToken;
+      if (result === 'held' || (refusedToken && refused)) {
         again.push(r.confirmed);
       } else if (result === 'stale') {
         const checks = (batch.checks.get(r.confirmed.name) ?? 0) + 1;
@@ -445,7 +450,8 @@ export class PruneRunner {
     const checkedAt = performance.now();
     let first = true;
     return mapLimited(checked, DELETE_CONCURRENCY, async r => {
-      if (guards.abortReason || stop.aborted) return 'held';
+      if (guards.abortReason || stop.aborted || gateway.userTokenRefused)
+        return 'held';
       if (!first && performance.now() - checkedAt > CHECK_FRESH_MS)
         return 'held';
       first = false;

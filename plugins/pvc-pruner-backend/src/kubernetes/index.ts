@@ -28,6 +28,7 @@ export {
   ClusterCache,
   ClusterCaches,
   parseLabelSelector,
+  requiredKeyOf,
   singleEqualityOf,
   type WatchCacheTrimmers,
 } from './watchCache';

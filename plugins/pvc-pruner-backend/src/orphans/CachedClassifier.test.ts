@@ -51,3 +51,25 @@ describe('CachedClassifier', () => {
     expect(orphansIn(classifier, after)).toEqual(['data-db-2']);
   });
 });
+
+describe('CachedClassifier and the namespace’s other StatefulSets', () => {
+  it('makes a StatefulSet’s report again when another StatefulSet of its namespace appears whose template also names its claims', () => {
+    const cache = cacheHolding(['data-ledger-db-1']);
+    const ledger = WATCH_CACHE_TRIMMERS.statefulSet(
+      statefulSet('ledger-db', { replicas: 1 }, 'shop') as any,
+    );
+    cache.statefulSets.replace([ledger]);
+    const classifier = new CachedClassifier('keep');
+    expect(classifier.classify(cache, ledger).orphans.map(o => o.name)).toEqual(
+      ['data-ledger-db-1'],
+    );
+
+    const db = statefulSet('db', { replicas: 0 }, 'shop') as any;
+    db.spec.volumeClaimTemplates[0].metadata.name = 'data-ledger';
+    cache.statefulSets.upsert(WATCH_CACHE_TRIMMERS.statefulSet(db));
+
+    const again = classifier.classify(cache, ledger);
+    expect(again.orphans).toEqual([]);
+    expect(again.kept.map(k => k.reason)).toEqual(['name-also-fits']);
+  });
+});

@@ -34,6 +34,7 @@ export class CachedClassifier {
       pods: number;
       volumes: number;
       autoscalers: number;
+      statefulSets: number;
       report: StatefulSetOrphans;
     }
   >();
@@ -44,25 +45,35 @@ export class CachedClassifier {
     const pods = cache.pods.generation(namespace);
     const volumes = cache.volumes.generation('');
     const autoscalers = cache.autoscalersGeneration(namespace);
+    // The namespace's other StatefulSets decide whose a claim's name may be.
+    const statefulSets = cache.statefulSets.generation(namespace);
     const kept = this.reports.get(sts);
     if (
       kept &&
       kept.claims === claims &&
       kept.pods === pods &&
       kept.volumes === volumes &&
-      kept.autoscalers === autoscalers
+      kept.autoscalers === autoscalers &&
+      kept.statefulSets === statefulSets
     )
       return kept.report;
     const report = classifyInSnapshot(
       sts,
-      this.snapshot(cache, namespace, `${claims}/${pods}`),
+      this.snapshot(cache, namespace, `${claims}/${pods}/${statefulSets}`),
       cache.volumes.inNamespace(''),
       {
         autoscalers: cache.autoscalersIn(namespace),
         pausedStatefulSets: this.pausedStatefulSets,
       },
     );
-    this.reports.set(sts, { claims, pods, volumes, autoscalers, report });
+    this.reports.set(sts, {
+      claims,
+      pods,
+      volumes,
+      autoscalers,
+      statefulSets,
+      report,
+    });
     return report;
   }
 
@@ -78,6 +89,7 @@ export class CachedClassifier {
       namespace,
       cache.claims.inNamespace(namespace),
       cache.pods.indexed(namespace),
+      cache.statefulSets.inNamespace(namespace).values(),
     );
     ofCache.set(namespace, { generation, snapshot });
     return snapshot;

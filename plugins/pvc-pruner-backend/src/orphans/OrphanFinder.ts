@@ -341,12 +341,14 @@ export class OrphanFinder {
     const read = new Map(
       await Promise.all(
         namespaces.map(async ns => {
-          const [claims, pods, autoscalers] = await Promise.all([
+          const [claims, pods, autoscalers, neighbours] = await Promise.all([
             gateway.listClaims(ns, claimAsTheRuleReadsIt),
             gateway.listPods(ns, podAsTheRuleReadsIt),
             readAutoscalers(gateway, ns),
+            // Every StatefulSet of the namespace, not only the entity's: a claim whose name fits two is kept.
+            gateway.listStatefulSets('', ns),
           ]);
-          const snapshot = NamespaceSnapshot.of(ns, claims, pods);
+          const snapshot = NamespaceSnapshot.of(ns, claims, pods, neighbours);
           return [ns, { snapshot, autoscalers }] as const;
         }),
       ),

@@ -158,6 +158,7 @@ function run(input: Partial<OrphanRuleInput> & { statefulSet: V1StatefulSet }) {
     pods: [],
     volumes: new Map(),
     autoscalers: [],
+    neighbours: [input.statefulSet],
     ...input,
   });
 }
@@ -472,9 +473,11 @@ describe('classifyClaims (the orphan rule)', () => {
 
   // The scan trims claims and pods as their list pages arrive; trimming must not change a verdict.
   it('classifies claims and pods trimmed to the fields it reads exactly as the full objects', () => {
+    const web = sts('web', { replicas: 2, templates: ['data', 'logs'] });
     const input: OrphanRuleInput = {
       autoscalers: [],
-      statefulSet: sts('web', { replicas: 2, templates: ['data', 'logs'] }),
+      neighbours: [web],
+      statefulSet: web,
       claims: [
         claim('data-web-0', { volume: 'pv-0' }),
         claim('logs-web-1'),
@@ -790,5 +793,51 @@ describe('classifyClaims: claims that will come back', () => {
         }),
       ).toEqual(full);
     });
+  });
+});
+
+describe('classifyClaims: a claim whose name fits two StatefulSets', () => {
+  // data-ledger-db-2 is ordinal 2 of ledger-db's template data, and of db's template data-ledger.
+  const ledger = sts('ledger-db', { replicas: 2, templates: ['data'] });
+  const db = sts('db', { replicas: 1, templates: ['data-ledger'] });
+  const claims = [claim('data-ledger-db-2'), claim('data-ledger-db-3')];
+
+  it('is offered by neither, each naming the other (found in review: anyone who may create a StatefulSet in the namespace could otherwise claim another’s claims by name)', () => {
+    for (const [mine, other, template] of [
+      [ledger, 'db', 'data-ledger'],
+      [db, 'ledger-db', 'data'],
+    ] as const) {
+      const report = run({
+        statefulSet: mine,
+        neighbours: [ledger, db],
+        claims,
+      });
+      expect(report.orphans).toEqual([]);
+      expect(report.kept).toEqual([
+        expect.objectContaining({
+          name: 'data-ledger-db-2',
+          reason: 'name-also-fits',
+          alsoNamedBy: [{ statefulSet: other, template }],
+        }),
+        expect.objectContaining({
+          name: 'data-ledger-db-3',
+          reason: 'name-also-fits',
+        }),
+      ]);
+    }
+  });
+
+  it('is an orphan as before when no other StatefulSet of the namespace fits it, siblings such as web and web-2 included', () => {
+    expect(
+      names(run({ statefulSet: ledger, neighbours: [ledger], claims }).orphans),
+    ).toEqual(['data-ledger-db-2', 'data-ledger-db-3']);
+    const web = sts('web', { replicas: 1 });
+    const web2 = sts('web-2', { replicas: 1 });
+    const report = run({
+      statefulSet: web2,
+      neighbours: [web, web2],
+      claims: [claim('data-web-2-3')],
+    });
+    expect(names(report.orphans)).toEqual(['data-web-2-3']);
   });
 });

@@ -243,27 +243,38 @@ function orphanOf(
 /** Pods (running or terminating) referencing each claim, by claim name. */
 export type PodsByClaim = ReadonlyMap<string, readonly V1Pod[]>;
 
-/** A namespace's claims and pods, indexed once for all the StatefulSets in it. */
+/** A StatefulSet whose template names a claim. */
+export interface NameParse {
+  statefulSet: string;
+  template: string;
+}
+
+/** A namespace's claims, pods and StatefulSets, indexed once for all the StatefulSets in it. */
 export class NamespaceSnapshot {
   private readonly claims: V1PersistentVolumeClaim[];
   private readonly names: string[];
+  /** By claim name, the StatefulSets whose templates name it with an ordinal; made when first asked. */
+  private namers?: Map<string, NameParse[]>;
 
   private constructor(
     readonly namespace: string,
     byName: ReadonlyMap<string, V1PersistentVolumeClaim>,
     /** Pods (running or terminating) referencing each claim. */
     readonly usedBy: PodsByClaim,
+    /** Every StatefulSet of the namespace, the entity's or not. */
+    private readonly statefulSets: readonly V1StatefulSet[],
   ) {
     // Plain code-unit order, the order the binary search in withPrefix relies on.
     this.names = [...byName.keys()].sort();
     this.claims = this.names.map(n => byName.get(n)!);
   }
 
-  /** From lists of claims and pods; objects of other namespaces are ignored. */
+  /** From lists of claims, pods and StatefulSets; objects of other namespaces are ignored. */
   static of(
     namespace: string,
     claims: V1PersistentVolumeClaim[],
     pods: V1Pod[],
+    statefulSets: V1StatefulSet[],
   ): NamespaceSnapshot {
     return new NamespaceSnapshot(
       namespace,
@@ -273,6 +284,7 @@ export class NamespaceSnapshot {
           .map(c => [c.metadata?.name ?? '', c]),
       ),
       podsByClaim(pods.filter(p => p.metadata?.namespace === namespace)),
+      statefulSets.filter(s => s.metadata?.namespace === namespace),
     );
   }
 
@@ -281,8 +293,43 @@ export class NamespaceSnapshot {
     namespace: string,
     claimsByName: ReadonlyMap<string, V1PersistentVolumeClaim>,
     usedBy: PodsByClaim,
+    statefulSets: Iterable<V1StatefulSet>,
   ): NamespaceSnapshot {
-    return new NamespaceSnapshot(namespace, claimsByName, usedBy);
+    return new NamespaceSnapshot(namespace, claimsByName, usedBy, [
+      ...statefulSets,
+    ]);
+  }
+
+  /**
+   * The other StatefulSets of the namespace whose templates also name this
+   * claim, with an ordinal: `data-ledger-db-2` is ordinal 2 of both
+   * `ledger-db` (template `data`) and `db` (template `data-ledger`), and its
+   * name alone cannot tell whose it is.
+   */
+  alsoNamedBy(claimName: string, sts: V1StatefulSet): NameParse[] {
+    if (!this.namers) {
+      const namers = new Map<string, NameParse[]>();
+      for (const other of this.statefulSets)
+        for (const template of other.spec?.volumeClaimTemplates ?? [])
+          for (const claim of this.withPrefix(
+            `${template.metadata?.name}-${other.metadata?.name}-`,
+          )) {
+            const name = claim.metadata?.name ?? '';
+            const parsed = parseClaimName(name, other);
+            if (parsed?.ordinal === undefined) continue;
+            const list = namers.get(name) ?? [];
+            if (!list.some(n => n.statefulSet === other.metadata?.name))
+              list.push({
+                statefulSet: other.metadata?.name ?? '',
+                template: parsed.template,
+              });
+            namers.set(name, list);
+          }
+      this.namers = namers;
+    }
+    return (this.namers.get(claimName) ?? []).filter(
+      n => n.statefulSet !== sts.metadata?.name,
+    );
   }
 
   /** Claims whose names start with prefix, by binary search over the sorted names. */
@@ -320,6 +367,8 @@ export interface ScaleUpSignals {
 
 export interface OrphanRuleInput {
   statefulSet: V1StatefulSet;
+  /** Every StatefulSet of its namespace (itself among them or not): a claim whose name fits another is kept. */
+  neighbours: V1StatefulSet[];
   /** Every claim in the StatefulSet's namespace. */
   claims: V1PersistentVolumeClaim[];
   /** Every pod in the StatefulSet's namespace, terminating ones included. */
@@ -354,9 +403,10 @@ export function classifyClaims(input: OrphanRuleInput): StatefulSetOrphans {
     input.statefulSet.metadata?.namespace ?? '',
     input.claims,
     input.pods,
+    input.neighbours,
   );
   return classifyInSnapshot(input.statefulSet, snapshot, input.volumes, {
-    autoscalers: input.autoscalers ?? [],
+    autoscalers: input.autoscalers,
     pausedStatefulSets: input.pausedStatefulSets ?? 'keep',
   });
 }
@@ -438,6 +488,19 @@ export function classifyInSnapshot(
         ordinal,
         reason: 'terminating',
         finalizers: claim.metadata.finalizers ?? [],
+      });
+      continue;
+    }
+    // Claims are found by name: one whose name fits another StatefulSet too may be that one's.
+    const alsoNamedBy = snapshot.alsoNamedBy(name, sts);
+    if (alsoNamedBy.length > 0) {
+      kept.push({
+        name,
+        uid,
+        template,
+        ordinal,
+        reason: 'name-also-fits',
+        alsoNamedBy: alsoNamedBy.slice(0, 10),
       });
       continue;
     }

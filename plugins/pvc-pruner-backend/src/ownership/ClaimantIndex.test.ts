@@ -1,6 +1,6 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import { componentEntity } from '../__testUtils__/catalogEntities';
-import { ClaimantIndex } from './ClaimantIndex';
+import { ClaimantIndex, MAX_CLAIMANTS } from './ClaimantIndex';
 import { workloadEntityOf } from './WorkloadEntity';
 
 function sts(
@@ -83,5 +83,30 @@ describe('ClaimantIndex', () => {
       }),
     ]);
     expect(index.claimantsOf('demo', sts('web', 'shop', {}))).toEqual([]);
+  });
+
+  it('stops counting past MAX_CLAIMANTS, and tries keyed selectors only on StatefulSets with their key', () => {
+    const many = Array.from({ length: 100 }, (_, i) =>
+      entity(`catch-all-${i}`, {
+        'backstage.io/kubernetes-label-selector': `!none-${i}`,
+      }),
+    );
+    const keyed = entity('keyed', {
+      'backstage.io/kubernetes-label-selector': 'tier in (db),app',
+    });
+    const index = new ClaimantIndex([keyed, ...many]);
+
+    expect(index.claimantsOf('demo', LEDGER)).toHaveLength(MAX_CLAIMANTS + 1);
+    expect(
+      new ClaimantIndex([keyed])
+        .claimantsOf('demo', sts('x', 'shop', { app: 'a', tier: 'db' }))
+        .map(e => e.entityRef),
+    ).toEqual(['component:default/keyed']);
+    expect(
+      new ClaimantIndex([keyed]).claimantsOf(
+        'demo',
+        sts('x', 'shop', { tier: 'db' }),
+      ),
+    ).toEqual([]);
   });
 });

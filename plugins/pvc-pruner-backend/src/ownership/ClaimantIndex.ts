@@ -1,8 +1,17 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
-import { parseLabelSelector, singleEqualityOf } from '../kubernetes';
+import {
+  parseLabelSelector,
+  requiredKeyOf,
+  singleEqualityOf,
+} from '../kubernetes';
 import { WorkloadEntity } from './WorkloadEntity';
 
 type LabelMatcher = NonNullable<ReturnType<typeof parseLabelSelector>>;
+
+interface Matched {
+  entity: WorkloadEntity;
+  matches: LabelMatcher;
+}
 
 /**
  * More entities than this claiming one StatefulSet is taken as an error in
@@ -20,7 +29,9 @@ const byRef = (a: WorkloadEntity, b: WorkloadEntity) =>
  * annotations (label selector or kubernetes-id, namespace, cluster) map it
  * to the StatefulSet, as Backstage's Kubernetes plugin would. Built once per
  * catalog read; selectors of one `key=value` (as `kubernetes-id` makes) are
- * looked up by label, others matched one by one.
+ * looked up by label, others tried only on StatefulSets that carry a label
+ * they require, and those that require none (negations, such as a
+ * catch-all) on every StatefulSet.
  *
  * A selector it cannot parse matches every StatefulSet in its entity's
  * scope: pvc-pruner deletes, so an entity that might claim a StatefulSet is
@@ -28,10 +39,10 @@ const byRef = (a: WorkloadEntity, b: WorkloadEntity) =>
  */
 export class ClaimantIndex {
   private readonly byLabel = new Map<string, WorkloadEntity[]>();
-  private readonly matched: Array<{
-    entity: WorkloadEntity;
-    matches: LabelMatcher;
-  }> = [];
+  /** Matchers by a label key every StatefulSet they match carries. */
+  private readonly byRequiredKey = new Map<string, Matched[]>();
+  /** Matchers that require no label: tried on every StatefulSet. */
+  private readonly unkeyed: Matched[] = [];
   private readonly byEntityRef = new Map<string, WorkloadEntity>();
 
   constructor(
@@ -52,7 +63,14 @@ export class ClaimantIndex {
         onUnreadableSelector(entity);
         matches = () => true;
       }
-      this.matched.push({ entity, matches });
+      const required = requiredKeyOf(entity.labelSelector);
+      if (required === undefined) {
+        this.unkeyed.push({ entity, matches });
+        continue;
+      }
+      const list = this.byRequiredKey.get(required);
+      if (list) list.push({ entity, matches });
+      else this.byRequiredKey.set(required, [{ entity, matches }]);
     }
   }
 
@@ -69,20 +87,28 @@ export class ClaimantIndex {
     const labels = statefulSet.metadata?.labels ?? {};
     const namespace = statefulSet.metadata?.namespace;
     const found = new Set<WorkloadEntity>();
-    const inScope = (e: WorkloadEntity) =>
-      (!e.cluster || e.cluster === cluster) &&
-      (!e.namespace || e.namespace === namespace);
-    const add = (e: WorkloadEntity) => {
-      if (inScope(e)) found.add(e);
-      return found.size > MAX_CLAIMANTS;
-    };
-    search: {
-      for (const [key, value] of Object.entries(labels))
-        for (const entity of this.byLabel.get(`${key}=${value}`) ?? [])
-          if (add(entity)) break search;
-      for (const { entity, matches } of this.matched)
-        if (matches(labels) && add(entity)) break search;
+    for (const entity of this.candidates(labels)) {
+      if (
+        (entity.cluster && entity.cluster !== cluster) ||
+        (entity.namespace && entity.namespace !== namespace)
+      )
+        continue;
+      found.add(entity);
+      if (found.size > MAX_CLAIMANTS) break;
     }
     return [...found].sort(byRef);
+  }
+
+  /** The entities whose selectors match these labels, scope aside, found as cheaply as the index allows. */
+  private *candidates(
+    labels: Record<string, string>,
+  ): Generator<WorkloadEntity> {
+    for (const [key, value] of Object.entries(labels)) {
+      yield* this.byLabel.get(`${key}=${value}`) ?? [];
+      for (const { entity, matches } of this.byRequiredKey.get(key) ?? [])
+        if (matches(labels)) yield entity;
+    }
+    for (const { entity, matches } of this.unkeyed)
+      if (matches(labels)) yield entity;
   }
 }

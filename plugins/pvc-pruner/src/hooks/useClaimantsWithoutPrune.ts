@@ -1,7 +1,10 @@
 import { useApi } from '@backstage/core-plugin-api';
 import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { pvcPrunerPrunePermission } from 'backstage-plugin-pvc-pruner-common';
+import {
+  pvcPrunerPrunePermission,
+  pvcPrunerUnownedPrunePermission,
+} from 'backstage-plugin-pvc-pruner-common';
 import useAsync from 'react-use/esm/useAsync';
 
 /**
@@ -15,9 +18,20 @@ export interface ClaimantsWithoutPrune {
   loading: boolean;
   /** The claimants on which the user lacks `pvc-pruner.prune`. */
   refused: string[];
+  /** The basic permissions of the StatefulSet's `pruneNeeds` the user lacks. */
+  missing: string[];
 }
 
-const NONE: ClaimantsWithoutPrune = { loading: false, refused: [] };
+const NONE: ClaimantsWithoutPrune = {
+  loading: false,
+  refused: [],
+  missing: [],
+};
+
+/** The basic permissions a prune may need beyond the claimants' (`pruneNeeds`), by name. */
+const BASIC = new Map([
+  [pvcPrunerUnownedPrunePermission.name, pvcPrunerUnownedPrunePermission],
+]);
 
 /**
  * Asks, before the user types a StatefulSet's name, whether they hold
@@ -27,23 +41,36 @@ const NONE: ClaimantsWithoutPrune = { loading: false, refused: [] };
  */
 export function useClaimantsWithoutPrune(
   claimants: string[] | undefined,
+  pruneNeeds: string[] = [],
 ): ClaimantsWithoutPrune {
   const permissionApi = useApi(permissionApiRef);
   const asked = (claimants ?? []).slice(0, MAX_CLAIMANTS_CHECKED);
   const key = asked.join(' ');
+  const needs = pruneNeeds.filter(name => BASIC.has(name)).join(' ');
   const state = useAsync(async () => {
-    if (!key) return [];
-    const refs = key.split(' ');
-    const answers = await Promise.all(
-      refs.map(resourceRef =>
+    const refs = key ? key.split(' ') : [];
+    const basic = needs ? needs.split(' ') : [];
+    const answers = await Promise.all([
+      ...refs.map(resourceRef =>
         permissionApi.authorize({
           permission: pvcPrunerPrunePermission,
           resourceRef,
         }),
       ),
-    );
-    return refs.filter((_, i) => answers[i].result !== AuthorizeResult.ALLOW);
-  }, [permissionApi, key]);
-  if (!key || state.error) return NONE;
-  return { loading: state.loading, refused: state.value ?? [] };
+      ...basic.map(name =>
+        permissionApi.authorize({ permission: BASIC.get(name)! }),
+      ),
+    ]);
+    const denied = answers.map(a => a.result !== AuthorizeResult.ALLOW);
+    return {
+      refused: refs.filter((_, i) => denied[i]),
+      missing: basic.filter((_, i) => denied[refs.length + i]),
+    };
+  }, [permissionApi, key, needs]);
+  if ((!key && !needs) || state.error) return NONE;
+  return {
+    loading: state.loading,
+    refused: state.value?.refused ?? [],
+    missing: state.value?.missing ?? [],
+  };
 }

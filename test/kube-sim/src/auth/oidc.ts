@@ -41,7 +41,11 @@ function claimStrings(value: unknown, claim: string): string[] {
 export class OidcIssuer {
   private readonly keys: KeyInput[];
 
-  constructor(private readonly options: OidcIssuerOptions) {
+  constructor(
+    private readonly options: OidcIssuerOptions,
+    /** The time tokens are judged at (expiry, not-before). */
+    private readonly now: () => Date = () => new Date(),
+  ) {
     this.keys = keyInputs(options.keys);
   }
 
@@ -83,6 +87,7 @@ export class OidcIssuer {
           audience: this.options.audiences,
           algorithms: ALGORITHMS,
           requiredClaims: ['exp'],
+          currentDate: this.now(),
         };
         const { payload } =
           typeof key === 'function'
@@ -102,6 +107,8 @@ export class OidcIssuer {
 /** OIDC ID tokens: each token goes to the issuer its (unverified) `iss` names, which then verifies it. */
 export class OidcAuthenticator implements TokenAuthenticator {
   private readonly issuers: OidcIssuer[] = [];
+  /** Added to the real time when tokens are judged: a test's way to make tokens expire at a chosen moment. */
+  clockOffsetMs = 0;
 
   constructor(issuers: OidcIssuerOptions[] = []) {
     for (const issuer of issuers) this.addIssuer(issuer);
@@ -110,7 +117,9 @@ export class OidcAuthenticator implements TokenAuthenticator {
   addIssuer(options: OidcIssuerOptions) {
     if (!options.audiences.length)
       throw new Error(`oidc issuer ${options.issuer} needs an audience`);
-    this.issuers.push(new OidcIssuer(options));
+    this.issuers.push(
+      new OidcIssuer(options, () => new Date(Date.now() + this.clockOffsetMs)),
+    );
   }
 
   async authenticateToken(token: string): Promise<RequestUser | undefined> {

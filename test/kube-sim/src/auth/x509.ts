@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import forge from 'node-forge';
 import type { RequestUser } from './rbac';
@@ -15,19 +15,58 @@ export interface CertificateAuthority {
   issueClientCertificate(subject: ClientCertificateSubject): CertificateAndKey;
 }
 
+/** An RSA 2048 key pair from Node's crypto: the private key as PEM, the public one for forge. */
 function rsaKeyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
   });
   return {
     keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    forgePrivate: forge.pki.privateKeyFromPem(
-      privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    ),
     forgePublic: forge.pki.publicKeyFromPem(
       publicKey.export({ type: 'spki', format: 'pem' }).toString(),
     ),
   };
+}
+
+/**
+ * Signs a certificate forge built (SHA-256 with RSA) with Node's crypto.
+ * forge's own RSA is JavaScript, and about 25 times slower inside Jest on
+ * Node 22 (1.4 s a signature, against 55 ms on Node 20).
+ */
+function signCertificate(cert: forge.pki.Certificate, keyPem: string) {
+  const nodeSigner = {
+    sign: () => {
+      const tbs = forge.asn1.toDer(cert.tbsCertificate).getBytes();
+      return createSign('sha256')
+        .update(Buffer.from(tbs, 'binary'))
+        .sign(keyPem)
+        .toString('binary');
+    },
+  };
+  cert.sign(
+    nodeSigner as unknown as forge.pki.rsa.PrivateKey,
+    forge.md.sha256.create(),
+  );
+}
+
+/** A self-signed CA certificate (RSA 2048, SHA-256) with these extensions, and its key. */
+export function selfSignedCertificate(options: {
+  commonName: string;
+  days: number;
+  extensions: object[];
+}) {
+  const keys = rsaKeyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.forgePublic;
+  cert.serialNumber = serialNumber();
+  cert.validity.notBefore = new Date(Date.now() - 60_000);
+  cert.validity.notAfter = new Date(Date.now() + options.days * DAY_MS);
+  const name = [{ shortName: 'CN', value: options.commonName }];
+  cert.setSubject(name);
+  cert.setIssuer(name);
+  cert.setExtensions(options.extensions);
+  signCertificate(cert, keys.keyPem);
+  return { cert, keyPem: keys.keyPem };
 }
 
 /** A positive serial number, as RFC 5280 asks. */
@@ -41,21 +80,15 @@ function serialNumber() {
 export function createCertificateAuthority(
   commonName = 'kube-sim-client-ca',
 ): CertificateAuthority {
-  const keys = rsaKeyPair();
-  const ca = forge.pki.createCertificate();
-  ca.publicKey = keys.forgePublic;
-  ca.serialNumber = serialNumber();
-  ca.validity.notBefore = new Date(Date.now() - 60_000);
-  ca.validity.notAfter = new Date(Date.now() + 365 * DAY_MS);
-  const name = [{ shortName: 'CN', value: commonName }];
-  ca.setSubject(name);
-  ca.setIssuer(name);
-  ca.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  ca.sign(keys.forgePrivate, forge.md.sha256.create());
+  const { cert: ca, keyPem: caKeyPem } = selfSignedCertificate({
+    commonName,
+    days: 365,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+      { name: 'subjectKeyIdentifier' },
+    ],
+  });
   const caKeyId = ca.generateSubjectKeyIdentifier().getBytes();
 
   return {
@@ -88,7 +121,7 @@ export function createCertificateAuthority(
         { name: 'extKeyUsage', clientAuth: true },
         { name: 'authorityKeyIdentifier', keyIdentifier: caKeyId },
       ]);
-      leaf.sign(keys.forgePrivate, forge.md.sha256.create());
+      signCertificate(leaf, caKeyPem);
       return { cert: forge.pki.certificateToPem(leaf), key: leafKeys.keyPem };
     },
   };

@@ -6,6 +6,7 @@ import { labelMatcher } from '../selectors';
 import { ObjectStore } from '../store';
 import { DeleteOptions, KubeObject } from '../types';
 import { BodyFormat } from './body';
+import { handlePodMetrics } from './podMetrics';
 import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import { ResourceRoute } from './route';
 
@@ -200,6 +201,7 @@ export function handleResource(
   const { route, query } = req;
   const key = resourceKey(route.type);
   const ns = route.type.namespaced ? route.namespace : undefined;
+  if (route.type.computed) return handlePodMetrics(store, req);
   if (route.type.listOnly && req.verb !== 'get' && req.verb !== 'list') {
     const resource = route.type.group
       ? `${route.type.plural}.${route.type.group}`

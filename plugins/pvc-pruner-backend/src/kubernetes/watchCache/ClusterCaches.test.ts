@@ -76,7 +76,10 @@ describe('ClusterCaches', () => {
     const old = await eventually('the cache for the first URL', () =>
       caches.ready(first.cluster, first.gateway),
     );
-    await eventually('its five watches (StatefulSets, claims, pods, volumes, HPAs)', () => watchesOpen(a) === 5);
+    await eventually(
+      'its five watches (StatefulSets, claims, pods, volumes, HPAs)',
+      () => watchesOpen(a) === 5,
+    );
 
     details[0] = { ...details[0], url: b.url };
     const moved = await now();

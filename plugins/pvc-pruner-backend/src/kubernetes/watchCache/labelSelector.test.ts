@@ -1,4 +1,4 @@
-import { parseLabelSelector } from './labelSelector';
+import { parseLabelSelector, requiredKeyOf } from './labelSelector';
 
 describe('parseLabelSelector', () => {
   const labels = { 'backstage.io/kubernetes-id': 'orders', tier: 'db' };
@@ -94,5 +94,22 @@ describe('parseLabelSelector', () => {
       '%s is refused by kube-apiserver (a key starts alphanumeric), so it is left to it',
       selector => expect(parseLabelSelector(selector)).toBeUndefined(),
     );
+  });
+});
+
+describe('requiredKeyOf', () => {
+  it.each<[string, string | undefined]>([
+    ['app=db', 'app'],
+    ['app==db', 'app'],
+    ['tier in (db, cache)', 'tier'],
+    ['app', 'app'],
+    ['!legacy,app=db', 'app'],
+    ['app!=db', undefined],
+    ['!nonexistent', undefined],
+    ['tier notin (x)', undefined],
+    ['', undefined],
+    ['tier > 3', undefined],
+  ])('%j requires %j', (selector, key) => {
+    expect(requiredKeyOf(selector)).toBe(key);
   });
 });

@@ -115,3 +115,22 @@ export function singleEqualityOf(selector: string): string | undefined {
   const m = SINGLE_EQUALITY.exec(selector);
   return m ? `${m[1]}=${m[2]}` : undefined;
 }
+
+/**
+ * A label key that every object the selector matches carries (from a `=`,
+ * `==`, `in` or exists requirement), so a matcher need only be tried on
+ * objects with that label; undefined when there is none (a selector of
+ * negations only, such as the catch-all `!x`, or one it cannot read).
+ */
+export function requiredKeyOf(selector: string): string | undefined {
+  if (parseLabelSelector(selector) === undefined) return undefined;
+  for (const text of requirements(selector)) {
+    const equality = EQUALITY.exec(text);
+    if (equality && equality[2] !== '!=') return equality[1];
+    const set = SET.exec(text);
+    if (set && set[2] === 'in') return set[1];
+    const exists = EXISTS.exec(text);
+    if (exists && !exists[1]) return exists[2];
+  }
+  return undefined;
+}

@@ -151,6 +151,28 @@ describe('StatefulSetSection', () => {
     expect(dryRunButton('db')).toBeDisabled();
   });
 
+  it('disables the prune, saying what would vouch for the StatefulSet, when only selectors claim it and the user lacks pvc-pruner.unowned.prune', async () => {
+    const unvouched = { ...sts, pruneNeeds: ['pvc-pruner.unowned.prune'] };
+    await renderWithApis(<Harness statefulSet={unvouched} />, {
+      api: new FakePvcPrunerApi(),
+      deny: ['pvc-pruner.unowned.prune'],
+    });
+    expect(
+      await screen.findByText(
+        "No entity claims db by its backstage.io/kubernetes-id label, only by label selectors, which do not show it is anyone's own: pruning it needs pvc-pruner.unowned.prune, which you don't hold. Give the StatefulSet that label, and its entity the backstage.io/kubernetes-id annotation.",
+      ),
+    ).toBeInTheDocument();
+    expect(pruneButton('db')).toBeDisabled();
+  });
+
+  it('lets a holder of pvc-pruner.unowned.prune prune what only selectors claim', async () => {
+    const unvouched = { ...sts, pruneNeeds: ['pvc-pruner.unowned.prune'] };
+    await renderWithApis(<Harness statefulSet={unvouched} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    await waitFor(() => expect(pruneButton('db')).toBeEnabled());
+  });
+
   it("shows the backend's 403, naming the claimant refused, in the dialog", async () => {
     const api = new FakePvcPrunerApi();
     api.startError = await responseError(

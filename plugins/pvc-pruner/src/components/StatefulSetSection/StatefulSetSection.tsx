@@ -90,7 +90,7 @@ function ReattachWarning({ sts }: { sts: StatefulSetOrphans }) {
  */
 export function StatefulSetSection(props: StatefulSetSectionProps) {
   const { entityRef, cluster, statefulSet: sts, pruneDeniedReason } = props;
-  const claimants = useClaimantsWithoutPrune(sts.sharedWith);
+  const claimants = useClaimantsWithoutPrune(sts.sharedWith, sts.pruneNeeds);
   const { jobs, started, finished, dismissed } = useActiveJobsContext();
   // The prune the card follows for this StatefulSet, if any.
   const job =
@@ -145,13 +145,22 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
   let disabledReason = pruneDeniedReason;
   if (!disabledReason && claimants.loading)
     disabledReason = 'Checking whether you may prune…';
-  const deniedOnClaimant = !disabledReason && claimants.refused.length > 0;
+  const deniedOnClaimant =
+    !disabledReason &&
+    (claimants.refused.length > 0 || claimants.missing.length > 0);
   if (deniedOnClaimant)
-    disabledReason = `Pruning ${
-      sts.name
-    } needs pvc-pruner.prune on every entity that claims it, and you lack it on ${listSome(
-      claimants.refused,
-    )}.`;
+    disabledReason =
+      claimants.refused.length > 0
+        ? `Pruning ${
+            sts.name
+          } needs pvc-pruner.prune on every entity that claims it, and you lack it on ${listSome(
+            claimants.refused,
+          )}.`
+        : `No entity claims ${
+            sts.name
+          } by its backstage.io/kubernetes-id label, only by label selectors, which do not show it is anyone's own: pruning it needs ${claimants.missing.join(
+            ', ',
+          )}, which you don't hold. Give the StatefulSet that label, and its entity the backstage.io/kubernetes-id annotation.`;
   if (!disabledReason && busy)
     disabledReason = `A ${job.dryRun ? 'dry run' : 'prune'} of ${
       sts.name

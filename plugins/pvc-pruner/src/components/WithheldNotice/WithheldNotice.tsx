@@ -8,6 +8,14 @@ const useStyles = makeStyles(theme => ({
   alert: { marginBottom: theme.spacing(2) },
 }));
 
+/** Why some of the withheld StatefulSets are withheld from everyone. */
+function overClaimedSentence(overClaimed: number, statefulSets: number) {
+  let subject = `${overClaimed} of them ${overClaimed === 1 ? 'is' : 'are'}`;
+  if (overClaimed === statefulSets)
+    subject = statefulSets === 1 ? 'It is' : 'They are';
+  return `${subject} claimed by more than 20 catalog entities, which pvc-pruner takes as an error in the catalog: shown to nobody, and pruned by nobody, until those entities' Kubernetes annotations are narrowed.`;
+}
+
 /** Props of {@link WithheldNotice}. */
 export interface WithheldNoticeProps {
   withheld: WithheldStatefulSets;
@@ -21,7 +29,7 @@ export interface WithheldNoticeProps {
  */
 export function WithheldNotice(props: WithheldNoticeProps) {
   const classes = useStyles();
-  const { statefulSets, refusedClaimants } = props.withheld;
+  const { statefulSets, refusedClaimants, overClaimed } = props.withheld;
   const one = statefulSets === 1;
   const claimants =
     refusedClaimants.length === 1 ? (
@@ -40,7 +48,10 @@ export function WithheldNotice(props: WithheldNoticeProps) {
       <AlertTitle>{plural(statefulSets, 'StatefulSet')} not shown</AlertTitle>
       {plural(statefulSets, 'StatefulSet')} that this entity's annotations match{' '}
       {one ? 'is' : 'are'} not shown: {one ? 'it is' : 'they are'} also claimed
-      by {claimants}.
+      by {refusedClaimants.length > 0 ? claimants : 'other entities'}.
+      {overClaimed ? (
+        <> {overClaimedSentence(overClaimed, statefulSets)}</>
+      ) : null}
       <Typography variant="body2" color="textSecondary" component="span">
         {' '}
         If this entity should not claim {one ? 'it' : 'them'}, narrow its

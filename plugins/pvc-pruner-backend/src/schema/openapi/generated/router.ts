@@ -1178,7 +1178,7 @@ export const spec = {
       KeptReason: {
         type: 'string',
         description:
-          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;\n`terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:\nnot offered for pruning again, and not reattachable, until it is gone;\n`paused`, the StatefulSet is scaled to 0 replicas, and scaling it up again\nreattaches its claims (`pvcPruner.pausedStatefulSets: offer` offers them instead);\n`autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may\nscale it up to the claim's ordinal (see `autoscaler`);\n`autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be\nread, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).\n",
+          "Why a claim that matches a template's name is kept, other than being a\nclaim of an ordinal the StatefulSet runs (those are `InUsePvcs`):\n`mounted-by-pod`, a pod, running or terminating, still references the claim;\n`not-an-ordinal`, the name starts like a template's claim but the rest is not a decimal ordinal;\n`terminating`, its deletion was accepted (deletionTimestamp set) but finalizers hold it:\nnot offered for pruning again, and not reattachable, until it is gone;\n`paused`, the StatefulSet is scaled to 0 replicas, and scaling it up again\nreattaches its claims (`pvcPruner.pausedStatefulSets: offer` offers them instead);\n`autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may\nscale it up to the claim's ordinal (see `autoscaler`);\n`autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be\nread, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`);\n`name-also-fits`, the claim's name is also that of a claim of another StatefulSet of the\nnamespace, with an ordinal (`data-ledger-db-2` is ordinal 2 of `ledger-db`'s template `data`\nand of `db`'s template `data-ledger`), so its name cannot tell whose it is (see `alsoNamedBy`).\n",
         enum: [
           'mounted-by-pod',
           'not-an-ordinal',
@@ -1186,6 +1186,7 @@ export const spec = {
           'paused',
           'autoscaler-range',
           'autoscalers-unreadable',
+          'name-also-fits',
         ],
       },
       KeptPvc: {
@@ -1254,6 +1255,23 @@ export const spec = {
             type: 'string',
             description:
               "For `autoscalers-unreadable`: why the namespace's HorizontalPodAutoscalers could not be read.",
+          },
+          alsoNamedBy: {
+            type: 'array',
+            description:
+              'For `name-also-fits`: the other StatefulSets whose template names the claim (at most 10).',
+            items: {
+              type: 'object',
+              required: ['statefulSet', 'template'],
+              properties: {
+                statefulSet: {
+                  type: 'string',
+                },
+                template: {
+                  type: 'string',
+                },
+              },
+            },
           },
         },
       },

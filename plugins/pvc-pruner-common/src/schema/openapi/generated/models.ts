@@ -419,7 +419,10 @@ export interface components {
      *     `autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may
      *     scale it up to the claim's ordinal (see `autoscaler`);
      *     `autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be
-     *     read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).
+     *     read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`);
+     *     `name-also-fits`, the claim's name is also that of a claim of another StatefulSet of the
+     *     namespace, with an ordinal (`data-ledger-db-2` is ordinal 2 of `ledger-db`'s template `data`
+     *     and of `db`'s template `data-ledger`), so its name cannot tell whose it is (see `alsoNamedBy`).
      */
     KeptReason:
       | 'mounted-by-pod'
@@ -427,7 +430,8 @@ export interface components {
       | 'terminating'
       | 'paused'
       | 'autoscaler-range'
-      | 'autoscalers-unreadable';
+      | 'autoscalers-unreadable'
+      | 'name-also-fits';
     /** A claim that matches a template's name but is kept, with its reason. */
     KeptPvc: {
       name: string;
@@ -455,6 +459,11 @@ export interface components {
       };
       /** For `autoscalers-unreadable`: why the namespace's HorizontalPodAutoscalers could not be read. */
       autoscalersError?: string;
+      /** For `name-also-fits`: the other StatefulSets whose template names the claim (at most 10). */
+      alsoNamedBy?: {
+        statefulSet: string;
+        template: string;
+      }[];
     };
     /**
      * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
@@ -848,7 +857,10 @@ export type InUsePvcs = components['schemas']['InUsePvcs'];
  * `autoscaler-range`, a HorizontalPodAutoscaler targets the StatefulSet and may
  * scale it up to the claim's ordinal (see `autoscaler`);
  * `autoscalers-unreadable`, the namespace's HorizontalPodAutoscalers could not be
- * read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`).
+ * read, so one might scale the StatefulSet up to the claim's ordinal (see `autoscalersError`);
+ * `name-also-fits`, the claim's name is also that of a claim of another StatefulSet of the
+ * namespace, with an ordinal (`data-ledger-db-2` is ordinal 2 of `ledger-db`'s template `data`
+ * and of `db`'s template `data-ledger`), so its name cannot tell whose it is (see `alsoNamedBy`).
  *
  * @public
  */
