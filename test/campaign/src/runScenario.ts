@@ -106,7 +106,14 @@ function randomUid(seed: number) {
   return `${hex}-dead-4bad-8bad-${hex}cafe`;
 }
 
-/** What a scan showed of one StatefulSet: the orphans it offered, and the claims it kept as paused or autoscaled. */
+/** The kept claims a careless user confirms anyway: they will come back, or are another StatefulSet's too. */
+const KEPT_TO_CONFIRM: string[] = [
+  'paused',
+  'autoscaler-range',
+  'name-also-fits',
+];
+
+/** What a scan showed of one StatefulSet: the orphans it offered, and the claims it kept that the user may confirm anyway. */
 interface Scanned {
   offered: Confirmation[];
   kept: Confirmation[];
@@ -216,6 +223,8 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
     );
   for (const r of scenario.requests)
     if (r.extras.includes('kept')) count('user: confirms kept claims');
+  if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
+    count("cluster: a StatefulSet whose claims' names fit another's");
 }
 
 function usable(ctx: RunContext) {
@@ -291,7 +300,7 @@ export async function runScenario(
     scans.set(scanKey(plan), {
       offered: (sts?.orphans ?? []).map(o => ({ name: o.name, uid: o.uid })),
       kept: (sts?.kept ?? [])
-        .filter(k => k.reason === 'paused' || k.reason === 'autoscaler-range')
+        .filter(k => KEPT_TO_CONFIRM.includes(k.reason))
         .map(k => ({ name: k.name, uid: k.uid })),
     });
   }

@@ -57,7 +57,7 @@ export type ExtraConfirmation =
   | 'non-canonical'
   | 'stale-uid'
   | 'sibling'
-  /** The claims the scan kept as paused or inside an autoscaler's range (an old tab, from before). */
+  /** The claims the scan kept as paused, inside an autoscaler's range, or fitting another StatefulSet's name (an old tab, from before). */
   | 'kept';
 
 /**
@@ -405,6 +405,7 @@ export function generateScenario(
   drawOwnership(new Random(seed ^ 0x5f3759df), scenario, target);
   drawAutoscalers(new Random(seed ^ 0x2545f491), scenario, target);
   drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
+  drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
   return scenario;
 }
 
@@ -489,6 +490,45 @@ function drawOwnership(random: Random, scenario: Scenario, target: string) {
   scenario.entitiesBeforeScan =
     requests.some(r => r.via !== USER_ENTITY) || random.chance(0.5);
   scenario.chaos.sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * A StatefulSet whose claims' names are also the target's: `ledger-<target>`
+ * with template `data`, beside the target with a template `data-ledger`, so
+ * that `data-ledger-<target>-0` is a claim of both. The plugin keeps such
+ * claims (name-also-fits); the user sometimes confirms them anyway, and the
+ * oracle judges a deletion by either StatefulSet's state (in use, paused).
+ */
+function drawLookalike(random: Random, scenario: Scenario, target: string) {
+  if (!random.chance(0.1)) return;
+  const sts = scenario.statefulSets.find(s => s.name === target)!;
+  const name = `ledger-${target}`;
+  if (scenario.statefulSets.some(s => s.name === name)) return;
+  const replicas = random.int(0, 3);
+  sts.templates.push('data-ledger');
+  scenario.statefulSets.push({
+    name,
+    team: 'checkout',
+    templates: ['data'],
+    start: 0,
+    replicas,
+    claimOrdinals: Array.from({ length: replicas + 1 }, (_, i) => i),
+    podManagementPolicy: 'Parallel',
+    retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+  });
+  const ordinals = new Set([
+    ...sts.claimOrdinals,
+    ...Array.from({ length: replicas + 1 }, (_, i) => i),
+  ]);
+  for (const ordinal of [...ordinals].sort((a, b) => a - b))
+    scenario.claims.push({
+      name: claimName('data-ledger', target, ordinal),
+      reclaimPolicy: 'Delete',
+      foreignFinalizer: false,
+    });
+  for (const r of scenario.requests)
+    if (r.statefulSet === target && !r.extras.includes('kept'))
+      r.extras.push('kept');
 }
 
 /** While a job runs, the StatefulSet's kubernetes-id label is changed: it becomes another team's, or nobody's. */
