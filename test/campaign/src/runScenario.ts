@@ -26,7 +26,6 @@ import {
   PruneRequestPlan,
   Scenario,
   StatefulSetPlan,
-  USER_ENTITY,
 } from './scenario';
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
@@ -265,8 +264,6 @@ export async function runScenario(
   const ns = scenario.namespace;
   countDraws(scenario, count);
   await seedCluster(sim, scenario);
-  if (ctx.warmCatalogOlderThan !== undefined)
-    await outwaitWarmCatalog(ctx, ctx.warmCatalogOlderThan);
 
   // The scenario's entities, registered before the user scans or between the scan and the prunes.
   const catalog: CatalogEntity[] = [...ctx.baseCatalog];
@@ -283,6 +280,10 @@ export async function runScenario(
     catalog.push(...scenario.entities.map(e => catalogEntityOf(e, visibleAt)));
   };
   if (scenario.entitiesBeforeScan) await register();
+  if (ctx.warmCatalogOlderThan !== undefined)
+    await outwaitWarmCatalog(ctx, ctx.warmCatalogOlderThan, [
+      ...new Set(scenario.requests.map(r => r.via)),
+    ]);
 
   // The user scans, as the card does, and confirms from what it offers.
   const scans = new Map<string, Scanned>();
@@ -557,13 +558,20 @@ export async function runScenario(
 
 /**
  * Until no replica's warm catalog read is older than `since`: its age runs
- * out, then a scan on each starts a new one (a scan that finds a
- * StatefulSet: with none it asks nothing of the catalog).
+ * out, then a scan through each entity the scenario's prunes go through
+ * starts a new one on each replica (a scan that finds a StatefulSet: with
+ * none it asks nothing of the catalog).
  */
-async function outwaitWarmCatalog(ctx: RunContext, since: number) {
+async function outwaitWarmCatalog(
+  ctx: RunContext,
+  since: number,
+  through: string[],
+) {
   await sleep(Math.max(0, since + WARM_CATALOG_MS + 250 - historyNow()));
   await Promise.all(
-    ctx.clients.map(c => c.orphans(USER_ENTITY).catch(() => undefined)),
+    ctx.clients.flatMap(c =>
+      through.map(via => c.orphans(via).catch(() => undefined)),
+    ),
   );
   await sleep(1000);
   ctx.warmCatalogOlderThan = undefined;
