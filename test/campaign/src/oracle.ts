@@ -489,43 +489,49 @@ export function judge(
       );
       continue;
     }
-    if (!job) continue;
-    if (!deletedBy.has(job.id)) deletedBy.set(job.id, new Set());
-    deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
-
     // 3b. Allowed pvc-pruner.prune on every claimant of the StatefulSet (and
     // on the entity it went through), and pvc-pruner.unowned.prune when no
     // claimant selects it by the plain kubernetes-id: its claimants by the
     // labels it had when the delete arrived, in the catalog the job read when
     // it started (every replica served an entity before the prune was sent).
+    // A prune whose answer was lost is judged by what it asked.
+    const asked = job
+      ? { ...job, what: `job ${job.id}` }
+      : {
+          ...pending[0],
+          statefulSet: pending[0].plan.statefulSet,
+          via: pending[0].plan.via,
+          what: 'an unanswered prune',
+        };
     const sts = d.statefulSets.find(
-      x => x.name === job.statefulSet && !x.deleting,
+      x => x.name === asked.statefulSet && !x.deleting,
     );
     if (sts) {
-      const catalog = run.catalog.filter(
-        e =>
-          e.visibleAt <= job.sentAt &&
-          (e.removedAt === undefined || e.removedAt > d.request.at),
-      );
-      const judged = (labels: Record<string, string>, via?: string) =>
-        pruneRefusals({
-          catalog,
-          statefulSet: { namespace: ns, labels },
-          cluster: CLUSTER,
-          via,
-          policy,
-        });
-      const refusals = judged(sts.labels, job.via);
+      const refusals = pruneRefusals({
+        catalog: run.catalog.filter(
+          e =>
+            e.visibleAt <= asked.sentAt &&
+            (e.removedAt === undefined || e.removedAt > d.request.at),
+        ),
+        statefulSet: { namespace: ns, labels: sts.labels },
+        cluster: CLUSTER,
+        via: asked.via,
+        policy,
+      });
       if (refusals.length > 0) {
         const read = check.statefulSetRead(sts.name);
         // The entity it went through is refused whatever the labels say.
-        const throughRefused = refusals.some(r => r.startsWith(`${job.via} `));
+        const throughRefused = refusals.some(r =>
+          r.startsWith(`${asked.via} `),
+        );
         if (throughRefused || seeable(sts.labelsSince, read))
           flag(
             'deleted-without-prune-permission-on-every-claimant',
-            `${name} (uid ${d.claim.uid}) was deleted by job ${
-              job.id
-            } (through ${job.via}) though the user may not prune StatefulSet ${
+            `${name} (uid ${d.claim.uid}) was deleted by ${
+              asked.what
+            } (through ${
+              asked.via
+            }) though the user may not prune StatefulSet ${
               sts.name
             } (labels ${JSON.stringify(sts.labels)} for ${(
               d.request.at - sts.labelsSince
@@ -537,6 +543,10 @@ export function judge(
         else tooLate('claimants', sts.labelsSince);
       }
     }
+
+    if (!job) continue;
+    if (!deletedBy.has(job.id)) deletedBy.set(job.id, new Set());
+    deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
 
     // 4. Acting only while holding the StatefulSet's Lease, live by its own timestamps when the delete was sent.
     const held = leases.find(l => holderJob(l) === job.id);

@@ -69,7 +69,7 @@ export interface EntityPlan {
   /** Its name (kind Component, namespace default): unique to the scenario. */
   name: string;
   owner: string;
-  /** Whose StatefulSets it over-claims, as drawn: for the report. */
+  /** How it over-claims, for the report: a catch-all selector, or a borrowed kubernetes-id. */
   kind: 'catch-all' | 'borrowed-id';
   ownedByUser: boolean;
   annotations: Record<string, string>;
