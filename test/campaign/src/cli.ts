@@ -210,6 +210,8 @@ async function main(): Promise<number> {
       );
       for (const v of judgement.violations.slice(0, 5))
         say(`    ${v.invariant}: ${v.detail}`);
+      for (const n of judgement.windowNotes.slice(0, 5))
+        say(`    in the check-to-delete window: ${n}`);
       // Drop what the oracle no longer needs: the run holds the whole history.
       run.requests.length = 0;
     }

@@ -97,6 +97,8 @@ export interface Judgement {
    */
   keptAfterLastCheck: Partial<Record<KeptRule, number>>;
   keptDuringFlight: Partial<Record<KeptRule, number>>;
+  /** What each of those was: the claim, the reason, and how long before its delete was sent it began. */
+  windowNotes: string[];
   /** Prunes refused because a claimant was one the user may not prune: with a 403 naming it, or by the job when it started. */
   refusedForClaimant: { atRequest: number; byJob: number };
   /** Deletions whose outcome the job's own process could not log: killed, or frozen while its job was ended as interrupted. */
@@ -271,6 +273,7 @@ export function judge(
   let inUseDuringFlight = 0;
   let inUseAfterLastCheck = 0;
   const keptAfterLastCheck: Judgement['keptAfterLastCheck'] = {};
+  const windowNotes: string[] = [];
   const keptDuringFlight: Judgement['keptDuringFlight'] = {};
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
@@ -322,6 +325,15 @@ export function judge(
     // after the read that would have shown it (the check-to-delete window) or
     // while the delete travelled is counted: no client can see that coming.
     const check = lastCheckOf(d, before, ns);
+    /** A reason to keep the claim that began too late for the last check to see: counted, and said. */
+    const note = (what: string, since: number) =>
+      windowNotes.push(
+        `${name} (uid ${d.claim!.uid}, replica ${replica}): ${what} from ${(
+          sentAt - since
+        ).toFixed(0)} ms before its delete was sent${
+          since < sentAt ? '' : ' (while it was on the wire)'
+        }${whenSent}`,
+      );
     if (d.inUse) {
       const seen = inUseAtLastCheck(d, check);
       if (seen.length > 0)
@@ -333,13 +345,25 @@ export function judge(
             sentAt - (d.inUseSince ?? 0)
           ).toFixed(0)} ms before the delete was sent: ${seen.join(', ')}`,
         );
-      else if ((d.inUseSince ?? 0) < sentAt) inUseAfterLastCheck++;
-      else inUseDuringFlight++;
+      else {
+        if ((d.inUseSince ?? 0) < sentAt) inUseAfterLastCheck++;
+        else inUseDuringFlight++;
+        note(
+          `in use (${[
+            ...d.pods.map(p => `pod ${p.name}`),
+            ...d.runningOrdinalOf.map(
+              r => `ordinal ${r.ordinal} of ${r.statefulSet}`,
+            ),
+          ].join(', ')})`,
+          d.inUseSince ?? 0,
+        );
+      }
     }
     // What keeps a claim besides use is judged the same way.
-    const tooLate = (rule: KeptRule, since: number) => {
+    const tooLate = (rule: KeptRule, since: number, what: string) => {
       const counts = since < sentAt ? keptAfterLastCheck : keptDuringFlight;
       counts[rule] = (counts[rule] ?? 0) + 1;
+      note(what, since);
     };
 
     // 1b. Never a claim of a paused StatefulSet (replicas 0), under the default pausedStatefulSets: keep.
@@ -363,7 +387,7 @@ export function judge(
               d.request.at - sts.pausedSince
             ).toFixed(0)} ms; the StatefulSet ${ago(d, read)})`,
           );
-        else tooLate('paused', sts.pausedSince);
+        else tooLate('paused', sts.pausedSince, `StatefulSet ${sts.name} paused`);
       }
 
     // 1c. Never a claim an autoscaler targeting its StatefulSet may scale back up to.
@@ -381,7 +405,12 @@ export function judge(
             d.request.at - a.since
           ).toFixed(0)} ms (autoscalers ${ago(d, check.autoscalersListed)})`,
         );
-      else tooLate('autoscaler range', a.since);
+      else
+        tooLate(
+          'autoscaler range',
+          a.since,
+          `inside the range of HorizontalPodAutoscaler ${a.autoscaler} (maxReplicas ${a.maxReplicas})`,
+        );
     }
 
     // 2. The last live re-check (claim, then pods), and how long before the delete was sent.
@@ -540,7 +569,14 @@ export function judge(
               read,
             )}): it lacks ${refusals.join(', ')}`,
           );
-        else tooLate('claimants', sts.labelsSince);
+        else
+          tooLate(
+            'claimants',
+            sts.labelsSince,
+            `claimed by what the user may not prune (${refusals.join(
+              ', ',
+            )}) since its labels changed`,
+          );
       }
     }
 
@@ -664,6 +700,7 @@ export function judge(
     inUseAfterLastCheck,
     keptAfterLastCheck,
     keptDuringFlight,
+    windowNotes,
     refusedForClaimant,
     lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,
