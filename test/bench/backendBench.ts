@@ -1,10 +1,23 @@
 /**
  * npm run bench:backend — the pvc-pruner backend against kube-sim, in one run.
- * Prints figures; it is not a test. Targets (README): scan ≤ 1.2× the raw API
- * calls it needs, prune ≤ 1.5× `kubectl delete --wait`, first SSE event
- * ≤ 100 ms after the POST, heap growth < 200 MB scanning 50,000 claims.
+ * Prints figures; it is not a test. Targets (README): a live scan ≤ 1.2× the
+ * raw API calls it needs, prune ≤ 1.5× `kubectl delete --wait`, first SSE
+ * event ≤ 100 ms after the POST, heap growth < 200 MB scanning 50,000
+ * claims live; a scan from the watch cache is measured apart.
+ *
+ * The live figures read a cluster of a client-side provider (OIDC: the
+ * user's ID token goes with every request), which pvc-pruner never caches:
+ * the path every user of such a cluster gets, and a server-side cluster's
+ * first scan. The cached figure reads the same simulator as a server-side
+ * cluster (the plugin's service account), last, so that its cache holds
+ * nothing while the live figures run. Each figure checks that it measured
+ * what it names (its counts, who made the requests, none from a cache) and
+ * fails otherwise. `npm run bench:backend -- scan memory` runs some only
+ * (prune, scan, memory, cached). `BENCH_CPU_PROFILE=<folder>` writes a CPU
+ * profile of the backend over the live scan's rounds there.
+ *
  * The simulator and the backend each run in their own process; this one is
- * the client, and makes the raw API calls the scan is compared with.
+ * the client, and makes the raw API calls the live scan is compared with.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,9 +26,30 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
-import type { SimReady, SimRequest } from './simProcess';
-import type { BackendRequest, HeapGrowth } from './backendProcess';
-import { getJson, median, ms, SCAN_NAMESPACE } from './figures';
+import type { LoggedRequest, SimReady, SimRequest } from './simProcess';
+import type {
+  BackendCounts,
+  BackendRequest,
+  HeapGrowth,
+} from './backendProcess';
+import {
+  BackendSetup,
+  kubernetesIdEntity,
+  OIDC_TOKEN_HEADER,
+  oidcCluster,
+  serviceAccountCluster,
+} from './backendSetup';
+import {
+  BenchmarkError,
+  expectEqual,
+  getJson,
+  median,
+  ms,
+  percentile,
+  profiled,
+  SCAN_NAMESPACE,
+  SCAN_ORPHANS,
+} from './figures';
 
 const run = promisify(execFile);
 const BACKEND_PORT = 7099;
@@ -23,9 +57,23 @@ const BASE = `http://127.0.0.1:${BACKEND_PORT}/api/pvc-pruner`;
 const dispatcher = new Agent({ connections: 32 });
 const SCAN_ROUNDS = 41;
 const SCAN_WARMUP_ROUNDS = 5;
+const CACHED_ROUNDS = 41;
+/** The client-side (OIDC) cluster every live figure reads, and the server-side one the cached figure reads. */
+const LIVE = 'live';
+const CACHED = 'cached';
+/** The prune figure's namespace: 2 StatefulSets at 1 replica, 100 claims left behind each. */
+const PRUNE_ORPHANS = 100;
+/** The memory figure's namespace: 500 StatefulSets of 100 claims, 2 left behind each. */
+const BIG_ORPHANS = 1000;
 let simDispatcher: Agent;
+let userHeaders: Record<string, string>;
 
 type BenchSim = ForkedScript<SimReady, SimRequest>;
+type BenchBackend = ForkedScript<unknown, BackendRequest>;
+
+/** Connections to the simulator, trusting its CA. */
+const newSimAgent = (sim: BenchSim) =>
+  new Agent({ connections: 32, connect: { ca: sim.ready.caCert } });
 
 function get(url: string, headers: Record<string, string> = {}) {
   return getJson(
@@ -35,10 +83,40 @@ function get(url: string, headers: Record<string, string> = {}) {
   );
 }
 
-/** The API calls a scan needs, made directly: the baseline the backend is compared with. */
-async function rawScan(sim: BenchSim, namespace: string, selector: string) {
-  const headers = { authorization: `Bearer ${sim.ready.token}` };
-  const api = (path: string) => get(`${sim.ready.url}${path}`, headers);
+/** The orphans answer for an entity, as the card asks for it (with the user's token for the client-side cluster). */
+const orphansOf = (entity: string) =>
+  get(`${BASE}/v1/orphans?entityRef=component:default/${entity}`, userHeaders);
+
+/** Requests the simulator served since the log was cleared. */
+const requestLog = (sim: BenchSim) =>
+  sim.ask<LoggedRequest[]>({ type: 'requestLog' });
+
+/** The catalog: each figure's entity, pinned to the cluster it reads. */
+function backendSetup(sim: SimReady): BackendSetup {
+  return {
+    clusters: [oidcCluster(LIVE, sim), serviceAccountCluster(CACHED, sim)],
+    entities: [
+      kubernetesIdEntity('scan', 'scan', { cluster: LIVE }),
+      kubernetesIdEntity('prune', 'prune', { cluster: LIVE }),
+      kubernetesIdEntity('big', 'big', { cluster: LIVE }),
+      kubernetesIdEntity('scan-cached', 'scan', { cluster: CACHED }),
+    ],
+  };
+}
+
+/**
+ * The API calls a scan needs, made directly with the user's token over
+ * `connections`: the baseline the backend is compared with.
+ */
+async function rawScan(
+  sim: BenchSim,
+  namespace: string,
+  selector: string,
+  connections: Agent,
+) {
+  const headers = { authorization: `Bearer ${sim.ready.userToken}` };
+  const api = (path: string) =>
+    getJson(`${sim.ready.url}${path}`, connections, headers);
   const listAll = async (path: string) => {
     const items: any[] = [];
     let cont = '';
@@ -58,9 +136,14 @@ async function rawScan(sim: BenchSim, namespace: string, selector: string) {
       selector,
     )}`,
   );
+  // As the backend reads each namespace: its claims, pods, autoscalers and every StatefulSet (whose names a claim may also fit).
   const [claims, pods] = await Promise.all([
     listAll(`/api/v1/namespaces/${namespace}/persistentvolumeclaims`),
     listAll(`/api/v1/namespaces/${namespace}/pods`),
+    listAll(
+      `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`,
+    ),
+    listAll(`/apis/apps/v1/namespaces/${namespace}/statefulsets`),
   ]);
   const used = new Set(
     pods.flatMap((p: any) =>
@@ -93,73 +176,209 @@ async function rawScan(sim: BenchSim, namespace: string, selector: string) {
   return orphanVolumes.length;
 }
 
-async function benchScan(sim: BenchSim) {
+/** Requests by kind, as the scan lines print them. */
+function describeRequests(log: LoggedRequest[]) {
+  const count = (pred: (r: LoggedRequest) => boolean) =>
+    log.filter(pred).length;
+  const lists = (resource: string) =>
+    count(r => r.verb === 'list' && r.resource === resource);
+  return {
+    statefulSetLists: lists('statefulsets'),
+    claimPages: lists('persistentvolumeclaims'),
+    podPages: lists('pods'),
+    autoscalerLists: lists('horizontalpodautoscalers'),
+    volumeGets: count(
+      r => r.verb === 'get' && r.resource === 'persistentvolumes',
+    ),
+    claimGets: count(
+      r => r.verb === 'get' && r.resource === 'persistentvolumeclaims',
+    ),
+    watches: count(r => r.verb === 'watch'),
+    total: log.length,
+  };
+}
+
+/**
+ * One live scan's requests, checked: all made with the user's token (so
+ * none by a cache), the entity's StatefulSets, the namespace's claims and
+ * pods in pages, its autoscalers and StatefulSets, and a GET per orphan's
+ * volume; nothing else.
+ */
+function checkLiveScanRequests(
+  sim: BenchSim,
+  log: LoggedRequest[],
+  orphans: number,
+) {
+  const byOthers = log.filter(r => r.user !== sim.ready.userName);
+  if (byOthers.length > 0)
+    throw new BenchmarkError(
+      `the live scan's requests were not all the user's: ${
+        byOthers.length
+      } by others (${byOthers
+        .slice(0, 3)
+        .map(r => `${r.user} ${r.verb} ${r.path}`)
+        .join('; ')})`,
+    );
+  const r = describeRequests(log);
+  // The entity's, by its selector, and the namespace's, whose names a claim may also fit.
+  expectEqual('StatefulSet lists in one live scan', r.statefulSetLists, 2);
+  expectEqual('autoscaler lists in one live scan', r.autoscalerLists, 1);
+  expectEqual(
+    'volume GETs in one live scan (one per orphan)',
+    r.volumeGets,
+    orphans,
+  );
+  expectEqual('claim GETs in one live scan', r.claimGets, 0);
+  expectEqual(
+    'other requests in one live scan',
+    r.total -
+      r.statefulSetLists -
+      r.claimPages -
+      r.podPages -
+      r.autoscalerLists -
+      r.volumeGets,
+    0,
+  );
+  return r;
+}
+
+/**
+ * The live scan against the same API calls made directly. A cluster of a
+ * client-side provider gets a gateway per request (the user's token lives
+ * in that request only), so each backend scan opens its TLS connections
+ * anew: the baseline does the same, a new undici Agent per scan. The
+ * baseline over connections kept alive between scans is timed too, to show
+ * what connecting costs.
+ */
+async function benchScan(sim: BenchSim, backend: BenchBackend) {
   const selector = 'backstage.io/kubernetes-id=scan';
-  const backendTimes: number[] = [];
-  const rawTimes: number[] = [];
-  let orphans = 0;
+  const times = {
+    backend: [] as number[],
+    raw: [] as number[],
+    rawKeptAlive: [] as number[],
+  };
   const timeBackend = async () => {
     const t = performance.now();
-    const scan = await get(
-      `${BASE}/v1/orphans?entityRef=component:default/scan`,
-    );
-    backendTimes.push(performance.now() - t);
-    orphans = scan.totals.orphans;
+    const scan = await orphansOf('scan');
+    times.backend.push(performance.now() - t);
+    expectEqual('orphans in the live scan', scan.totals.orphans, SCAN_ORPHANS);
   };
-  const timeRaw = async () => {
+  const timeRaw = async (keptAlive: boolean) => {
+    const connections = keptAlive ? simDispatcher : newSimAgent(sim);
     const t = performance.now();
-    await rawScan(sim, 'scan', selector);
-    rawTimes.push(performance.now() - t);
+    const found = await rawScan(sim, 'scan', selector, connections);
+    (keptAlive ? times.rawKeptAlive : times.raw).push(performance.now() - t);
+    if (!keptAlive) await connections.close();
+    expectEqual('orphans the raw API calls found', found, SCAN_ORPHANS);
   };
-  // Alternating which goes first, so neither always runs on the other's garbage.
-  for (let round = 0; round < SCAN_ROUNDS; round++) {
-    if (round % 2) {
-      await timeRaw();
-      await timeBackend();
-    } else {
-      await timeBackend();
-      await timeRaw();
-    }
-  }
+  const steps = [timeBackend, () => timeRaw(false), () => timeRaw(true)];
+  await sim.ask({ type: 'clearRequests' });
+  const profile = await profiled(backend, 'live-scan');
+  // Rotating which goes first, so none always runs on another's garbage.
+  for (let round = 0; round < SCAN_ROUNDS; round++)
+    for (let step = 0; step < steps.length; step++)
+      await steps[(round + step) % steps.length]();
+  await profile.stop();
+  // Both sides made the same requests, every round: nothing was answered from elsewhere.
+  const rounds = describeRequests(await requestLog(sim));
   await sim.ask({ type: 'clearRequests' });
   const answer = await request(
     `${BASE}/v1/orphans?entityRef=component:default/scan`,
-    { dispatcher },
+    { dispatcher, headers: userHeaders },
   );
   const answerBytes = Buffer.byteLength(await answer.body.text());
-  const { paths: log } = await sim.ask<{ paths: string[] }>({
-    type: 'requestPaths',
-  });
-  const perPath = (re: RegExp) => log.filter(path => re.test(path)).length;
-  // The first rounds warm up the JIT and connections on both sides.
-  const b = median(backendTimes.slice(SCAN_WARMUP_ROUNDS));
-  const r = median(rawTimes.slice(SCAN_WARMUP_ROUNDS));
-  const ratios = backendTimes
-    .slice(SCAN_WARMUP_ROUNDS)
-    .map((t, i) => t / rawTimes[SCAN_WARMUP_ROUNDS + i])
+  const one = checkLiveScanRequests(sim, await requestLog(sim), SCAN_ORPHANS);
+  expectEqual(
+    `requests of ${SCAN_ROUNDS} live scans and ${2 * SCAN_ROUNDS} raw ones`,
+    rounds.total,
+    3 * SCAN_ROUNDS * one.total,
+  );
+  // The first rounds warm up the JIT on every side.
+  const warm = (xs: number[]) => xs.slice(SCAN_WARMUP_ROUNDS);
+  const b = median(warm(times.backend));
+  const r = median(warm(times.raw));
+  const ratios = warm(times.backend)
+    .map((t, i) => t / warm(times.raw)[i])
     .sort((x, y) => x - y);
   console.log(
-    `scan: 10,000 claims / 100 StatefulSets / ${orphans} orphans: backend ${ms(
+    `live scan (cluster of a client-side provider, the user's OIDC token): 10,000 claims / 100 StatefulSets / ${SCAN_ORPHANS} orphans: backend ${ms(
       b,
-    )}, raw API calls ${ms(r)} (medians of ${ratios.length} rounds), ratio ${(
-      b / r
-    ).toFixed(2)} (target ≤ 1.2; per-round ratios ${ratios[0].toFixed(
+    )}, raw API calls ${ms(
+      r,
+    )} (both opening their connections per scan; medians of ${
+      ratios.length
+    } rounds), ratio ${(b / r).toFixed(
       2,
-    )}–${ratios[ratios.length - 1].toFixed(2)})`,
+    )} (target ≤ 1.2; per-round ratios ${ratios[0].toFixed(2)}–${ratios[
+      ratios.length - 1
+    ].toFixed(
+      2,
+    )}); the raw calls over connections kept alive between scans ${ms(
+      median(warm(times.rawKeptAlive)),
+    )}`,
   );
   console.log(
-    `scan answer: ${(answerBytes / 1e6).toFixed(2)} MB of JSON, uncompressed`,
+    `live scan answer: ${(answerBytes / 1e6).toFixed(
+      2,
+    )} MB of JSON, uncompressed`,
   );
   console.log(
-    `scan requests: ${log.length} in all; ${perPath(
-      /statefulsets$/,
-    )} statefulset lists, ${perPath(
-      /persistentvolumeclaims$/,
-    )} claim list pages, ${perPath(/pods$/)} pod list pages, ${perPath(
-      /persistentvolumes\//,
-    )} volume GETs (one per orphan), ${perPath(
-      /persistentvolumeclaims\//,
-    )} claim GETs`,
+    `live scan requests (checked: all with the user's token): ${one.total} in all; ${one.statefulSetLists} StatefulSet lists (the entity's, the namespace's), ${one.claimPages} claim list pages, ${one.podPages} pod list pages, ${one.autoscalerLists} autoscaler list, ${one.volumeGets} volume GETs (one per orphan), ${one.claimGets} claim GETs`,
+  );
+}
+
+/**
+ * The same namespace's card from the watch cache of a server-side cluster:
+ * the first scan starts the cache, then, once it watches every kind and
+ * holds the namespace, the scans that make no request at all are timed.
+ */
+async function benchCachedScan(sim: BenchSim) {
+  await orphansOf('scan-cached');
+  const started = performance.now();
+  for (;;) {
+    const watches = (await requestLog(sim)).filter(
+      r => r.verb === 'watch' && r.status === 200,
+    ).length;
+    if (
+      watches >= 5 &&
+      (await orphansOf('scan-cached')).totals.orphans === SCAN_ORPHANS
+    )
+      break;
+    if (performance.now() - started > 300_000)
+      throw new BenchmarkError(
+        'the watch cache did not sync and hold the scan namespace in 5 minutes',
+      );
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+  await sim.ask({ type: 'clearRequests' });
+  const times: number[] = [];
+  for (let round = 0; round < CACHED_ROUNDS; round++) {
+    const t = performance.now();
+    const scan = await orphansOf('scan-cached');
+    times.push(performance.now() - t);
+    expectEqual(
+      'orphans in the cached scan',
+      scan.totals.orphans,
+      SCAN_ORPHANS,
+    );
+  }
+  const log = await requestLog(sim);
+  if (log.length > 0)
+    throw new BenchmarkError(
+      `the cached scans made ${log.length} API requests (${log
+        .slice(0, 3)
+        .map(r => `${r.verb} ${r.path}`)
+        .join('; ')}): they were not all answered from the cache`,
+    );
+  const warm = times.slice(SCAN_WARMUP_ROUNDS);
+  console.log(
+    `cached scan (the same namespace from the watch cache of a server-side cluster): p50 ${median(
+      warm,
+    ).toFixed(1)} ms, p95 ${percentile(warm, 0.95).toFixed(1)} ms over ${
+      warm.length
+    } scans after ${SCAN_WARMUP_ROUNDS} warm-up ones; API requests during them: ${
+      log.length
+    } (checked)`,
   );
 }
 
@@ -167,10 +386,10 @@ async function benchScan(sim: BenchSim) {
 async function startPrune(sts: any, dryRun: boolean): Promise<string> {
   const post = await request(`${BASE}/v1/prune-jobs`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...userHeaders },
     body: JSON.stringify({
       entityRef: 'component:default/prune',
-      cluster: 'bench',
+      cluster: LIVE,
       namespace: 'prune',
       statefulSet: sts.name,
       pvcs: sts.orphans.map((o: any) => ({ name: o.name, uid: o.uid })),
@@ -180,7 +399,7 @@ async function startPrune(sts: any, dryRun: boolean): Promise<string> {
   });
   const body = (await post.body.json()) as { id: string };
   if (post.statusCode !== 202)
-    throw new Error(
+    throw new BenchmarkError(
       `prune answered ${post.statusCode} ${JSON.stringify(body)}`,
     );
   return body.id;
@@ -195,24 +414,47 @@ async function finished(id: string) {
   return job;
 }
 
-async function benchPrune(sim: BenchSim) {
-  const scan = await get(
-    `${BASE}/v1/orphans?entityRef=component:default/prune`,
-  );
+async function benchPrune(sim: BenchSim, backend: BenchBackend) {
+  const scan = await orphansOf('prune');
   const [a, b] = scan.clusters[0].statefulSets;
+  expectEqual('orphans of prune/db-0', a.orphans.length, PRUNE_ORPHANS);
+  expectEqual('orphans of prune/db-1', b.orphans.length, PRUNE_ORPHANS);
   // Dry runs of the other StatefulSet first: the first SSE event of each, on a warm backend.
   const dryRunFirstEvents: number[] = [];
   for (let i = 0; i < 5; i++) {
     const started = performance.now();
     const dryRun = await startPrune(b, true);
     dryRunFirstEvents.push(await firstSseEvent(dryRun, started));
-    await finished(dryRun);
+    const done = await finished(dryRun);
+    expectEqual(
+      `claims dry run ${i + 1} would delete`,
+      done.summary.deleted.length,
+      PRUNE_ORPHANS,
+    );
   }
+  await sim.ask({ type: 'clearRequests' });
+  await backend.ask({ type: 'clearCounts' });
   const started = performance.now();
   const id = await startPrune(a, false);
   const firstEvent = await firstSseEvent(id, started);
   const job = await finished(id);
+  if (job.status !== 'succeeded')
+    throw new BenchmarkError(
+      `the prune ended ${job.status}: ${job.reason ?? ''}`,
+    );
+  expectEqual(
+    'claims the prune deleted',
+    job.summary.deleted.length,
+    PRUNE_ORPHANS,
+  );
   const jobMs = Date.parse(job.finishedAt) - Date.parse(job.createdAt);
+  const jobRequests = (await requestLog(sim)).filter(
+    r => r.user === sim.ready.userName,
+  );
+  const counts = await backend.ask<BackendCounts>({ type: 'counts' });
+  expectEqual('catalog reads the prune job made', counts.claimantReads, 1);
+  const count = (verb: string, resource: string) =>
+    jobRequests.filter(r => r.verb === verb && r.resource === resource).length;
   const dir = mkdtempSync(join(tmpdir(), 'bench-kubectl-'));
   writeFileSync(join(dir, 'kubeconfig'), sim.ready.kubeconfig);
   const kubectl = (args: string[]) =>
@@ -242,6 +484,23 @@ async function benchPrune(sim: BenchSim) {
     )}, ratio ${(jobMs / kubectlMs).toFixed(2)} (target ≤ 1.5)`,
   );
   console.log(
+    `prune job's requests (POST to finish): ${count(
+      'list',
+      'pods',
+    )} pod lists and ${count(
+      'list',
+      'statefulsets',
+    )} StatefulSet lists for its ${PRUNE_ORPHANS} claims' re-checks, ${count(
+      'get',
+      'persistentvolumeclaims',
+    )} claim GETs, ${count('get', 'persistentvolumes')} volume GETs, ${count(
+      'delete',
+      'persistentvolumeclaims',
+    )} claim deletes, ${jobRequests.length} in all; ${
+      counts.claimantReads
+    } catalog read (checked: one per job)`,
+  );
+  console.log(
     `first SSE event after the POST was sent, through the backend's compression (target ≤ 100 ms): the prune ${ms(
       firstEvent,
     )}; five dry runs before it median ${ms(
@@ -263,30 +522,40 @@ async function firstSseEvent(id: string, since: number): Promise<number> {
       return elapsed;
     }
   }
-  throw new Error('the stream ended without an event');
+  throw new BenchmarkError('the stream ended without an event');
 }
 
 /**
- * Heap growth of the backend's process while it answers a scan of a
- * 50,000-claim namespace, sampled there every 5 ms.
+ * Heap growth of the backend's process while it answers a live scan of a
+ * 50,000-claim namespace with 1,000 orphans, sampled there every 5 ms.
  */
-async function benchMemory(backend: ForkedScript<unknown, BackendRequest>) {
+async function benchMemory(sim: BenchSim, backend: BenchBackend) {
+  await sim.ask({ type: 'clearRequests' });
   await backend.ask({ type: 'startHeapWatch' });
   const t = performance.now();
-  const result = await get(
-    `${BASE}/v1/orphans?entityRef=component:default/big`,
-  );
+  const result = await orphansOf('big');
   const elapsed = performance.now() - t;
   const { peakGrowthBytes } = await backend.ask<HeapGrowth>({
     type: 'stopHeapWatch',
   });
+  expectEqual(
+    'orphans in the 50,000-claim namespace',
+    result.totals.orphans,
+    BIG_ORPHANS,
+  );
+  const requests = checkLiveScanRequests(
+    sim,
+    await requestLog(sim),
+    BIG_ORPHANS,
+  );
   console.log(
-    `memory: scanning a 50,000-claim namespace (${
+    `memory: a live scan of a 50,000-claim namespace (${
       result.totals.orphans
-    } orphans) took ${ms(elapsed)}; the backend's heap grew ${(
-      peakGrowthBytes /
-      2 ** 20
-    ).toFixed(
+    } orphans, checked; ${requests.claimPages} + ${
+      requests.podPages
+    } list pages, ${requests.volumeGets} volume GETs) took ${ms(
+      elapsed,
+    )}; the backend's heap grew ${(peakGrowthBytes / 2 ** 20).toFixed(
       0,
     )} MB at peak (target < 200 MB; backend, simulator and client each run in their own process)`,
   );
@@ -298,38 +567,35 @@ async function main() {
   const sim = await forkScript<SimReady, SimRequest>(
     join(__dirname, 'simProcess.ts'),
   );
-  simDispatcher = new Agent({
-    connections: 32,
-    connect: { ca: sim.ready.caCert },
-  });
+  simDispatcher = newSimAgent(sim);
+  userHeaders = { [OIDC_TOKEN_HEADER]: sim.ready.userToken };
   const backend = await forkScript<unknown, BackendRequest>(
     join(__dirname, 'backendProcess.ts'),
     {
       ...process.env,
-      BENCH_SIM: JSON.stringify(sim.ready),
+      BENCH_BACKEND: JSON.stringify(backendSetup(sim.ready)),
       BENCH_BACKEND_PORT: String(BACKEND_PORT),
       LOG_LEVEL: 'warn',
     },
   );
   try {
     if (wanted('prune')) {
+      // At 1 replica (a StatefulSet at 0 keeps its claims as paused): 100 claims left behind each.
       await sim.ask({
         type: 'seed',
         namespace: 'prune',
         id: 'prune',
         sets: 2,
-        perSet: 100,
-        orphansPerSet: 100,
+        perSet: PRUNE_ORPHANS + 1,
+        orphansPerSet: PRUNE_ORPHANS,
       });
       await sim.ask({ type: 'settle' });
-      await benchPrune(sim);
+      await benchPrune(sim, backend);
     }
     // Scans only read: with the controllers paused, the seeded objects stay as they are.
     await sim.ask({ type: 'pauseControllers' });
-    if (wanted('scan')) {
-      await sim.ask(SCAN_NAMESPACE);
-      await benchScan(sim);
-    }
+    if (wanted('scan') || wanted('cached')) await sim.ask(SCAN_NAMESPACE);
+    if (wanted('scan')) await benchScan(sim, backend);
     if (wanted('memory')) {
       await sim.ask({
         type: 'seed',
@@ -337,10 +603,12 @@ async function main() {
         id: 'big',
         sets: 500,
         perSet: 100,
-        orphansPerSet: 2,
+        orphansPerSet: BIG_ORPHANS / 500,
       });
-      await benchMemory(backend);
+      await benchMemory(sim, backend);
     }
+    // Last: from here on a cache follows everything the simulator holds.
+    if (wanted('cached')) await benchCachedScan(sim);
   } finally {
     backend.kill();
     sim.kill();

@@ -1,5 +1,8 @@
+import { join } from 'node:path';
 import { Dispatcher, request } from 'undici';
+import type { ForkedScript } from 'kube-sim/bench/forkScript';
 import type { SimRequest } from './simProcess';
+import type { BackendRequest } from './backendProcess';
 
 /** Helpers the benchmark scripts share: how they fetch and how they print figures. */
 
@@ -29,6 +32,24 @@ export async function getJson(
   return body;
 }
 
+/** A benchmark that did not measure what it names: it stops instead of printing a figure. */
+export class BenchmarkError extends Error {
+  name = 'BenchmarkError';
+}
+
+/** Throws a BenchmarkError unless `actual` is `expected`; `what` names the count. */
+export function expectEqual<T>(what: string, actual: T, expected: T) {
+  if (actual !== expected)
+    throw new BenchmarkError(
+      `${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(
+        expected,
+      )}; the figure would not measure what it names`,
+    );
+}
+
+/** The orphans of SCAN_NAMESPACE. */
+export const SCAN_ORPHANS = 500;
+
 /** The namespace both benchmarks scan: 100 StatefulSets of 100 claims, 5 orphans each (10,000 claims, 9,500 pods, 10,000 volumes). */
 export const SCAN_NAMESPACE: SimRequest = {
   type: 'seed',
@@ -38,3 +59,25 @@ export const SCAN_NAMESPACE: SimRequest = {
   perSet: 100,
   orphansPerSet: 5,
 };
+
+/**
+ * With BENCH_CPU_PROFILE=<folder>, a CPU profile of the backend from now
+ * until `stop` (a figure's measured rounds), written as <figure>.cpuprofile
+ * for DevTools; otherwise nothing.
+ */
+export async function profiled(
+  backend: ForkedScript<unknown, BackendRequest>,
+  figure: string,
+) {
+  const folder = process.env.BENCH_CPU_PROFILE;
+  if (folder) await backend.ask({ type: 'startCpuProfile' });
+  return {
+    stop: async () => {
+      if (folder)
+        await backend.ask({
+          type: 'stopCpuProfile',
+          path: join(folder, `${figure}.cpuprofile`),
+        });
+    },
+  };
+}

@@ -15,9 +15,35 @@
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
-import type { RequestCounts, SimReady, SimRequest } from './simProcess';
-import type { BackendRequest, MemoryUse } from './backendProcess';
-import { getJson, median, ms, percentile, SCAN_NAMESPACE } from './figures';
+import type {
+  LoggedRequest,
+  RequestCounts,
+  SimReady,
+  SimRequest,
+} from './simProcess';
+import type {
+  BackendCounts,
+  BackendRequest,
+  MemoryUse,
+} from './backendProcess';
+import {
+  BackendSetup,
+  BenchEntity,
+  kubernetesIdEntity,
+  selectorEntity,
+  serviceAccountCluster,
+} from './backendSetup';
+import {
+  BenchmarkError,
+  expectEqual,
+  getJson,
+  median,
+  ms,
+  percentile,
+  profiled,
+  SCAN_NAMESPACE,
+  SCAN_ORPHANS,
+} from './figures';
 
 const dispatcher = new Agent({ connections: 128 });
 const MB = 2 ** 20;
@@ -37,40 +63,77 @@ async function startSim(): Promise<BenchSim> {
   return forkScript<SimReady, SimRequest>(join(__dirname, 'simProcess.ts'));
 }
 
+/** Annotated entities in the catalog of the card, load and prune figures. */
+const CATALOG_ENTITIES = 1000;
+
+/**
+ * A catalog of CATALOG_ENTITIES entities with Kubernetes annotations:
+ * `special` ones, then fillers that claim nothing in the simulator (most by
+ * kubernetes-id, one in twenty by a set-based selector, which the claimant
+ * index matches against each StatefulSet one by one).
+ */
+function catalogOf(special: BenchEntity[]): BenchEntity[] {
+  const fillers = Array.from(
+    { length: CATALOG_ENTITIES - special.length },
+    (_, i) =>
+      i % 20 === 0
+        ? selectorEntity(`web-${i}`, `app in (web-${i},api-${i})`, {
+            owner: `group:default/team-${i % 25}`,
+          })
+        : kubernetesIdEntity(`svc-${i}`, `svc-${i}`, {
+            owner: `group:default/team-${i % 25}`,
+          }),
+  );
+  return [...special, ...fillers];
+}
+
+/**
+ * The card's StatefulSets that other entities claim too (by their `app`
+ * label, in the scan namespace): db-0 to db-9 by one more entity each,
+ * db-0 to db-4 by a second one, with a set-based selector. The card's scan
+ * must ask about these 15 in one batch, and show each StatefulSet's.
+ */
+const CARD_SHARERS: BenchEntity[] = Array.from({ length: 15 }, (_, i) =>
+  i < 10
+    ? selectorEntity(`db-${i}-reader`, `app=db-${i}`, {
+        owner: `group:default/team-${i}`,
+        namespace: 'scan',
+      })
+    : selectorEntity(`db-${i - 10}-ops`, `app in (db-${i - 10})`, {
+        owner: 'group:default/ops',
+        namespace: 'scan',
+      }),
+);
+
+/** sharedWith each StatefulSet of the card must show: its sharers' refs, sorted. */
+function expectedSharedWith(statefulSet: string): string[] {
+  const n = Number(statefulSet.replace('db-', ''));
+  return [
+    ...(n < 10 ? [`component:default/db-${n}-reader`] : []),
+    ...(n < 5 ? [`component:default/db-${n}-ops`] : []),
+  ].sort();
+}
+
+/** The warm cluster's backend (card, memory and load figures): the `scan` entity and its sharers among 1,000. */
+const cardSetup = (sim: BenchSim): BackendSetup => ({
+  clusters: [serviceAccountCluster('bench', sim.ready)],
+  entities: catalogOf([kubernetesIdEntity('scan', 'scan'), ...CARD_SHARERS]),
+});
+
 async function startBackend(
-  sim: BenchSim,
   port: number,
-  env: Record<string, string> = { BENCH_SIM: JSON.stringify(sim.ready) },
+  setup: BackendSetup,
 ): Promise<BenchBackend> {
   const backend = await forkScript<unknown, BackendRequest>(
     join(__dirname, 'backendProcess.ts'),
     {
       ...process.env,
-      ...env,
+      BENCH_BACKEND: JSON.stringify(setup),
       BENCH_BACKEND_PORT: String(port),
       LOG_LEVEL: 'warn',
     },
   );
   return { ...backend, base: `http://127.0.0.1:${port}/api/pvc-pruner` };
-}
-
-/**
- * With BENCH_CPU_PROFILE=<folder>, a CPU profile of the backend from now
- * until `stop` (a figure's measured rounds), written as <figure>.cpuprofile
- * for DevTools; otherwise nothing.
- */
-async function profiled(backend: BenchBackend, figure: string) {
-  const folder = process.env.BENCH_CPU_PROFILE;
-  if (folder) await backend.ask({ type: 'startCpuProfile' });
-  return {
-    stop: async () => {
-      if (folder)
-        await backend.ask({
-          type: 'stopCpuProfile',
-          path: join(folder, `${figure}.cpuprofile`),
-        });
-    },
-  };
 }
 
 /** The card's request: the orphans of the `scan` entity (its StatefulSets are labelled `backstage.io/kubernetes-id=scan`). */
@@ -82,12 +145,16 @@ const cardScan = (backend: BenchBackend) =>
 
 const seedCardNamespace = (sim: BenchSim) => sim.ask(SCAN_NAMESPACE);
 
-/** Until the backend's cache watches every kind it holds (the simulator saw the four watches). */
+/** The kinds a watch cache follows: StatefulSets, claims, pods, volumes and HorizontalPodAutoscalers. */
+const CACHED_KINDS = 5;
+
+/** Until the backend's cache watches every kind it holds (the simulator saw a watch of each). */
 async function cacheWatching(sim: BenchSim) {
   const started = performance.now();
   for (;;) {
     const counts = await sim.ask<RequestCounts>({ type: 'requestCounts' });
-    if (counts.watchesOpened >= 4) return performance.now() - started;
+    if (counts.watchesOpened >= CACHED_KINDS)
+      return performance.now() - started;
     if (performance.now() - started > 300000)
       throw new Error('the watch cache did not start watching in 5 minutes');
     await sleep(100);
@@ -142,17 +209,64 @@ async function benchCacheMemory({ sim, backend }: WarmCluster) {
 }
 
 /**
+ * Requests a scan would make if it did not answer from the cache: any read
+ * of one namespace, or of one object. A cache that re-lists (a watch that
+ * broke) lists whole kinds, cluster-wide; those are counted apart.
+ */
+const scanRequests = (log: LoggedRequest[]) =>
+  log.filter(r => r.namespace !== undefined || r.verb === 'get');
+
+/** Throws unless no request in `log` is one a scan makes; else describes them. */
+function answeredFromCache(log: LoggedRequest[], what: string): string {
+  const scans = scanRequests(log);
+  if (scans.length > 0)
+    throw new BenchmarkError(
+      `${what} made ${scans.length} requests a scan makes (${scans
+        .slice(0, 3)
+        .map(r => `${r.verb} ${r.path}`)
+        .join('; ')}): they were not all answered from the cache`,
+    );
+  return log.length === 0
+    ? '0'
+    : `${log.length}, none a scan's (the cache re-listing or re-watching: ${log
+        .slice(0, 3)
+        .map(r => `${r.verb} ${r.path}`)
+        .join('; ')})`;
+}
+
+/**
+ * Checks a card answer: every StatefulSet of the namespace and its
+ * orphans, each showing the sharers it has (so the claimant check ran).
+ */
+function checkCardAnswer(card: any) {
+  expectEqual('orphans on the card', card.totals.orphans, SCAN_ORPHANS);
+  const shown = card.clusters[0].statefulSets as any[];
+  expectEqual('StatefulSets on the card', shown.length, 100);
+  for (const sts of shown)
+    expectEqual(
+      `sharedWith of ${sts.name} on the card`,
+      (sts.sharedWith ?? []).join(' '),
+      expectedSharedWith(sts.name).join(' '),
+    );
+}
+
+/**
  * Card scans of the 10,000-claim namespace from the warm cache (which also
- * holds the memory figure's objects when both run): the client's time per
- * answer, and the API requests those scans made.
+ * holds the memory figure's objects when both run), with the claimant
+ * check against a catalog of 1,000 annotated entities: the client's time
+ * per answer, the API requests those scans made (none may be a scan's), and
+ * the permission batches (one per scan, naming the 15 sharers).
  */
 async function benchCardScan({ sim, backend }: WarmCluster) {
   await seedCardNamespace(sim);
   await cardScan(backend);
   await cacheWatching(sim);
   // Until the watches delivered the seeded namespace.
-  while ((await cardScan(backend)).totals.orphans < 500) await sleep(100);
+  while ((await cardScan(backend)).totals.orphans < SCAN_ORPHANS)
+    await sleep(100);
+  checkCardAnswer(await cardScan(backend));
   await sim.ask({ type: 'clearRequests' });
+  await backend.ask({ type: 'clearCounts' });
   const profile = await profiled(backend, 'card');
   const times: number[] = [];
   let bytes = 0;
@@ -166,23 +280,42 @@ async function benchCardScan({ sim, backend }: WarmCluster) {
     times.push(performance.now() - t);
   }
   await profile.stop();
-  const counts = await sim.ask<RequestCounts>({ type: 'requestCounts' });
+  const log = await sim.ask<LoggedRequest[]>({ type: 'requestLog' });
+  const counts = await backend.ask<BackendCounts>({ type: 'counts' });
+  const requests = answeredFromCache(log, 'the card scans');
+  const sharers = CARD_SHARERS.map(e => `component:default/${e.name}`).sort();
+  const batches = counts.authorizeCalls.filter(
+    c => [...c.entityRefs].sort().join(' ') === sharers.join(' '),
+  );
+  expectEqual(
+    `permission batches naming the ${sharers.length} sharers, over ${CARD_ROUNDS} card scans`,
+    batches.length,
+    CARD_ROUNDS,
+  );
   const warm = times.slice(CARD_WARMUP_ROUNDS);
-  const requests = Object.values(counts.byVerb).reduce((n, c) => n + c, 0);
   console.log(
-    `card scan from a warm cache: 10,000 claims / 100 StatefulSets / 500 orphans: p50 ${median(
-      warm,
-    ).toFixed(1)} ms, p95 ${percentile(warm, 0.95).toFixed(1)} ms over ${
+    `card scan from a warm cache, claimants checked: 10,000 claims / 100 StatefulSets / ${SCAN_ORPHANS} orphans, ${CATALOG_ENTITIES} annotated entities in the catalog (${
+      sharers.length
+    } of them sharing 10 of the StatefulSets): p50 ${median(warm).toFixed(
+      1,
+    )} ms, p95 ${percentile(warm, 0.95).toFixed(1)} ms over ${
       warm.length
     } scans after ${CARD_WARMUP_ROUNDS} warm-up ones (target p50 < 20 ms; ${(
       bytes / 1024
-    ).toFixed(0)} KB gzipped); API requests during those scans: ${requests}`,
+    ).toFixed(0)} KB gzipped); checked: ${
+      batches.length
+    } permission batches of the ${
+      sharers.length
+    } sharers (one per scan), API requests during those scans: ${requests}; whole-catalog claimant reads meanwhile: ${
+      counts.claimantReads
+    } (the warm read's refresh, every 10 s)`,
   );
+  checkCardAnswer(await cardScan(backend));
 }
 
 /** One run of the load figure: `viewers` cards on a fresh backend, each refreshing every 15 s. */
 async function viewerLoad(sim: BenchSim, viewers: number, port: number) {
-  const backend = await startBackend(sim, port);
+  const backend = await startBackend(port, cardSetup(sim));
   await sim.ask({ type: 'clearRequests' });
   const start = performance.now();
   const end = start + LOAD_SECONDS * 1000;
@@ -264,6 +397,8 @@ const FLEET_CLUSTERS = 3;
 const FLEET_ENTITIES = 1000;
 const FLEET_NAMESPACES = 10;
 const FLEET_ROUNDS = 30;
+/** One claim left behind per StatefulSet: 1,000 entities × 3 clusters. */
+const FLEET_ORPHANS = 3000;
 const FLEET_WARMUP_ROUNDS = 5;
 
 /**
@@ -300,21 +435,29 @@ async function benchFleet() {
           });
       }),
     );
-    backend = await startBackend(sims[0], 7103, {
-      BENCH_FLEET: JSON.stringify({
-        sims: sims.map(sim => sim.ready),
-        entities: FLEET_ENTITIES,
-      }),
+    backend = await startBackend(7103, {
+      clusters: sims.map((sim, i) =>
+        serviceAccountCluster(`cluster-${i}`, sim.ready),
+      ),
+      entities: Array.from({ length: FLEET_ENTITIES }, (_, i) =>
+        kubernetesIdEntity(`svc-${i}`, `svc-${i}`, {
+          owner: `group:default/team-${i % 25}`,
+        }),
+      ),
+      pvcPruner: { pricing: { currency: 'USD', defaultPricePerGiBMonth: 0.1 } },
     });
     const firstPage = `${backend.base}/v1/fleet?limit=500`;
     const started = performance.now();
     // The first answer starts each cluster's cache and waits for it to sync.
     await getJson(firstPage, dispatcher);
     await Promise.all(sims.map(cacheWatching));
-    while ((await getJson(firstPage, dispatcher)).totals.orphans < 3000)
+    while (
+      (await getJson(firstPage, dispatcher)).totals.orphans < FLEET_ORPHANS
+    )
       await sleep(100);
     const warmMs = performance.now() - started;
     await Promise.all(sims.map(sim => sim.ask({ type: 'clearRequests' })));
+    await backend.ask({ type: 'clearCounts' });
     const profile = await profiled(backend, 'fleet');
     const pageTimes: number[] = [];
     const wholeTimes: number[] = [];
@@ -335,19 +478,26 @@ async function benchFleet() {
         dispatcher,
       );
       wholeTimes.push(performance.now() - t2);
-      if (fleet.items.length + rest.items.length !== FLEET_ENTITIES)
-        throw new Error(
-          `the fleet listed ${fleet.items.length + rest.items.length} entities`,
-        );
+      expectEqual(
+        'entities the fleet listed',
+        fleet.items.length + rest.items.length,
+        FLEET_ENTITIES,
+      );
+      expectEqual(
+        'orphans in the fleet totals (each StatefulSet counted once)',
+        fleet.totals.orphans,
+        FLEET_ORPHANS,
+      );
     }
     await profile.stop();
-    const counts = await Promise.all(
-      sims.map(sim => sim.ask<RequestCounts>({ type: 'requestCounts' })),
+    const logs = await Promise.all(
+      sims.map(sim => sim.ask<LoggedRequest[]>({ type: 'requestLog' })),
     );
-    const requests = counts.reduce(
-      (n, c) => n + Object.values(c.byVerb).reduce((m, k) => m + k, 0),
-      0,
-    );
+    const requests = answeredFromCache(logs.flat(), 'the fleet answers');
+    const { authorizeCalls } = await backend.ask<BackendCounts>({
+      type: 'counts',
+    });
+    const fleetRequests = FLEET_ROUNDS * 3;
     const page = pageTimes.slice(FLEET_WARMUP_ROUNDS);
     const whole = wholeTimes.slice(FLEET_WARMUP_ROUNDS);
     console.log(
@@ -361,13 +511,140 @@ async function benchFleet() {
         0,
       )} KB gzipped); both pages p50 ${median(whole).toFixed(0)} ms; over ${
         page.length
-      } rounds after ${FLEET_WARMUP_ROUNDS} warm-up ones; API requests meanwhile: ${requests}; caches warm ${(
+      } rounds after ${FLEET_WARMUP_ROUNDS} warm-up ones; API requests meanwhile: ${requests} (checked); ${(
+        authorizeCalls.length / fleetRequests
+      ).toFixed(1)} permission calls per fleet request; caches warm ${(
         warmMs / 1000
       ).toFixed(1)} s after the first request`,
     );
   } finally {
     backend?.kill();
     sims.forEach(sim => sim.kill());
+  }
+}
+
+const PRUNE_CLAIMS = 100;
+
+/** Runs a prune job of every orphan on the card and waits for its end; fails unless all of them were (or would be) deleted. */
+async function pruneJob(backend: BenchBackend, sts: any, dryRun: boolean) {
+  const post = await request(`${backend.base}/v1/prune-jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      entityRef: 'component:default/prune',
+      cluster: 'bench',
+      namespace: 'prune',
+      statefulSet: sts.name,
+      pvcs: sts.orphans.map((o: any) => ({ name: o.name, uid: o.uid })),
+      dryRun,
+    }),
+    dispatcher,
+  });
+  const { id } = (await post.body.json()) as any;
+  if (post.statusCode !== 202)
+    throw new BenchmarkError(`the prune answered ${post.statusCode}`);
+  let job;
+  do {
+    await sleep(20);
+    job = await getJson(`${backend.base}/v1/prune-jobs/${id}`, dispatcher);
+  } while (['queued', 'running'].includes(job.status));
+  if (job.status !== 'succeeded')
+    throw new BenchmarkError(
+      `the ${dryRun ? 'dry run' : 'prune'} ended ${job.status}: ${
+        job.reason ?? ''
+      }`,
+    );
+  expectEqual(
+    `claims the ${dryRun ? 'dry run would delete' : 'prune deleted'}`,
+    job.summary.deleted.length,
+    PRUNE_CLAIMS,
+  );
+  return Date.parse(job.finishedAt) - Date.parse(job.createdAt);
+}
+
+/**
+ * A prune's claimant re-check: a dry run, then a prune, of 100 claims of a
+ * StatefulSet that two entities claim, in a catalog of 1,000 annotated
+ * entities (its own simulator, controllers running, so that the prune's
+ * claims and volumes go). Each job must read the catalog once, at its
+ * start, and check each claim against that read: one read per job, not one
+ * per claim.
+ */
+async function benchPruneClaimants() {
+  const sim = await startSim();
+  let backend: BenchBackend | undefined;
+  try {
+    await sim.ask({
+      type: 'seed',
+      namespace: 'prune',
+      id: 'prune',
+      sets: 1,
+      perSet: PRUNE_CLAIMS + 1,
+      orphansPerSet: PRUNE_CLAIMS,
+    });
+    await sim.ask({ type: 'settle' });
+    backend = await startBackend(7104, {
+      clusters: [serviceAccountCluster('bench', sim.ready)],
+      entities: catalogOf([
+        kubernetesIdEntity('prune', 'prune'),
+        selectorEntity('prune-reader', 'app=db-0', {
+          owner: 'group:default/team-1',
+          namespace: 'prune',
+        }),
+      ]),
+    });
+    const card = await getJson(
+      `${backend.base}/v1/orphans?entityRef=component:default/prune`,
+      dispatcher,
+    );
+    const [sts] = card.clusters[0].statefulSets;
+    expectEqual('orphans on the prune card', sts.orphans.length, PRUNE_CLAIMS);
+    expectEqual(
+      'sharedWith on the prune card',
+      (sts.sharedWith ?? []).join(' '),
+      'component:default/prune-reader',
+    );
+    const claimants = [
+      'component:default/prune',
+      'component:default/prune-reader',
+    ];
+    const lines: string[] = [];
+    for (const dryRun of [true, false]) {
+      await backend.ask({ type: 'clearCounts' });
+      const jobMs = await pruneJob(backend, sts, dryRun);
+      const counts = await backend.ask<BackendCounts>({ type: 'counts' });
+      // The POST's check and the job's start's: each asks about both claimants at once.
+      const batches = counts.authorizeCalls.filter(
+        c => [...c.entityRefs].sort().join(' ') === claimants.join(' '),
+      ).length;
+      expectEqual(
+        `catalog reads of the ${
+          dryRun ? 'dry run' : 'prune'
+        } job of ${PRUNE_CLAIMS} claims (one per job, not one per claim)`,
+        counts.claimantReads,
+        1,
+      );
+      expectEqual(
+        `permission batches naming both claimants for the ${
+          dryRun ? 'dry run' : 'prune'
+        }`,
+        batches,
+        2,
+      );
+      lines.push(
+        `${dryRun ? 'dry run' : 'prune'} ${ms(jobMs)}: ${
+          counts.claimantReads
+        } catalog read, ${batches} permission batches of both claimants (the POST's, the job start's)`,
+      );
+    }
+    console.log(
+      `prune claimant re-check, a job of ${PRUNE_CLAIMS} claims of a StatefulSet 2 entities claim, ${CATALOG_ENTITIES} annotated entities in the catalog (checked: one catalog read per job): ${lines.join(
+        '; ',
+      )}`,
+    );
+  } finally {
+    backend?.kill();
+    sim.kill();
   }
 }
 
@@ -391,7 +668,7 @@ async function main() {
   if (warm.length) {
     const sim = await startSim();
     await sim.ask({ type: 'pauseControllers' });
-    const backend = await startBackend(sim, 7100);
+    const backend = await startBackend(7100, cardSetup(sim));
     try {
       for (const figure of warm) await WARM_FIGURES[figure]({ sim, backend });
     } finally {
@@ -399,6 +676,7 @@ async function main() {
       sim.kill();
     }
   }
+  if (wanted('prune')) await benchPruneClaimants();
   if (wanted('fleet')) await benchFleet();
   if (wanted('load')) await benchViewerLoad();
   await dispatcher.close();

@@ -3,15 +3,33 @@
  * process so that the backend's heap growth is measured without the simulator's. Seeds namespaces
  * on request and answers the parent's questions over IPC.
  */
-import { KubeObject, KubeSim, pvc, startKubeSim, statefulSet } from 'kube-sim';
+import {
+  createTestOidcIssuer,
+  KubeObject,
+  KubeSim,
+  pvc,
+  RequestLogEntry,
+  startKubeSim,
+  statefulSet,
+} from 'kube-sim';
 
 /** What the parent learns when the simulator is up. */
 export interface SimReady {
   url: string;
+  /** The admin token (what the serviceAccount clusters and kubectl use). */
   token: string;
   caCert: string;
   kubeconfig: string;
+  /** An OIDC ID token of a user bound to every verb on every resource, for clusters of a client-side provider. */
+  userToken: string;
+  /** The Kubernetes user that token authenticates as. */
+  userName: string;
 }
+
+/** The simulator's OIDC issuer, as kube-apiserver's --oidc-* flags would name it. */
+const OIDC_ISSUER = 'https://idp.bench.example.com';
+const OIDC_USER = 'bench-user@example.com';
+const OIDC_GROUP = 'bench-platform';
 
 /** Messages the parent sends; each gets exactly one reply. The parent ends the process by killing it. */
 export type SimRequest =
@@ -30,7 +48,7 @@ export type SimRequest =
   | { type: 'settle' }
   | { type: 'pauseControllers' }
   | { type: 'clearRequests' }
-  | { type: 'requestPaths' }
+  | { type: 'requestLog' }
   | { type: 'requestCounts' }
   | { type: 'scaleByHand'; namespace: string; name: string; replicas: number };
 
@@ -150,12 +168,38 @@ async function settled(sim: KubeSim) {
   }
 }
 
+/** A request the simulator served, as the benchmarks classify them. */
+export type LoggedRequest = Pick<
+  RequestLogEntry,
+  'verb' | 'path' | 'namespace' | 'resource' | 'user' | 'status'
+>;
+
 async function main() {
+  const issuer = await createTestOidcIssuer({
+    issuer: OIDC_ISSUER,
+    audiences: ['backstage'],
+    usernameClaim: 'email',
+    groupsClaim: 'groups',
+  });
   const sim = await startKubeSim({
     https: true,
     timeFactor: 0.01,
     historyLimit: 300000,
+    auth: {
+      oidc: [issuer.options],
+      bindings: [
+        {
+          subjects: [{ kind: 'Group', name: OIDC_GROUP }],
+          rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }],
+        },
+      ],
+    },
   });
+  // Valid for longer than any benchmark runs.
+  const userToken = await issuer.idToken(
+    { email: OIDC_USER, email_verified: true, groups: [OIDC_GROUP] },
+    '6h',
+  );
   let watchEvents = 0;
   const watch = sim.store.watch.bind(sim.store);
   sim.store.watch = (resource, options, onEvent) =>
@@ -206,8 +250,20 @@ async function main() {
           podOf(namespace, name, i, sts.metadata.labels ?? {}),
         );
       process.send!({});
-    } else if (msg.type === 'requestPaths') {
-      process.send!({ paths: sim.requests().map(r => r.path) });
+    } else if (msg.type === 'requestLog') {
+      process.send!(
+        sim.requests().map(
+          ({ verb, path, namespace, resource, user, status }) =>
+            ({
+              verb,
+              path,
+              namespace,
+              resource,
+              user,
+              status,
+            } satisfies LoggedRequest),
+        ),
+      );
     }
   });
   process.send!({
@@ -215,6 +271,8 @@ async function main() {
     token: sim.token,
     caCert: sim.caCert!,
     kubeconfig: sim.kubeconfig,
+    userToken,
+    userName: OIDC_USER,
   } satisfies SimReady);
 }
 
