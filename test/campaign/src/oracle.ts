@@ -387,7 +387,8 @@ export function judge(
               d.request.at - sts.pausedSince
             ).toFixed(0)} ms; the StatefulSet ${ago(d, read)})`,
           );
-        else tooLate('paused', sts.pausedSince, `StatefulSet ${sts.name} paused`);
+        else
+          tooLate('paused', sts.pausedSince, `StatefulSet ${sts.name} paused`);
       }
 
     // 1c. Never a claim an autoscaler targeting its StatefulSet may scale back up to.
