@@ -64,6 +64,7 @@ export type { FaultRule, RequestLogEntry } from './faults';
 export { ObjectStore } from './store';
 export { ApiHistory, historyNow } from './history';
 export type {
+  AutoscaledOrdinal,
   ClaimDeletion,
   LeaseWrite,
   PodReference,
@@ -77,6 +78,7 @@ export {
   statefulSet,
 } from './manifests';
 export { parseScenario, loadScenario } from './scenario';
+export { labelMatcher } from './selectors';
 
 export interface KubeSimOptions {
   /** 0 (default) picks a free port. */
