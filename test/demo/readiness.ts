@@ -38,14 +38,20 @@ async function waitFor<T>(
   }
 }
 
+/** Who the demo's guest is signed in as: their Backstage token and the entity refs they own through. */
+export interface GuestIdentity {
+  token: string;
+  ownershipEntityRefs: string[];
+}
+
 /**
  * Signs in as the demo's guest (POST /api/auth/guest/refresh) and returns the
- * guest's Backstage token once the catalog knows them as a member of team
- * checkout (before that they own nothing); undefined until then.
+ * guest's identity once the catalog knows them as a member of team checkout
+ * (before that they own nothing); undefined until then.
  */
-export async function guestToken(
+export async function guestIdentity(
   backendUrl: string,
-): Promise<string | undefined> {
+): Promise<GuestIdentity | undefined> {
   const res = await get(`${backendUrl}/api/auth/guest/refresh`, {
     method: 'POST',
     headers: { 'X-Requested-With': 'XMLHttpRequest' },
@@ -58,20 +64,35 @@ export async function guestToken(
     };
   };
   const refs = body.backstageIdentity?.identity?.ownershipEntityRefs ?? [];
-  return refs.includes('group:default/checkout')
-    ? body.backstageIdentity?.token
+  const token = body.backstageIdentity?.token;
+  return token && refs.includes('group:default/checkout')
+    ? { token, ownershipEntityRefs: refs }
     : undefined;
+}
+
+/** The guest's token, once they are a member of team checkout (see {@link guestIdentity}). */
+export async function guestToken(
+  backendUrl: string,
+): Promise<string | undefined> {
+  return (await guestIdentity(backendUrl))?.token;
 }
 
 /** The guest's token from a demo that is ready; an error when the guest cannot sign in. */
 export async function requireGuestToken(backendUrl: string): Promise<string> {
-  const token = await guestToken(backendUrl);
-  if (!token) {
+  return (await requireGuestIdentity(backendUrl)).token;
+}
+
+/** The guest's identity from a demo that is ready; an error when the guest cannot sign in. */
+export async function requireGuestIdentity(
+  backendUrl: string,
+): Promise<GuestIdentity> {
+  const identity = await guestIdentity(backendUrl);
+  if (!identity) {
     throw new Error(
       `the guest could not sign in at ${backendUrl} as a member of team checkout`,
     );
   }
-  return token;
+  return identity;
 }
 
 /** The backend is ready when pvc-pruner answers and the catalog has loaded the demo entities (or the guest would own nothing). */

@@ -29,7 +29,12 @@ import { runCli } from './cli';
 
 export { BACKSTAGE_RULES } from './demoClusters';
 export { demoBackendEnv } from './demoBackend';
-export { guestToken, requireGuestToken } from './readiness';
+export {
+  guestToken,
+  requireGuestIdentity,
+  requireGuestToken,
+} from './readiness';
+export type { GuestIdentity } from './readiness';
 export { startDemo } from './startDemo';
 export type { RunningDemo, StartDemoOptions } from './startDemo';
 

@@ -9,14 +9,21 @@ import type {
   PruneJobPage,
 } from 'backstage-plugin-pvc-pruner-common';
 
-export const ENTITY_REF = 'component:default/orders';
 export const CLUSTER = 'demo';
+const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 export type PostOutcome =
   | { kind: 'accepted'; jobId: string; status: number }
   | { kind: 'refused'; status: number; message: string }
   /** No answer (the replica died or froze past the timeout): the job may exist. */
   | { kind: 'unknown'; message: string };
+
+/** The user's open event streams are at their limit (429). */
+class TooManyStreams extends Error {
+  constructor(id: string) {
+    super(`events of ${id}: 429, too many open event streams`);
+  }
+}
 
 export class BackendClient {
   constructor(readonly baseUrl: string, private readonly token: string) {}
@@ -33,9 +40,10 @@ export class BackendClient {
     });
   }
 
-  async orphans(): Promise<OrphansResponse> {
+  /** The entity's scan, as its card asks for it. */
+  async orphans(entityRef: string): Promise<OrphansResponse> {
     const res = await this.call(
-      `/v1/orphans?entityRef=${encodeURIComponent(ENTITY_REF)}`,
+      `/v1/orphans?entityRef=${encodeURIComponent(entityRef)}`,
     );
     if (!res.ok)
       throw new Error(`GET /v1/orphans: ${res.status} ${await res.text()}`);
@@ -43,6 +51,7 @@ export class BackendClient {
   }
 
   async prune(body: {
+    entityRef: string;
     namespace: string;
     statefulSet: string;
     pvcs: Array<{ name: string; uid: string }>;
@@ -53,11 +62,7 @@ export class BackendClient {
         '/v1/prune-jobs',
         {
           method: 'POST',
-          body: JSON.stringify({
-            entityRef: ENTITY_REF,
-            cluster: CLUSTER,
-            ...body,
-          }),
+          body: JSON.stringify({ cluster: CLUSTER, ...body }),
         },
         30000,
       );
@@ -81,10 +86,10 @@ export class BackendClient {
   }
 
   /** History of the entity, newest first (one page is enough for one scenario's jobs). */
-  async history(limit = 50): Promise<PruneJob[]> {
+  async history(entityRef: string, limit = 50): Promise<PruneJob[]> {
     const res = await this.call(
       `/v1/prune-jobs?entityRef=${encodeURIComponent(
-        ENTITY_REF,
+        entityRef,
       )}&limit=${limit}`,
       {},
       5000,
@@ -93,8 +98,26 @@ export class BackendClient {
     return ((await res.json()) as PruneJobPage).items;
   }
 
-  /** The job's event log as the event stream replays it; ends at job-finished (or the timeout). */
+  /**
+   * The job's event log as the event stream replays it; ends at
+   * job-finished (or the timeout). A 429 (the user's open streams at their
+   * limit, while the card's streams of a moment ago close) is waited out.
+   */
   async events(id: string, timeoutMs = 5000): Promise<PruneEvent[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.eventsOnce(id, timeoutMs);
+      } catch (e) {
+        if (!(e instanceof TooManyStreams) || attempt >= 5) throw e;
+        await sleep(500 * attempt);
+      }
+    }
+  }
+
+  private async eventsOnce(
+    id: string,
+    timeoutMs: number,
+  ): Promise<PruneEvent[]> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     const events: PruneEvent[] = [];
@@ -109,6 +132,7 @@ export class BackendClient {
           signal: controller.signal,
         },
       );
+      if (res.status === 429) throw new TooManyStreams(id);
       if (!res.ok || !res.body)
         throw new Error(`events of ${id}: ${res.status}`);
       const decoder = new TextDecoder();

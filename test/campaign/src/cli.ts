@@ -16,8 +16,9 @@ import { startKubeSim } from 'kube-sim';
 // test/demo is the repository's demo script, not a package: the campaign
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
-import { BACKSTAGE_RULES, requireGuestToken } from '../../demo/start';
+import { BACKSTAGE_RULES, requireGuestIdentity } from '../../demo/start';
 import { BackendClient } from './backendClient';
+import { CampaignCatalog } from './campaignCatalog';
 import { createStorageClasses } from './cluster';
 import {
   createRunDatabase,
@@ -28,8 +29,8 @@ import { judge } from './oracle';
 import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
 import { formatReport, replayCommand, ScenarioResult } from './report';
-import { failedRun, runScenario } from './runScenario';
-import { generateScenario } from './scenario';
+import { failedRun, RunContext, runScenario } from './runScenario';
+import { generateScenario, USER_ENTITY } from './scenario';
 
 const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas R] [--replay SCENARIO_SEED] [--max-minutes M] [--keep-logs]
   --scenarios N     how many scenarios (default 20)
@@ -112,7 +113,10 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
+    const catalogFile = join(workDir, 'campaign-catalog.yaml');
+    CampaignCatalog.writeEmpty(catalogFile);
     const settings = {
+      catalogFile,
       databaseUrl: database.url,
       kubeUrl: sim.url,
       kubeCa: sim.caCert!,
@@ -136,8 +140,26 @@ async function main(): Promise<number> {
     say(`Starting ${replicaCount} backend replicas (logs in ${workDir})…`);
     // One after another: the catalog's migrations take a lock the others would fail on.
     for (const r of replicas) await r.start();
-    const token = await requireGuestToken(replicas[0].url);
-    const clients = replicas.map(r => new BackendClient(r.url, token));
+    const guest = await requireGuestIdentity(replicas[0].url);
+    const clients = replicas.map(r => new BackendClient(r.url, guest.token));
+    const catalog = new CampaignCatalog(
+      catalogFile,
+      () => replicas.filter(r => r.alive && !r.frozen).map(r => r.url),
+      guest.token,
+    );
+    const baseCatalog = await catalog.readBase([
+      USER_ENTITY,
+      'component:default/search-index',
+    ]);
+    const ctx: RunContext = {
+      sim,
+      replicas,
+      clients,
+      catalog,
+      baseCatalog,
+      ownershipRefs: guest.ownershipEntityRefs,
+      log: say,
+    };
     say(
       `Ready in ${((Date.now() - started) / 1000).toFixed(0)} s; running ${
         seeds.length
@@ -157,13 +179,14 @@ async function main(): Promise<number> {
       });
       let run;
       try {
-        run = await runScenario({ sim, replicas, clients, log: say }, scenario);
+        run = await runScenario(ctx, scenario);
       } catch (e) {
         run = failedRun(scenario, e as Error);
         for (const r of replicas) {
           r.thaw();
           if (!r.alive) await r.start().catch(() => undefined);
         }
+        await catalog.apply([]).catch(() => undefined);
       }
       const judgement = judge(run);
       results.push({ index, seed: scenarioSeedValue, run, judgement });
@@ -187,6 +210,8 @@ async function main(): Promise<number> {
       );
       for (const v of judgement.violations.slice(0, 5))
         say(`    ${v.invariant}: ${v.detail}`);
+      for (const n of judgement.windowNotes.slice(0, 5))
+        say(`    in the check-to-delete window: ${n}`);
       // Drop what the oracle no longer needs: the run holds the whole history.
       run.requests.length = 0;
     }

@@ -3,11 +3,26 @@
  * and the chaos a cluster's other users and controllers cause while a prune
  * runs. Written straight into the simulator's store, as kubectl would.
  */
-import { KubeObject, KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
-import { ClaimPlan, Scenario, StatefulSetPlan } from './scenario';
+import {
+  horizontalPodAutoscaler,
+  KubeObject,
+  KubeSim,
+  manifest,
+  pvc,
+  statefulSet,
+} from 'kube-sim';
+import {
+  AutoscalerPlan,
+  ClaimPlan,
+  Scenario,
+  StatefulSetPlan,
+  Team,
+  TEAM_IDS,
+} from './scenario';
 
 export const FOREIGN_FINALIZER = 'acc.example/backup-hold';
-export const ENTITY_LABEL = { 'backstage.io/kubernetes-id': 'orders' };
+const KUBERNETES_ID = 'backstage.io/kubernetes-id';
+const HPAS = 'autoscaling/horizontalpodautoscalers';
 const STORAGE_CLASSES = {
   Delete: 'campaign-delete',
   Retain: 'campaign-retain',
@@ -33,6 +48,12 @@ export function createStorageClasses(sim: KubeSim) {
   }
 }
 
+/** The labels of a StatefulSet of this team: its kubernetes-id (none for nobody's) and app. */
+function labelsOf(team: Team, name: string): Record<string, string> {
+  const id = TEAM_IDS[team];
+  return { ...(id ? { [KUBERNETES_ID]: id } : {}), app: name };
+}
+
 function statefulSetManifest(plan: StatefulSetPlan, namespace: string) {
   return statefulSet(
     plan.name,
@@ -51,7 +72,23 @@ function statefulSetManifest(plan: StatefulSetPlan, namespace: string) {
       })),
     },
     namespace,
-    { ...ENTITY_LABEL, app: plan.name },
+    labelsOf(plan.team, plan.name),
+  );
+}
+
+function autoscalerManifest(plan: AutoscalerPlan, namespace: string) {
+  return horizontalPodAutoscaler(
+    plan.name,
+    plan.target.name,
+    { minReplicas: plan.minReplicas, maxReplicas: plan.maxReplicas },
+    namespace,
+    {
+      scaleTargetRef: {
+        apiVersion: 'apps/v1',
+        kind: plan.target.kind,
+        name: plan.target.name,
+      },
+    },
   );
 }
 
@@ -97,6 +134,8 @@ export async function seedCluster(sim: KubeSim, scenario: Scenario) {
     store.create(CLAIMS, claimManifest(claim, ns));
   for (const sts of scenario.statefulSets)
     store.create(STS, statefulSetManifest(sts, ns));
+  for (const hpa of scenario.autoscalers)
+    store.create(HPAS, autoscalerManifest(hpa, ns));
   for (const pod of scenario.pods) {
     store.create('pods', podManifest(pod.name, pod.claim, ns));
     if (pod.terminatingGraceSeconds)
@@ -193,6 +232,24 @@ export const chaos = {
 
   mount(sim: KubeSim, ns: string, claim: string, podName: string) {
     sim.store.create('pods', podManifest(podName, claim, ns));
+  },
+
+  createAutoscaler(sim: KubeSim, ns: string, plan: AutoscalerPlan) {
+    if (!sim.store.get(HPAS, ns, plan.name))
+      sim.store.create(HPAS, autoscalerManifest(plan, ns));
+  },
+
+  raiseAutoscaler(sim: KubeSim, ns: string, name: string, maxReplicas: number) {
+    mutate(sim, HPAS, ns, name, o => {
+      o.spec.maxReplicas = Math.max(o.spec.maxReplicas, maxReplicas);
+    });
+  },
+
+  /** Its kubernetes-id label becomes another team's (or goes): other entities claim it now. */
+  relabel(sim: KubeSim, ns: string, sts: string, team: Team) {
+    mutate(sim, STS, ns, sts, o => {
+      o.metadata.labels = labelsOf(team, sts);
+    });
   },
 };
 

@@ -3,11 +3,13 @@ import type {
   KubeObject,
   LeaseWrite,
   RecordedRequest,
+  StatefulSetState,
 } from 'kube-sim';
 import type { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { judge } from './oracle';
+import { CatalogEntity, demoPolicy } from './ownership';
 import { JobRecord, ScenarioRun } from './runScenario';
-import { generateScenario } from './scenario';
+import { generateScenario, USER_ENTITY } from './scenario';
 
 const NS = 'campaign-test';
 const USER = 'system:serviceaccount:backstage:replica-0';
@@ -30,6 +32,43 @@ function request(fields: Partial<RecordedRequest>): RecordedRequest {
   };
 }
 
+const GUEST_REFS = ['user:default/guest', 'group:default/checkout'];
+
+/** A catalog entity of the demo's kind: a Component in namespace default. */
+function entity(
+  name: string,
+  owner: string,
+  annotations: Record<string, string>,
+  visibleAt = 0,
+): CatalogEntity {
+  return {
+    ref: `component:default/${name}`,
+    owner,
+    annotations,
+    visibleAt,
+  };
+}
+
+/** The demo's orders Component: the user's team's, claiming every StatefulSet labelled orders. */
+const ORDERS = entity('orders', 'group:default/checkout', {
+  'backstage.io/kubernetes-id': 'orders',
+});
+
+/** StatefulSet web as the delete met it: the user's team's, running ordinals 0–2. */
+function web(change: Partial<StatefulSetState> = {}): StatefulSetState {
+  return {
+    name: 'web',
+    uid: 'uid-web',
+    start: 0,
+    replicas: 3,
+    templates: ['data'],
+    deleting: false,
+    labels: { 'backstage.io/kubernetes-id': 'orders', app: 'web' },
+    labelsSince: 0,
+    ...change,
+  };
+}
+
 function lease(renewedAt: number, job = JOB): KubeObject {
   return {
     apiVersion: 'coordination.k8s.io/v1',
@@ -40,7 +79,10 @@ function lease(renewedAt: number, job = JOB): KubeObject {
       uid: 'lease-uid',
       resourceVersion: '1',
       creationTimestamp: '',
-      annotations: { 'pvc-pruner.backstage.io/job-id': job },
+      annotations: {
+        'pvc-pruner.backstage.io/job-id': job,
+        'pvc-pruner.backstage.io/holder-identity': `backstage/${job}`,
+      },
     },
     spec: {
       holderIdentity: `backstage/${job}`,
@@ -74,6 +116,8 @@ function scenarioRun(
     events?: PruneEvent[];
     finalClaims?: KubeObject[];
     extraRequests?: RecordedRequest[];
+    catalog?: CatalogEntity[];
+    via?: string;
   } = {},
 ): ScenarioRun {
   seq = 0;
@@ -100,8 +144,9 @@ function scenarioRun(
       finalizers: [],
     },
     pods: [],
-    statefulSets: [],
+    statefulSets: [web()],
     runningOrdinalOf: [],
+    autoscaledOrdinalOf: [],
     inUse: false,
     ...change.deletion,
   };
@@ -118,6 +163,7 @@ function scenarioRun(
     replica: 0,
     sentAt: T - 1000,
     statefulSet: 'web',
+    via: change.via ?? USER_ENTITY,
     dryRun: false,
     confirmed: [{ name: 'data-web-3', uid: change.confirmedUid ?? 'uid-3' }],
     final: {
@@ -172,6 +218,7 @@ function scenarioRun(
         plan: {
           atMs: 0,
           statefulSet: 'web',
+          via: job.via,
           replica: 0,
           share: 1,
           extras: [],
@@ -190,8 +237,12 @@ function scenarioRun(
       [USER, 0],
       ['system:serviceaccount:backstage:replica-1', 1],
     ]),
+    catalog: change.catalog ?? [ORDERS],
+    ownershipRefs: GUEST_REFS,
+    pausedStatefulSets: 'keep',
     faults: {},
     harnessErrors: [],
+    catalogSyncsMs: [],
     freezes: [],
     durationMs: 1000,
   };
@@ -292,14 +343,14 @@ describe('the oracle', () => {
   it("attributes a deletion to the job whose StatefulSet names the claim, not to a sibling's job that carelessly confirmed it too", () => {
     const run = scenarioRun({
       deletion: {
-        statefulSets: ['cache', 'web'].map(name => ({
-          name,
-          uid: `uid-${name}`,
-          start: 0,
-          replicas: 1,
-          templates: ['data'],
-          deleting: false,
-        })),
+        statefulSets: ['cache', 'web'].map(name =>
+          web({
+            name,
+            uid: `uid-${name}`,
+            replicas: 1,
+            labels: { 'backstage.io/kubernetes-id': 'orders', app: name },
+          }),
+        ),
       },
     });
     const careless = {
@@ -439,6 +490,317 @@ describe('the oracle', () => {
       },
       before: lease(T - 500),
       after: lease(T + 10, 'job-2'),
+    });
+    expect(invariants(run)).toEqual(['lease-taken-while-held']);
+  });
+
+  describe('paused StatefulSets', () => {
+    const paused = (since: number) =>
+      scenarioRun({
+        deletion: { statefulSets: [web({ replicas: 0, pausedSince: since })] },
+        extraRequests: [stsRead(T - 10)],
+      });
+
+    it('flags a claim of a StatefulSet that was at 0 replicas when the last check read it', () => {
+      expect(invariants(paused(T - 500))).toEqual(['paused-claim-deleted']);
+    });
+
+    it('flags it when the last check did not read the StatefulSet at all', () => {
+      const run = scenarioRun({
+        deletion: { statefulSets: [web({ replicas: 0, pausedSince: T - 5 })] },
+      });
+      expect(invariants(run)).toEqual(['paused-claim-deleted']);
+    });
+
+    it('counts, without flagging, a pause that began after the last check read the StatefulSet', () => {
+      const judgement = judge(paused(T - 5));
+      expect(judgement.violations).toEqual([]);
+      expect(judgement.keptAfterLastCheck).toEqual({ paused: 1 });
+    });
+
+    it('passes a paused claim deleted with pausedStatefulSets: offer, and a claim of a running StatefulSet', () => {
+      const offered = paused(T - 500);
+      offered.pausedStatefulSets = 'offer';
+      expect(judge(offered).violations).toEqual([]);
+      expect(
+        judge(scenarioRun({ extraRequests: [stsRead(T - 10)] })).violations,
+      ).toEqual([]);
+    });
+  });
+
+  describe('autoscalers', () => {
+    const hpaList = (at: number) =>
+      request({ verb: 'list', resource: 'horizontalpodautoscalers', at });
+    const covered = (since: number, listedAt?: number) =>
+      scenarioRun({
+        deletion: {
+          autoscaledOrdinalOf: [
+            {
+              statefulSet: 'web',
+              ordinal: 3,
+              autoscaler: 'web',
+              maxReplicas: 6,
+              since,
+            },
+          ],
+        },
+        extraRequests: listedAt === undefined ? [] : [hpaList(listedAt)],
+      });
+
+    it("flags a claim inside an HPA's range when the last check listed the HPAs", () => {
+      expect(invariants(covered(T - 500, T - 10))).toEqual([
+        'claim-in-autoscaler-range-deleted',
+      ]);
+    });
+
+    it('flags it when the last check did not list the HPAs at all', () => {
+      expect(invariants(covered(T - 5))).toEqual([
+        'claim-in-autoscaler-range-deleted',
+      ]);
+    });
+
+    it('counts, without flagging, an HPA created or raised after the last check listed them', () => {
+      const judgement = judge(covered(T - 5, T - 10));
+      expect(judgement.violations).toEqual([]);
+      expect(judgement.keptAfterLastCheck).toEqual({ 'autoscaler range': 1 });
+    });
+
+    it('passes a claim no HPA covers', () => {
+      expect(
+        judge(scenarioRun({ extraRequests: [hpaList(T - 10)] })).violations,
+      ).toEqual([]);
+    });
+  });
+
+  describe('claimants', () => {
+    const theirs = (annotations: Record<string, string>, visibleAt = 0) =>
+      entity('catch-all', 'group:default/search', annotations, visibleAt);
+    const catchAll = {
+      'backstage.io/kubernetes-label-selector': '!nonexistent',
+    };
+
+    it("flags a deletion while another team's catch-all claimed the StatefulSet", () => {
+      const run = scenarioRun({ catalog: [ORDERS, theirs(catchAll)] });
+      const { violations } = judge(run);
+      expect(violations.map(v => v.invariant)).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+      expect(violations[0].detail).toContain(
+        'component:default/catch-all (owned by group:default/search)',
+      );
+    });
+
+    it("flags a deletion while another team's entity borrowed the StatefulSet's kubernetes-id, in its namespace", () => {
+      const borrowed = theirs({
+        'backstage.io/kubernetes-id': 'orders',
+        'backstage.io/kubernetes-namespace': NS,
+      });
+      expect(invariants(scenarioRun({ catalog: [ORDERS, borrowed] }))).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+    });
+
+    it("flags a deletion through the user's own entity of another team's StatefulSet", () => {
+      const search = entity('search-index', 'group:default/search', {
+        'backstage.io/kubernetes-id': 'search-index',
+      });
+      const mine = entity('mine', 'user:default/guest', catchAll);
+      const run = scenarioRun({
+        catalog: [ORDERS, search, mine],
+        via: mine.ref,
+        deletion: {
+          statefulSets: [
+            web({
+              labels: {
+                'backstage.io/kubernetes-id': 'search-index',
+                app: 'web',
+              },
+            }),
+          ],
+        },
+      });
+      expect(invariants(run)).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+    });
+
+    it('flags a deletion through an entity the user may not prune', () => {
+      const search = entity('search-index', 'group:default/search', {
+        'backstage.io/kubernetes-id': 'orders',
+      });
+      expect(
+        invariants(scenarioRun({ catalog: [search], via: search.ref })),
+      ).toEqual(['deleted-without-prune-permission-on-every-claimant']);
+    });
+
+    it("passes the user's own catch-all beside their team's entity, another team's catch-all scoped elsewhere, and an unreadable selector of the user's", () => {
+      const run = scenarioRun({
+        catalog: [
+          ORDERS,
+          entity('mine', 'group:default/checkout', catchAll),
+          entity('odd', 'user:default/guest', {
+            'backstage.io/kubernetes-label-selector': 'app in (',
+          }),
+          theirs({
+            ...catchAll,
+            'backstage.io/kubernetes-namespace': 'elsewhere',
+          }),
+          theirs({
+            ...catchAll,
+            'backstage.io/kubernetes-cluster': 'warehouse',
+          }),
+        ],
+      });
+      expect(judge(run).violations).toEqual([]);
+    });
+
+    it("takes an unreadable selector of another team's as claiming everything", () => {
+      const run = scenarioRun({
+        catalog: [
+          ORDERS,
+          theirs({ 'backstage.io/kubernetes-label-selector': 'app in (' }),
+        ],
+      });
+      expect(invariants(run)).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+    });
+
+    it('judges by the catalog the job read when it started: an entity every replica served only after the prune was sent does not count', () => {
+      const late = scenarioRun({
+        catalog: [ORDERS, theirs(catchAll, T - 900)],
+      });
+      expect(judge(late).violations).toEqual([]);
+      const early = scenarioRun({
+        catalog: [ORDERS, theirs(catchAll, T - 1001)],
+      });
+      expect(invariants(early)).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+    });
+
+    it("counts, without flagging, labels that made another team's entity a claimant after the last check read the StatefulSet", () => {
+      const search = entity('search-index', 'group:default/search', {
+        'backstage.io/kubernetes-id': 'search-index',
+      });
+      const relabelled = (since: number) =>
+        scenarioRun({
+          catalog: [ORDERS, search],
+          extraRequests: [stsRead(T - 10)],
+          deletion: {
+            statefulSets: [
+              web({
+                labels: {
+                  'backstage.io/kubernetes-id': 'search-index',
+                  app: 'web',
+                },
+                labelsSince: since,
+              }),
+            ],
+          },
+        });
+      const judgement = judge(relabelled(T - 5));
+      expect(judgement.violations).toEqual([]);
+      expect(judgement.keptAfterLastCheck).toEqual({ claimants: 1 });
+      expect(invariants(relabelled(T - 500))).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+    });
+
+    it('flags a StatefulSet only selectors claim when the policy denies pvc-pruner.unowned.prune, and passes it under the demo policy', () => {
+      const mine = entity('mine', 'user:default/guest', catchAll);
+      const run = scenarioRun({
+        catalog: [ORDERS, mine],
+        via: mine.ref,
+        deletion: { statefulSets: [web({ labels: { app: 'web' } })] },
+      });
+      expect(judge(run).violations).toEqual([]);
+      const strict = { ...demoPolicy(GUEST_REFS), unownedPrune: false };
+      expect(judge(run, strict).violations.map(v => v.invariant)).toEqual([
+        'deleted-without-prune-permission-on-every-claimant',
+      ]);
+      // orders vouches for it by the plain kubernetes-id.
+      expect(
+        judge(scenarioRun({ catalog: [ORDERS, mine] }), strict).violations,
+      ).toEqual([]);
+    });
+
+    it('counts the prunes refused for a claimant the user may not prune', () => {
+      const run = scenarioRun({
+        catalog: [ORDERS, theirs(catchAll, T - 5000)],
+      });
+      run.deletions = [];
+      run.jobs[0].final!.reason =
+        'the ownership check when the job started refused it: StatefulSet campaign-test/web in cluster "demo" is also claimed by component:default/catch-all: …';
+      run.sent.push({
+        ...run.sent[0],
+        outcome: {
+          kind: 'refused',
+          status: 403,
+          message:
+            'StatefulSet … is also claimed by component:default/catch-all',
+        },
+      });
+      expect(judge(run).refusedForClaimant).toEqual({ atRequest: 1, byJob: 1 });
+    });
+  });
+
+  describe('the batched re-check: every claim read, then one pod list, then the deletes', () => {
+    const claimRead = (name: string, at: number) => request({ name, at });
+    const volumeRead = (name: string, at: number) =>
+      request({
+        resource: 'persistentvolumes',
+        namespace: undefined,
+        name,
+        at,
+      });
+
+    it('passes two claims read, with their volumes, before one pod list that vouches for both, and measures the round trip from the last read', () => {
+      const run = scenarioRun();
+      // Before the helper's own claim read and pod list (at T-20, T-10): data-web-4 and both volumes.
+      const [leaseCreate, ownRead, podList, ...rest] = run.requests;
+      run.requests = [
+        leaseCreate,
+        ownRead,
+        claimRead('data-web-4', T - 19),
+        volumeRead('pv-3', T - 15),
+        volumeRead('pv-4', T - 14),
+        podList,
+        ...rest,
+      ];
+      run.requests.forEach((r, i) => {
+        r.seq = i + 1;
+      });
+      run.deletions[0].claim!.volumeName = 'pv-3';
+      const judgement = judge(run);
+      expect(judgement.violations).toEqual([]);
+      expect(judgement.roundTripsMs).toEqual([4]);
+    });
+
+    it('flags a claim whose last read came after the pod list: no pod list vouches for it', () => {
+      const run = scenarioRun({
+        extraRequests: [claimRead('data-web-3', T - 5)],
+      });
+      expect(invariants(run)).toEqual(['delete-without-live-check']);
+    });
+  });
+
+  it("names a Lease's holder by its holderIdentity, not by annotations written for an earlier holder", () => {
+    const run = scenarioRun();
+    const taken = lease(T + 10);
+    taken.spec.holderIdentity = 'other-tool/job-2';
+    run.leaseWrites.push({
+      request: {
+        ...request({
+          verb: 'update',
+          resource: 'leases',
+          name: 'pvc-pruner-web',
+          at: T + 10,
+        }),
+        seq: 100,
+      },
+      before: lease(T - 500),
+      after: taken,
     });
     expect(invariants(run)).toEqual(['lease-taken-while-held']);
   });

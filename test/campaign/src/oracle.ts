@@ -5,11 +5,16 @@
  */
 import type { KubeObject, LeaseWrite, RecordedRequest } from 'kube-sim';
 import type { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import { CLUSTER } from './backendClient';
+import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
 import { JOB_END_BOUND_MS, JobRecord, ScenarioRun } from './runScenario';
 
 /** The invariants; every count must be 0. */
 export const INVARIANTS = [
   'in-use-claim-deleted',
+  'paused-claim-deleted',
+  'claim-in-autoscaler-range-deleted',
+  'deleted-without-prune-permission-on-every-claimant',
   'delete-without-live-check',
   'check-to-delete-window-over-one-round-trip',
   'unconfirmed-claim-deleted',
@@ -38,30 +43,35 @@ export interface Violation {
  * measured in the same re-check, are reported as figures: on a shared
  * machine a process can wait for a core longer than a round trip, so a
  * timing bound would judge the machine, not the plugin.
+ *
+ * One client round trip of the re-check, injected latency taken out: the
+ * pod list goes out once the claim and volume reads before it are answered
+ * (a batch reads every claim first), so from the last of those being
+ * served to the pod list being served is one round trip: the answer's way
+ * back, the client's work, the next request's way in.
  */
-/** One client round trip of the re-check: claim read served → next read served (a volume read between counts as one more), injected latency taken out. */
 function roundTripOfRecheck(
   before: RecordedRequest[],
   claimRead: RecordedRequest,
   podList: RecordedRequest,
+  ns: string,
 ): number | undefined {
   if (podList.seq < claimRead.seq) return undefined;
-  const volumeRead = before.find(
-    r =>
-      r.seq > claimRead.seq &&
-      r.seq < podList.seq &&
-      r.verb === 'get' &&
-      r.resource === 'persistentvolumes',
-  );
-  const hops = volumeRead ? 2 : 1;
-  return (
-    (podList.at -
-      podList.injectedLatencyMs -
-      (volumeRead?.injectedLatencyMs ?? 0) -
-      claimRead.at) /
-    hops
-  );
+  const lastRead = before
+    .filter(
+      r =>
+        r.seq >= claimRead.seq &&
+        r.seq < podList.seq &&
+        r.verb === 'get' &&
+        ((r.resource === 'persistentvolumeclaims' && r.namespace === ns) ||
+          r.resource === 'persistentvolumes'),
+    )
+    .pop()!;
+  return podList.at - podList.injectedLatencyMs - lastRead.at;
 }
+
+/** What keeps a claim besides being in use; counted apart when it began too late for the last check to see. */
+export type KeptRule = 'paused' | 'autoscaler range' | 'claimants';
 
 export interface Judgement {
   violations: Violation[];
@@ -79,6 +89,18 @@ export interface Judgement {
    * before the delete was sent: the check-to-delete window.
    */
   inUseAfterLastCheck: number;
+  /**
+   * Deletions of a claim that a paused StatefulSet, an autoscaler's range or
+   * a claimant the user may not prune kept only from after the plugin's
+   * last check read what would show it (the check-to-delete window), or
+   * from while the delete travelled; by rule.
+   */
+  keptAfterLastCheck: Partial<Record<KeptRule, number>>;
+  keptDuringFlight: Partial<Record<KeptRule, number>>;
+  /** What each of those was: the claim, the reason, and how long before its delete was sent it began. */
+  windowNotes: string[];
+  /** Prunes refused because a claimant was one the user may not prune: with a 403 naming it, or by the job when it started. */
+  refusedForClaimant: { atRequest: number; byJob: number };
   /** Deletions whose outcome the job's own process could not log: killed, or frozen while its job was ended as interrupted. */
   lostWithKilledReplica: number;
   jobsByStatus: Record<string, number>;
@@ -87,8 +109,19 @@ export interface Judgement {
 
 const ok = (r: RecordedRequest) => r.status !== undefined && r.status < 300;
 
+/**
+ * The job holding a Lease: its `spec.holderIdentity` (`<prefix>/<job id>`)
+ * names it. The job-id annotation is believed only when the
+ * holder-identity annotation says it was written for that holder.
+ */
 function holderJob(lease?: KubeObject): string | undefined {
-  return lease?.metadata.annotations?.['pvc-pruner.backstage.io/job-id'];
+  const holder = lease?.spec?.holderIdentity;
+  if (typeof holder !== 'string' || !holder) return undefined;
+  const annotations = lease?.metadata.annotations ?? {};
+  const job = annotations['pvc-pruner.backstage.io/job-id'];
+  if (job && annotations['pvc-pruner.backstage.io/holder-identity'] === holder)
+    return job;
+  return holder.slice(holder.lastIndexOf('/') + 1);
 }
 
 /** When the Lease runs out, by its own timestamps. */
@@ -99,7 +132,6 @@ function leaseExpiry(lease: KubeObject): number {
     : 0;
 }
 
-/** Each Lease of the namespace as it stood just before request `seq`. */
 /** Whether the StatefulSet, as it was when the delete arrived, names the claim by one of its templates and an ordinal. */
 function namesByOrdinal(
   d: ScenarioRun['deletions'][number],
@@ -118,6 +150,7 @@ function namesByOrdinal(
   );
 }
 
+/** Each Lease of the namespace as it stood just before request `seq`. */
 function leasesBefore(writes: LeaseWrite[], seq: number) {
   const state = new Map<string, KubeObject | undefined>();
   for (const w of writes) {
@@ -128,18 +161,25 @@ function leasesBefore(writes: LeaseWrite[], seq: number) {
 }
 
 /**
- * Why a deleted claim was in use, for each reason the plugin's last check
- * could have seen. The last check starts with the plugin's last read of the
- * claim; a pod that existed when that check's pod list was served, or an
- * ordinal its StatefulSet ran when that check's read of the StatefulSet was
- * served, was there to see. A reason the last check did not read at all
- * counts as seeable.
+ * What the plugin's last check before a delete read, and when the API
+ * server served each read. The last check starts with the plugin's last
+ * read of the claim; a reason to keep the claim that existed when the read
+ * that shows it was served was there to see (a pod at the pod list, an
+ * ordinal, a pause or labels at the live read of the StatefulSet, an
+ * autoscaler at the list of the namespace's autoscalers), and so is a
+ * reason the last check did not read at all.
  */
-function inUseAtLastCheck(
+interface LastCheck {
+  podsListed?: number;
+  autoscalersListed?: number;
+  statefulSetRead(name: string): number | undefined;
+}
+
+function lastCheckOf(
   d: ScenarioRun['deletions'][number],
   before: RecordedRequest[],
   ns: string,
-): string[] {
+): LastCheck {
   const checkStart = before
     .filter(
       r =>
@@ -154,40 +194,57 @@ function inUseAtLastCheck(
       : before
           .filter(r => r.seq > checkStart && r.namespace === ns && match(r))
           .pop()?.at;
-  const podsListed = lastServed(
-    r => r.verb === 'list' && r.resource === 'pods',
-  );
-  const stsRead = (name: string) =>
-    lastServed(
-      r =>
-        r.resource === 'statefulsets' &&
-        (r.verb === 'list' || (r.verb === 'get' && r.name === name)),
-    );
-  const ago = (at?: number) =>
-    at === undefined
-      ? 'not read in its last check'
-      : `last read ${(d.request.at - at).toFixed(
-          0,
-        )} ms before the delete was served`;
+  return {
+    podsListed: lastServed(r => r.verb === 'list' && r.resource === 'pods'),
+    autoscalersListed: lastServed(
+      r => r.verb === 'list' && r.resource === 'horizontalpodautoscalers',
+    ),
+    statefulSetRead: name =>
+      lastServed(
+        r =>
+          r.resource === 'statefulsets' &&
+          (r.verb === 'list' || (r.verb === 'get' && r.name === name)),
+      ),
+  };
+}
+
+/** A reason that began at `since` was there for a read served at `readAt` to see (or the check did not read it at all). */
+const seeable = (since: number, readAt?: number) =>
+  readAt === undefined || since <= readAt;
+
+function ago(d: ScenarioRun['deletions'][number], at?: number) {
+  return at === undefined
+    ? 'not read in its last check'
+    : `last read ${(d.request.at - at).toFixed(
+        0,
+      )} ms before the delete was served`;
+}
+
+/** Why a deleted claim was in use, for each reason the plugin's last check could have seen. */
+function inUseAtLastCheck(
+  d: ScenarioRun['deletions'][number],
+  check: LastCheck,
+): string[] {
   return [
     ...d.pods
-      .filter(p => podsListed === undefined || p.since <= podsListed)
+      .filter(p => seeable(p.since, check.podsListed))
       .map(
         p =>
           `pod ${p.name}${p.terminating ? ' (terminating)' : ''} (pods ${ago(
-            podsListed,
+            d,
+            check.podsListed,
           )})`,
       ),
     ...d.runningOrdinalOf
-      .filter(r => {
-        const read = stsRead(r.statefulSet);
-        return read === undefined || r.since <= read;
-      })
+      .filter(r => seeable(r.since, check.statefulSetRead(r.statefulSet)))
       .map(
         r =>
           `ordinal ${r.ordinal} of StatefulSet ${r.statefulSet} (running for ${(
             d.request.at - r.since
-          ).toFixed(0)} ms; the StatefulSet ${ago(stsRead(r.statefulSet))})`,
+          ).toFixed(0)} ms; the StatefulSet ${ago(
+            d,
+            check.statefulSetRead(r.statefulSet),
+          )})`,
       ),
   ];
 }
@@ -200,7 +257,14 @@ function sameLog(a: PruneEvent[], b: PruneEvent[]) {
   return shape(a) === shape(b);
 }
 
-export function judge(run: ScenarioRun): Judgement {
+/**
+ * Judges a run. `policy` is what the user may prune, as the replicas'
+ * permission policy decides it: the demo's unless told.
+ */
+export function judge(
+  run: ScenarioRun,
+  policy: PolicyModel = demoPolicy(run.ownershipRefs),
+): Judgement {
   const violations: Violation[] = [];
   const flag = (invariant: Invariant, detail: string) =>
     violations.push({ invariant, detail });
@@ -208,6 +272,9 @@ export function judge(run: ScenarioRun): Judgement {
   const roundTripsMs: number[] = [];
   let inUseDuringFlight = 0;
   let inUseAfterLastCheck = 0;
+  const keptAfterLastCheck: Judgement['keptAfterLastCheck'] = {};
+  const windowNotes: string[] = [];
+  const keptDuringFlight: Judgement['keptDuringFlight'] = {};
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
   const ns = run.scenario.namespace;
@@ -257,19 +324,94 @@ export function judge(run: ScenarioRun): Judgement {
     // 1. Never in use where the plugin's last check could see it. What began
     // after the read that would have shown it (the check-to-delete window) or
     // while the delete travelled is counted: no client can see that coming.
+    const check = lastCheckOf(d, before, ns);
+    /** A reason to keep the claim that began too late for the last check to see: counted, and said. */
+    const note = (what: string, since: number) =>
+      windowNotes.push(
+        `${name} (uid ${d.claim!.uid}, replica ${replica}): ${what} from ${(
+          sentAt - since
+        ).toFixed(0)} ms before its delete was sent${
+          since < sentAt ? '' : ' (while it was on the wire)'
+        }${whenSent}`,
+      );
     if (d.inUse) {
-      const seeable = inUseAtLastCheck(d, before, ns);
-      if (seeable.length > 0)
+      const seen = inUseAtLastCheck(d, check);
+      if (seen.length > 0)
         flag(
           'in-use-claim-deleted',
           `${name} (uid ${
             d.claim.uid
           }) was deleted by replica ${replica} while in use since ${(
             sentAt - (d.inUseSince ?? 0)
-          ).toFixed(0)} ms before the delete was sent: ${seeable.join(', ')}`,
+          ).toFixed(0)} ms before the delete was sent: ${seen.join(', ')}`,
         );
-      else if ((d.inUseSince ?? 0) < sentAt) inUseAfterLastCheck++;
-      else inUseDuringFlight++;
+      else {
+        if ((d.inUseSince ?? 0) < sentAt) inUseAfterLastCheck++;
+        else inUseDuringFlight++;
+        note(
+          `in use (${[
+            ...d.pods.map(p => `pod ${p.name}`),
+            ...d.runningOrdinalOf.map(
+              r => `ordinal ${r.ordinal} of ${r.statefulSet}`,
+            ),
+          ].join(', ')})`,
+          d.inUseSince ?? 0,
+        );
+      }
+    }
+    // What keeps a claim besides use is judged the same way.
+    const tooLate = (rule: KeptRule, since: number, what: string) => {
+      const counts = since < sentAt ? keptAfterLastCheck : keptDuringFlight;
+      counts[rule] = (counts[rule] ?? 0) + 1;
+      note(what, since);
+    };
+
+    // 1b. Never a claim of a paused StatefulSet (replicas 0), under the default pausedStatefulSets: keep.
+    if (run.pausedStatefulSets === 'keep')
+      for (const sts of d.statefulSets) {
+        if (
+          sts.deleting ||
+          sts.pausedSince === undefined ||
+          !namesByOrdinal(d, sts.name)
+        )
+          continue;
+        const read = check.statefulSetRead(sts.name);
+        if (seeable(sts.pausedSince, read))
+          flag(
+            'paused-claim-deleted',
+            `${name} (uid ${
+              d.claim.uid
+            }) was deleted by replica ${replica} while StatefulSet ${
+              sts.name
+            } was paused (0 replicas for ${(
+              d.request.at - sts.pausedSince
+            ).toFixed(0)} ms; the StatefulSet ${ago(d, read)})`,
+          );
+        else
+          tooLate('paused', sts.pausedSince, `StatefulSet ${sts.name} paused`);
+      }
+
+    // 1c. Never a claim an autoscaler targeting its StatefulSet may scale back up to.
+    for (const a of d.autoscaledOrdinalOf) {
+      if (seeable(a.since, check.autoscalersListed))
+        flag(
+          'claim-in-autoscaler-range-deleted',
+          `${name} (uid ${
+            d.claim.uid
+          }) was deleted by replica ${replica} while HorizontalPodAutoscaler ${
+            a.autoscaler
+          } (maxReplicas ${a.maxReplicas}) could scale StatefulSet ${
+            a.statefulSet
+          } up to ordinal ${a.ordinal}, as it could for ${(
+            d.request.at - a.since
+          ).toFixed(0)} ms (autoscalers ${ago(d, check.autoscalersListed)})`,
+        );
+      else
+        tooLate(
+          'autoscaler range',
+          a.since,
+          `inside the range of HorizontalPodAutoscaler ${a.autoscaler} (maxReplicas ${a.maxReplicas})`,
+        );
     }
 
     // 2. The last live re-check (claim, then pods), and how long before the delete was sent.
@@ -291,12 +433,27 @@ export function judge(run: ScenarioRun): Judgement {
         'delete-without-live-check',
         `${name}: no live read of the claim and its pods before the delete`,
       );
+    } else if (lastClaimRead.seq > lastPodList.seq) {
+      // A batch reads every claim, then lists the pods once: the pod list vouches only for reads before it.
+      flag(
+        'delete-without-live-check',
+        `${name}: its last read (served ${(
+          d.request.at - lastClaimRead.at
+        ).toFixed(
+          0,
+        )} ms before the delete) came after the last pod list: no pod list vouches for it`,
+      );
     } else {
       // The pods are the in-use evidence (a claim's uid and version are held by the delete's preconditions).
       const lastCheck = lastPodList.at;
       const window = sentAt - lastCheck;
       windowsMs.push(window);
-      const roundTrip = roundTripOfRecheck(before, lastClaimRead, lastPodList);
+      const roundTrip = roundTripOfRecheck(
+        before,
+        lastClaimRead,
+        lastPodList,
+        ns,
+      );
       if (roundTrip !== undefined) roundTripsMs.push(roundTrip);
       // Nothing about this claim may travel between its last check and its delete.
       const between = before.filter(
@@ -362,6 +519,68 @@ export function judge(run: ScenarioRun): Judgement {
       );
       continue;
     }
+    // 3b. Allowed pvc-pruner.prune on every claimant of the StatefulSet (and
+    // on the entity it went through), and pvc-pruner.unowned.prune when no
+    // claimant selects it by the plain kubernetes-id: its claimants by the
+    // labels it had when the delete arrived, in the catalog the job read when
+    // it started (every replica served an entity before the prune was sent).
+    // A prune whose answer was lost is judged by what it asked.
+    const asked = job
+      ? { ...job, what: `job ${job.id}` }
+      : {
+          ...pending[0],
+          statefulSet: pending[0].plan.statefulSet,
+          via: pending[0].plan.via,
+          what: 'an unanswered prune',
+        };
+    const sts = d.statefulSets.find(
+      x => x.name === asked.statefulSet && !x.deleting,
+    );
+    if (sts) {
+      const refusals = pruneRefusals({
+        catalog: run.catalog.filter(
+          e =>
+            e.visibleAt <= asked.sentAt &&
+            (e.removedAt === undefined || e.removedAt > d.request.at),
+        ),
+        statefulSet: { namespace: ns, labels: sts.labels },
+        cluster: CLUSTER,
+        via: asked.via,
+        policy,
+      });
+      if (refusals.length > 0) {
+        const read = check.statefulSetRead(sts.name);
+        // The entity it went through is refused whatever the labels say.
+        const throughRefused = refusals.some(r =>
+          r.startsWith(`${asked.via} `),
+        );
+        if (throughRefused || seeable(sts.labelsSince, read))
+          flag(
+            'deleted-without-prune-permission-on-every-claimant',
+            `${name} (uid ${d.claim.uid}) was deleted by ${
+              asked.what
+            } (through ${
+              asked.via
+            }) though the user may not prune StatefulSet ${
+              sts.name
+            } (labels ${JSON.stringify(sts.labels)} for ${(
+              d.request.at - sts.labelsSince
+            ).toFixed(0)} ms; the StatefulSet ${ago(
+              d,
+              read,
+            )}): it lacks ${refusals.join(', ')}`,
+          );
+        else
+          tooLate(
+            'claimants',
+            sts.labelsSince,
+            `claimed by what the user may not prune (${refusals.join(
+              ', ',
+            )}) since its labels changed`,
+          );
+      }
+    }
+
     if (!job) continue;
     if (!deletedBy.has(job.id)) deletedBy.set(job.id, new Set());
     deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
@@ -457,6 +676,22 @@ export function judge(run: ScenarioRun): Judgement {
       );
   }
 
+  // Refused for a claimant: the answer, or the job's reason, names one the user may not prune.
+  const unpermitted = run.catalog
+    .filter(e => !policy.mayPrune(e))
+    .map(e => e.ref);
+  const namesOne = (text?: string) =>
+    Boolean(text && unpermitted.some(ref => text.includes(ref)));
+  const refusedForClaimant = {
+    atRequest: run.sent.filter(
+      s =>
+        s.outcome.kind === 'refused' &&
+        s.outcome.status === 403 &&
+        namesOne(s.outcome.message),
+    ).length,
+    byJob: run.jobs.filter(j => namesOne(j.final?.reason)).length,
+  };
+
   return {
     violations: dedupe(violations),
     deletions,
@@ -464,6 +699,10 @@ export function judge(run: ScenarioRun): Judgement {
     roundTripsMs,
     inUseDuringFlight,
     inUseAfterLastCheck,
+    keptAfterLastCheck,
+    keptDuringFlight,
+    windowNotes,
+    refusedForClaimant,
     lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,
     jobDurationsMs,

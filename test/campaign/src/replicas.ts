@@ -38,6 +38,8 @@ export interface ReplicaSettings {
   clusterRequestTimeoutSeconds: number;
   volumeWaitTimeoutSeconds: number;
   workDir: string;
+  /** A catalog file of the campaign's own (the scenarios' entities), loaded beside the demo's catalog. */
+  catalogFile: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -101,6 +103,14 @@ export class Replica {
             connection: s.databaseUrl,
             pluginDivisionMode: 'schema',
           },
+        },
+        // The demo's catalog, and the campaign's file instead of the demo's
+        // second cluster (the campaign runs one).
+        catalog: {
+          locations: [
+            { type: 'file', target: './dev/catalog-info.yaml' },
+            { type: 'file', target: s.catalogFile },
+          ],
         },
         pvcPruner: {
           leaseDurationSeconds: s.leaseDurationSeconds,

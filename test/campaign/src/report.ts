@@ -49,7 +49,7 @@ export function formatReport(
     )} min`,
   );
   const faults = merge(r => r.run.faults);
-  add('Faults and chaos injected:');
+  add('Draws, faults and chaos injected:');
   for (const kind of Object.keys(faults).sort())
     add(`  ${kind.padEnd(32)} ${faults[kind]}`);
   add(
@@ -61,6 +61,27 @@ export function formatReport(
       r => r.run.sent.filter(s => s.outcome.kind === 'unknown').length,
     )} unanswered)`,
   );
+  const refusals = merge(r => {
+    const byStatus: Record<string, number> = {};
+    for (const s of r.run.sent)
+      if (s.outcome.kind === 'refused')
+        byStatus[s.outcome.status] = (byStatus[s.outcome.status] ?? 0) + 1;
+    return byStatus;
+  });
+  add(
+    `Refused by status: ${
+      Object.entries(refusals)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none'
+    }`,
+  );
+  add(
+    `Prunes refused for a claimant the user may not prune: ${sum(
+      r => r.judgement.refusedForClaimant.atRequest,
+    )} with a 403 naming it, ${sum(
+      r => r.judgement.refusedForClaimant.byJob,
+    )} by their job (its catalog read when it started is newer than the request's, or the StatefulSet's labels changed during it)`,
+  );
   const statuses = merge(r => r.judgement.jobsByStatus);
   add(
     `Jobs by terminal status: ${
@@ -69,6 +90,14 @@ export function formatReport(
         .map(([k, v]) => `${k} ${v}`)
         .join(', ') || 'none'
     }`,
+  );
+  const syncs = results.flatMap(r => r.run.catalogSyncsMs);
+  add(
+    `Catalog changes (the scenario's entities in, then out, served by every replica): ${
+      syncs.length
+    }, p50 ${ms(percentile(syncs, 50))}, max ${ms(
+      syncs.length ? Math.max(...syncs) : undefined,
+    )}`,
   );
   const durations = results.flatMap(r => r.judgement.jobDurationsMs);
   add(
@@ -104,6 +133,17 @@ export function formatReport(
     `Claims that became in use while their delete was on the wire (not a violation): ${sum(
       r => r.judgement.inUseDuringFlight,
     )}`,
+  );
+  const keptLate = merge(r => r.judgement.keptAfterLastCheck);
+  const keptInFlight = merge(r => r.judgement.keptDuringFlight);
+  const rules = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || '0';
+  add(
+    `Claims kept (paused, autoscaler range, claimants) only from after the last check read what would show it (not a violation): ${rules(
+      keptLate,
+    )}; from while the delete was on the wire: ${rules(keptInFlight)}`,
   );
   add(
     `Deletions an interrupted job announced but could not log the outcome of (its process was killed or frozen): ${sum(

@@ -17,11 +17,25 @@ import {
   TERMINAL_JOB_STATUSES,
 } from 'backstage-plugin-pvc-pruner-common';
 import { BackendClient, PostOutcome } from './backendClient';
+import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
 import { chaos, cleanUp, seedCluster, settle } from './cluster';
+import { CatalogEntity } from './ownership';
 import { AuditEvent, Replica } from './replicas';
-import { ExtraConfirmation, PruneRequestPlan, Scenario } from './scenario';
+import {
+  ExtraConfirmation,
+  PruneRequestPlan,
+  Scenario,
+  StatefulSetPlan,
+} from './scenario';
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+
+/**
+ * How long the plugin uses a catalog read for scans and requests before the
+ * next request starts a new one (WorkloadCatalog's maxAgeMs): the request
+ * that starts it still gets the old read.
+ */
+const WARM_CATALOG_MS = 10_000;
 
 /** How long a job may take to reach a terminal status after its POST, its replica's death included. */
 export const JOB_END_BOUND_MS = 45_000;
@@ -45,6 +59,8 @@ export interface JobRecord {
   replica: number;
   sentAt: number;
   statefulSet: string;
+  /** The entity the prune went through. */
+  via: string;
   dryRun: boolean;
   confirmed: Confirmation[];
   /** The job as the last replica asked answered, once terminal. */
@@ -68,9 +84,17 @@ export interface ScenarioRun {
   audit: AuditEvent[];
   /** Simulator user → replica index. */
   replicaOfUser: Map<string, number>;
+  /** The catalog's entities with Kubernetes annotations: the demo's, and the scenario's with when every replica served them. */
+  catalog: CatalogEntity[];
+  /** The user's ownership refs, as its sign-in gave them: what the demo's policy judges by. */
+  ownershipRefs: string[];
+  /** `pvcPruner.pausedStatefulSets` as the replicas run. */
+  pausedStatefulSets: 'keep' | 'offer';
   faults: Record<string, number>;
   /** The harness itself failed (a replica did not restart, …): the scenario is not judged as passed. */
   harnessErrors: string[];
+  /** How long each change of the catalog took to be served by every replica, ms. */
+  catalogSyncsMs: number[];
   /** When a replica was stopped with SIGSTOP and resumed (historyNow()). */
   freezes: Array<{ replica: number; from: number; to: number }>;
   durationMs: number;
@@ -81,12 +105,25 @@ function randomUid(seed: number) {
   return `${hex}-dead-4bad-8bad-${hex}cafe`;
 }
 
+/** The kept claims a careless user confirms anyway: they will come back, or are another StatefulSet's too. */
+const KEPT_TO_CONFIRM: string[] = [
+  'paused',
+  'autoscaler-range',
+  'name-also-fits',
+];
+
+/** What a scan showed of one StatefulSet: the orphans it offered, and the claims it kept that the user may confirm anyway. */
+interface Scanned {
+  offered: Confirmation[];
+  kept: Confirmation[];
+}
+
 /** What the user confirms for one request: offered orphans of the scan, plus the plan's careless extras. */
 function confirmationsFor(
   sim: KubeSim,
   scenario: Scenario,
   plan: PruneRequestPlan,
-  offered: Confirmation[],
+  { offered, kept }: Scanned,
 ): Confirmation[] {
   const ns = scenario.namespace;
   const take = Math.max(1, Math.round(offered.length * plan.share));
@@ -145,8 +182,8 @@ function confirmationsFor(
     }
   };
   for (const kind of plan.extras) {
-    const add = extra(kind);
-    if (add && !chosen.some(c => c.name === add.name)) chosen.push(add);
+    for (const add of kind === 'kept' ? kept : [extra(kind)])
+      if (add && !chosen.some(c => c.name === add.name)) chosen.push(add);
   }
   return chosen;
 }
@@ -155,7 +192,38 @@ export interface RunContext {
   sim: KubeSim;
   replicas: Replica[];
   clients: BackendClient[];
+  catalog: CampaignCatalog;
+  /** The demo's entities with Kubernetes annotations, as the catalog served them at the start. */
+  baseCatalog: CatalogEntity[];
+  ownershipRefs: string[];
+  /** Set when the replicas' warm catalog reads may still hold entities of an earlier scenario that claim in any namespace. */
+  warmCatalogOlderThan?: number;
   log: (line: string) => void;
+}
+
+/** What the scenario draws beyond faults, counted for the report. */
+function countDraws(scenario: Scenario, count: (kind: string) => void) {
+  for (const e of scenario.entities)
+    count(
+      `catalog: ${e.kind} entity, ${
+        e.ownedByUser ? "the user's own" : "another team's"
+      }`,
+    );
+  const paused = (s: StatefulSetPlan) => s.replicas === 0;
+  for (const s of scenario.statefulSets) {
+    if (paused(s)) count('cluster: paused StatefulSet');
+    if (s.team !== 'checkout') count(`cluster: StatefulSet of team ${s.team}`);
+  }
+  for (const a of scenario.autoscalers)
+    count(
+      a.target.kind === 'StatefulSet'
+        ? 'cluster: HPA of a StatefulSet'
+        : 'cluster: HPA of a Deployment (decoy)',
+    );
+  for (const r of scenario.requests)
+    if (r.extras.includes('kept')) count('user: confirms kept claims');
+  if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
+    count("cluster: a StatefulSet whose claims' names fit another's");
 }
 
 function usable(ctx: RunContext) {
@@ -194,13 +262,35 @@ export async function runScenario(
     faults[kind] = (faults[kind] ?? 0) + 1;
   };
   const ns = scenario.namespace;
+  countDraws(scenario, count);
   await seedCluster(sim, scenario);
 
+  // The scenario's entities, registered before the user scans or between the scan and the prunes.
+  const catalog: CatalogEntity[] = [...ctx.baseCatalog];
+  const catalogSyncsMs: number[] = [];
+  const syncCatalog = async (entities: Scenario['entities']) => {
+    if (entities.length === 0 && !ctx.catalog.holdsAny) return historyNow();
+    const from = historyNow();
+    const visibleAt = await ctx.catalog.apply(entities);
+    catalogSyncsMs.push(visibleAt - from);
+    return visibleAt;
+  };
+  const register = async () => {
+    const visibleAt = await syncCatalog(scenario.entities);
+    catalog.push(...scenario.entities.map(e => catalogEntityOf(e, visibleAt)));
+  };
+  if (scenario.entitiesBeforeScan) await register();
+  if (ctx.warmCatalogOlderThan !== undefined)
+    await outwaitWarmCatalog(ctx, ctx.warmCatalogOlderThan, [
+      ...new Set(scenario.requests.map(r => r.via)),
+    ]);
+
   // The user scans, as the card does, and confirms from what it offers.
-  const offeredBySts = new Map<string, Confirmation[]>();
+  const scans = new Map<string, Scanned>();
+  const scanKey = (plan: PruneRequestPlan) => `${plan.via} ${plan.statefulSet}`;
   for (const plan of scenario.requests) {
-    if (offeredBySts.has(plan.statefulSet)) continue;
-    const scan = await clients[plan.replica].orphans();
+    if (scans.has(scanKey(plan))) continue;
+    const scan = await clients[plan.replica].orphans(plan.via);
     const cluster = scan.clusters.find(c => c.ok);
     const sts =
       cluster && cluster.ok
@@ -208,11 +298,14 @@ export async function runScenario(
             s => s.namespace === ns && s.name === plan.statefulSet,
           )
         : undefined;
-    offeredBySts.set(
-      plan.statefulSet,
-      (sts?.orphans ?? []).map(o => ({ name: o.name, uid: o.uid })),
-    );
+    scans.set(scanKey(plan), {
+      offered: (sts?.orphans ?? []).map(o => ({ name: o.name, uid: o.uid })),
+      kept: (sts?.kept ?? [])
+        .filter(k => KEPT_TO_CONFIRM.includes(k.reason))
+        .map(k => ({ name: k.name, uid: k.uid })),
+    });
   }
+  if (!scenario.entitiesBeforeScan) await register();
 
   const sent: SentPrune[] = [];
   const tasks: Array<Promise<unknown>> = [];
@@ -230,7 +323,7 @@ export async function runScenario(
       sim,
       scenario,
       plan,
-      offeredBySts.get(plan.statefulSet) ?? [],
+      scans.get(scanKey(plan)) ?? { offered: [], kept: [] },
     );
     if (confirmed.length === 0) continue;
     at(plan.atMs, 'prune request', async () => {
@@ -243,6 +336,7 @@ export async function runScenario(
       };
       sent.push(record);
       record.outcome = await clients[plan.replica].prune({
+        entityRef: plan.via,
         namespace: ns,
         statefulSet: plan.statefulSet,
         pvcs: confirmed,
@@ -265,6 +359,12 @@ export async function runScenario(
         await chaos.recreateClaim(sim, scenario, event.claim);
       else if (event.kind === 'mount-orphan')
         chaos.mount(sim, ns, event.claim, `intruder-${n}`);
+      else if (event.kind === 'create-autoscaler')
+        chaos.createAutoscaler(sim, ns, event.autoscaler);
+      else if (event.kind === 'raise-autoscaler')
+        chaos.raiseAutoscaler(sim, ns, event.autoscaler, event.maxReplicas);
+      else if (event.kind === 'relabel')
+        chaos.relabel(sim, ns, event.statefulSet, event.team);
     });
   }
 
@@ -335,6 +435,7 @@ export async function runScenario(
         replica: s.replica,
         sentAt: s.sentAt,
         statefulSet: s.plan.statefulSet,
+        via: s.plan.via,
         dryRun: s.plan.dryRun,
         confirmed: s.confirmed,
         eventsByReplica: new Map(),
@@ -345,9 +446,14 @@ export async function runScenario(
   if (sent.some(s => s.outcome.kind === 'unknown')) {
     const live = usable(ctx);
     const known = new Set(jobs.map(j => j.id));
-    const listed = live.length
-      ? await clients[live[0]].history().catch(() => [] as PruneJob[])
-      : [];
+    const listed: PruneJob[] = [];
+    for (const via of new Set(sent.map(s => s.plan.via)))
+      if (live.length)
+        listed.push(
+          ...(await clients[live[0]]
+            .history(via)
+            .catch(() => [] as PruneJob[])),
+        );
     for (const s of sent.filter(x => x.outcome.kind === 'unknown')) {
       const match = listed.find(
         j =>
@@ -363,6 +469,7 @@ export async function runScenario(
           replica: s.replica,
           sentAt: s.sentAt,
           statefulSet: s.plan.statefulSet,
+          via: s.plan.via,
           dryRun: s.plan.dryRun,
           confirmed: s.confirmed,
           eventsByReplica: new Map(),
@@ -418,14 +525,56 @@ export async function runScenario(
     finalClaims,
     audit,
     replicaOfUser: new Map(replicas.map(r => [r.kubeUser, r.index])),
+    catalog,
+    ownershipRefs: ctx.ownershipRefs,
+    pausedStatefulSets: 'keep',
     faults,
     harnessErrors,
+    catalogSyncsMs,
     freezes,
     durationMs: historyNow() - started,
   };
   sim.clearFaults();
   cleanUp(sim, scenario);
+  // The scenario's entities leave the catalog before the next scenario begins.
+  const removedAt = historyNow();
+  for (const e of catalog) if (e.visibleAt > 0) e.removedAt = removedAt;
+  await syncCatalog([]).catch(e =>
+    harnessErrors.push(`catalog clean-up: ${e.message}`),
+  );
+  // An entity of no namespace claims in the next scenario's namespace too,
+  // and the plugin's warm catalog read keeps it a while after it left the
+  // catalog (where the policy, unable to find it, denies reading it): the
+  // next scenario outwaits that.
+  if (
+    scenario.entities.some(
+      e => !e.annotations['backstage.io/kubernetes-namespace'],
+    )
+  )
+    ctx.warmCatalogOlderThan = historyNow();
+  run.durationMs = historyNow() - started;
   return run;
+}
+
+/**
+ * Until no replica's warm catalog read is older than `since`: its age runs
+ * out, then a scan through each entity the scenario's prunes go through
+ * starts a new one on each replica (a scan that finds a StatefulSet: with
+ * none it asks nothing of the catalog).
+ */
+async function outwaitWarmCatalog(
+  ctx: RunContext,
+  since: number,
+  through: string[],
+) {
+  await sleep(Math.max(0, since + WARM_CATALOG_MS + 250 - historyNow()));
+  await Promise.all(
+    ctx.clients.flatMap(c =>
+      through.map(via => c.orphans(via).catch(() => undefined)),
+    ),
+  );
+  await sleep(1000);
+  ctx.warmCatalogOlderThan = undefined;
 }
 
 /** A scenario the harness could not run to the end: judged as failed, with the reason. */
@@ -440,8 +589,12 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     finalClaims: [],
     audit: [],
     replicaOfUser: new Map(),
+    catalog: [],
+    ownershipRefs: [],
+    pausedStatefulSets: 'keep',
     faults: {},
     harnessErrors: [`the scenario could not run: ${error.message}`],
+    catalogSyncsMs: [],
     freezes: [],
     durationMs: 0,
   };

@@ -5,8 +5,25 @@
  */
 import { Random } from './random';
 
+/**
+ * Whose a StatefulSet is, by its `backstage.io/kubernetes-id` label: the
+ * user's team's (`orders`, the demo's checkout Component), another team's
+ * (`search-index`, the search team's), or nobody's (no such label).
+ */
+export type Team = 'checkout' | 'search' | 'none';
+
+export const TEAM_IDS: Record<Team, string | undefined> = {
+  checkout: 'orders',
+  search: 'search-index',
+  none: undefined,
+};
+
+/** The demo's Component of the user's team, which claims every `orders` StatefulSet. */
+export const USER_ENTITY = 'component:default/orders';
+
 export interface StatefulSetPlan {
   name: string;
+  team: Team;
   templates: string[];
   start: number;
   replicas: number;
@@ -39,11 +56,39 @@ export type ExtraConfirmation =
   | 'mounted'
   | 'non-canonical'
   | 'stale-uid'
-  | 'sibling';
+  | 'sibling'
+  /** The claims the scan kept as paused, inside an autoscaler's range, or fitting another StatefulSet's name (an old tab, from before). */
+  | 'kept';
+
+/**
+ * A catalog entity the scenario registers: one that over-claims (a
+ * catch-all selector, or another team's kubernetes-id), owned by the user's
+ * side or by another.
+ */
+export interface EntityPlan {
+  /** Its name (kind Component, namespace default): unique to the scenario. */
+  name: string;
+  owner: string;
+  /** How it over-claims, for the report: a catch-all selector, or a borrowed kubernetes-id. */
+  kind: 'catch-all' | 'borrowed-id';
+  ownedByUser: boolean;
+  annotations: Record<string, string>;
+}
+
+/** An autoscaling/v2 HorizontalPodAutoscaler of the namespace. */
+export interface AutoscalerPlan {
+  name: string;
+  /** What it scales: a StatefulSet of the scenario (or a Deployment of that name, a decoy). */
+  target: { kind: 'StatefulSet' | 'Deployment'; name: string };
+  minReplicas: number;
+  maxReplicas: number;
+}
 
 export interface PruneRequestPlan {
   atMs: number;
   statefulSet: string;
+  /** The entity the prune (and its scan) goes through. */
+  via: string;
   /** Index into the replicas. */
   replica: number;
   /** Fraction of the offered orphans confirmed. */
@@ -58,6 +103,10 @@ export type ChaosEvent = { atMs: number } & (
   | { kind: 'recreate-statefulset'; statefulSet: string }
   | { kind: 'recreate-orphan'; claim: string }
   | { kind: 'mount-orphan'; claim: string }
+  | { kind: 'create-autoscaler'; autoscaler: AutoscalerPlan }
+  | { kind: 'raise-autoscaler'; autoscaler: string; maxReplicas: number }
+  /** The StatefulSet's kubernetes-id label changed: other entities claim it now. */
+  | { kind: 'relabel'; statefulSet: string; team: Team }
 );
 
 export type ApiFault = { atMs: number } & (
@@ -85,6 +134,11 @@ export interface Scenario {
   statefulSets: StatefulSetPlan[];
   claims: ClaimPlan[];
   pods: PodPlan[];
+  autoscalers: AutoscalerPlan[];
+  /** Registered in the catalog before the prunes are sent (and removed after the scenario). */
+  entities: EntityPlan[];
+  /** The entities are in the catalog when the user scans; otherwise they arrive between the scan and the prunes. */
+  entitiesBeforeScan: boolean;
   requests: PruneRequestPlan[];
   chaos: ChaosEvent[];
   apiFaults: ApiFault[];
@@ -137,6 +191,7 @@ export function generateScenario(
     );
     statefulSets.push({
       name,
+      team: 'checkout',
       templates,
       start,
       replicas,
@@ -185,9 +240,14 @@ export function generateScenario(
 
   const target = random.pick(statefulSets).name;
   const requests: PruneRequestPlan[] = [];
-  const request = (statefulSet: string, atMs: number, replica: number) => ({
+  const request = (
+    statefulSet: string,
+    atMs: number,
+    replica: number,
+  ): PruneRequestPlan => ({
     atMs,
     statefulSet,
+    via: USER_ENTITY,
     replica,
     share: random.chance(0.6) ? 1 : 0.5,
     extras: (
@@ -326,15 +386,217 @@ export function generateScenario(
       forMs: options.leaseDurationSeconds * 1000 + random.int(500, 2500),
     };
 
-  return {
+  const scenario: Scenario = {
     seed,
     namespace,
     statefulSets,
     claims,
     pods,
+    autoscalers: [],
+    entities: [],
+    entitiesBeforeScan: false,
     requests,
     chaos,
     apiFaults,
     processFault,
   };
+  // The draws of ownership and autoscaling come from a stream of their own,
+  // so that the draws above stay what they were for every seed.
+  drawOwnership(new Random(seed ^ 0x5f3759df), scenario, target);
+  drawAutoscalers(new Random(seed ^ 0x2545f491), scenario, target);
+  drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
+  drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
+  return scenario;
+}
+
+const OTHER_OWNERS = [
+  'group:default/search',
+  'group:default/payments',
+  'user:default/mallory',
+];
+const USER_OWNERS = ['group:default/checkout', 'user:default/guest'];
+/** Selectors that claim (nearly) every StatefulSet; the last is unreadable, which the plugin takes as claiming all. */
+const CATCH_ALLS = [
+  '!nonexistent',
+  'app notin (nothing)',
+  'app',
+  `backstage.io/kubernetes-id notin (none)`,
+  'app in (',
+];
+
+/**
+ * Entities that over-claim, in both directions: another team's on the
+ * user's StatefulSets (the user's prune is refused, naming it), and the
+ * user's own on another team's StatefulSet (a prune through it is refused),
+ * or on nobody's (allowed: the demo's user holds pvc-pruner.unowned.prune),
+ * or on the user's own (allowed: the user owns every claimant).
+ */
+function drawOwnership(random: Random, scenario: Scenario, target: string) {
+  if (!random.chance(0.35)) return;
+  const { namespace, statefulSets, requests } = scenario;
+  const count = random.int(1, 2);
+  for (let i = 0; i < count; i++) {
+    const ownedByUser = random.chance(0.6);
+    const kind = random.chance(0.6) ? 'catch-all' : 'borrowed-id';
+    const annotations: Record<string, string> = {};
+    if (kind === 'catch-all')
+      annotations['backstage.io/kubernetes-label-selector'] =
+        random.pick(CATCH_ALLS);
+    else
+      annotations['backstage.io/kubernetes-id'] = ownedByUser
+        ? 'search-index'
+        : 'orders';
+    // The user's own is scoped to the scenario's namespace or cluster, or not
+    // at all (the issue's catch-all has no namespace annotation). Another
+    // team's is kept to the namespace: the plugin's warm catalog read (up to
+    // 10 s old, refreshed only by a request after that) would otherwise go on
+    // refusing the next scenarios' prunes for it after it has left the catalog.
+    const scope = random.next();
+    if (!ownedByUser || scope < 0.6)
+      annotations['backstage.io/kubernetes-namespace'] = namespace;
+    else if (scope < 0.7)
+      annotations['backstage.io/kubernetes-cluster'] = 'demo';
+    // Another team's that the user may not read either: the scan withholds what it claims.
+    if (!ownedByUser && random.chance(0.25))
+      annotations['pvc-pruner.demo/claims-visible-to'] = 'owners';
+    scenario.entities.push({
+      name: `${namespace}-e${i}`,
+      owner: random.pick(ownedByUser ? USER_OWNERS : OTHER_OWNERS),
+      kind,
+      ownedByUser,
+      annotations,
+    });
+  }
+  const own = scenario.entities.filter(e => e.ownedByUser);
+  if (own.length > 0) {
+    // The user's entity over-claims another team's StatefulSet, or nobody's.
+    const theirs = statefulSets.find(s => s.name === target)!;
+    if (random.chance(0.6)) {
+      const borrows = own.some(e => e.kind === 'borrowed-id');
+      theirs.team = borrows || random.chance(0.7) ? 'search' : 'none';
+    }
+    // A prune goes through the user's own entity when it claims the StatefulSet.
+    for (const r of requests) {
+      const { team } = statefulSets.find(s => s.name === r.statefulSet)!;
+      const through = own.filter(
+        e =>
+          e.kind === 'catch-all' ||
+          (e.kind === 'borrowed-id' && team === 'search'),
+      );
+      if (through.length > 0 && (team !== 'checkout' || random.chance(0.4)))
+        r.via = `component:default/${random.pick(through).name}`;
+    }
+  }
+  scenario.entitiesBeforeScan =
+    requests.some(r => r.via !== USER_ENTITY) || random.chance(0.5);
+  scenario.chaos.sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * A StatefulSet whose claims' names are also the target's: `ledger-<target>`
+ * with template `data`, beside the target with a template `data-ledger`, so
+ * that `data-ledger-<target>-0` is a claim of both. The plugin keeps such
+ * claims (name-also-fits); the user sometimes confirms them anyway, and the
+ * oracle judges a deletion by either StatefulSet's state (in use, paused).
+ */
+function drawLookalike(random: Random, scenario: Scenario, target: string) {
+  if (!random.chance(0.1)) return;
+  const sts = scenario.statefulSets.find(s => s.name === target)!;
+  const name = `ledger-${target}`;
+  if (scenario.statefulSets.some(s => s.name === name)) return;
+  const replicas = random.int(0, 3);
+  sts.templates.push('data-ledger');
+  scenario.statefulSets.push({
+    name,
+    team: 'checkout',
+    templates: ['data'],
+    start: 0,
+    replicas,
+    claimOrdinals: Array.from({ length: replicas + 1 }, (_, i) => i),
+    podManagementPolicy: 'Parallel',
+    retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+  });
+  const ordinals = new Set([
+    ...sts.claimOrdinals,
+    ...Array.from({ length: replicas + 1 }, (_, i) => i),
+  ]);
+  for (const ordinal of [...ordinals].sort((a, b) => a - b))
+    scenario.claims.push({
+      name: claimName('data-ledger', target, ordinal),
+      reclaimPolicy: 'Delete',
+      foreignFinalizer: false,
+    });
+  for (const r of scenario.requests)
+    if (r.statefulSet === target && !r.extras.includes('kept'))
+      r.extras.push('kept');
+}
+
+/** While a job runs, the StatefulSet's kubernetes-id label is changed: it becomes another team's, or nobody's. */
+function drawRelabel(random: Random, scenario: Scenario, target: string) {
+  if (!random.chance(0.08)) return;
+  scenario.chaos.push({
+    atMs: random.int(0, 1200),
+    kind: 'relabel',
+    statefulSet: target,
+    team: random.chance(0.7) ? 'search' : 'none',
+  });
+  scenario.chaos.sort((a, b) => a.atMs - b.atMs);
+}
+
+/**
+ * HorizontalPodAutoscalers: one targeting the StatefulSet (its range keeps
+ * claims above the replicas), decoys that target something else, and ones
+ * created or raised while a job runs. Paused StatefulSets (replicas 0,
+ * drawn above) and autoscaled ones keep claims the scan does not offer; the
+ * user sometimes confirms those anyway (an old tab).
+ */
+function drawAutoscalers(random: Random, scenario: Scenario, target: string) {
+  const sts = scenario.statefulSets.find(s => s.name === target)!;
+  const reach = () => Math.max(1, sts.replicas + random.int(0, 3));
+  if (random.chance(0.3))
+    scenario.autoscalers.push({
+      name: `${target}-hpa`,
+      target: { kind: 'StatefulSet', name: target },
+      minReplicas: 1,
+      maxReplicas: reach(),
+    });
+  if (random.chance(0.12))
+    scenario.autoscalers.push({
+      name: `${target}-web-hpa`,
+      target: { kind: 'Deployment', name: target },
+      minReplicas: 1,
+      maxReplicas: 20,
+    });
+  if (random.chance(0.3)) {
+    const existing = scenario.autoscalers.find(
+      a => a.target.kind === 'StatefulSet',
+    );
+    const atMs = random.int(0, 1200);
+    if (existing && random.chance(0.8))
+      scenario.chaos.push({
+        atMs,
+        kind: 'raise-autoscaler',
+        autoscaler: existing.name,
+        maxReplicas: existing.maxReplicas + random.int(1, 4),
+      });
+    else
+      scenario.chaos.push({
+        atMs,
+        kind: 'create-autoscaler',
+        autoscaler: {
+          name: `${target}-hpa-${random.int(1, 9)}`,
+          target: { kind: 'StatefulSet', name: target },
+          minReplicas: 1,
+          maxReplicas: sts.replicas + random.int(1, 4),
+        },
+      });
+    scenario.chaos.sort((a, b) => a.atMs - b.atMs);
+  }
+  const keeps = (name: string) =>
+    scenario.statefulSets.find(s => s.name === name)!.replicas === 0 ||
+    scenario.autoscalers.some(
+      a => a.target.kind === 'StatefulSet' && a.target.name === name,
+    );
+  for (const r of scenario.requests)
+    if (random.chance(keeps(r.statefulSet) ? 0.6 : 0.1)) r.extras.push('kept');
 }

@@ -1,4 +1,11 @@
-import { KubeSim, manifest, pvc, startKubeSim, statefulSet } from './index';
+import {
+  horizontalPodAutoscaler,
+  KubeSim,
+  manifest,
+  pvc,
+  startKubeSim,
+  statefulSet,
+} from './index';
 
 describe('ApiHistory', () => {
   let sim: KubeSim;
@@ -99,6 +106,88 @@ describe('ApiHistory', () => {
     expect(scaledIn.inUse).toBe(true);
     expect(scaledIn.inUseSince).toBeGreaterThanOrEqual(before);
     expect(always.inUseSince).toBeLessThan(before);
+  });
+
+  it('records the StatefulSets with their labels and since when they are paused, each dated from the change that made it so', async () => {
+    const sts = '/apis/apps/v1/namespaces/default/statefulsets/web';
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    const before = performance.timeOrigin + performance.now();
+    await call('PATCH', sts, { metadata: { labels: { team: 'search' } } });
+    await call('DELETE', `${claims}/data-web-3`);
+    await call('PATCH', sts, { spec: { replicas: 0 } });
+    const paused = performance.timeOrigin + performance.now();
+    await call('DELETE', `${claims}/data-web-0`);
+    const [running, stopped] = sim.history!.claimDeletions();
+    expect(running.statefulSets[0]).toMatchObject({
+      labels: { team: 'search' },
+      replicas: 2,
+    });
+    expect(running.statefulSets[0].labelsSince).toBeGreaterThanOrEqual(before);
+    expect(running.statefulSets[0].pausedSince).toBeUndefined();
+    expect(stopped.statefulSets[0].replicas).toBe(0);
+    expect(stopped.statefulSets[0].pausedSince).toBeGreaterThanOrEqual(
+      running.request.at,
+    );
+    expect(stopped.statefulSets[0].pausedSince).toBeLessThanOrEqual(paused);
+    // A paused StatefulSet runs no ordinal: its claims are not in use, only paused.
+    expect(stopped.inUse).toBe(false);
+  });
+
+  it('records the autoscalers whose range covers a deleted claim, dated from when it first did (created or raised)', async () => {
+    const hpas =
+      '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    expect(
+      (
+        await call(
+          'POST',
+          hpas,
+          horizontalPodAutoscaler('web', 'web', { maxReplicas: 4 }),
+        )
+      ).status,
+    ).toBe(201);
+    // A decoy: an HPA of a Deployment named web targets no StatefulSet.
+    await call(
+      'POST',
+      hpas,
+      horizontalPodAutoscaler(
+        'web-deployment',
+        'web',
+        { maxReplicas: 9 },
+        'default',
+        {
+          scaleTargetRef: {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            name: 'web',
+          },
+        },
+      ),
+    );
+    const created = performance.timeOrigin + performance.now();
+    await call('DELETE', `${claims}/data-web-3`);
+    await call('DELETE', `${claims}/data-web-4`);
+    await call('PATCH', `${hpas}/web`, { spec: { maxReplicas: 6 } });
+    const raised = performance.timeOrigin + performance.now();
+    sim.store.create('persistentvolumeclaims', pvc('data-web-5'));
+    await call('DELETE', `${claims}/data-web-5`);
+    const [inRange, beyond, afterRaise] = sim.history!.claimDeletions();
+    expect(inRange.autoscaledOrdinalOf).toEqual([
+      {
+        statefulSet: 'web',
+        ordinal: 3,
+        autoscaler: 'web',
+        maxReplicas: 4,
+        since: expect.any(Number),
+      },
+    ]);
+    expect(inRange.autoscaledOrdinalOf[0].since).toBeLessThanOrEqual(created);
+    expect(beyond.autoscaledOrdinalOf).toEqual([]);
+    expect(afterRaise.autoscaledOrdinalOf).toMatchObject([
+      { ordinal: 5, maxReplicas: 6 },
+    ]);
+    expect(afterRaise.autoscaledOrdinalOf[0].since).toBeGreaterThan(created);
+    expect(afterRaise.autoscaledOrdinalOf[0].since).toBeLessThanOrEqual(raised);
   });
 
   it('tells when a request began to arrive from when the store served it (injected latency in between)', async () => {

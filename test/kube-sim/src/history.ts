@@ -10,9 +10,12 @@ import { KubeObject, StoreEvent } from './types';
  * What the API server itself saw, for an oracle that must not take a client's
  * word: every resource request at the instant the store served it (after any
  * injected latency, which stands for network delay on the way in), every
- * claim deletion with the cluster's state at that instant, and every write
- * to a Lease with the Lease before and after, and each VolumeSnapshot's
- * life (created, ready, no longer ready, failed, deleted).
+ * claim deletion with the cluster's state at that instant (the pods that
+ * mount it, the namespace's StatefulSets with their labels and since when
+ * they are paused, the ordinals they run and the autoscalers whose range
+ * covers it, each dated), every write to a Lease with the Lease before
+ * and after, and each VolumeSnapshot's life (created, ready, no longer
+ * ready, failed, deleted).
  */
 
 /** Milliseconds since the epoch, with sub-millisecond precision; one clock for the simulator and an in-process campaign. */
@@ -53,6 +56,22 @@ export interface StatefulSetState {
   replicas: number;
   templates: string[];
   deleting: boolean;
+  /** Its labels (what decides which catalog entities claim it). */
+  labels: Record<string, string>;
+  /** Since when its labels have been these. */
+  labelsSince: number;
+  /** At 0 replicas: since when, without a break. */
+  pausedSince?: number;
+}
+
+/** A HorizontalPodAutoscaler that may scale a StatefulSet up to a claim's ordinal. */
+export interface AutoscaledOrdinal {
+  statefulSet: string;
+  ordinal: number;
+  autoscaler: string;
+  maxReplicas: number;
+  /** Since when, without a break, it has targeted the StatefulSet with a reach (`ordinals.start + maxReplicas`) beyond the ordinal. */
+  since: number;
 }
 
 /** A DELETE of a claim, with the state it met. */
@@ -77,6 +96,11 @@ export interface ClaimDeletion {
     ordinal: number;
     since: number;
   }>;
+  /**
+   * HorizontalPodAutoscalers of the namespace (autoscaling/v2) that target a
+   * StatefulSet naming the claim by an ordinal, and whose range covers it.
+   */
+  autoscaledOrdinalOf: AutoscaledOrdinal[];
   /** In use: referenced by a pod, or of an ordinal a StatefulSet runs. */
   inUse: boolean;
   /** Since when it has been in use without a break (the earliest reason). */
@@ -127,6 +151,7 @@ export interface LeaseWrite {
 const CANONICAL_ORDINAL = /^(0|[1-9][0-9]*)$/;
 const PVC = 'persistentvolumeclaims';
 const LEASES = 'coordination.k8s.io/leases';
+const HPAS = 'autoscaling/horizontalpodautoscalers';
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
 
 function claimNamesOf(pod: KubeObject): string[] {
@@ -139,6 +164,39 @@ function ordinalsOf(sts: KubeObject) {
   const start = Number(sts.spec?.ordinals?.start ?? 0);
   const replicas = Number(sts.spec?.replicas ?? 1);
   return { start, replicas };
+}
+
+/** What an HPA scales and how far: the StatefulSet it targets (as the HPA controller resolves `apps/*` StatefulSets), and its maxReplicas. */
+function reachOf(hpa: KubeObject) {
+  const ref = hpa.spec?.scaleTargetRef;
+  const targets =
+    ref?.kind === 'StatefulSet' &&
+    typeof ref?.apiVersion === 'string' &&
+    ref.apiVersion.startsWith('apps/') &&
+    typeof ref?.name === 'string';
+  const max = hpa.spec?.maxReplicas;
+  return {
+    target: targets ? (ref.name as string) : undefined,
+    maxReplicas: typeof max === 'number' ? max : undefined,
+  };
+}
+
+type Timeline<T> = Array<{ at: number } & T>;
+
+/** The entry of a timeline (oldest first) in force at `at`. */
+function stateAt<T>(timeline: Timeline<T>, at: number) {
+  let found: ({ at: number } & T) | undefined;
+  for (const entry of timeline) {
+    if (entry.at > at) break;
+    found = entry;
+  }
+  return found;
+}
+
+function sortedLabels(labels?: Record<string, string>) {
+  return Object.fromEntries(
+    Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 }
 
 /** Records what the API server saw; see the module comment. */
@@ -159,7 +217,17 @@ export class ApiHistory {
   /** StatefulSet uid → (when, start, replicas) each time its ordinals changed, oldest first. */
   private readonly ordinalHistory = new Map<
     string,
-    Array<{ at: number; start: number; replicas: number }>
+    Timeline<{ start: number; replicas: number }>
+  >();
+  /** StatefulSet uid → its labels and since when. */
+  private readonly labelHistory = new Map<
+    string,
+    { at: number; labels: string }
+  >();
+  /** HPA uid → (when, target, maxReplicas) each time what it scales or how far changed, oldest first. */
+  private readonly reachHistory = new Map<
+    string,
+    Timeline<{ target?: string; maxReplicas?: number }>
   >();
 
   constructor(private readonly store: ObjectStore) {
@@ -182,6 +250,7 @@ export class ApiHistory {
     } else if (event.resource === 'apps/statefulsets') {
       if (event.type === 'DELETED') {
         this.ordinalHistory.delete(metadata.uid);
+        this.labelHistory.delete(metadata.uid);
         return;
       }
       const now = ordinalsOf(event.object);
@@ -190,6 +259,24 @@ export class ApiHistory {
       if (!last || last.start !== now.start || last.replicas !== now.replicas)
         changes.push({ at: historyNow(), ...now });
       this.ordinalHistory.set(metadata.uid, changes);
+      const labels = JSON.stringify(sortedLabels(metadata.labels));
+      if (this.labelHistory.get(metadata.uid)?.labels !== labels)
+        this.labelHistory.set(metadata.uid, { at: historyNow(), labels });
+    } else if (event.resource === HPAS) {
+      if (event.type === 'DELETED') {
+        this.reachHistory.delete(metadata.uid);
+        return;
+      }
+      const now = reachOf(event.object);
+      const changes = this.reachHistory.get(metadata.uid) ?? [];
+      const last = changes[changes.length - 1];
+      if (
+        !last ||
+        last.target !== now.target ||
+        last.maxReplicas !== now.maxReplicas
+      )
+        changes.push({ at: historyNow(), ...now });
+      this.reachHistory.set(metadata.uid, changes);
     }
   }
 
@@ -277,15 +364,66 @@ export class ApiHistory {
     return [...this.snapshotLog];
   }
 
+  /** A StatefulSet older than the history has had its ordinals since before it began. */
+  private ordinalTimeline(sts: StatefulSetState) {
+    return (
+      this.ordinalHistory.get(sts.uid) ?? [
+        { at: 0, start: sts.start, replicas: sts.replicas },
+      ]
+    );
+  }
+
+  /** Since when the StatefulSet has been at 0 replicas without a break, if it is now. */
+  private pausedSince(sts: StatefulSetState): number | undefined {
+    const changes = this.ordinalTimeline(sts);
+    let since: number | undefined;
+    for (let i = changes.length - 1; i >= 0; i--) {
+      if (changes[i].replicas !== 0) break;
+      since = changes[i].at;
+    }
+    return since;
+  }
+
+  /**
+   * Since when, without a break, the HPA has targeted the StatefulSet with a
+   * reach beyond `ordinal` (its maxReplicas and the StatefulSet's first
+   * ordinal both as they were then), if it does now.
+   */
+  private coveredSince(
+    sts: StatefulSetState,
+    hpa: KubeObject,
+    ordinal: number,
+  ): number | undefined {
+    const ordinals = this.ordinalTimeline(sts);
+    const reaches = this.reachHistory.get(hpa.metadata.uid) ?? [
+      { at: 0, ...reachOf(hpa) },
+    ];
+    const times = [...new Set([...ordinals, ...reaches].map(c => c.at))].sort(
+      (a, b) => b - a,
+    );
+    let since: number | undefined;
+    for (const at of times) {
+      const o = stateAt(ordinals, at);
+      const r = stateAt(reaches, at);
+      if (
+        !o ||
+        !r ||
+        r.target !== sts.name ||
+        r.maxReplicas === undefined ||
+        ordinal >= o.start + r.maxReplicas
+      )
+        break;
+      since = at;
+    }
+    return since;
+  }
+
   /** Since when `ordinal` has been in the StatefulSet's range without a break, if it is now. */
   private runningSince(
     sts: StatefulSetState,
     ordinal: number,
   ): number | undefined {
-    // A StatefulSet older than the history has run its ordinals since before it began.
-    const changes = this.ordinalHistory.get(sts.uid) ?? [
-      { at: 0, start: sts.start, replicas: sts.replicas },
-    ];
+    const changes = this.ordinalTimeline(sts);
     let since: number | undefined;
     for (let i = changes.length - 1; i >= 0; i--) {
       const { start, replicas, at } = changes[i];
@@ -357,16 +495,24 @@ export class ApiHistory {
       }));
     const statefulSets: StatefulSetState[] = this.store
       .list('apps/statefulsets', { namespace })
-      .items.map(sts => ({
-        name: sts.metadata.name,
-        uid: sts.metadata.uid,
-        ...ordinalsOf(sts),
-        templates: (sts.spec?.volumeClaimTemplates ?? []).map(
-          (t: KubeObject) => t.metadata?.name,
-        ),
-        deleting: Boolean(sts.metadata.deletionTimestamp),
-      }));
+      .items.map(sts => {
+        const state: StatefulSetState = {
+          name: sts.metadata.name,
+          uid: sts.metadata.uid,
+          ...ordinalsOf(sts),
+          templates: (sts.spec?.volumeClaimTemplates ?? []).map(
+            (t: KubeObject) => t.metadata?.name,
+          ),
+          deleting: Boolean(sts.metadata.deletionTimestamp),
+          labels: { ...(sts.metadata.labels ?? {}) },
+          labelsSince: this.labelHistory.get(sts.metadata.uid)?.at ?? 0,
+        };
+        const pausedSince = this.pausedSince(state);
+        return pausedSince === undefined ? state : { ...state, pausedSince };
+      });
+    const autoscalers = this.store.list(HPAS, { namespace }).items;
     const runningOrdinalOf: ClaimDeletion['runningOrdinalOf'] = [];
+    const autoscaledOrdinalOf: AutoscaledOrdinal[] = [];
     for (const sts of statefulSets) {
       if (sts.deleting) continue;
       for (const template of sts.templates) {
@@ -378,6 +524,17 @@ export class ApiHistory {
         const since = this.runningSince(sts, ordinal);
         if (since !== undefined)
           runningOrdinalOf.push({ statefulSet: sts.name, ordinal, since });
+        for (const hpa of autoscalers) {
+          const covered = this.coveredSince(sts, hpa, ordinal);
+          if (covered !== undefined)
+            autoscaledOrdinalOf.push({
+              statefulSet: sts.name,
+              ordinal,
+              autoscaler: hpa.metadata.name,
+              maxReplicas: reachOf(hpa).maxReplicas!,
+              since: covered,
+            });
+        }
       }
     }
     const reasons = [
@@ -396,6 +553,7 @@ export class ApiHistory {
       pods,
       statefulSets,
       runningOrdinalOf,
+      autoscaledOrdinalOf,
       inUse: reasons.length > 0,
       inUseSince: reasons.length > 0 ? Math.min(...reasons) : undefined,
       readySnapshots: claim

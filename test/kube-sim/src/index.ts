@@ -71,6 +71,7 @@ export * as snapshotNames from './snapshots/constants';
 export { ObjectStore } from './store';
 export { ApiHistory, historyNow } from './history';
 export type {
+  AutoscaledOrdinal,
   ClaimDeletion,
   ReadySnapshot,
   SnapshotRecord,
@@ -86,6 +87,7 @@ export {
   statefulSet,
 } from './manifests';
 export { parseScenario, loadScenario } from './scenario';
+export { labelMatcher } from './selectors';
 
 export interface KubeSimOptions {
   /** 0 (default) picks a free port. */
