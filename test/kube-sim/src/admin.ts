@@ -16,6 +16,7 @@ type AdminRequest = {
  *   POST /tokens {user, rules, namespaces?}
  *   POST /bindings {subjects, rules, namespaces?} → {id}   DELETE /bindings/<id>
  *   POST /client-certificates {user, groups?} → {cert, key}   (https only)
+ *   GET|POST|DELETE /snapshot-behaviours[/<id>]   (SnapshotBehaviourRule: how the CSI driver answers)
  */
 export function createAdminHandler(sim: () => KubeSim) {
   const bindings = new Map<number, () => void>();
@@ -27,6 +28,11 @@ export function createAdminHandler(sim: () => KubeSim) {
     if (faultId && method === 'DELETE') {
       s.faults.remove(Number(faultId[1]));
       return { removed: Number(faultId[1]) };
+    }
+    const behaviourId = path.match(/^\/snapshot-behaviours\/(\d+)$/);
+    if (behaviourId && method === 'DELETE') {
+      s.removeSnapshotBehaviour(Number(behaviourId[1]));
+      return { removed: Number(behaviourId[1]) };
     }
     const bindingId = Number(path.match(/^\/bindings\/(\d+)$/)?.[1]);
     if (bindingId && method === 'DELETE') {
@@ -59,6 +65,22 @@ export function createAdminHandler(sim: () => KubeSim) {
       case 'POST /controllers/resume':
         s.resumeControllers();
         return { controllers: 'running' };
+      case 'GET /snapshot-behaviours':
+        return { rules: s.snapshotBehaviours() };
+      case 'POST /snapshot-behaviours': {
+        if (!body || typeof body !== 'object' || Array.isArray(body))
+          throw errors.badRequest(
+            '{"namespace"?, "snapshot"?, "claim"?, "snapshotClass"?: string, "readyAfterSeconds"?: number, "error"?: string, "times"?: number} is required',
+          );
+        try {
+          return { id: s.addSnapshotBehaviour(body) };
+        } catch (e) {
+          throw errors.badRequest((e as Error).message);
+        }
+      }
+      case 'DELETE /snapshot-behaviours':
+        s.clearSnapshotBehaviours();
+        return { cleared: true };
       case 'GET /requests':
         return { requests: s.requests() };
       case 'DELETE /requests':

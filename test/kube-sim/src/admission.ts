@@ -2,6 +2,8 @@ import { errors } from './errors';
 import { labelSelectorMatcher } from './selectors';
 import { ResourceType } from './resources';
 import { KubeObject } from './types';
+import { SNAPSHOT_SCHEMAS, snapshotRules } from './snapshots/schemas';
+import { prune, validateAgainstSchema } from './snapshots/structuralSchema';
 
 export const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
 export const PV_PROTECTION = 'kubernetes.io/pv-protection';
@@ -390,12 +392,23 @@ function validateSpec(
 
 function applyDefaults(
   obj: KubeObject,
+  old: KubeObject | undefined,
   lookupDefaultClass?: () => string | undefined,
 ) {
   const spec = obj.spec;
   switch (obj.kind) {
     case 'PersistentVolumeClaim':
       obj.spec.volumeMode ??= 'Filesystem';
+      // AnyVolumeDataSource: dataSource and dataSourceRef mirror each other when only one is given.
+      if (!old && spec.dataSource && !spec.dataSourceRef)
+        spec.dataSourceRef = { ...spec.dataSource };
+      else if (
+        !old &&
+        spec.dataSourceRef &&
+        !spec.dataSource &&
+        !spec.dataSourceRef.namespace
+      )
+        spec.dataSource = { ...spec.dataSourceRef };
       if (spec.storageClassName === undefined) {
         const name = lookupDefaultClass?.();
         if (name) spec.storageClassName = name;
@@ -489,6 +502,7 @@ export function admit(
   validateName(type, obj.metadata.name, causes);
   validateLabels(obj.metadata.labels, 'metadata.labels', causes);
   if (
+    !type.customResource &&
     type.kind !== 'StorageClass' &&
     type.kind !== 'Namespace' &&
     type.kind !== 'Event' &&
@@ -497,7 +511,7 @@ export function admit(
   ) {
     obj.spec = {};
   }
-  applyDefaults(obj, old ? undefined : lookupDefaultClass);
+  applyDefaults(obj, old, old ? undefined : lookupDefaultClass);
   if (!old) {
     const protection = PROTECTION_FINALIZERS[obj.kind];
     if (protection && !obj.metadata.finalizers?.includes(protection)) {
@@ -508,6 +522,13 @@ export function admit(
     }
   }
   if (causes.length === 0) validateSpec(obj, old, causes);
+  if (causes.length === 0 && type.customResource) {
+    // What the request handler has not refused (fieldValidation=Strict) is dropped, as for any CRD.
+    const schema = SNAPSHOT_SCHEMAS[type.kind];
+    prune(schema, obj);
+    causes.push(...validateAgainstSchema(schema, obj));
+    if (causes.length === 0) causes.push(...snapshotRules(obj, old));
+  }
   if (causes.length > 0) {
     throw errors.invalid(
       { group: type.group, kind: type.kind, name: obj.metadata.name },

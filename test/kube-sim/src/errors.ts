@@ -94,6 +94,14 @@ export const errors = {
       `the server does not allow this method on the requested resource (${verb}): kube-sim serves ${resource} read-only and always empty, for clients that list them (such as Backstage's Kubernetes tab)`,
       {},
     ),
+  /** A write to a resource whose objects the simulator itself defines (its CRDs). */
+  builtInResource: (verb: string, resource: string) =>
+    new ApiError(
+      405,
+      'MethodNotAllowed',
+      `the server does not allow this method on the requested resource (${verb}): kube-sim serves ${resource} read-only, as its own definitions of the custom resources it serves`,
+      {},
+    ),
   /** kubectl logs: the simulated kubelet starts no containers, so nothing was ever written. */
   noLogs: (namespace: string, pod: string) =>
     new ApiError(

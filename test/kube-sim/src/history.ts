@@ -1,3 +1,8 @@
+import {
+  ANN_SOURCE_CLAIM_UID,
+  CONTENTS,
+  SNAPSHOTS,
+} from './snapshots/constants';
 import { ObjectStore } from './store';
 import { KubeObject, StoreEvent } from './types';
 
@@ -8,8 +13,9 @@ import { KubeObject, StoreEvent } from './types';
  * claim deletion with the cluster's state at that instant (the pods that
  * mount it, the namespace's StatefulSets with their labels and since when
  * they are paused, the ordinals they run and the autoscalers whose range
- * covers it, each dated), and every write to a Lease with the Lease before
- * and after.
+ * covers it, each dated), every write to a Lease with the Lease before
+ * and after, and each VolumeSnapshot's life (created, ready, no longer
+ * ready, failed, deleted).
  */
 
 /** Milliseconds since the epoch, with sub-millisecond precision; one clock for the simulator and an in-process campaign. */
@@ -99,6 +105,40 @@ export interface ClaimDeletion {
   inUse: boolean;
   /** Since when it has been in use without a break (the earliest reason). */
   inUseSince?: number;
+  /**
+   * Snapshots of the claim's uid that were ready when the request arrived (ApiHistory
+   * always sets it; optional so that records written by hand in tests stay valid).
+   */
+  readySnapshots?: ReadySnapshot[];
+}
+
+/** A change in a VolumeSnapshot's life, as the store committed it. */
+export interface SnapshotRecord {
+  at: number;
+  /**
+   * created; ready (readyToUse, bound to a content that names it back);
+   * unready (no longer ready: its content went, or it was marked for deletion);
+   * error (status.error set or changed); deleting (marked for deletion); deleted (gone).
+   */
+  event: 'created' | 'ready' | 'unready' | 'error' | 'deleting' | 'deleted';
+  namespace: string;
+  name: string;
+  uid: string;
+  /** spec.source.persistentVolumeClaimName. */
+  sourceClaim?: string;
+  /** The uid of the claim the storage system took it of (from its content), once bound. */
+  sourceClaimUid?: string;
+  content?: string;
+  error?: string;
+}
+
+/** A snapshot that was ready at some instant. */
+export interface ReadySnapshot {
+  namespace: string;
+  name: string;
+  uid: string;
+  /** When it last became ready. */
+  readySince: number;
 }
 
 /** A create, update, patch or delete of a Lease. */
@@ -165,6 +205,12 @@ export class ApiHistory {
   private log: RecordedRequest[] = [];
   private deletions: ClaimDeletion[] = [];
   private leases: LeaseWrite[] = [];
+  private snapshotLog: SnapshotRecord[] = [];
+  /** Snapshot uid → what was last recorded of it. */
+  private readonly snapshotState = new Map<
+    string,
+    { ready: boolean; error?: string; deleting: boolean }
+  >();
   private readonly pending = new Map<number, LeaseWrite>();
   /** Pod uid → when it appeared. */
   private readonly podSince = new Map<string, number>();
@@ -190,7 +236,15 @@ export class ApiHistory {
 
   private observe(event: StoreEvent) {
     const { metadata } = event.object;
-    if (event.resource === 'pods') {
+    if (event.resource === SNAPSHOTS) {
+      this.observeSnapshot(event.object, event.type === 'DELETED');
+    } else if (event.resource === CONTENTS) {
+      const ref = event.object.spec?.volumeSnapshotRef;
+      const snapshot = ref?.name
+        ? this.store.get(SNAPSHOTS, ref.namespace, ref.name)
+        : undefined;
+      if (snapshot) this.observeSnapshot(snapshot, false);
+    } else if (event.resource === 'pods') {
       if (event.type === 'ADDED') this.podSince.set(metadata.uid, historyNow());
       if (event.type === 'DELETED') this.podSince.delete(metadata.uid);
     } else if (event.resource === 'apps/statefulsets') {
@@ -224,6 +278,90 @@ export class ApiHistory {
         changes.push({ at: historyNow(), ...now });
       this.reachHistory.set(metadata.uid, changes);
     }
+  }
+
+  /** Bound to a content that names it back and still exists: the claim's uid it holds, if ready. */
+  private readyContent(snapshot: KubeObject): KubeObject | undefined {
+    if (snapshot.status?.readyToUse !== true) return undefined;
+    if (snapshot.metadata.deletionTimestamp) return undefined;
+    const name = snapshot.status.boundVolumeSnapshotContentName;
+    const content = name
+      ? this.store.get(CONTENTS, undefined, name)
+      : undefined;
+    if (!content || content.metadata.deletionTimestamp) return undefined;
+    return content.spec?.volumeSnapshotRef?.uid === snapshot.metadata.uid
+      ? content
+      : undefined;
+  }
+
+  private observeSnapshot(snapshot: KubeObject, gone: boolean) {
+    const { uid, namespace = '', name } = snapshot.metadata;
+    const at = historyNow();
+    const base = {
+      namespace,
+      name,
+      uid,
+      sourceClaim: snapshot.spec?.source?.persistentVolumeClaimName,
+    };
+    const push = (
+      event: SnapshotRecord['event'],
+      extra: Partial<SnapshotRecord> = {},
+    ) => this.snapshotLog.push({ at, event, ...base, ...extra });
+    let state = this.snapshotState.get(uid);
+    if (!state) {
+      state = { ready: false, deleting: false };
+      this.snapshotState.set(uid, state);
+      push('created');
+    }
+    const content = gone ? undefined : this.readyContent(snapshot);
+    if (state.ready && !content) push('unready');
+    if (!state.ready && content)
+      push('ready', {
+        content: content.metadata.name,
+        sourceClaimUid: content.metadata.annotations?.[ANN_SOURCE_CLAIM_UID],
+      });
+    state.ready = Boolean(content);
+    const error: string | undefined = snapshot.status?.error?.message;
+    if (error && error !== state.error) push('error', { error });
+    state.error = error;
+    if (!state.deleting && snapshot.metadata.deletionTimestamp) {
+      state.deleting = true;
+      push('deleting');
+    }
+    if (gone) {
+      push('deleted');
+      this.snapshotState.delete(uid);
+    }
+  }
+
+  /**
+   * Snapshots of the claim with this uid that were ready at `at` (historyNow()):
+   * what an oracle asks of a claim deletion ("a ready snapshot of that claim existed
+   * when the delete arrived"). Judged from the simulator's own records only.
+   */
+  readySnapshotsOf(claimUid: string, at: number): ReadySnapshot[] {
+    const ready = new Map<string, ReadySnapshot>();
+    for (const record of this.snapshotLog) {
+      if (record.at > at) break;
+      if (record.event === 'ready' && record.sourceClaimUid === claimUid)
+        ready.set(record.uid, {
+          namespace: record.namespace,
+          name: record.name,
+          uid: record.uid,
+          readySince: record.at,
+        });
+      else if (
+        record.event === 'unready' ||
+        record.event === 'deleting' ||
+        record.event === 'deleted'
+      )
+        ready.delete(record.uid);
+    }
+    return [...ready.values()];
+  }
+
+  snapshotEvents(): SnapshotRecord[] {
+    return [...this.snapshotLog];
   }
 
   /** A StatefulSet older than the history has had its ordinals since before it began. */
@@ -418,6 +556,9 @@ export class ApiHistory {
       autoscaledOrdinalOf,
       inUse: reasons.length > 0,
       inUseSince: reasons.length > 0 ? Math.min(...reasons) : undefined,
+      readySnapshots: claim
+        ? this.readySnapshotsOf(claim.metadata.uid, request.at)
+        : [],
     };
   }
 
@@ -433,11 +574,15 @@ export class ApiHistory {
     return [...this.leases];
   }
 
-  /** Forgets everything recorded so far (the pod and ordinal timelines stay: they describe live objects). */
+  /** Forgets everything recorded so far (the pod, ordinal and snapshot timelines stay: they describe live objects). */
   clear() {
     this.log = [];
     this.deletions = [];
     this.leases = [];
+    // Records of snapshots that are gone answer no later question.
+    this.snapshotLog = this.snapshotLog.filter(r =>
+      this.snapshotState.has(r.uid),
+    );
     this.pending.clear();
   }
 }

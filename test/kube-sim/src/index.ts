@@ -31,6 +31,11 @@ import { generateServingCertificate } from './tls';
 import { KubeObject } from './types';
 import { createAdminHandler } from './admin';
 import { ApiHistory } from './history';
+import { CRDS, customResourceDefinitions } from './snapshots/crds';
+import {
+  SnapshotBehaviourRule,
+  SnapshotBehaviours,
+} from './snapshots/SnapshotBehaviours';
 
 export type { KubeObject, StoreEvent, DeleteOptions } from './types';
 export type {
@@ -61,11 +66,15 @@ export {
 } from './auth';
 export type { CertificateAuthority, TestOidcIssuer } from './auth';
 export type { FaultRule, RequestLogEntry } from './faults';
+export type { SnapshotBehaviourRule } from './snapshots/SnapshotBehaviours';
+export * as snapshotNames from './snapshots/constants';
 export { ObjectStore } from './store';
 export { ApiHistory, historyNow } from './history';
 export type {
   AutoscaledOrdinal,
   ClaimDeletion,
+  ReadySnapshot,
+  SnapshotRecord,
   LeaseWrite,
   PodReference,
   RecordedRequest,
@@ -102,6 +111,8 @@ export interface KubeSimOptions {
   podStartupSeconds?: number;
   provisioningSeconds?: number;
   reclaimSeconds?: number;
+  /** Simulated seconds from a VolumeSnapshot's cut to readyToUse, unless a rule or annotation says otherwise (default 1). */
+  snapshotReadySeconds?: number;
   /**
    * Authentication beyond bearer tokens (OIDC, AWS IAM, Google, Azure) and RBAC bindings
    * for the users they yield. x509 client certificates need no option: with `https`, the
@@ -190,6 +201,15 @@ export interface KubeSim {
   writeKubeconfig(path: string, credential?: KubeconfigCredential): void;
   addFault(rule: FaultRule): number;
   clearFaults(): void;
+  /**
+   * How the simulated CSI driver answers the next matching snapshots: ready after
+   * `readyAfterSeconds`, or failing with `error` (first matching rule wins; `times` spends it).
+   * Returns the rule's id.
+   */
+  addSnapshotBehaviour(rule: SnapshotBehaviourRule): number;
+  removeSnapshotBehaviour(id: number): void;
+  clearSnapshotBehaviours(): void;
+  snapshotBehaviours(): SnapshotBehaviourRule[];
   setLatency(ms: number): void;
   dropWatches(): number;
   pauseControllers(): void;
@@ -239,6 +259,8 @@ export async function startKubeSim(
       metadata: { name } as KubeObject['metadata'],
     });
   }
+  const snapshotBehaviours = new SnapshotBehaviours();
+  for (const crd of customResourceDefinitions()) store.create(CRDS, crd);
   const controllers =
     options.controllers === false
       ? undefined
@@ -249,7 +271,9 @@ export async function startKubeSim(
             podStartupSeconds: options.podStartupSeconds,
             provisioningSeconds: options.provisioningSeconds,
             reclaimSeconds: options.reclaimSeconds,
+            snapshotReadySeconds: options.snapshotReadySeconds,
           },
+          snapshotBehaviours,
         });
   const scenario = options.scenario ?? 'empty';
   applyScenario(
@@ -330,6 +354,11 @@ export async function startKubeSim(
       writeFileSync(path, kubeconfigFor(credential), { mode: 0o600 }),
     addFault: (rule: FaultRule) => faults.add(rule),
     clearFaults: () => faults.clear(),
+    addSnapshotBehaviour: (rule: SnapshotBehaviourRule) =>
+      snapshotBehaviours.add(rule),
+    removeSnapshotBehaviour: (id: number) => snapshotBehaviours.remove(id),
+    clearSnapshotBehaviours: () => snapshotBehaviours.clear(),
+    snapshotBehaviours: () => snapshotBehaviours.list(),
     setLatency: (ms: number) => {
       faults.latencyMs = ms;
     },

@@ -15,6 +15,10 @@ export interface ResourceType {
   listOnly?: boolean;
   /** Computed from other objects at each request (metrics.k8s.io): get and list only, read-only. */
   computed?: boolean;
+  /** Served get, list and watch only, from objects the simulator seeds (not always empty, unlike listOnly). */
+  readOnly?: boolean;
+  /** Served as a CustomResourceDefinition is: its schema drives validation and OpenAPI (see snapshots/schemas.ts). */
+  customResource?: boolean;
 }
 
 const ALL_VERBS = [
@@ -224,6 +228,51 @@ export const RESOURCE_TYPES: ResourceType[] = [
     kind: 'Lease',
     namespaced: true,
   },
+  // The definitions of the custom resources below (snapshots/crds.ts), read-only.
+  {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    singular: 'customresourcedefinition',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    readOnly: true,
+  },
+  // The CSI snapshot CRDs (kubernetes-csi/external-snapshotter), with their controller (controllers/SnapshotController.ts).
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshots',
+    singular: 'volumesnapshot',
+    kind: 'VolumeSnapshot',
+    namespaced: true,
+    shortNames: ['vs'],
+    subresources: ['status'],
+    customResource: true,
+  },
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotcontents',
+    singular: 'volumesnapshotcontent',
+    kind: 'VolumeSnapshotContent',
+    namespaced: false,
+    shortNames: ['vsc', 'vscs'],
+    subresources: ['status'],
+    customResource: true,
+  },
+  {
+    group: 'snapshot.storage.k8s.io',
+    version: 'v1',
+    plural: 'volumesnapshotclasses',
+    singular: 'volumesnapshotclass',
+    kind: 'VolumeSnapshotClass',
+    namespaced: false,
+    shortNames: ['vsclass', 'vsclasses'],
+    customResource: true,
+  },
   // What metrics-server serves, asked for by Backstage's Kubernetes tab unless
   // skipMetricsLookup is set, and by kubectl top pod (see http/podMetrics.ts).
   {
@@ -241,7 +290,7 @@ export const RESOURCE_TYPES: ResourceType[] = [
 /** Verbs a resource type answers in discovery. */
 export function verbsOf(type: ResourceType): string[] {
   if (type.computed) return COMPUTED_VERBS;
-  return type.listOnly ? LIST_VERBS : ALL_VERBS;
+  return type.listOnly || type.readOnly ? LIST_VERBS : ALL_VERBS;
 }
 
 export function apiVersionOf(type: ResourceType): string {

@@ -63,6 +63,7 @@ function sendJson(
   status: number,
   body: unknown,
   contentType = 'application/json',
+  warnings: string[] = [],
 ) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const retryAfter = (body as { details?: { retryAfterSeconds?: number } })
@@ -71,6 +72,9 @@ function sendJson(
     'Content-Type': contentType,
     'Content-Length': Buffer.byteLength(text),
     ...(retryAfter ? { 'Retry-After': String(retryAfter) } : {}),
+    ...(warnings.length
+      ? { Warning: warnings.map(w => `299 - ${JSON.stringify(w)}`) }
+      : {}),
   });
   res.end(text);
 }
@@ -230,7 +234,13 @@ async function serveResource(
       ),
     );
   } else {
-    sendJson(res, result.status, result.body);
+    sendJson(
+      res,
+      result.status,
+      result.body,
+      'application/json',
+      result.warnings,
+    );
   }
   return result.status;
 }

@@ -5,6 +5,19 @@ import { Controller, ControllerContext, keyOf, splitKey } from './Controller';
 import { EventRecorder } from './EventRecorder';
 import { SELECTED_NODE_ANNOTATION } from './PodLifecycleController';
 import { NODE_NAME, parseQuantity, tolerate } from './util';
+import { snapshotSourceOf } from './SnapshotController';
+import {
+  ANN_DATA_ORIGIN,
+  ANN_RESTORED_FROM_CLAIM_UID,
+  ANN_RESTORED_FROM_CONTENT,
+  ANN_RESTORED_FROM_SNAPSHOT,
+  ANN_RESTORED_FROM_SNAPSHOT_UID,
+  ANN_RESTORED_FROM_VOLUME,
+  ANN_SOURCE_CLAIM_UID,
+  ANN_SOURCE_VOLUME,
+  CONTENTS,
+  SNAPSHOTS,
+} from '../snapshots/constants';
 import {
   ANN_BETA_STORAGE_PROVISIONER,
   ANN_BIND_COMPLETED,
@@ -81,6 +94,16 @@ export class ProvisioningController extends Controller {
         : [];
     }
     if (event.resource === CLASSES) return [...this.unbound];
+    if (event.resource === SNAPSHOTS)
+      return [...this.unbound].filter(key => {
+        const [namespace, name] = splitKey(key);
+        const claim = this.ctx.store.get(CLAIMS, namespace, name);
+        return (
+          namespace === obj.metadata.namespace &&
+          claim !== undefined &&
+          snapshotSourceOf(claim) === obj.metadata.name
+        );
+      });
     return [];
   }
 
@@ -255,6 +278,20 @@ export class ProvisioningController extends Controller {
         `External provisioner is provisioning volume for claim "${claim.metadata.namespace}/${claim.metadata.name}"`,
       );
     }
+    const restore = snapshotSourceOf(claim);
+    let origin: Record<string, string> | undefined;
+    if (restore) {
+      const found = this.restoreSource(claim, restore, provisioner);
+      if (typeof found === 'string') {
+        external.warning(
+          claim,
+          'ProvisioningFailed',
+          `failed to provision volume with StorageClass "${className}": error getting handle for DataSource Type VolumeSnapshot by Name ${restore}: ${found}`,
+        );
+        return;
+      }
+      origin = found;
+    }
     if (
       !this.elapsed(
         claim.metadata.uid,
@@ -265,7 +302,7 @@ export class ProvisioningController extends Controller {
     )
       return;
     const volume = tolerate([409], () =>
-      store.create(VOLUMES, provisionedVolume(claim, storageClass)),
+      store.create(VOLUMES, provisionedVolume(claim, storageClass, origin)),
     );
     if (volume)
       external.normal(
@@ -273,6 +310,57 @@ export class ProvisioningController extends Controller {
         'ProvisioningSucceeded',
         `Successfully provisioned volume ${volume.metadata.name}`,
       );
+  }
+
+  /**
+   * What external-provisioner checks before it restores a snapshot: it is
+   * ready, not being deleted, of this driver, and no bigger than the claim
+   * (a smaller request fails and the claim stays Pending, retried). Returns
+   * the new volume's record of its data's origin, or why not.
+   */
+  private restoreSource(
+    claim: KubeObject,
+    name: string,
+    provisioner: string,
+  ): Record<string, string> | string {
+    const store = this.ctx.store;
+    const snapshot = store.get(SNAPSHOTS, claim.metadata.namespace, name);
+    if (!snapshot)
+      return `error getting snapshot ${name} from api server: volumesnapshots.snapshot.storage.k8s.io "${name}" not found`;
+    if (snapshot.metadata.deletionTimestamp)
+      return `snapshot ${name} is currently being deleted`;
+    if (snapshot.status?.readyToUse !== true)
+      return `snapshot ${name} is not Ready`;
+    const contentName = snapshot.status.boundVolumeSnapshotContentName;
+    const content = contentName
+      ? store.get(CONTENTS, undefined, contentName)
+      : undefined;
+    if (
+      !content ||
+      content.spec?.volumeSnapshotRef?.uid !== snapshot.metadata.uid
+    )
+      return `snapshot ${name} is not bound to a VolumeSnapshotContent that names it`;
+    if (content.spec.driver !== provisioner)
+      return `snapshot ${name} was taken by driver ${content.spec.driver}, not by ${provisioner}`;
+    const requested = parseQuantity(claim.spec.resources?.requests?.storage);
+    const restoreSize = Number(content.status?.restoreSize ?? 0);
+    if (requested < restoreSize)
+      return `requested volume size ${requested} is less than the size ${restoreSize} for the source snapshot ${name}`;
+    const annotations = content.metadata.annotations ?? {};
+    return {
+      [ANN_RESTORED_FROM_SNAPSHOT]: `${snapshot.metadata.namespace}/${name}`,
+      [ANN_RESTORED_FROM_SNAPSHOT_UID]: snapshot.metadata.uid,
+      [ANN_RESTORED_FROM_CONTENT]: content.metadata.name,
+      ...(annotations[ANN_SOURCE_VOLUME]
+        ? { [ANN_RESTORED_FROM_VOLUME]: annotations[ANN_SOURCE_VOLUME] }
+        : {}),
+      ...(annotations[ANN_SOURCE_CLAIM_UID]
+        ? { [ANN_RESTORED_FROM_CLAIM_UID]: annotations[ANN_SOURCE_CLAIM_UID] }
+        : {}),
+      ...(annotations[ANN_DATA_ORIGIN]
+        ? { [ANN_DATA_ORIGIN]: annotations[ANN_DATA_ORIGIN] }
+        : {}),
+    };
   }
 
   private provisionerEvents(provisioner: string): EventRecorder {

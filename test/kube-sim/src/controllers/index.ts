@@ -8,6 +8,8 @@ import { ProvisioningController } from './ProvisioningController';
 import { PvcProtectionController } from './PvcProtectionController';
 import { PvProtectionController } from './PvProtectionController';
 import { PvReclaimController } from './PvReclaimController';
+import { SnapshotController } from './SnapshotController';
+import { SnapshotBehaviours } from '../snapshots/SnapshotBehaviours';
 import { StatefulSetController } from './StatefulSetController';
 
 export { Controller } from './Controller';
@@ -20,6 +22,8 @@ export interface ControllerOptions {
   provisioningSeconds?: number;
   /** Released volume with reclaim policy Delete to deleted (default 1). */
   reclaimSeconds?: number;
+  /** A VolumeSnapshot's cut to readyToUse, unless a rule or annotation says otherwise (default 1). */
+  snapshotReadySeconds?: number;
 }
 
 export interface RunningControllers {
@@ -36,10 +40,13 @@ export function startControllers({
   store,
   clock,
   options = {},
+  snapshotBehaviours = new SnapshotBehaviours(),
 }: {
   store: ObjectStore;
   clock: SimClock;
   options?: ControllerOptions;
+  /** How the simulated CSI driver answers each snapshot (see SnapshotBehaviours). */
+  snapshotBehaviours?: SnapshotBehaviours;
 }): RunningControllers {
   const ctx = { store, clock };
   const controllers: Controller[] = [
@@ -51,6 +58,11 @@ export function startControllers({
     new ProvisioningController(ctx, options.provisioningSeconds ?? 1),
     new PvReclaimController(ctx, options.reclaimSeconds ?? 1),
     new PvProtectionController(ctx),
+    new SnapshotController(
+      ctx,
+      snapshotBehaviours,
+      options.snapshotReadySeconds ?? 1,
+    ),
   ];
   for (const controller of controllers) controller.start();
   return {

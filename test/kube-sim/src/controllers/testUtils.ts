@@ -8,6 +8,7 @@ import {
   startControllers,
 } from './index';
 import { manifest } from '../manifests';
+import { SnapshotBehaviours } from '../snapshots/SnapshotBehaviours';
 
 export { manifest, pvc, statefulSet } from '../manifests';
 
@@ -24,7 +25,10 @@ export interface Harness {
 
 /** A store with namespace 'default' and default class 'standard' (CSI, Delete, Immediate), plus controllers on a fast clock. */
 export function startHarness(
-  options: ControllerOptions & { timeFactor?: number } = {},
+  options: ControllerOptions & {
+    timeFactor?: number;
+    snapshotBehaviours?: SnapshotBehaviours;
+  } = {},
 ): Harness {
   const store = new ObjectStore();
   const clock = new SimClock(options.timeFactor ?? 0.001);
@@ -55,7 +59,12 @@ export function startHarness(
   const warnings: string[] = [];
   const onWarning = (warning: Error) => warnings.push(warning.message);
   process.on('warning', onWarning);
-  const controllers = startControllers({ store, clock, options });
+  const controllers = startControllers({
+    store,
+    clock,
+    options,
+    snapshotBehaviours: options.snapshotBehaviours,
+  });
   return {
     store,
     controllers,

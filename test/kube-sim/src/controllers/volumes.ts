@@ -63,6 +63,8 @@ export function withPhase(
 export function provisionedVolume(
   claim: KubeObject,
   storageClass: KubeObject,
+  /** Annotations recording the snapshot a restored volume's data came from. */
+  restoredFrom: Record<string, string> = {},
 ): KubeObject {
   const provisioner: string = storageClass.provisioner;
   const reclaimPolicy = storageClass.reclaimPolicy ?? 'Delete';
@@ -93,7 +95,7 @@ export function provisionedVolume(
     kind: 'PersistentVolume',
     metadata: {
       name,
-      annotations: { [ANN_PROVISIONED_BY]: provisioner },
+      annotations: { [ANN_PROVISIONED_BY]: provisioner, ...restoredFrom },
       ...(csi && reclaimPolicy === 'Delete'
         ? { finalizers: [PROVISIONER_FINALIZER] }
         : {}),

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { groupVersions, RESOURCE_TYPES, ResourceType } from '../resources';
+import { SNAPSHOT_SCHEMAS } from '../snapshots/schemas';
 
 /**
  * Enough OpenAPI v3 for kubectl: it downloads the spec of a group version
@@ -21,6 +22,9 @@ const QUERY_PARAMS = ['dryRun', 'fieldManager', 'fieldValidation', 'force'].map(
 );
 
 function schemaName(t: ResourceType) {
+  // A CRD's schema is named after its reversed group, e.g. io.k8s.storage.snapshot.v1.VolumeSnapshot.
+  if (t.customResource)
+    return `${t.group.split('.').reverse().join('.')}.${t.version}.${t.kind}`;
   return `io.k8s.api.${t.group ? t.group.split('.')[0] : 'core'}.${t.version}.${
     t.kind
   }`;
@@ -52,26 +56,32 @@ function gvDocument(group: string, version: string) {
         },
       },
     });
-    paths[base] = t.listOnly
-      ? { get: op('get') }
+    paths[base] =
+      t.listOnly || t.readOnly
+        ? { get: op('get') }
+        : {
+            get: op('get'),
+            put: op('put'),
+            patch: op('patch'),
+            delete: op('delete'),
+          };
+    schemas[schemaName(t)] = t.customResource
+      ? {
+          ...SNAPSHOT_SCHEMAS[t.kind],
+          'x-kubernetes-group-version-kind': [gvk],
+        }
       : {
-          get: op('get'),
-          put: op('put'),
-          patch: op('patch'),
-          delete: op('delete'),
+          type: 'object',
+          description: `${t.kind} (served by kube-sim)`,
+          'x-kubernetes-group-version-kind': [gvk],
+          properties: {
+            apiVersion: { type: 'string' },
+            kind: { type: 'string' },
+            metadata: { type: 'object' },
+            spec: { type: 'object' },
+            status: { type: 'object' },
+          },
         };
-    schemas[schemaName(t)] = {
-      type: 'object',
-      description: `${t.kind} (served by kube-sim)`,
-      'x-kubernetes-group-version-kind': [gvk],
-      properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        spec: { type: 'object' },
-        status: { type: 'object' },
-      },
-    };
   }
   return {
     openapi: '3.0.0',

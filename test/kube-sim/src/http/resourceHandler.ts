@@ -9,6 +9,8 @@ import { BodyFormat } from './body';
 import { handlePodMetrics } from './podMetrics';
 import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import { ResourceRoute } from './route';
+import { SNAPSHOT_SCHEMAS } from '../snapshots/schemas';
+import { unknownFields } from '../snapshots/structuralSchema';
 
 export interface ResourceRequest {
   route: ResourceRoute;
@@ -23,6 +25,8 @@ export interface HandlerResult {
   body: unknown;
   /** Set for lists, so the response can be rendered as a Table. */
   items?: KubeObject[];
+  /** Sent as `Warning: 299 - "…"` headers (kubectl prints them). */
+  warnings?: string[];
 }
 
 /** The verb RBAC sees for a request. */
@@ -64,6 +68,37 @@ function dryRunOf(query: URLSearchParams, body?: any): boolean {
       );
   }
   return values.length > 0;
+}
+
+const FIELD_VALIDATION = ['Ignore', 'Warn', 'Strict'];
+
+/**
+ * fieldValidation for a custom resource's write: unknown fields refuse the
+ * request (Strict), come back as warnings (Warn, the default) or are dropped
+ * silently (Ignore); admission prunes them in the last two cases.
+ */
+function unknownFieldWarnings(
+  route: ResourceRoute,
+  query: URLSearchParams,
+  obj: KubeObject,
+): string[] {
+  const mode = query.get('fieldValidation') ?? 'Warn';
+  if (!FIELD_VALIDATION.includes(mode))
+    throw errors.badRequest(
+      `fieldValidation: Unsupported value: "${mode}": supported values: "Ignore", "Warn", "Strict"`,
+    );
+  if (!route.type.customResource) return [];
+  const unknown = unknownFields(SNAPSHOT_SCHEMAS[route.type.kind], obj).map(
+    f => `unknown field "${f}"`,
+  );
+  const { kind, version } = route.type;
+  if (mode === 'Strict' && unknown.length > 0)
+    throw errors.badRequest(
+      `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${unknown.join(
+        ', ',
+      )}`,
+    );
+  return mode === 'Warn' ? unknown : [];
 }
 
 function asObject(body: unknown, route: ResourceRoute): KubeObject {
@@ -208,6 +243,11 @@ export function handleResource(
       : route.type.plural;
     throw errors.readOnlyResource(req.verb, resource);
   }
+  if (route.type.readOnly && req.verb !== 'get' && req.verb !== 'list')
+    throw errors.builtInResource(
+      req.verb,
+      `${route.type.plural}.${route.type.group}`,
+    );
   if (route.subresource === 'log') {
     if (req.verb !== 'get') throw errors.methodNotAllowed(req.verb);
     store.require(key, ns, route.name!);
@@ -256,9 +296,11 @@ export function handleResource(
     case 'create': {
       const obj = asObject(req.body, route);
       checkNamespace(route, obj);
+      const warnings = unknownFieldWarnings(route, query, obj);
       return {
         status: 201,
         body: store.create(key, obj, { dryRun: dryRunOf(query) }),
+        warnings,
       };
     }
     case 'update':
@@ -320,6 +362,7 @@ export function handleResource(
         name: route.name!,
         ...(ns ? { namespace: ns } : {}),
       };
+      const warnings = unknownFieldWarnings(route, query, desired);
       const hasStatus = (route.type.subresources ?? []).includes('status');
       if (route.subresource === 'status') {
         desired = {
@@ -333,7 +376,11 @@ export function handleResource(
       } else if (hasStatus) {
         desired = { ...desired, status: current.status };
       }
-      return { status: 200, body: store.update(key, desired, { dryRun }) };
+      return {
+        status: 200,
+        body: store.update(key, desired, { dryRun }),
+        warnings,
+      };
     }
     case 'delete': {
       const options = deleteOptionsOf(query, req.body);

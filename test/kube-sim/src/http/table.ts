@@ -1,3 +1,4 @@
+import { PRINTER_COLUMNS, PrinterColumn } from '../snapshots/schemas';
 import { KubeObject } from '../types';
 
 type Column = {
@@ -5,7 +6,8 @@ type Column = {
   type: string;
   format?: string;
   priority?: number;
-  cell: (o: KubeObject) => string | number;
+  /** null: the field is unset (kubectl prints <none>). */
+  cell: (o: KubeObject) => string | number | boolean | null;
 };
 
 /** Age as kubectl prints it (apimachinery's HumanDuration). */
@@ -320,6 +322,14 @@ const COLUMNS: Record<string, Column[]> = {
     },
     age,
   ],
+  CustomResourceDefinition: [
+    name,
+    {
+      name: 'Created At',
+      type: 'date',
+      cell: o => o.metadata.creationTimestamp,
+    },
+  ],
   Namespace: [
     name,
     { name: 'Status', type: 'string', cell: o => o.status?.phase ?? 'Active' },
@@ -363,6 +373,34 @@ const COLUMNS: Record<string, Column[]> = {
     { name: 'Message', type: 'string', cell: o => o.message ?? '' },
   ],
 };
+
+/** The value at a simple `.a.b.c` JSON path. */
+function atPath(o: unknown, jsonPath: string): unknown {
+  return jsonPath
+    .split('.')
+    .filter(Boolean)
+    .reduce<any>((v, key) => (v === null || v === undefined ? v : v[key]), o);
+}
+
+/** An additionalPrinterColumn as apiextensions-apiserver renders it: dates as ages, missing values as null. */
+function printerColumn(c: PrinterColumn): Column {
+  return {
+    name: c.name,
+    type: c.type,
+    priority: c.priority,
+    cell: o => {
+      const value = atPath(o, c.jsonPath);
+      if (value === undefined || value === null) return null;
+      if (c.type === 'date') return humanAge(String(value));
+      if (c.type === 'boolean' && typeof value === 'boolean') return value;
+      if (c.type === 'integer' && typeof value === 'number') return value;
+      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+    },
+  };
+}
+
+for (const [kind, columns] of Object.entries(PRINTER_COLUMNS))
+  COLUMNS[kind] = [name, ...columns.map(printerColumn)];
 
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
