@@ -34,6 +34,8 @@ export interface VolumeSnapshotContent {
     driver?: string;
     deletionPolicy?: string;
     volumeSnapshotClassName?: string;
+    /** For a dynamically created content: the handle of the volume it was taken of. */
+    source?: { volumeHandle?: string; snapshotHandle?: string };
     volumeSnapshotRef?: {
       namespace?: string;
       name?: string;

@@ -34,7 +34,10 @@ export type SnapshotClassReads = Pick<
  */
 export class SnapshotClassResolver {
   private classes?: Promise<VolumeSnapshotClass[]>;
-  private readonly provisioners = new Map<string, Promise<string | undefined>>();
+  private readonly provisioners = new Map<
+    string,
+    Promise<string | undefined>
+  >();
 
   constructor(
     private readonly reads: SnapshotClassReads,
@@ -80,7 +83,9 @@ export class SnapshotClassResolver {
         reason: volume?.spec?.csi
           ? 'its volume names no CSI driver'
           : `its volume is not a CSI volume${
-              storageClass ? ` and StorageClass ${storageClass} names no provisioner` : ''
+              storageClass
+                ? ` and StorageClass ${storageClass} names no provisioner`
+                : ''
             }, so no VolumeSnapshotClass can take it`,
       };
     const defaults = classes.filter(
@@ -91,7 +96,9 @@ export class SnapshotClassResolver {
     if (defaults.length > 1)
       return {
         kind: 'error',
-        reason: `${defaults.length} VolumeSnapshotClasses are marked default for CSI driver ${driver}: ${defaults
+        reason: `${
+          defaults.length
+        } VolumeSnapshotClasses are marked default for CSI driver ${driver}: ${defaults
           .map(c => c.metadata?.name)
           .join(
             ' and ',
