@@ -225,15 +225,16 @@ describe('a prune with snapshots', () => {
     expect(result.status).toBe('succeeded');
     expect(deletedClaims()).toEqual(['data-web-1', 'data-web-2']);
     const prefix = job.id.slice(0, 8);
+    const { calls, contents } = fake;
     for (const name of ['data-web-1', 'data-web-2']) {
-      const ready = fake.calls.findIndex(
+      const ready = calls.findIndex(
         c =>
           c.startsWith('get content') &&
-          fake.contents.get(c.slice(12))?.spec?.volumeSnapshotRef?.name ===
+          contents.get(c.slice(12))?.spec?.volumeSnapshotRef?.name ===
             `${name}-${prefix}`,
       );
       expect(ready).toBeGreaterThan(-1);
-      expect(fake.calls.indexOf(`delete ${name}`)).toBeGreaterThan(ready);
+      expect(calls.indexOf(`delete ${name}`)).toBeGreaterThan(ready);
     }
     expect(result.summary.deleted).toEqual([
       expect.objectContaining({

@@ -23,56 +23,6 @@ type SnapshotEventType =
   | 'snapshot-failed'
   | 'snapshot-skipped';
 
-/**
- * The snapshot step of a prune job that asked for snapshots
- * (`snapshot: true`): before each claim's last check and delete, its
- * VolumeSnapshot is taken and waited for. A claim whose snapshot fails or
- * times out, or that has no VolumeSnapshotClass while
- * `pvcPruner.snapshots.required` is true, is held back (not deleted). A
- * Retain volume needs none; with `required: false`, a claim without a class
- * is deleted without one; the outcome says so. Each snapshot is named in the
- * job's events and in the claim's outcome.
- */
-export class SnapshotSteps implements BeforeDeleteStepFactory {
-  private readonly taker: SnapshotTaker;
-
-  constructor(
-    private readonly deps: {
-      events: JobEvents;
-      options: SnapshotOptions;
-      /** Replaces the taker (tests: shorter polls). */
-      taker?: SnapshotTaker;
-    },
-  ) {
-    this.taker =
-      deps.taker ??
-      new SnapshotTaker({
-        timeoutMs: deps.options.timeoutMs,
-        retentionDays: deps.options.retentionDays,
-      });
-  }
-
-  start(options: {
-    job: PruneJob;
-    gateway: KubeGateway;
-    request?: JobRequest;
-  }): BeforeDeleteStep | undefined {
-    if (!options.request?.snapshot) return undefined;
-    return new JobSnapshots(
-      options.job,
-      options.gateway,
-      options.request,
-      new SnapshotClassResolver(
-        options.gateway,
-        this.deps.options.classByStorageClass,
-      ),
-      this.taker,
-      this.deps.events,
-      this.deps.options.required,
-    );
-  }
-}
-
 /** One job's snapshots. */
 class JobSnapshots implements BeforeDeleteStep {
   constructor(
@@ -226,5 +176,55 @@ class JobSnapshots implements BeforeDeleteStep {
       pvc: confirmed.name,
       message,
     });
+  }
+}
+
+/**
+ * The snapshot step of a prune job that asked for snapshots
+ * (`snapshot: true`): before each claim's last check and delete, its
+ * VolumeSnapshot is taken and waited for. A claim whose snapshot fails or
+ * times out, or that has no VolumeSnapshotClass while
+ * `pvcPruner.snapshots.required` is true, is held back (not deleted). A
+ * Retain volume needs none; with `required: false`, a claim without a class
+ * is deleted without one; the outcome says so. Each snapshot is named in the
+ * job's events and in the claim's outcome.
+ */
+export class SnapshotSteps implements BeforeDeleteStepFactory {
+  private readonly taker: SnapshotTaker;
+
+  constructor(
+    private readonly deps: {
+      events: JobEvents;
+      options: SnapshotOptions;
+      /** Replaces the taker (tests: shorter polls). */
+      taker?: SnapshotTaker;
+    },
+  ) {
+    this.taker =
+      deps.taker ??
+      new SnapshotTaker({
+        timeoutMs: deps.options.timeoutMs,
+        retentionDays: deps.options.retentionDays,
+      });
+  }
+
+  start(options: {
+    job: PruneJob;
+    gateway: KubeGateway;
+    request?: JobRequest;
+  }): BeforeDeleteStep | undefined {
+    if (!options.request?.snapshot) return undefined;
+    return new JobSnapshots(
+      options.job,
+      options.gateway,
+      options.request,
+      new SnapshotClassResolver(
+        options.gateway,
+        this.deps.options.classByStorageClass,
+      ),
+      this.taker,
+      this.deps.events,
+      this.deps.options.required,
+    );
   }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
@@ -180,7 +181,10 @@ export class SnapshotTaker {
               : ''
           }; it is left in place`,
         );
-      await sleep(Math.min(pollMs, left), stop);
+      // Cut short when the instance shuts down; the loop then says so.
+      await sleep(Math.min(pollMs, left), undefined, { signal: stop }).catch(
+        () => undefined,
+      );
       pollMs = Math.min(pollMs * 2, this.maxPollMs);
     }
   }
@@ -254,17 +258,4 @@ export class SnapshotTaker {
       ...(restoreBytes !== undefined ? { restoreBytes } : {}),
     };
   }
-}
-
-/** Waits `ms`, or less when `stop` aborts. */
-function sleep(ms: number, stop: AbortSignal): Promise<void> {
-  return new Promise(resolve => {
-    const done = () => {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    stop.addEventListener('abort', done);
-  });
 }
