@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { V1StorageClass } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+} from '@kubernetes/client-node';
 import {
   ClusterRequestError,
   type KubeGateway,
@@ -34,7 +37,18 @@ export class FakeSnapshotter {
   behaviour: (claimName: string) => SnapshotBehaviour = () => ({ ready: 0 });
   /** Called as each snapshot's creation arrives (a test's clock). */
   onCreate?: (snapshot: VolumeSnapshot) => void;
+  /** Called as each snapshot becomes ready. */
+  onReady?: (snapshot: VolumeSnapshot) => void;
+  /** The claim as read back after its snapshot (its nth read); none unless told. */
+  claimOnRead: (read: number) => V1PersistentVolumeClaim | undefined = () =>
+    undefined;
   private readonly reads = new Map<string, number>();
+  private claimReads = 0;
+
+  readClaim = async (namespace: string, name: string) => {
+    this.calls.push(`get claim ${namespace}/${name}`);
+    return this.claimOnRead(++this.claimReads);
+  };
 
   createVolumeSnapshot = async (
     namespace: string,
@@ -132,11 +146,13 @@ export class FakeSnapshotter {
         },
       },
     });
+    const wasReady = snapshot.status?.readyToUse;
     snapshot.status = {
       readyToUse: true,
       boundVolumeSnapshotContentName: contentName,
       restoreSize,
       creationTime: new Date().toISOString(),
     };
+    if (!wasReady) this.onReady?.(snapshot);
   }
 }

@@ -396,6 +396,39 @@ describe('a prune with snapshots', () => {
     expect(result.summary.skipped).toEqual([]);
   });
 
+  it('sends the delete only once the snapshot controller has lifted its finalizer from the ready snapshot’s claim', async () => {
+    const pvcs = createBoundClaims(['data-web-1'], {
+      finalizers: ['kubernetes.io/pvc-protection', SOURCE_PROTECTION],
+    });
+    // As the snapshot controller does, a moment after the snapshot is ready.
+    fake.onReady = () =>
+      setTimeout(() => {
+        const held = sim.store.require(
+          'persistentvolumeclaims',
+          'shop',
+          'data-web-1',
+        );
+        sim.store.update('persistentvolumeclaims', {
+          ...held,
+          metadata: {
+            ...held.metadata,
+            finalizers: ['kubernetes.io/pvc-protection'],
+          },
+        });
+        fake.calls.push('lifted data-web-1');
+      }, 100);
+    recordDeletes();
+
+    const { result } = await run(await createWebJob(store, pvcs));
+
+    expect(deletedClaims()).toEqual(['data-web-1']);
+    expect(fake.calls.indexOf('delete data-web-1')).toBeGreaterThan(
+      fake.calls.indexOf('lifted data-web-1'),
+    );
+    expect(fake.calls.indexOf('lifted data-web-1')).toBeGreaterThan(-1);
+    expect(result.summary.skipped).toEqual([]);
+  });
+
   it('creates a dry run’s snapshots with dryRun=All, without waiting, and its deletes are dry runs too', async () => {
     const pvcs = createBoundClaims(['data-web-1']);
     fake.behaviour = () => ({ never: true });

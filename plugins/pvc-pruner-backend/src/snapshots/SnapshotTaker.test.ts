@@ -1,7 +1,11 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { FakeSnapshotter } from '../__testUtils__/fakeSnapshotter';
 import { SNAPSHOT_ANNOTATIONS, SNAPSHOT_LABELS } from './snapshotMetadata';
-import { SnapshotOrder, SnapshotTaker } from './SnapshotTaker';
+import {
+  SnapshotOrder,
+  SnapshotTaker,
+  SOURCE_PROTECTION_FINALIZER,
+} from './SnapshotTaker';
 
 const JOB = '3f2a9c1e-0000-4000-8000-000000000001';
 
@@ -92,7 +96,41 @@ describe('SnapshotTaker', () => {
       'get shop/data-orders-db-3-3f2a9c1e',
       'get shop/data-orders-db-3-3f2a9c1e',
       expect.stringMatching(/^get content snapcontent-/),
+      'get claim shop/data-orders-db-3',
     ]);
+  });
+
+  it('once the snapshot is ready, waits for the snapshot controller to lift its finalizer from the claim, whose update would fail a delete checked before it', async () => {
+    const held = (finalizers: string[]) => ({
+      ...claim,
+      metadata: { ...claim.metadata, finalizers },
+    });
+    fake.claimOnRead = read =>
+      read < 3
+        ? held(['kubernetes.io/pvc-protection', SOURCE_PROTECTION_FINALIZER])
+        : held(['kubernetes.io/pvc-protection']);
+
+    const result = await taker().take(fake, order(), running());
+
+    expect(result.ok).toBe(true);
+    expect(fake.calls.filter(c => c.startsWith('get claim'))).toHaveLength(3);
+  });
+
+  it('goes on with a ready snapshot when the finalizer is not lifted within the wait, which only delays the deletion', async () => {
+    fake.claimOnRead = () => ({
+      ...claim,
+      metadata: {
+        ...claim.metadata,
+        finalizers: [SOURCE_PROTECTION_FINALIZER],
+      },
+    });
+    const started = Date.now();
+
+    const result = await taker(150).take(fake, order(), running());
+
+    expect(result.ok).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('fails with the controller’s error when the snapshot reports status.error', async () => {

@@ -14,8 +14,18 @@ import { snapshotMetadata, snapshotName } from './snapshotMetadata';
 /** The cluster's calls a snapshot needs: the job's own gateway, with the user's credentials where it carries them. */
 export type SnapshotCalls = Pick<
   KubeGateway,
-  'createVolumeSnapshot' | 'readVolumeSnapshot' | 'readVolumeSnapshotContent'
+  | 'createVolumeSnapshot'
+  | 'readVolumeSnapshot'
+  | 'readVolumeSnapshotContent'
+  | 'readClaim'
 >;
+
+/** The finalizer the snapshot controller holds a claim with while a snapshot of it is taken. */
+export const SOURCE_PROTECTION_FINALIZER =
+  'snapshot.storage.kubernetes.io/pvc-as-source-protection';
+
+/** The longest a ready snapshot's claim is waited for to be released by the snapshot controller. */
+const RELEASE_WAIT_MS = 10_000;
 
 /** One claim's snapshot, as a job asks for it. */
 export interface SnapshotOrder {
@@ -167,8 +177,17 @@ export class SnapshotTaker {
               'the snapshot controller reported an error without a message'
             }`,
           );
-        if (snapshot.status?.readyToUse === true)
-          return this.verify(calls, order, ref, snapshot, expiresAt);
+        if (snapshot.status?.readyToUse === true) {
+          const verified = await this.verify(
+            calls,
+            order,
+            ref,
+            snapshot,
+            expiresAt,
+          );
+          if (verified.ok) await this.awaitRelease(calls, order, stop);
+          return verified;
+        }
       }
       const left = deadline - Date.now();
       if (left <= 0)
@@ -182,6 +201,43 @@ export class SnapshotTaker {
           }; it is left in place`,
         );
       // Cut short when the instance shuts down; the loop then says so.
+      await sleep(Math.min(pollMs, left), undefined, { signal: stop }).catch(
+        () => undefined,
+      );
+      pollMs = Math.min(pollMs * 2, this.maxPollMs);
+    }
+  }
+
+  /**
+   * Once a snapshot is ready, the snapshot controller lifts its
+   * source-protection finalizer from the claim: that update changes the
+   * claim's resourceVersion, and would fail a delete checked before it
+   * (409), so it is waited for, a while. Past that, the claim goes on as it
+   * is: the finalizer only delays its deletion, and the job reports what
+   * holds it.
+   */
+  private async awaitRelease(
+    calls: SnapshotCalls,
+    order: SnapshotOrder,
+    stop: AbortSignal,
+  ): Promise<void> {
+    const { namespace, name, uid } = order.claim.metadata!;
+    const deadline =
+      Date.now() + Math.min(RELEASE_WAIT_MS, this.options.timeoutMs);
+    let pollMs = this.firstPollMs;
+    while (!stop.aborted) {
+      const claim = await calls
+        .readClaim(namespace!, name!)
+        .catch(() => undefined);
+      // Gone, replaced or unreadable: the last check says which.
+      if (
+        !claim ||
+        claim.metadata?.uid !== uid ||
+        !claim.metadata?.finalizers?.includes(SOURCE_PROTECTION_FINALIZER)
+      )
+        return;
+      const left = deadline - Date.now();
+      if (left <= 0) return;
       await sleep(Math.min(pollMs, left), undefined, { signal: stop }).catch(
         () => undefined,
       );
