@@ -3,7 +3,7 @@ import type {
   V1PersistentVolumeClaim,
   V1StorageClass,
 } from '@kubernetes/client-node';
-import type { VolumeSnapshotClass } from '../kubernetes';
+import { ClusterRequestError, VolumeSnapshotClass } from '../kubernetes';
 import {
   DEFAULT_CLASS_ANNOTATION,
   SnapshotClassResolver,
@@ -183,6 +183,20 @@ describe('SnapshotClassResolver', () => {
       reason: expect.stringContaining('reclaim policy Retain'),
     });
     expect(reads.listVolumeSnapshotClasses).not.toHaveBeenCalled();
+  });
+
+  it('has no class where the cluster has no snapshot API (the CRDs are not installed), and says what to install', async () => {
+    const { resolver: r, reads } = resolver([]);
+    reads.listVolumeSnapshotClasses.mockRejectedValue(
+      new ClusterRequestError('demo', 'not found', 404, 'NotFound'),
+    );
+
+    await expect(
+      r.resolve(claim('gp3'), csiVolume('ebs.csi.aws.com')),
+    ).resolves.toEqual({
+      kind: 'none',
+      reason: expect.stringContaining('install the external-snapshotter'),
+    });
   });
 
   it('lists the classes once per job, and again after a failed list', async () => {

@@ -2,7 +2,11 @@ import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
-import type { KubeGateway, VolumeSnapshotClass } from '../kubernetes';
+import {
+  ClusterRequestError,
+  type KubeGateway,
+  type VolumeSnapshotClass,
+} from '../kubernetes';
 
 /** The annotation the external-snapshotter reads to find a CSI driver's default VolumeSnapshotClass. */
 export const DEFAULT_CLASS_ANNOTATION =
@@ -58,7 +62,18 @@ export class SnapshotClassResolver {
     const driver =
       volume?.spec?.csi?.driver ??
       (storageClass ? await this.provisionerOf(storageClass) : undefined);
-    const classes = await this.listClasses();
+    let classes: VolumeSnapshotClass[];
+    try {
+      classes = await this.listClasses();
+    } catch (e) {
+      if (e instanceof ClusterRequestError && e.statusCode === 404)
+        return {
+          kind: 'none',
+          reason:
+            'the cluster does not serve VolumeSnapshotClasses (snapshot.storage.k8s.io/v1): install the external-snapshotter (its CRDs and snapshot controller) to take snapshots',
+        };
+      throw e;
+    }
     const mapped = storageClass
       ? this.classByStorageClass.get(storageClass)
       : undefined;
