@@ -127,7 +127,7 @@ describe('readOptions: snapshots', () => {
     ],
     [
       { storageClasses: { gp3: 'Ebs Snapshots' } },
-      'pvcPruner: snapshots.storageClasses.gp3 must be the name of a VolumeSnapshotClass (lowercase letters, digits, \'-\' and \'.\'), got "Ebs Snapshots"',
+      "pvcPruner: snapshots.storageClasses.gp3 must be the name of a VolumeSnapshotClass (lowercase letters, digits, '-' and '.'), got \"Ebs Snapshots\"",
     ],
     [
       { storageClasses: { gp3: 7 } },
