@@ -385,6 +385,26 @@ describe('a prune with snapshots', () => {
     expect(events.map(e => e.type)).toContain('snapshot-skipped');
   });
 
+  it('takes no snapshot of a claim bound to no volume, which holds no data, and says why', async () => {
+    const created = sim.store.create(
+      'persistentvolumeclaims',
+      pvc('data-web-1', {}, 'shop'),
+    );
+    sim.store.update('persistentvolumeclaims', {
+      ...created,
+      metadata: { ...created.metadata, finalizers: [] },
+    });
+    const pvcs = [{ name: 'data-web-1', uid: created.metadata.uid as string }];
+
+    const { result } = await run(await createWebJob(store, pvcs));
+
+    expect(fake.calls.filter(c => c.startsWith('create'))).toEqual([]);
+    expect(deletedClaims()).toEqual(['data-web-1']);
+    expect(result.summary.deleted[0].noSnapshot).toBe(
+      'it is not bound to a volume, so it holds no data to snapshot',
+    );
+  });
+
   it("does not take the snapshot controller's source-protection finalizer for a reason to keep the claim", async () => {
     const pvcs = createBoundClaims(['data-web-1'], {
       finalizers: ['kubernetes.io/pvc-protection', SOURCE_PROTECTION],
