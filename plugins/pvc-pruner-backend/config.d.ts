@@ -93,6 +93,42 @@ export interface Config {
       allowAwsAnnotations?: boolean;
     };
     /**
+     * A CSI VolumeSnapshot (`snapshot.storage.k8s.io/v1`) of each claim before a prune deletes it,
+     * in the claim's namespace: an undo window. A prune asks for it per job (`snapshot: true`).
+     * Needs the external-snapshotter CRDs and controller, and a CSI driver that takes snapshots.
+     */
+    snapshots?: {
+      /**
+       * Whether prunes may keep snapshots. Off, a prune that asks for one is refused (400).
+       * @default false
+       */
+      enabled?: boolean;
+      /**
+       * Days a snapshot is kept after the job that took it (its expiry, in its annotations).
+       * @default 7
+       */
+      retentionDays?: number;
+      /**
+       * Seconds a job waits for each snapshot to be `readyToUse`. A snapshot not ready by then
+       * keeps its claim from being deleted, and the job ends `incomplete`, naming it.
+       * @default 300
+       */
+      timeoutSeconds?: number;
+      /**
+       * When true, a claim whose volume has no VolumeSnapshotClass is not deleted. When false, it
+       * is deleted without a snapshot, and its outcome says so. A snapshot that fails or times out
+       * always keeps its claim.
+       * @default true
+       */
+      required?: boolean;
+      /**
+       * The VolumeSnapshotClass by StorageClass name, e.g. `{ gp3: ebs-snapshots }`. A StorageClass
+       * not listed uses the class annotated `snapshot.storage.kubernetes.io/is-default-class: "true"`
+       * for its volume's CSI driver.
+       */
+      storageClasses?: { [storageClass: string]: string };
+    };
+    /**
      * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
      * Without it they show GiB only. Costs are computed by the backend and sent with its answers.
      */

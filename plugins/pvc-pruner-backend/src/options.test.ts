@@ -78,3 +78,70 @@ describe('readOptions', () => {
     );
   });
 });
+
+describe('readOptions: snapshots', () => {
+  it('are off, kept 7 days, waited for 300 s and required unless told', () => {
+    expect(options({}).snapshots).toEqual({
+      enabled: false,
+      retentionDays: 7,
+      timeoutMs: 300_000,
+      required: true,
+      classByStorageClass: new Map(),
+    });
+  });
+
+  it('reads every setting, StorageClass names with dots included', () => {
+    const snapshots = options({
+      snapshots: {
+        enabled: true,
+        retentionDays: 14,
+        timeoutSeconds: 30,
+        required: false,
+        storageClasses: { gp3: 'ebs-snapshots', 'fast.ssd': 'ssd.snaps' },
+      },
+    }).snapshots;
+    expect(snapshots).toEqual({
+      enabled: true,
+      retentionDays: 14,
+      timeoutMs: 30_000,
+      required: false,
+      classByStorageClass: new Map([
+        ['gp3', 'ebs-snapshots'],
+        ['fast.ssd', 'ssd.snaps'],
+      ]),
+    });
+  });
+
+  it.each([
+    [
+      { retentionDays: 0 },
+      'pvcPruner: snapshots.retentionDays must be a positive number, got 0',
+    ],
+    [
+      { retentionDays: 1.5 },
+      'pvcPruner: snapshots.retentionDays must be a whole number, got 1.5',
+    ],
+    [
+      { timeoutSeconds: -5 },
+      'pvcPruner: snapshots.timeoutSeconds must be a positive number, got -5',
+    ],
+    [
+      { storageClasses: { gp3: 'Ebs Snapshots' } },
+      "pvcPruner: snapshots.storageClasses.gp3 must be the name of a VolumeSnapshotClass (lowercase letters, digits, '-' and '.'), got \"Ebs Snapshots\"",
+    ],
+    [
+      { storageClasses: { gp3: 7 } },
+      'pvcPruner: snapshots.storageClasses.gp3 must be the name of a VolumeSnapshotClass',
+    ],
+    [
+      { storageClasses: { 'GP 3': 'ebs' } },
+      'pvcPruner: snapshots.storageClasses.GP 3: "GP 3" is not a StorageClass name',
+    ],
+    [
+      { storageClasses: ['ebs'] },
+      'pvcPruner: snapshots.storageClasses must map StorageClass names to VolumeSnapshotClass names',
+    ],
+  ])('refuses snapshots %j, naming the key', (snapshots, message) => {
+    expect(() => options({ snapshots })).toThrow(message);
+  });
+});

@@ -20,6 +20,21 @@ export interface PvcPrunerOptions {
   namespaceOwnerAnnotation?: string;
   pausedStatefulSets: PausedStatefulSets;
   catalogClusters: { allowAwsAnnotations: boolean };
+  snapshots: SnapshotOptions;
+}
+
+/** `pvcPruner.snapshots`: a VolumeSnapshot of each claim before it is deleted. */
+export interface SnapshotOptions {
+  /** Whether a prune may ask for snapshots at all. */
+  enabled: boolean;
+  /** How long a snapshot is kept, from when the job took it. */
+  retentionDays: number;
+  /** How long a job waits for each snapshot to be readyToUse. */
+  timeoutMs: number;
+  /** When true, a claim that cannot be snapshotted is not deleted. */
+  required: boolean;
+  /** VolumeSnapshotClass by StorageClass name; other classes use their driver's default. */
+  classByStorageClass: ReadonlyMap<string, string>;
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -71,6 +86,44 @@ function pausedStatefulSets(config: Config): PausedStatefulSets {
   return value as PausedStatefulSets;
 }
 
+/** A lowercase RFC 1123 name, as Kubernetes names StorageClasses and VolumeSnapshotClasses. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+function isObjectName(name: string): boolean {
+  return name.length <= 253 && OBJECT_NAME.test(name);
+}
+
+function snapshotOptions(config: Config): SnapshotOptions {
+  const classes = new Map<string, string>();
+  // Read whole: StorageClass names may contain dots, which config keys would take for paths.
+  const mapped = config.getOptional('snapshots.storageClasses') ?? {};
+  if (typeof mapped !== 'object' || mapped === null || Array.isArray(mapped))
+    throw new Error(
+      'pvcPruner: snapshots.storageClasses must map StorageClass names to VolumeSnapshotClass names, e.g. { gp3: ebs-snapshots }',
+    );
+  for (const [storageClass, snapshotClass] of Object.entries(mapped)) {
+    const key = `snapshots.storageClasses.${storageClass}`;
+    if (!isObjectName(storageClass))
+      throw new Error(
+        `pvcPruner: ${key}: "${storageClass}" is not a StorageClass name (lowercase letters, digits, '-' and '.')`,
+      );
+    if (typeof snapshotClass !== 'string' || !isObjectName(snapshotClass))
+      throw new Error(
+        `pvcPruner: ${key} must be the name of a VolumeSnapshotClass (lowercase letters, digits, '-' and '.'), got ${JSON.stringify(
+          snapshotClass,
+        )}`,
+      );
+    classes.set(storageClass, snapshotClass);
+  }
+  return {
+    enabled: config.getOptionalBoolean('snapshots.enabled') ?? false,
+    retentionDays: positiveInteger(config, 'snapshots.retentionDays', 7),
+    timeoutMs: positive(config, 'snapshots.timeoutSeconds', 300) * 1000,
+    required: config.getOptionalBoolean('snapshots.required') ?? true,
+    classByStorageClass: classes,
+  };
+}
+
 export function readOptions(root: Config): PvcPrunerOptions {
   const config = root.getOptionalConfig('pvcPruner') ?? new ConfigReader({});
   return {
@@ -108,5 +161,6 @@ export function readOptions(root: Config): PvcPrunerOptions {
         config.getOptionalBoolean('catalogClusters.allowAwsAnnotations') ??
         false,
     },
+    snapshots: snapshotOptions(config),
   };
 }

@@ -350,6 +350,42 @@ describe('pvcPrunerPlugin', () => {
     );
   });
 
+  it('refuses a prune that asks for snapshots while pvcPruner.snapshots.enabled is not true, with 400 saying so, and asks the cluster nothing', async () => {
+    const server = await startPlugin();
+
+    const response = await asUser(
+      ALICE,
+      postPrune(server, prune({ snapshot: true })),
+    );
+
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({
+      name: 'InputError',
+      message: expect.stringContaining('pvcPruner.snapshots.enabled'),
+    });
+    expect(writes()).toEqual([]);
+  });
+
+  it('takes a prune that asks for snapshots once they are enabled', async () => {
+    const server = await startPlugin({
+      config: config(sim, {
+        pvcPruner: {
+          leaseDurationSeconds: 5,
+          volumeWaitTimeoutSeconds: 5,
+          snapshots: { enabled: true },
+        },
+      }),
+    });
+
+    const response = await asUser(
+      ALICE,
+      postPrune(server, prune({ snapshot: true })),
+    );
+
+    expect(response.status).toBe(202);
+    await untilFinished(server, response.body.id);
+  });
+
   describe('cost and first sightings', () => {
     const GIB = 2 ** 30;
     const scan = (server: Server, entityRef = ORDERS) =>

@@ -54,6 +54,7 @@ import {
   OwnershipGuards,
   WorkloadCatalog,
 } from './ownership';
+import { SnapshotSteps } from './snapshots';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -186,6 +187,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 pausedStatefulSets: options.pausedStatefulSets,
               },
               [new OwnershipGuards(ownership, workloads)],
+              [new SnapshotSteps({ events, options: options.snapshots })],
             ),
             gateways,
             lock: new LeaseLock({
@@ -200,7 +202,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
             logger,
             ownership,
           },
-          { heartbeatMs: leaseMs / 3 },
+          {
+            heartbeatMs: leaseMs / 3,
+            snapshotsEnabled: options.snapshots.enabled,
+          },
         );
         await InterruptedJobSweeper.schedule({
           scheduler,

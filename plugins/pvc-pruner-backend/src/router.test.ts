@@ -757,6 +757,54 @@ describe('createRouter', () => {
       });
     });
 
+    it('audits a prune that asks for snapshots as such, and names each snapshot it took, by claim, deleted or not', async () => {
+      await postPrune(validPrune({ snapshot: true })).expect(202);
+      const { reporter } = start.mock.calls[0][0];
+      const job = (await store.listJobs()).items[0];
+      const snapshot = (name: string) => ({
+        name,
+        expiresAt: '2026-12-09T00:00:00.000Z',
+      });
+      reporter.finished(job, {
+        status: 'incomplete',
+        reason: 'Not everything was reclaimed: …',
+        summary: {
+          deleted: [
+            {
+              name: 'data-orders-db-2',
+              uid: 'u2',
+              snapshot: {
+                ...snapshot('data-orders-db-2-abc'),
+                restoreBytes: 1,
+              },
+            },
+          ],
+          terminating: [],
+          skipped: [
+            {
+              name: 'data-orders-db-3',
+              uid: 'u3',
+              reason: 'it is no longer an orphan: …',
+              snapshot: snapshot('data-orders-db-3-abc'),
+            },
+          ],
+          failed: [],
+          bytesReclaimed: 0,
+        },
+      });
+      await new Promise(r => setImmediate(r));
+      expect(audit.events[0]).toMatchObject({
+        options: { meta: { snapshot: true } },
+        outcome: 'success',
+        meta: {
+          snapshots: [
+            { claim: 'data-orders-db-2', snapshot: 'data-orders-db-2-abc' },
+            { claim: 'data-orders-db-3', snapshot: 'data-orders-db-3-abc' },
+          ],
+        },
+      });
+    });
+
     it('audits a job that ends aborted or failed as a failure, with the reason', async () => {
       await postPrune(validPrune()).expect(202);
       const { reporter } = start.mock.calls[0][0];

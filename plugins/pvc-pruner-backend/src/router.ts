@@ -28,6 +28,7 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
+import { snapshotsOf } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
@@ -277,6 +278,7 @@ export async function createRouter(
         statefulSet: body.statefulSet,
         pvcs: body.pvcs.map(p => p.name),
         dryRun: Boolean(body.dryRun),
+        snapshot: Boolean(body.snapshot),
       },
     });
     try {
@@ -316,6 +318,7 @@ export async function createRouter(
                     deleted: result.summary.deleted.map(p => p.name),
                     terminating: result.summary.terminating.map(p => p.name),
                     skipped: result.summary.skipped.map(p => p.name),
+                    snapshots: snapshotsOf(result.summary),
                   },
                 })
               : audit.fail({
@@ -329,6 +332,7 @@ export async function createRouter(
                     outcome: result.status,
                     deleted: result.summary.deleted.map(p => p.name),
                     failed: result.summary.failed.map(p => p.name),
+                    snapshots: snapshotsOf(result.summary),
                   },
                 })),
           crashed: (_job, error) => void audit.fail({ error }),

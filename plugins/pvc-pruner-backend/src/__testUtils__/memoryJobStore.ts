@@ -25,7 +25,11 @@ export async function startMemoryJobStore(): Promise<{
 export function createWebJob(
   store: PruneJobStore,
   pvcs: Array<{ name: string; uid: string }>,
-  overrides: { requestedBy?: string; statefulSet?: string } = {},
+  overrides: {
+    requestedBy?: string;
+    statefulSet?: string;
+    dryRun?: boolean;
+  } = {},
 ) {
   return store.createJob({
     entityRef: 'component:default/web',

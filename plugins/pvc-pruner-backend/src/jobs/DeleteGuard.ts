@@ -9,6 +9,8 @@ export interface JobRequest {
   credentials: BackstageCredentials;
   /** The entity the prune goes through; none for a StatefulSet no entity claims. */
   target?: EntityWorkloadTarget;
+  /** Whether the user asked for a snapshot of each claim before it is deleted. */
+  snapshot?: boolean;
 }
 
 /** Something a job keeps watching while it runs, that can stop it before its next delete. */

@@ -36,6 +36,8 @@ export interface PruneJobsOptions {
   /** This process's running jobs are heartbeated this often (in the database, which the sweep reads). */
   heartbeatMs: number;
   instanceId?: string;
+  /** `pvcPruner.snapshots.enabled`: whether a prune may ask for snapshots. */
+  snapshotsEnabled?: boolean;
 }
 
 /**
@@ -126,6 +128,10 @@ export class PruneJobs {
     const names = request.pvcs.map(p => p.name);
     if (new Set(names).size !== names.length)
       throw new InputError('pvcs lists the same claim more than once');
+    if (request.snapshot && !this.options.snapshotsEnabled)
+      throw new InputError(
+        'snapshot: true asks for a VolumeSnapshot of each claim, but snapshots are off on this Backstage instance (pvcPruner.snapshots.enabled); prune without snapshot, or ask the platform team to enable them',
+      );
     if (target?.cluster && target.cluster !== request.cluster) {
       throw new NotAllowedError(
         `Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`,
@@ -177,7 +183,11 @@ export class PruneJobs {
       throw e;
     }
     const run = this.deps.runner
-      .run(job, gateway, lease, this.stopping.signal, { credentials, target })
+      .run(job, gateway, lease, this.stopping.signal, {
+        credentials,
+        target,
+        snapshot: Boolean(request.snapshot),
+      })
       .then(result => reporter.finished(job, result))
       .catch(e => {
         this.deps.logger.error(`pvc-pruner: job ${job.id} crashed: ${e}`);

@@ -18,6 +18,7 @@ import { mapLimited } from '../mapLimited';
 import { Confirmed, recheckClaims, Rechecked } from './ClaimRecheck';
 import { DeleteGuardFactory, JobRequest } from './DeleteGuard';
 import { JobGuards } from './JobGuards';
+import { BeforeDeleteStep, BeforeDeleteStepFactory } from './BeforeDeleteStep';
 import { VolumeFollower } from './VolumeFollower';
 
 export interface PruneRunnerOptions {
@@ -77,20 +78,33 @@ function describeTerminating(terminating: PvcOutcome[]): string {
     .join(', ')}`;
 }
 
-/** How a job that went through all its claims ended, once every follow-up has settled. */
-/** A finished job's status; `failureReason` says why claims failed, when known (a refused user token). */
+/** "x was not deleted: why" for the claims a step held back, one sentence each. */
+function describeWithheld(withheld: PvcOutcome[]): string {
+  return withheld.map(o => `${o.name} was not deleted: ${o.reason}`).join('; ');
+}
+
+/**
+ * A finished job's status, once every follow-up has settled; `failureReason`
+ * says why claims failed, when known (a refused user token). Claims a step
+ * held back (`withheld`: a snapshot that failed) leave it incomplete.
+ */
 function completion(
   summary: PruneSummary,
   failureReason?: string,
+  withheld: PvcOutcome[] = [],
 ): {
   status: PruneJobStatus;
   reason?: string;
 } {
-  const pending =
+  const notDone = [
     summary.terminating.length > 0
-      ? `not everything was reclaimed: ${describeTerminating(
-          summary.terminating,
-        )}`
+      ? describeTerminating(summary.terminating)
+      : undefined,
+    withheld.length > 0 ? describeWithheld(withheld) : undefined,
+  ].filter(Boolean);
+  const pending =
+    notDone.length > 0
+      ? `not everything was reclaimed: ${notDone.join('; ')}`
       : undefined;
   if (summary.failed.length > 0)
     return {
@@ -123,6 +137,8 @@ export class PruneRunner {
     private readonly options: PruneRunnerOptions,
     /** The guards of other concerns (ownership, …), started with each job. */
     private readonly guardFactories: DeleteGuardFactory[] = [],
+    /** What other concerns do for each claim before its last check (a snapshot, …), in this order. */
+    private readonly stepFactories: BeforeDeleteStepFactory[] = [],
   ) {}
 
   /**
@@ -182,6 +198,13 @@ export class PruneRunner {
         this.guardFactories,
         request,
       );
+      const steps = this.stepFactories.flatMap(
+        f => f.start({ job, gateway, request }) ?? [],
+      );
+      /** What the steps added to each claim they let through. */
+      const notes = new Map<string, Partial<PvcOutcome>>();
+      /** Claims a step held back: not deleted, and the job is incomplete. */
+      const withheld: PvcOutcome[] = [];
       const checks = new Map<string, number>();
       const announced = new Set<string>();
       let pending = this.order(job, guards.statefulSet, summary);
@@ -229,12 +252,30 @@ export class PruneRunner {
           );
         }
         try {
+          const ready = await this.prepare(job, steps, rest, {
+            notes,
+            withheld,
+            summary,
+            stop,
+          });
+          if (ready.length === 0) {
+            pending = [];
+            continue;
+          }
           ({ again: pending, changedAtCheck } = await this.pruneBatch(
             job,
             gateway,
             guards,
             lease,
-            { claims: rest, announced, checks, summary, follows, stop },
+            {
+              claims: ready,
+              announced,
+              checks,
+              notes,
+              summary,
+              follows,
+              stop,
+            },
           ));
         } catch (e) {
           if (!(e instanceof LeaseLostError)) throw e;
@@ -258,6 +299,7 @@ export class PruneRunner {
       const { status, reason } = completion(
         summary,
         gateway.userTokenRefused?.message,
+        withheld,
       );
       return await this.finish(job, summary, settle, status, reason);
     } catch (e) {
@@ -303,6 +345,45 @@ export class PruneRunner {
   ) {
     summary.skipped.push(outcome);
     await this.announce(job, [outcome]);
+  }
+
+  /**
+   * Runs the steps (a snapshot, …) on the claims not yet through them, each
+   * once per job, and returns those every step let through, in their order.
+   * A claim a step holds back is skipped with its reason, and withheld.
+   */
+  private async prepare(
+    job: PruneJob,
+    steps: BeforeDeleteStep[],
+    claims: Confirmed[],
+    batch: {
+      notes: Map<string, Partial<PvcOutcome>>;
+      withheld: PvcOutcome[];
+      summary: PruneSummary;
+      stop: AbortSignal;
+    },
+  ): Promise<Confirmed[]> {
+    const { notes } = batch;
+    let todo = claims.filter(c => !notes.has(c.name));
+    const found = new Map<string, Partial<PvcOutcome>>();
+    for (const step of steps) {
+      if (todo.length === 0) break;
+      const results = await step.prepare(todo, batch.stop);
+      todo = [];
+      for (const r of results) {
+        const note = { ...found.get(r.confirmed.name), ...r.outcome };
+        found.set(r.confirmed.name, note);
+        if (r.kind === 'ready') {
+          todo.push(r.confirmed);
+          continue;
+        }
+        const outcome = { ...note, ...r.confirmed, reason: r.reason };
+        batch.withheld.push(outcome);
+        await this.skip(job, batch.summary, outcome);
+      }
+    }
+    for (const c of todo) notes.set(c.name, found.get(c.name) ?? {});
+    return claims.filter(c => notes.has(c.name));
   }
 
   /** Records claims the job stops before reaching as skipped; returns their outcomes. */
@@ -352,6 +433,8 @@ export class PruneRunner {
       announced: Set<string>;
       /** Live checks per claim so far. */
       checks: Map<string, number>;
+      /** What the steps added to each claim's outcome. */
+      notes: Map<string, Partial<PvcOutcome>>;
       summary: PruneSummary;
       follows: Promise<void>[];
       stop: AbortSignal;
@@ -384,6 +467,8 @@ export class PruneRunner {
     );
     const changedAtCheck = guards.abortReason;
     const checked = rechecked.filter((r): r is Checked => r.kind === 'orphan');
+    for (const r of checked)
+      Object.assign(r.outcome, batch.notes.get(r.confirmed.name));
     const sent = await this.sendAll(
       job,
       gateway,
@@ -398,7 +483,11 @@ export class PruneRunner {
     // Written only now: no database write sits between the check and a delete.
     for (const r of rechecked) {
       if (r.kind === 'orphan') continue;
-      const outcome = { ...r.confirmed, reason: r.reason };
+      const outcome = {
+        ...batch.notes.get(r.confirmed.name),
+        ...r.confirmed,
+        reason: r.reason,
+      };
       if (r.kind === 'skip') await this.skip(job, summary, outcome);
       else if (refusedToken) again.push(r.confirmed);
       else await this.fail(job, summary, outcome);
@@ -498,6 +587,7 @@ export class PruneRunner {
     checked: Checked,
     sent: 'sent' | { error: unknown },
     batch: {
+      notes: Map<string, Partial<PvcOutcome>>;
       summary: PruneSummary;
       follows: Promise<void>[];
       stop: AbortSignal;
@@ -506,6 +596,7 @@ export class PruneRunner {
     const { summary } = batch;
     const { outcome, confirmed } = checked;
     const base = {
+      ...batch.notes.get(outcome.name),
       name: outcome.name,
       uid: outcome.uid,
       ordinal: outcome.ordinal,

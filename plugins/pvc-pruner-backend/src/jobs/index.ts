@@ -13,3 +13,9 @@ export type {
   DeleteGuardFactory,
   JobRequest,
 } from './DeleteGuard';
+export type {
+  BeforeDeleteStep,
+  BeforeDeleteStepFactory,
+  Prepared,
+} from './BeforeDeleteStep';
+export type { Confirmed } from './ClaimRecheck';

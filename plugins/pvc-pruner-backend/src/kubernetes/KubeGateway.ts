@@ -18,9 +18,15 @@ import {
   V1PersistentVolumeClaim,
   V1Pod,
   V1StatefulSet,
+  V1StorageClass,
   V2HorizontalPodAutoscaler,
   wrapHttpLibrary,
 } from '@kubernetes/client-node';
+import type {
+  VolumeSnapshot,
+  VolumeSnapshotClass,
+  VolumeSnapshotContent,
+} from './volumeSnapshotTypes';
 
 /** A failure answered by (or on the way to) a cluster, safe to show: it never carries credentials. */
 export class ClusterRequestError extends Error {
@@ -435,6 +441,67 @@ export class KubeGateway {
           },
           { signal, beforeSend, maxBytes: this.limits.objectBytes },
         ),
+    );
+  }
+
+  /** The StorageClass, or undefined when it does not exist. */
+  async readStorageClass(name: string): Promise<V1StorageClass | undefined> {
+    return this.orUndefined(() =>
+      this.get<V1StorageClass>(
+        `get storageclass ${name}`,
+        apiPath('storageclasses', { name }),
+      ),
+    );
+  }
+
+  /** Every VolumeSnapshotClass of the cluster (few: one or two per CSI driver). */
+  listVolumeSnapshotClasses(): Promise<VolumeSnapshotClass[]> {
+    return this.listAll(
+      'list volumesnapshotclasses',
+      apiPath('volumesnapshotclasses'),
+    );
+  }
+
+  /** Creates a VolumeSnapshot in its namespace; with dryRun, validated and admitted only (`dryRun=All`). */
+  createVolumeSnapshot(
+    namespace: string,
+    snapshot: VolumeSnapshot,
+    dryRun: boolean,
+  ): Promise<VolumeSnapshot> {
+    const name = snapshot.metadata?.name ?? '';
+    const path = `${apiPath('volumesnapshots', { namespace })}${
+      dryRun ? '?dryRun=All' : ''
+    }`;
+    return this.call(`create volumesnapshot ${namespace}/${name}`, signal =>
+      this.api.postJson<VolumeSnapshot>(path, snapshot, {
+        signal,
+        maxBytes: this.limits.objectBytes,
+      }),
+    );
+  }
+
+  /** The VolumeSnapshot, or undefined when it does not exist. */
+  async readVolumeSnapshot(
+    namespace: string,
+    name: string,
+  ): Promise<VolumeSnapshot | undefined> {
+    return this.orUndefined(() =>
+      this.get<VolumeSnapshot>(
+        `get volumesnapshot ${namespace}/${name}`,
+        apiPath('volumesnapshots', { namespace, name }),
+      ),
+    );
+  }
+
+  /** The VolumeSnapshotContent, or undefined when it does not exist. */
+  async readVolumeSnapshotContent(
+    name: string,
+  ): Promise<VolumeSnapshotContent | undefined> {
+    return this.orUndefined(() =>
+      this.get<VolumeSnapshotContent>(
+        `get volumesnapshotcontent ${name}`,
+        apiPath('volumesnapshotcontents', { name }),
+      ),
     );
   }
 

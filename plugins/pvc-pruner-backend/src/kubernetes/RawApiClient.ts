@@ -124,7 +124,29 @@ export class RawApiClient {
       maxBytes: number;
     },
   ): Promise<T> {
-    const res = await this.request('DELETE', path, {
+    return this.sendJson<T>('DELETE', path, body, options);
+  }
+
+  /** POSTs a JSON body (a create); a non-2xx answer throws an ApiException, a body over `maxBytes` a ResponseTooLargeError. */
+  async postJson<T>(
+    path: string,
+    body: unknown,
+    options: { signal?: AbortSignal; maxBytes: number },
+  ): Promise<T> {
+    return this.sendJson<T>('POST', path, body, options);
+  }
+
+  private async sendJson<T>(
+    method: 'POST' | 'DELETE',
+    path: string,
+    body: unknown,
+    options: {
+      signal?: AbortSignal;
+      beforeSend?: () => void;
+      maxBytes: number;
+    },
+  ): Promise<T> {
+    const res = await this.request(method, path, {
       ...options,
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),

@@ -9,6 +9,19 @@ const RESOURCES = {
     prefix: '/apis/autoscaling/v2',
     namespaced: true,
   },
+  storageclasses: { prefix: '/apis/storage.k8s.io/v1', namespaced: false },
+  volumesnapshots: {
+    prefix: '/apis/snapshot.storage.k8s.io/v1',
+    namespaced: true,
+  },
+  volumesnapshotcontents: {
+    prefix: '/apis/snapshot.storage.k8s.io/v1',
+    namespaced: false,
+  },
+  volumesnapshotclasses: {
+    prefix: '/apis/snapshot.storage.k8s.io/v1',
+    namespaced: false,
+  },
 } as const;
 
 export type KubeResource = keyof typeof RESOURCES;

@@ -8,6 +8,11 @@ export {
 export { KubeGateways, requestAuthFor } from './KubeGateways';
 export { type LocatedCluster, locatedCluster } from './LocatedCluster';
 export { apiPath, type KubeResource } from './apiPath';
+export type {
+  VolumeSnapshot,
+  VolumeSnapshotClass,
+  VolumeSnapshotContent,
+} from './volumeSnapshotTypes';
 export {
   caOf,
   ClusterConnection,

@@ -724,6 +724,11 @@ export const spec = {
             type: 'boolean',
             description: 'Run the whole flow with `dryRun=All` on every write.',
           },
+          snapshot: {
+            type: 'boolean',
+            description:
+              'Keep a CSI VolumeSnapshot of each claim, in its namespace, for\n`pvcPruner.snapshots.retentionDays`: each claim is deleted only once its\nsnapshot is `readyToUse`, and one whose snapshot fails or times out is not\ndeleted (the job ends `incomplete`, naming it). A 400 while\n`pvcPruner.snapshots.enabled` is not true. A dry run creates the snapshots\nwith `dryRun=All` and does not wait.\n',
+          },
         },
       },
       UnownedOrphansResponse: {
@@ -1277,7 +1282,7 @@ export const spec = {
       },
       PruneJobStatus: {
         description:
-          'Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.\n`incomplete`: every claim was handled without failure, but the deletion of\nsome was accepted and is still held by finalizers (see\n`PruneSummary.terminating`): not everything was reclaimed.\n',
+          'Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.\n`incomplete`: every claim was handled without failure, but the deletion of\nsome was accepted and is still held by finalizers (see\n`PruneSummary.terminating`), or a claim was not deleted because its snapshot\nfailed or timed out (listed in `PruneSummary.skipped`): not everything was reclaimed.\n',
         type: 'string',
         enum: [
           'queued',
@@ -1317,6 +1322,34 @@ export const spec = {
             items: {
               type: 'string',
             },
+          },
+          snapshot: {
+            type: 'object',
+            description:
+              'The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked).',
+            required: ['name', 'expiresAt'],
+            properties: {
+              name: {
+                type: 'string',
+                description: "Its name, in the claim's namespace.",
+              },
+              restoreBytes: {
+                type: 'number',
+                description:
+                  'The size a claim restored from it needs at least (`status.restoreSize`); absent for a dry run.',
+              },
+              expiresAt: {
+                type: 'string',
+                format: 'date-time',
+                description:
+                  'When it is due to be deleted (`pvcPruner.snapshots.retentionDays` after the job took it).',
+              },
+            },
+          },
+          noSnapshot: {
+            type: 'string',
+            description:
+              'With `snapshot` asked, why the claim was deleted without a snapshot: its volume is\n`Retain`ed (it survives the claim), or it has no VolumeSnapshotClass and\n`pvcPruner.snapshots.required` is false.\n',
           },
           volume: {
             type: 'object',
@@ -1487,6 +1520,10 @@ export const spec = {
           'job-queued',
           'job-started',
           'lease-acquired',
+          'snapshot-creating',
+          'snapshot-ready',
+          'snapshot-failed',
+          'snapshot-skipped',
           'pvc-deleting',
           'pvc-deleted',
           'pvc-terminating',

@@ -227,6 +227,15 @@ export interface components {
       pvcs: components['schemas']['ClaimRef'][];
       /** Run the whole flow with `dryRun=All` on every write. */
       dryRun?: boolean;
+      /**
+       * Keep a CSI VolumeSnapshot of each claim, in its namespace, for
+       *     `pvcPruner.snapshots.retentionDays`: each claim is deleted only once its
+       *     snapshot is `readyToUse`, and one whose snapshot fails or times out is not
+       *     deleted (the job ends `incomplete`, naming it). A 400 while
+       *     `pvcPruner.snapshots.enabled` is not true. A dry run creates the snapshots
+       *     with `dryRun=All` and does not wait.
+       */
+      snapshot?: boolean;
     };
     /** Response of `GET /v1/unowned/orphans`. */
     UnownedOrphansResponse: {
@@ -469,7 +478,8 @@ export interface components {
      * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
      *     `incomplete`: every claim was handled without failure, but the deletion of
      *     some was accepted and is still held by finalizers (see
-     *     `PruneSummary.terminating`): not everything was reclaimed.
+     *     `PruneSummary.terminating`), or a claim was not deleted because its snapshot
+     *     failed or timed out (listed in `PruneSummary.skipped`): not everything was reclaimed.
      */
     PruneJobStatus:
       | 'queued'
@@ -489,6 +499,24 @@ export interface components {
       reason?: string;
       /** For a claim still terminating: the finalizers that hold it. */
       finalizers?: string[];
+      /** The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked). */
+      snapshot?: {
+        /** Its name, in the claim's namespace. */
+        name: string;
+        /** The size a claim restored from it needs at least (`status.restoreSize`); absent for a dry run. */
+        restoreBytes?: number;
+        /**
+         * Format: date-time
+         * When it is due to be deleted (`pvcPruner.snapshots.retentionDays` after the job took it).
+         */
+        expiresAt: string;
+      };
+      /**
+       * With `snapshot` asked, why the claim was deleted without a snapshot: its volume is
+       *     `Retain`ed (it survives the claim), or it has no VolumeSnapshotClass and
+       *     `pvcPruner.snapshots.required` is false.
+       */
+      noSnapshot?: string;
       /** The bound volume's fate: deleted under `Delete`, released (still billed) under `Retain`. */
       volume?: {
         name: string;
@@ -549,6 +577,10 @@ export interface components {
       | 'job-queued'
       | 'job-started'
       | 'lease-acquired'
+      | 'snapshot-creating'
+      | 'snapshot-ready'
+      | 'snapshot-failed'
+      | 'snapshot-skipped'
       | 'pvc-deleting'
       | 'pvc-deleted'
       | 'pvc-terminating'
@@ -875,7 +907,8 @@ export type KeptPvc = components['schemas']['KeptPvc'];
  * Where a prune job is; `succeeded`, `incomplete`, `failed`, `aborted` and `interrupted` are final.
  * `incomplete`: every claim was handled without failure, but the deletion of
  * some was accepted and is still held by finalizers (see
- * `PruneSummary.terminating`): not everything was reclaimed.
+ * `PruneSummary.terminating`), or a claim was not deleted because its snapshot
+ * failed or timed out (listed in `PruneSummary.skipped`): not everything was reclaimed.
  *
  * @public
  */

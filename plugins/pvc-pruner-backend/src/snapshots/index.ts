@@ -1,0 +1,14 @@
+export { SnapshotSteps } from './SnapshotSteps';
+export {
+  DEFAULT_CLASS_ANNOTATION,
+  SnapshotClassResolver,
+  type SnapshotClassChoice,
+} from './SnapshotClassResolver';
+export { SnapshotTaker, type SnapshotResult } from './SnapshotTaker';
+export {
+  labelValue,
+  SNAPSHOT_ANNOTATIONS,
+  SNAPSHOT_LABELS,
+  snapshotName,
+} from './snapshotMetadata';
+export { snapshotsOf } from './snapshotsOf';

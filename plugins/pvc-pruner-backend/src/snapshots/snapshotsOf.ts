@@ -1,0 +1,15 @@
+import type { PruneSummary } from 'backstage-plugin-pvc-pruner-common';
+
+/** Each snapshot a job took, by claim, whatever became of the claim: for its audit record. */
+export function snapshotsOf(
+  summary: PruneSummary,
+): Array<{ claim: string; snapshot: string }> {
+  return [
+    ...summary.deleted,
+    ...summary.terminating,
+    ...summary.skipped,
+    ...summary.failed,
+  ].flatMap(o =>
+    o.snapshot ? [{ claim: o.name, snapshot: o.snapshot.name }] : [],
+  );
+}
