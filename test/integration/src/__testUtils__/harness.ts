@@ -528,6 +528,37 @@ export function rbacRules(manifest = 'pvc-pruner-rbac.yaml'): PolicyRule[] {
   return roles[0].rules;
 }
 
+/** `verb group/resource` for each permission a set of rules grants. */
+export function grantsOf(rules: PolicyRule[]): Set<string> {
+  return new Set(
+    rules.flatMap(r =>
+      (r.apiGroups ?? ['']).flatMap(g =>
+        (r.resources ?? []).flatMap(res =>
+          r.verbs.map(v => `${v} ${g}/${res}`),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The API group of each resource the plugin calls outside the core group. */
+const GROUPS: Record<string, string> = {
+  statefulsets: 'apps',
+  leases: 'coordination.k8s.io',
+  horizontalpodautoscalers: 'autoscaling',
+  storageclasses: 'storage.k8s.io',
+  volumesnapshots: 'snapshot.storage.k8s.io',
+  volumesnapshotcontents: 'snapshot.storage.k8s.io',
+  volumesnapshotclasses: 'snapshot.storage.k8s.io',
+};
+
+/** The permission (`verb group/resource`, as grantsOf names it) a request the simulator logged needed. */
+export function permissionOf(request: { verb: string; resource?: string }) {
+  return `${request.verb} ${GROUPS[request.resource ?? ''] ?? ''}/${
+    request.resource
+  }`;
+}
+
 /** Extra scenario objects: a StatefulSet with claims left behind, for tests that must not share the demo's. */
 export function statefulSetObjects(options: {
   name: string;
