@@ -50,11 +50,14 @@ describe('a prune that keeps a snapshot of each claim, judged from the simulator
     await sim?.close();
   });
 
-  async function start(snapshots: Record<string, unknown> = {}) {
+  async function start(
+    snapshots: Record<string, unknown> = {},
+    more: Record<string, unknown> = {},
+  ) {
     sim = await startSim([], { recordHistory: true });
     pruner = await startPruner({
       sim,
-      pvcPruner: { snapshots: { enabled: true, ...snapshots } },
+      pvcPruner: { ...more, snapshots: { enabled: true, ...snapshots } },
     });
     return statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
   }
@@ -370,5 +373,95 @@ describe('a prune that keeps a snapshot of each claim, judged from the simulator
       .map(r => r.status);
     expect(claimDeleteAnswers).toHaveLength(ORDERS_DB_ORPHANS.length);
     claimDeleteAnswers.forEach(status => expect(status).toBeLessThan(300));
+  });
+
+  it('still deletes a claim the controller keeps holding once its snapshot is ready, after the wait, and reports it terminating with that finalizer', async () => {
+    const sts = await start(
+      { timeoutSeconds: 1 },
+      { volumeWaitTimeoutSeconds: 2 },
+    );
+    const held = 'data-orders-db-2';
+    // A snapshot of the claim, taken by hand, that the driver fails: the controller holds the claim until it is deleted.
+    sim.addSnapshotBehaviour({
+      namespace: 'shop',
+      snapshot: 'by-hand',
+      error: 'simulated driver failure',
+    });
+    sim.store.create(snapshotNames.SNAPSHOTS, {
+      apiVersion: 'snapshot.storage.k8s.io/v1',
+      kind: 'VolumeSnapshot',
+      metadata: { name: 'by-hand', namespace: 'shop' },
+      spec: { source: { persistentVolumeClaimName: held } },
+    } as any);
+    await waitFor('the failed snapshot to hold the claim', () =>
+      claimOf(sim, 'shop', held)?.metadata.finalizers?.includes(
+        SOURCE_PROTECTION,
+      ),
+    );
+
+    const job = await pruner.waitForJob(
+      await pruner.prune({ ...pruneAll(sts), snapshot: true }),
+    );
+
+    // Our snapshot was ready, so the hold is no reason to keep the claim: it is deleted and waits on the hold.
+    expect(job.status).toBe('incomplete');
+    expect(job.reason).toBe(
+      `Not everything was reclaimed: ${held} is still terminating, held by ${SOURCE_PROTECTION}`,
+    );
+    expect(job.summary.terminating).toEqual([
+      expect.objectContaining({
+        name: held,
+        finalizers: [SOURCE_PROTECTION],
+        snapshot: expect.objectContaining({ name: expect.any(String) }),
+      }),
+    ]);
+    expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS.filter(n => n !== held),
+    );
+    const deletion = claimDeletes(sim).find(d => d.request.name === held)!;
+    expect(deletion.claim!.finalizers).toContain(SOURCE_PROTECTION);
+    expect(deletion.readySnapshots!.map(s => s.name)).toEqual([
+      job.summary.terminating[0].snapshot!.name,
+    ]);
+    // It waited (up to timeoutSeconds here) for the hold to be lifted before deleting.
+    const readyAt = deletion.readySnapshots![0].readySince;
+    expect(deletion.request.at - readyAt).toBeGreaterThanOrEqual(900);
+    expect(
+      claimOf(sim, 'shop', held)?.metadata.deletionTimestamp,
+    ).toBeDefined();
+
+    // Deleting the failed snapshot lifts the hold, and the claim goes.
+    sim.store.delete(snapshotNames.SNAPSHOTS, 'shop', 'by-hand');
+    await waitFor('the claim to go', () => !claimOf(sim, 'shop', held));
+  });
+
+  it('in a dry run, creates each snapshot with dryRun=All, waits for none and leaves none', async () => {
+    const sts = await start();
+    sim.clearRequests();
+
+    const job = await pruner.waitForJob(
+      await pruner.prune({ ...pruneAll(sts, true), snapshot: true }),
+    );
+
+    expect(job).toMatchObject({ status: 'succeeded', dryRun: true });
+    for (const outcome of job.summary.deleted) {
+      expect(outcome.snapshot).toEqual({
+        name: `${outcome.name}-${job.id.replace(/-/g, '').slice(0, 8)}`,
+        expiresAt: expect.any(String),
+      });
+    }
+    const creates = writesTo(sim).filter(
+      r => r.verb === 'create' && r.resource === 'volumesnapshots',
+    );
+    expect(creates).toHaveLength(ORDERS_DB_ORPHANS.length);
+    for (const write of writesTo(sim))
+      expect(new URLSearchParams(write.query).get('dryRun')).toBe('All');
+    expect(sim.history!.snapshotEvents()).toEqual([]);
+    expect(await listedSnapshots(sim)).toEqual([]);
+    ORDERS_DB_ORPHANS.forEach(n =>
+      expect(claimOf(sim, 'shop', n)?.metadata.finalizers).not.toContain(
+        SOURCE_PROTECTION,
+      ),
+    );
   });
 });
