@@ -221,11 +221,11 @@ describe('a prune that keeps a snapshot of each claim, judged from the simulator
 
   it('does not delete a claim whose snapshot is not ready within timeoutSeconds', async () => {
     const sts = await start({ timeoutSeconds: 1 });
-    // 500 simulated seconds are 10 s here, far beyond the 1 s the job waits.
+    // 5000 simulated seconds are 100 s here, far beyond the 1 s the job waits.
     sim.addSnapshotBehaviour({
       namespace: 'shop',
       claim: 'data-orders-db-4',
-      readyAfterSeconds: 500,
+      readyAfterSeconds: 5000,
     });
 
     const job = await pruner.waitForJob(
