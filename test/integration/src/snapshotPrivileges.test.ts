@@ -147,11 +147,31 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
   });
 
   it.each([
-    ['create', 'volumesnapshots', 'data-orders-db-2', '403'],
-    ['get', 'volumesnapshots', 'data-orders-db-2', 'not ready within 1 s'],
-    ['get', 'volumesnapshotcontents', 'data-orders-db-2', '403'],
-    ['list', 'volumesnapshotclasses', 'data-orders-db-2', '403'],
-    ['get', 'storageclasses', LOGS_ORPHAN, '403'],
+    [
+      'create',
+      'volumesnapshots',
+      'data-orders-db-2',
+      'could not create VolumeSnapshot',
+    ],
+    [
+      'get',
+      'volumesnapshots',
+      'data-orders-db-2',
+      'could not read VolumeSnapshot data-orders-db-2-',
+    ],
+    [
+      'get',
+      'volumesnapshotcontents',
+      'data-orders-db-2',
+      'could not read VolumeSnapshotContent',
+    ],
+    [
+      'list',
+      'volumesnapshotclasses',
+      'data-orders-db-2',
+      'refused list volumesnapshotclasses',
+    ],
+    ['get', 'storageclasses', LOGS_ORPHAN, 'refused get storageclass'],
   ])(
     'without %s %s, the claim it is needed for (%s) is not deleted, and the job says why',
     async (verb, resource, held, why) => {
