@@ -5,16 +5,39 @@
  * through the catalog locator, reached with an x509 client certificate);
  * the state folder's kubeconfig has a context for each.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadScenario, PolicyRule, startKubeSim } from 'kube-sim';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import {
+  parse as parseYaml,
+  parseAllDocuments,
+  stringify as stringifyYaml,
+} from 'yaml';
 import { base64, DemoRun, ROOT } from './demoRun';
 
 /**
+ * The rules of the plugin's snapshot ClusterRole
+ * (plugins/pvc-pruner-backend/rbac/pvc-pruner-snapshots-rbac.yaml), read from
+ * the manifest so the demo grants what a platform team would apply.
+ */
+function snapshotRules(): PolicyRule[] {
+  const file = join(
+    ROOT,
+    'plugins/pvc-pruner-backend/rbac/pvc-pruner-snapshots-rbac.yaml',
+  );
+  const role = parseAllDocuments(readFileSync(file, 'utf8'))
+    .map(d => d.toJS())
+    .find(d => d?.kind === 'ClusterRole');
+  if (!role?.rules) throw new Error(`no ClusterRole with rules in ${file}`);
+  return role.rules;
+}
+
+/**
  * What Backstage's service account may do in the demo cluster: read what the
- * Kubernetes tab shows and what pvc-pruner inspects, delete claims, and hold
- * the pvc-pruner Lease. A real cluster would bind these rules to a ClusterRole.
+ * Kubernetes tab shows and what pvc-pruner inspects, delete claims, hold the
+ * pvc-pruner Lease, and take the snapshots a prune keeps
+ * (`pvcPruner.snapshots` is on in app-config.yaml). A real cluster would bind
+ * these rules to a ClusterRole.
  */
 export const BACKSTAGE_RULES: PolicyRule[] = [
   {
@@ -56,6 +79,7 @@ export const BACKSTAGE_RULES: PolicyRule[] = [
     resources: ['leases'],
     verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
   },
+  ...snapshotRules(),
 ];
 
 /**

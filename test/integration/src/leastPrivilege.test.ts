@@ -1,8 +1,10 @@
-import type { KubeSim, PolicyRule } from 'kube-sim';
+import type { KubeSim } from 'kube-sim';
 import {
   claimOf,
+  grantsOf,
   ORDERS_DB_ORPHANS,
   pruneAll,
+  permissionOf,
   Pruner,
   rbacRules,
   startPruner,
@@ -12,25 +14,6 @@ import {
 } from './__testUtils__/harness';
 
 jest.setTimeout(30000);
-
-/** `verb group/resource` for each permission a set of rules grants. */
-function grantsOf(rules: PolicyRule[]) {
-  return new Set(
-    rules.flatMap(r =>
-      (r.apiGroups ?? ['']).flatMap(g =>
-        (r.resources ?? []).flatMap(res =>
-          r.verbs.map(v => `${v} ${g}/${res}`),
-        ),
-      ),
-    ),
-  );
-}
-
-const GROUPS: Record<string, string> = {
-  statefulsets: 'apps',
-  leases: 'coordination.k8s.io',
-  horizontalpodautoscalers: 'autoscaling',
-};
 
 describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
   let sim: KubeSim;
@@ -108,11 +91,7 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
       .requests()
       .filter(r => r.user === 'system:serviceaccount:backstage:pvc-pruner');
     expect(mine.filter(r => r.status === 401 || r.status === 403)).toEqual([]);
-    const used = new Set(
-      mine.map(
-        r => `${r.verb} ${GROUPS[r.resource ?? ''] ?? ''}/${r.resource}`,
-      ),
-    );
+    const used = new Set(mine.map(permissionOf));
     // No rule is unused (nothing extra), and nothing used is outside the rules.
     expect([...used].sort()).toEqual([...grantsOf(rules)].sort());
     // StatefulSets are listed both across namespaces (the scan) and in one (the prune's ownership check).

@@ -1,5 +1,6 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { FakeSnapshotter } from '../__testUtils__/fakeSnapshotter';
+import { ClusterRequestError } from '../kubernetes';
 import { SNAPSHOT_ANNOTATIONS, SNAPSHOT_LABELS } from './snapshotMetadata';
 import {
   SnapshotOrder,
@@ -160,6 +161,41 @@ describe('SnapshotTaker', () => {
     });
     expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('fails at once, naming the refusal, when the cluster forbids reading the snapshot (a missing RBAC rule is not waited out)', async () => {
+    const refusal =
+      'cluster "demo" refused get volumesnapshot shop/data-orders-db-3-3f2a9c1e: 403 Forbidden';
+    fake.readVolumeSnapshot = async () => {
+      throw new ClusterRequestError('demo', refusal, 403, 'Forbidden');
+    };
+    const started = Date.now();
+
+    const result = await taker(5000).take(fake, order(), running());
+
+    expect(result).toEqual({
+      ok: false,
+      name: 'data-orders-db-3-3f2a9c1e',
+      reason: `could not read VolumeSnapshot data-orders-db-3-3f2a9c1e: ${refusal}; it is left in place`,
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('reads a snapshot again after a read lost on the way, until it is ready', async () => {
+    const read = fake.readVolumeSnapshot;
+    let failures = 2;
+    fake.readVolumeSnapshot = async (namespace, name) => {
+      if (failures-- > 0)
+        throw new ClusterRequestError(
+          'demo',
+          'cluster "demo" did not answer: ECONNRESET',
+        );
+      return read(namespace, name);
+    };
+
+    await expect(
+      taker(5000).take(fake, order(), running()),
+    ).resolves.toMatchObject({ ok: true });
   });
 
   it('does not trust a ready snapshot whose content points at another snapshot', async () => {

@@ -159,6 +159,11 @@ export class SnapshotTaker {
         snapshot = await calls.readVolumeSnapshot(ref.namespace, name);
         read = true;
       } catch (e) {
+        // A refusal (a missing RBAC rule) will not pass: say so now, not after the timeout.
+        if (e instanceof ClusterRequestError && e.statusCode === 403)
+          return fail(
+            `could not read VolumeSnapshot ${name}: ${e.message}; it is left in place`,
+          );
         // A read lost on the way is asked again until the deadline.
         lastReadError = (e as Error).message;
       }

@@ -1,6 +1,8 @@
-import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile, fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import {
   mockCredentials,
   mockServices,
@@ -101,6 +103,8 @@ export async function startSim(
     timeFactor?: number;
     reclaimSeconds?: number;
     auth?: KubeSimAuthOptions;
+    /** Keep `sim.history` (claim deletions, snapshot timelines) for the test to judge by. */
+    recordHistory?: boolean;
   } = {},
 ): Promise<KubeSim> {
   const sim = await startKubeSim({
@@ -109,6 +113,7 @@ export async function startSim(
     reclaimSeconds: options.reclaimSeconds,
     https: true,
     auth: options.auth,
+    recordHistory: options.recordHistory,
   });
   await waitForSettled(sim);
   return sim;
@@ -156,6 +161,31 @@ export function writesTo(sim: KubeSim) {
   return sim
     .requests()
     .filter(r => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method));
+}
+
+/**
+ * Runs the installed kubectl against the simulator (its admin kubeconfig, a
+ * home and discovery cache of its own) and returns its stdout; a non-zero
+ * exit throws with its stderr.
+ */
+export async function kubectl(sim: KubeSim, args: string[]): Promise<string> {
+  const home = mkdtempSync(join(tmpdir(), 'pvc-pruner-kubectl-'));
+  try {
+    const kubeconfig = join(home, 'kubeconfig');
+    sim.writeKubeconfig(kubeconfig);
+    const { stdout } = await promisify(execFile)(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      {
+        env: { PATH: process.env.PATH, HOME: home, LANG: 'C' },
+        timeout: 20000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    return stdout;
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 }
 
 /** `kubernetes.clusterLocatorMethods` exactly as a user configures a cluster with a service account token. */
@@ -477,13 +507,17 @@ export async function readSse(
   return frames;
 }
 
-/** The ClusterRole rules of the plugin's RBAC manifest, as the simulator's token grants take them. */
-export function rbacRules(): PolicyRule[] {
+/**
+ * The ClusterRole rules of one of the plugin's RBAC manifests (default: the
+ * base one; `pvc-pruner-snapshots-rbac.yaml` for snapshots), as the
+ * simulator's token grants take them.
+ */
+export function rbacRules(manifest = 'pvc-pruner-rbac.yaml'): PolicyRule[] {
   const file = resolve(
     require.resolve('backstage-plugin-pvc-pruner-backend/package.json'),
     '..',
     'rbac',
-    'pvc-pruner-rbac.yaml',
+    manifest,
   );
   const docs = parseAllDocuments(readFileSync(file, 'utf8')).map(d => d.toJS());
   const roles = docs.filter(d => d?.kind === 'ClusterRole');
@@ -492,6 +526,37 @@ export function rbacRules(): PolicyRule[] {
       `expected one ClusterRole in ${file}, found ${roles.length}`,
     );
   return roles[0].rules;
+}
+
+/** `verb group/resource` for each permission a set of rules grants. */
+export function grantsOf(rules: PolicyRule[]): Set<string> {
+  return new Set(
+    rules.flatMap(r =>
+      (r.apiGroups ?? ['']).flatMap(g =>
+        (r.resources ?? []).flatMap(res =>
+          r.verbs.map(v => `${v} ${g}/${res}`),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The API group of each resource the plugin calls outside the core group. */
+const GROUPS: Record<string, string> = {
+  statefulsets: 'apps',
+  leases: 'coordination.k8s.io',
+  horizontalpodautoscalers: 'autoscaling',
+  storageclasses: 'storage.k8s.io',
+  volumesnapshots: 'snapshot.storage.k8s.io',
+  volumesnapshotcontents: 'snapshot.storage.k8s.io',
+  volumesnapshotclasses: 'snapshot.storage.k8s.io',
+};
+
+/** The permission (`verb group/resource`, as grantsOf names it) a request the simulator logged needed. */
+export function permissionOf(request: { verb: string; resource?: string }) {
+  return `${request.verb} ${GROUPS[request.resource ?? ''] ?? ''}/${
+    request.resource
+  }`;
 }
 
 /** Extra scenario objects: a StatefulSet with claims left behind, for tests that must not share the demo's. */

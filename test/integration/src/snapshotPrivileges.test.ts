@@ -1,0 +1,211 @@
+import type { KubeObject, KubeSim, PolicyRule } from 'kube-sim';
+import {
+  claimOf,
+  component,
+  grantsOf,
+  ORDERS_DB_ORPHANS,
+  permissionOf,
+  pruneAll,
+  Pruner,
+  rbacRules,
+  startPruner,
+  startSim,
+  statefulSetIn,
+  statefulSetObjects,
+} from './__testUtils__/harness';
+
+jest.setTimeout(60000);
+
+const SNAPSHOT_RULES = 'pvc-pruner-snapshots-rbac.yaml';
+const SERVICE_ACCOUNT = 'system:serviceaccount:backstage:pvc-pruner';
+const LOGS_REF = 'component:default/logs';
+const LOGS_ORPHAN = 'data-logs-db-1';
+
+/**
+ * A StatefulSet whose claims are on hostPath volumes (a local-path
+ * provisioner, not CSI): the plugin finds their driver from the
+ * StorageClass, the one read that needs `get storageclasses`.
+ */
+const LOCAL_PATH: KubeObject[] = [
+  {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: 'local-path' },
+    provisioner: 'rancher.io/local-path',
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'Immediate',
+  } as unknown as KubeObject,
+  ...statefulSetObjects({
+    name: 'logs-db',
+    namespace: 'shop',
+    kubernetesId: 'logs',
+    replicas: 1,
+    orphanOrdinals: [1],
+    storageClassName: 'local-path',
+  }),
+];
+
+/** `rules` less one verb on one resource. */
+function without(
+  rules: PolicyRule[],
+  resource: string,
+  verb: string,
+): PolicyRule[] {
+  return rules.map(r =>
+    r.resources?.includes(resource)
+      ? { ...r, verbs: r.verbs.filter(v => v !== verb) }
+      : r,
+  );
+}
+
+/** Names of the claims whose DELETE reached the simulator. */
+const deletedClaims = (sim: KubeSim) =>
+  sim
+    .history!.claimDeletions()
+    .map(d => d.request.name!)
+    .sort();
+
+describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-snapshots-rbac.yaml', () => {
+  let sim: KubeSim;
+  let pruner: Pruner | undefined;
+
+  beforeEach(async () => {
+    sim = await startSim(LOCAL_PATH, { recordHistory: true });
+  });
+
+  afterEach(async () => {
+    await pruner?.stop();
+    pruner = undefined;
+    await sim?.close();
+  });
+
+  async function startWith(rules: PolicyRule[]) {
+    const token = sim.addToken({ user: SERVICE_ACCOUNT, rules });
+    pruner = await startPruner({
+      sim,
+      token,
+      entities: [component('orders'), component('logs')],
+      pvcPruner: {
+        snapshots: { enabled: true, required: false, timeoutSeconds: 1 },
+      },
+    });
+    return pruner;
+  }
+
+  /** Prunes, with snapshots, the orphans of orders-db and of logs-db (or the ones named). */
+  async function pruneBoth(p: Pruner, only?: string[]) {
+    const jobs = [];
+    for (const [name, ref] of [
+      ['orders-db', 'component:default/orders'],
+      ['logs-db', LOGS_REF],
+    ]) {
+      const sts = statefulSetIn(await p.scan(ref), 'shop', name);
+      const request = pruneAll(sts, false, ref);
+      request.pvcs = request.pvcs.filter(c => !only || only.includes(c.name));
+      jobs.push(
+        await p.waitForJob(await p.prune({ ...request, snapshot: true })),
+      );
+    }
+    return jobs;
+  }
+
+  it('is enough for a prune with snapshots, and every verb the snapshot manifest grants is used', async () => {
+    const snapshotRules = rbacRules(SNAPSHOT_RULES);
+    const p = await startWith([...rbacRules(), ...snapshotRules]);
+
+    const [orders, logs] = await pruneBoth(p);
+
+    expect(orders.status).toBe('succeeded');
+    expect(orders.summary.deleted.map(d => d.name).sort()).toEqual(
+      ORDERS_DB_ORPHANS,
+    );
+    orders.summary.deleted.forEach(d => expect(d.snapshot?.name).toBeTruthy());
+    // The volume is not CSI: its StorageClass names the driver, which has no class; required is false.
+    expect(logs.status).toBe('succeeded');
+    expect(logs.summary.deleted).toEqual([
+      expect.objectContaining({
+        name: LOGS_ORPHAN,
+        noSnapshot: expect.stringContaining(
+          'no VolumeSnapshotClass is marked default for CSI driver rancher.io/local-path',
+        ),
+      }),
+    ]);
+    const deletions = sim.history!.claimDeletions();
+    expect(deletions.map(d => d.request.name).sort()).toEqual(
+      [...ORDERS_DB_ORPHANS, LOGS_ORPHAN].sort(),
+    );
+    for (const d of deletions)
+      expect(d.readySnapshots).toHaveLength(
+        d.request.name === LOGS_ORPHAN ? 0 : 1,
+      );
+
+    const mine = sim.requests().filter(r => r.user === SERVICE_ACCOUNT);
+    expect(mine.filter(r => r.status === 401 || r.status === 403)).toEqual([]);
+    const used = new Set(mine.map(permissionOf));
+    const unused = [...grantsOf(snapshotRules)].filter(g => !used.has(g));
+    expect(unused).toEqual([]);
+  });
+
+  it.each([
+    [
+      'create',
+      'volumesnapshots',
+      'data-orders-db-2',
+      'could not create VolumeSnapshot',
+    ],
+    [
+      'get',
+      'volumesnapshots',
+      'data-orders-db-2',
+      'could not read VolumeSnapshot data-orders-db-2-',
+    ],
+    [
+      'get',
+      'volumesnapshotcontents',
+      'data-orders-db-2',
+      'could not read VolumeSnapshotContent',
+    ],
+    [
+      'list',
+      'volumesnapshotclasses',
+      'data-orders-db-2',
+      'refused list volumesnapshotclasses',
+    ],
+    ['get', 'storageclasses', LOGS_ORPHAN, 'refused get storageclass'],
+  ])(
+    'without %s %s, the claim it is needed for (%s) is not deleted, and the job says why',
+    async (verb, resource, held, why) => {
+      const rules = [
+        ...rbacRules(),
+        ...without(rbacRules(SNAPSHOT_RULES), resource, verb),
+      ];
+      expect(grantsOf(rules).size).toBe(
+        grantsOf([...rbacRules(), ...rbacRules(SNAPSHOT_RULES)]).size - 1,
+      );
+      const p = await startWith(rules);
+
+      const jobs = await pruneBoth(p, ['data-orders-db-2', LOGS_ORPHAN]);
+
+      const job = jobs.find(j => j.summary.skipped.some(s => s.name === held));
+      expect(job).toMatchObject({
+        status: 'incomplete',
+        reason: expect.stringContaining(`${held} was not deleted`),
+      });
+      expect(job!.summary.skipped).toEqual([
+        expect.objectContaining({
+          name: held,
+          reason: expect.stringContaining(why),
+        }),
+      ]);
+      expect(claimOf(sim, 'shop', held)).toBeDefined();
+      expect(deletedClaims(sim)).not.toContain(held);
+      // The refusal the job met was the cluster's, for the verb taken away.
+      expect(
+        sim
+          .requests()
+          .filter(r => r.user === SERVICE_ACCOUNT && r.status === 403)
+          .map(permissionOf),
+      ).toContain(permissionOf({ verb, resource }));
+    },
+  );
+});
