@@ -277,6 +277,13 @@ export class PruneRunner {
             summary,
             stop: halt.signal,
           });
+          // The steps were cut short: the job ends at the top of the loop, on the reason.
+          if (halt.signal.aborted) {
+            if (!stop.aborted)
+              changedAtCheck ??= (halt.signal.reason as Error).message;
+            pending = [...ready, ...later];
+            continue;
+          }
           if (ready.length === 0) {
             pending = later;
             continue;

@@ -7,7 +7,13 @@ import {
 } from '../__testUtils__/memoryJobStore';
 import { FakeSnapshotter } from '../__testUtils__/fakeSnapshotter';
 import { PruneJobStore } from '../database';
-import { JobEvents, LeaseLock, PruneRunner, VolumeFollower } from '../jobs';
+import {
+  DeleteGuardFactory,
+  JobEvents,
+  LeaseLock,
+  PruneRunner,
+  VolumeFollower,
+} from '../jobs';
 import { KubeGateway, VolumeSnapshot } from '../kubernetes';
 import type { SnapshotOptions } from '../options';
 import { DEFAULT_CLASS_ANNOTATION } from './SnapshotClassResolver';
@@ -164,7 +170,11 @@ const snapshotOptions = (
 /** Runs the job holding its Lease, with snapshots asked unless told. */
 async function run(
   job: PruneJob,
-  options: { snapshot?: boolean; snapshots?: Partial<SnapshotOptions> } = {},
+  options: {
+    snapshot?: boolean;
+    snapshots?: Partial<SnapshotOptions>;
+    guards?: DeleteGuardFactory[];
+  } = {},
 ) {
   const events = new JobEvents(store);
   const snapshots = snapshotOptions(options.snapshots);
@@ -173,7 +183,7 @@ async function run(
     events,
     new VolumeFollower(300),
     { renewIntervalMs: 60_000 },
-    [],
+    options.guards ?? [],
     [
       new SnapshotSteps({
         events,
@@ -407,6 +417,45 @@ describe('a prune with snapshots', () => {
       ]);
     },
   );
+
+  it('stops waiting for a snapshot once a guard has a reason to stop the job, and deletes nothing', async () => {
+    const pvcs = createBoundClaims(['data-web-1']);
+    fake.behaviour = () => ({ never: true });
+    let abortReason: string | undefined;
+    const guard: DeleteGuardFactory = {
+      start: async () => ({
+        get abortReason() {
+          return abortReason;
+        },
+        confirmLive: async () => undefined,
+        stop: () => undefined,
+      }),
+    };
+    // While the job waits for the snapshot.
+    fake.onCreate = () => {
+      setTimeout(() => {
+        abortReason = 'StatefulSet shop/web was scaled up to 2 replicas';
+      }, 50);
+    };
+    const started = Date.now();
+
+    const { result } = await run(await createWebJob(store, pvcs), {
+      snapshots: { timeoutMs: 60_000 },
+      guards: [guard],
+    });
+
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(deletedClaims()).toEqual([]);
+    expect(result.status).toBe('aborted');
+    expect(result.summary.skipped).toEqual([
+      expect.objectContaining({
+        name: 'data-web-1',
+        reason: expect.stringContaining(
+          'the job stopped (StatefulSet shop/web was scaled up to 2 replicas) before VolumeSnapshot',
+        ),
+      }),
+    ]);
+  });
 
   it('takes the snapshots a batch at a time: the first claims are deleted before the last ones are snapshotted', async () => {
     const names = Array.from({ length: 18 }, (_, i) => `data-web-${i + 1}`);
