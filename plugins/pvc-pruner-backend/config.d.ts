@@ -105,19 +105,22 @@ export interface Config {
       enabled?: boolean;
       /**
        * Days a snapshot is kept after the job that took it (its expiry, in its annotations).
+       * At most 3650.
        * @default 7
        */
       retentionDays?: number;
       /**
        * Seconds a job waits for each snapshot to be `readyToUse`. A snapshot not ready by then
-       * keeps its claim from being deleted, and the job ends `incomplete`, naming it.
+       * keeps its claim from being deleted, and the job ends `incomplete`, naming it. At most 3600.
        * @default 300
        */
       timeoutSeconds?: number;
       /**
-       * When true, a claim whose volume has no VolumeSnapshotClass is not deleted. When false, it
-       * is deleted without a snapshot, and its outcome says so. A snapshot that fails or times out
-       * always keeps its claim.
+       * In a job that asks for snapshots: when true, a claim whose volume has no VolumeSnapshotClass
+       * is not deleted; when false, it is deleted without a snapshot, and its outcome says so. A
+       * snapshot that fails or times out always keeps its claim. It does not make every prune take
+       * snapshots: a user may still ask for none for a job (`snapshot: false`, a choice the card's
+       * dialog offers), and that job deletes its claims without them.
        * @default true
        */
       required?: boolean;

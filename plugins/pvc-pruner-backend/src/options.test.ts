@@ -122,6 +122,14 @@ describe('readOptions: snapshots', () => {
       'pvcPruner: snapshots.retentionDays must be a whole number, got 1.5',
     ],
     [
+      { retentionDays: 3651 },
+      'pvcPruner: snapshots.retentionDays must be at most 3650 (ten years), got 3651',
+    ],
+    [
+      { timeoutSeconds: 3601 },
+      'pvcPruner: snapshots.timeoutSeconds must be at most 3600 (an hour), got 3601',
+    ],
+    [
       { timeoutSeconds: -5 },
       'pvcPruner: snapshots.timeoutSeconds must be a positive number, got -5',
     ],

@@ -61,6 +61,15 @@ function atLeastOneDay(config: Config, key: string, fallback: number) {
   return value;
 }
 
+/** At most `max`: a value past it is a typo that would pin a job, or a snapshot, for far too long. */
+function atMost(key: string, value: number, max: number, unit: string) {
+  if (value > max)
+    throw new Error(
+      `pvcPruner: ${key} must be at most ${max} (${unit}), got ${value}`,
+    );
+  return value;
+}
+
 /** A Kubernetes annotation key (`prefix/name` or `name`), as Kubernetes validates one. */
 const ANNOTATION_KEY =
   /^(?:[a-z0-9]([-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -117,8 +126,19 @@ function snapshotOptions(config: Config): SnapshotOptions {
   }
   return {
     enabled: config.getOptionalBoolean('snapshots.enabled') ?? false,
-    retentionDays: positiveInteger(config, 'snapshots.retentionDays', 7),
-    timeoutMs: positive(config, 'snapshots.timeoutSeconds', 300) * 1000,
+    retentionDays: atMost(
+      'snapshots.retentionDays',
+      positiveInteger(config, 'snapshots.retentionDays', 7),
+      3650,
+      'ten years',
+    ),
+    timeoutMs:
+      atMost(
+        'snapshots.timeoutSeconds',
+        positive(config, 'snapshots.timeoutSeconds', 300),
+        3600,
+        'an hour',
+      ) * 1000,
     required: config.getOptionalBoolean('snapshots.required') ?? true,
     classByStorageClass: classes,
   };

@@ -42,6 +42,9 @@ export class FakeSnapshotter {
   /** The claim as read back after its snapshot (its nth read); none unless told. */
   claimOnRead: (read: number) => V1PersistentVolumeClaim | undefined = () =>
     undefined;
+  /** The CSI volume handle of each claim's volume, as its contents record their source. */
+  volumeHandleOf: (claimName: string) => string = claimName =>
+    `handle-${claimName}`;
   private readonly reads = new Map<string, number>();
   private claimReads = 0;
 
@@ -134,18 +137,27 @@ export class FakeSnapshotter {
     foreign: boolean,
   ) {
     const contentName = `snapcontent-${snapshot.metadata!.uid}`;
-    this.contents.set(contentName, {
-      metadata: { name: contentName },
-      spec: {
-        driver: 'csi.example.com',
-        deletionPolicy: 'Delete',
-        volumeSnapshotRef: {
-          namespace: snapshot.metadata!.namespace,
-          name: foreign ? 'someone-elses' : snapshot.metadata!.name,
-          uid: foreign ? 'other-uid' : snapshot.metadata!.uid,
+    // A content, once cut, stays as it is (a test may then change it).
+    if (!this.contents.has(contentName))
+      this.contents.set(contentName, {
+        metadata: { name: contentName },
+        spec: {
+          driver: 'csi.example.com',
+          deletionPolicy: 'Delete',
+          volumeSnapshotClassName: snapshot.spec?.volumeSnapshotClassName,
+          source: {
+            volumeHandle: this.volumeHandleOf(
+              snapshot.spec!.source!.persistentVolumeClaimName!,
+            ),
+          },
+          volumeSnapshotRef: {
+            namespace: snapshot.metadata!.namespace,
+            name: foreign ? 'someone-elses' : snapshot.metadata!.name,
+            uid: foreign ? 'other-uid' : snapshot.metadata!.uid,
+          },
         },
-      },
-    });
+        status: { readyToUse: true, snapshotHandle: `snap-${contentName}` },
+      });
     const wasReady = snapshot.status?.readyToUse;
     snapshot.status = {
       readyToUse: true,

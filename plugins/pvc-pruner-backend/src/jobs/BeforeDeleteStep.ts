@@ -3,6 +3,13 @@ import type { KubeGateway } from '../kubernetes';
 import type { Confirmed } from './ClaimRecheck';
 import type { JobRequest } from './DeleteGuard';
 
+/**
+ * A step's own live read of what it prepared, run in the same round trip as
+ * the claim's last check right before its delete: why the claim must now be
+ * held back (not deleted), or undefined.
+ */
+export type LastCheck = () => Promise<string | undefined>;
+
 /** What a step made of one claim: ready for its last check and delete, or held back. */
 export type Prepared =
   | {
@@ -10,6 +17,8 @@ export type Prepared =
       confirmed: Confirmed;
       /** What the step adds to the claim's outcome, whatever becomes of it (a snapshot's name, …). */
       outcome?: Partial<PvcOutcome>;
+      /** Asked again right before each delete of the claim. */
+      lastCheck?: LastCheck;
     }
   | {
       kind: 'held';
@@ -25,6 +34,12 @@ export type Prepared =
  * and delete come after it, unchanged.
  */
 export interface BeforeDeleteStep {
+  /**
+   * How many claims the job prepares at once: it prepares, checks and
+   * deletes a batch of this many before preparing the next, so that what a
+   * step prepared is not left waiting for the rest of the job.
+   */
+  readonly batchSize: number;
   /** Prepares each claim once, in the order given; `stop` ends the waiting (the instance shuts down). */
   prepare(claims: readonly Confirmed[], stop: AbortSignal): Promise<Prepared[]>;
 }

@@ -17,6 +17,7 @@ import {
   ScaleUpSignals,
 } from '../orphans';
 import type { JobGuards } from './JobGuards';
+import type { LastCheck } from './BeforeDeleteStep';
 
 /** A claim the user confirmed, with the ordinal its name has in the StatefulSet. */
 export type Confirmed = { name: string; uid: string; ordinal: number };
@@ -30,7 +31,9 @@ export type Rechecked =
       resourceVersion: string;
       outcome: PvcOutcome;
     }
-  | { kind: 'skip' | 'fail'; confirmed: Confirmed; reason: string };
+  | { kind: 'skip' | 'fail'; confirmed: Confirmed; reason: string }
+  /** A step's last check refused it (its snapshot is gone, …): not deleted, and the job is incomplete. */
+  | { kind: 'held'; confirmed: Confirmed; reason: string };
 
 /** Claims (and their volumes) read at once. */
 const READ_CONCURRENCY = 16;
@@ -53,6 +56,8 @@ export async function recheckClaims(
   guards: JobGuards,
   claims: readonly Confirmed[],
   pausedStatefulSets: PausedStatefulSets,
+  /** The steps' last checks of each claim, by name, asked with the pods. */
+  lastChecks: ReadonlyMap<string, LastCheck[]> = new Map(),
 ): Promise<Rechecked[]> {
   const reads = await mapLimited(
     claims,
@@ -80,14 +85,23 @@ export async function recheckClaims(
   );
   let pods: V1Pod[] = [];
   let neighbours: V1StatefulSet[] = [];
+  let held: Array<string | undefined> = [];
   if (reads.some(r => 'claim' in r)) {
     try {
+      const steps = Promise.all(
+        claims.map((c, i) =>
+          'claim' in reads[i] ? firstReason(lastChecks.get(c.name)) : undefined,
+        ),
+      );
       // The pods and the guards' reads last, together: the in-use check is the read closest to the delete.
       [pods, neighbours] = await Promise.all([
         gateway.listPods(namespace, podAsTheRuleReadsIt),
         // Every StatefulSet of the namespace: a claim whose name fits another is kept.
         gateway.listStatefulSets('', namespace),
         guards.confirmLive(gateway),
+        steps.then(reasons => {
+          held = reasons;
+        }),
       ]);
     } catch (e) {
       const reason = (e as Error).message;
@@ -102,6 +116,8 @@ export async function recheckClaims(
   return claims.map((confirmed, i): Rechecked => {
     const r = reads[i];
     if (!('claim' in r)) return { ...r, confirmed };
+    const reason = held[i];
+    if (reason) return { kind: 'held', confirmed, reason };
     return judge(
       confirmed,
       r.claim,
@@ -115,6 +131,19 @@ export async function recheckClaims(
       },
     );
   });
+}
+
+/** The first reason any of a claim's last checks gives to hold it; a check that throws holds it too. */
+async function firstReason(
+  checks: LastCheck[] | undefined,
+): Promise<string | undefined> {
+  if (!checks?.length) return undefined;
+  const reasons = await Promise.all(
+    checks.map(check =>
+      check().catch(e => `its last check failed: ${(e as Error).message}`),
+    ),
+  );
+  return reasons.find(Boolean);
 }
 
 /** The orphan rule for one claim against the StatefulSet and pods just read. */

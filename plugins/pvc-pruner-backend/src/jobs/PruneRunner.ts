@@ -18,7 +18,12 @@ import { mapLimited } from '../mapLimited';
 import { Confirmed, recheckClaims, Rechecked } from './ClaimRecheck';
 import { DeleteGuardFactory, JobRequest } from './DeleteGuard';
 import { JobGuards } from './JobGuards';
-import { BeforeDeleteStep, BeforeDeleteStepFactory } from './BeforeDeleteStep';
+import {
+  BeforeDeleteStep,
+  BeforeDeleteStepFactory,
+  LastCheck,
+} from './BeforeDeleteStep';
+import { stopSignal } from './stopSignal';
 import { VolumeFollower } from './VolumeFollower';
 
 export interface PruneRunnerOptions {
@@ -164,6 +169,12 @@ export class PruneRunner {
       });
     }, this.options.renewIntervalMs);
     let guards: JobGuards | undefined;
+    // What the steps wait on: the instance shutting down, the Lease lost, or a guard's reason to stop.
+    const halt = stopSignal(
+      stop,
+      () =>
+        gateway.userTokenRefused?.message ?? guards?.abortReason ?? leaseLost,
+    );
     const follows: Promise<void>[] = [];
     // Every follow-up ends and the Lease is free before the job says it has
     // finished, so a re-run started on that word is not refused with a 409.
@@ -172,6 +183,7 @@ export class PruneRunner {
       (settled ??= (async () => {
         await Promise.allSettled(follows);
         clearInterval(renewal);
+        halt.dispose();
         guards?.stop();
         await lease.release().catch(() => undefined);
       })());
@@ -203,6 +215,10 @@ export class PruneRunner {
       );
       /** What the steps added to each claim they let through. */
       const notes = new Map<string, Partial<PvcOutcome>>();
+      /** The steps' last checks of each claim they let through, asked right before its delete. */
+      const lastChecks = new Map<string, LastCheck[]>();
+      // A step's work is checked and deleted a batch at a time, not left waiting for the whole job's.
+      const batchSize = Math.min(Infinity, ...steps.map(s => s.batchSize));
       /** Claims a step held back: not deleted, and the job is incomplete. */
       const withheld: PvcOutcome[] = [];
       const checks = new Map<string, number>();
@@ -252,17 +268,28 @@ export class PruneRunner {
           );
         }
         try {
-          const ready = await this.prepare(job, steps, rest, {
+          const next = rest.slice(0, batchSize);
+          const later = rest.slice(next.length);
+          const ready = await this.prepare(job, steps, next, {
             notes,
+            lastChecks,
             withheld,
             summary,
-            stop,
+            stop: halt.signal,
           });
-          if (ready.length === 0) {
-            pending = [];
+          // The steps were cut short: the job ends at the top of the loop, on the reason.
+          if (halt.signal.aborted) {
+            if (!stop.aborted)
+              changedAtCheck ??= (halt.signal.reason as Error).message;
+            pending = [...ready, ...later];
             continue;
           }
-          ({ again: pending, changedAtCheck } = await this.pruneBatch(
+          if (ready.length === 0) {
+            pending = later;
+            continue;
+          }
+          let again: Confirmed[];
+          ({ again, changedAtCheck } = await this.pruneBatch(
             job,
             gateway,
             guards,
@@ -272,11 +299,14 @@ export class PruneRunner {
               announced,
               checks,
               notes,
+              lastChecks,
+              withheld,
               summary,
               follows,
               stop,
             },
           ));
+          pending = [...again, ...later];
         } catch (e) {
           if (!(e instanceof LeaseLostError)) throw e;
           return await endHere(
@@ -358,6 +388,7 @@ export class PruneRunner {
     claims: Confirmed[],
     batch: {
       notes: Map<string, Partial<PvcOutcome>>;
+      lastChecks: Map<string, LastCheck[]>;
       withheld: PvcOutcome[];
       summary: PruneSummary;
       stop: AbortSignal;
@@ -375,6 +406,13 @@ export class PruneRunner {
         found.set(r.confirmed.name, note);
         if (r.kind === 'ready') {
           todo.push(r.confirmed);
+          if (r.lastCheck) {
+            const name = r.confirmed.name;
+            batch.lastChecks.set(name, [
+              ...(batch.lastChecks.get(name) ?? []),
+              r.lastCheck,
+            ]);
+          }
           continue;
         }
         const outcome = { ...note, ...r.confirmed, reason: r.reason };
@@ -435,6 +473,10 @@ export class PruneRunner {
       checks: Map<string, number>;
       /** What the steps added to each claim's outcome. */
       notes: Map<string, Partial<PvcOutcome>>;
+      /** The steps' last checks, asked with the re-check. */
+      lastChecks: ReadonlyMap<string, LastCheck[]>;
+      /** Claims a step's last check held back. */
+      withheld: PvcOutcome[];
       summary: PruneSummary;
       follows: Promise<void>[];
       stop: AbortSignal;
@@ -464,6 +506,7 @@ export class PruneRunner {
       guards,
       claims,
       this.options.pausedStatefulSets ?? 'keep',
+      batch.lastChecks,
     );
     const changedAtCheck = guards.abortReason;
     const checked = rechecked.filter((r): r is Checked => r.kind === 'orphan');
@@ -488,7 +531,10 @@ export class PruneRunner {
         ...r.confirmed,
         reason: r.reason,
       };
-      if (r.kind === 'skip') await this.skip(job, summary, outcome);
+      if (r.kind === 'held') {
+        batch.withheld.push(outcome);
+        await this.skip(job, summary, outcome);
+      } else if (r.kind === 'skip') await this.skip(job, summary, outcome);
       else if (refusedToken) again.push(r.confirmed);
       else await this.fail(job, summary, outcome);
     }

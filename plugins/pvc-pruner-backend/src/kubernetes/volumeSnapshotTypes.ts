@@ -42,7 +42,12 @@ export interface VolumeSnapshotContent {
       uid?: string;
     };
   };
-  status?: { readyToUse?: boolean; restoreSize?: number };
+  status?: {
+    readyToUse?: boolean;
+    restoreSize?: number;
+    /** The storage's own id of the snapshot, once the driver has cut it. */
+    snapshotHandle?: string;
+  };
 }
 
 /** A cluster-scoped VolumeSnapshotClass: which CSI driver takes the snapshot, and how. */

@@ -58,6 +58,7 @@ const csiVolume = (
   metadata: { name: 'pv-3' },
   spec: {
     persistentVolumeReclaimPolicy: reclaimPolicy,
+    claimRef: { namespace: 'shop', name: 'data-web-3', uid: 'u3' },
     ...(driver !== undefined ? { csi: { driver, volumeHandle: 'h-3' } } : {}),
   },
 });
@@ -183,6 +184,16 @@ describe('SnapshotClassResolver', () => {
       reason: expect.stringContaining('reclaim policy Retain'),
     });
     expect(reads.listVolumeSnapshotClasses).not.toHaveBeenCalled();
+  });
+
+  it('takes a Retain volume bound to another claim (claimRef.uid) for one that does not survive this claim', async () => {
+    const { resolver: r } = resolver([]);
+    const volume = csiVolume('ebs.csi.aws.com', 'Retain');
+    volume.spec!.claimRef!.uid = 'someone-elses';
+
+    await expect(r.resolve(claim('gp3'), volume)).resolves.not.toMatchObject({
+      kind: 'not-needed',
+    });
   });
 
   it('has no class where the cluster has no snapshot API (the CRDs are not installed), and says what to install', async () => {

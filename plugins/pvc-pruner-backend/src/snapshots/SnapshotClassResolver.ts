@@ -53,7 +53,9 @@ export class SnapshotClassResolver {
     volume: V1PersistentVolume | undefined,
   ): Promise<SnapshotClassChoice> {
     const reclaimPolicy = volume?.spec?.persistentVolumeReclaimPolicy;
-    if (reclaimPolicy === 'Retain')
+    // Only a volume bound back to this very claim survives it on its behalf.
+    const boundBack = volume?.spec?.claimRef?.uid === claim.metadata?.uid;
+    if (reclaimPolicy === 'Retain' && boundBack)
       return {
         kind: 'not-needed',
         reason: `its volume ${volume?.metadata?.name} is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot`,

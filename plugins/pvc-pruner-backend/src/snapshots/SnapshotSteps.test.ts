@@ -7,12 +7,19 @@ import {
 } from '../__testUtils__/memoryJobStore';
 import { FakeSnapshotter } from '../__testUtils__/fakeSnapshotter';
 import { PruneJobStore } from '../database';
-import { JobEvents, LeaseLock, PruneRunner, VolumeFollower } from '../jobs';
-import { KubeGateway } from '../kubernetes';
+import {
+  DeleteGuardFactory,
+  JobEvents,
+  LeaseLock,
+  PruneRunner,
+  VolumeFollower,
+} from '../jobs';
+import { KubeGateway, VolumeSnapshot } from '../kubernetes';
 import type { SnapshotOptions } from '../options';
 import { DEFAULT_CLASS_ANNOTATION } from './SnapshotClassResolver';
 import { SnapshotSteps } from './SnapshotSteps';
 import { SnapshotTaker } from './SnapshotTaker';
+import { snapshotsOf } from './snapshotsOf';
 
 /*
  * A prune job with snapshots, through the real PruneRunner against the
@@ -137,6 +144,14 @@ function createBoundClaims(
       ...created,
       metadata: { ...created.metadata, finalizers: options.finalizers ?? [] },
     });
+    const volume = sim.store.get('persistentvolumes', undefined, `pv-${name}`)!;
+    sim.store.update('persistentvolumes', {
+      ...volume,
+      spec: {
+        ...volume.spec,
+        claimRef: { namespace: 'shop', name, uid: claim.metadata.uid },
+      },
+    });
     return { name, uid: claim.metadata.uid as string };
   });
 }
@@ -155,7 +170,11 @@ const snapshotOptions = (
 /** Runs the job holding its Lease, with snapshots asked unless told. */
 async function run(
   job: PruneJob,
-  options: { snapshot?: boolean; snapshots?: Partial<SnapshotOptions> } = {},
+  options: {
+    snapshot?: boolean;
+    snapshots?: Partial<SnapshotOptions>;
+    guards?: DeleteGuardFactory[];
+  } = {},
 ) {
   const events = new JobEvents(store);
   const snapshots = snapshotOptions(options.snapshots);
@@ -164,7 +183,7 @@ async function run(
     events,
     new VolumeFollower(300),
     { renewIntervalMs: 60_000 },
-    [],
+    options.guards ?? [],
     [
       new SnapshotSteps({
         events,
@@ -241,6 +260,8 @@ describe('a prune with snapshots', () => {
         name: 'data-web-1',
         snapshot: {
           name: `data-web-1-${prefix}`,
+          uid: expect.any(String),
+          contentName: expect.stringMatching(/^snapcontent-/),
           restoreBytes: 2 ** 30,
           expiresAt: expect.any(String),
         },
@@ -313,6 +334,145 @@ describe('a prune with snapshots', () => {
     expect(result.reason).toContain(
       'was not ready within 0.1 s (pvcPruner.snapshots.timeoutSeconds)',
     );
+    // The snapshot left in the cluster is named, by name and uid, in the outcome and the audit record.
+    const [left] = [...fake.snapshots.values()];
+    const named = {
+      name: left.metadata!.name,
+      uid: left.metadata!.uid,
+      expiresAt: expect.any(String),
+    };
+    expect(result.summary.skipped).toEqual([
+      expect.objectContaining({ name: 'data-web-1', snapshot: named }),
+    ]);
+    expect(snapshotsOf(result.summary)).toEqual([
+      {
+        claim: 'data-web-1',
+        snapshot: left.metadata!.name,
+        uid: left.metadata!.uid,
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      'deleted by hand',
+      (snapshot: VolumeSnapshot) => {
+        fake.snapshots.delete(
+          `${snapshot.metadata!.namespace}/${snapshot.metadata!.name}`,
+        );
+      },
+      /VolumeSnapshot data-web-1-\w+ no longer exists, right before the delete$/,
+    ],
+    [
+      'replaced under its name',
+      (snapshot: VolumeSnapshot) => {
+        snapshot.metadata!.uid = 'a-new-one';
+      },
+      /VolumeSnapshot data-web-1-\w+ was replaced/,
+    ],
+    [
+      'being deleted',
+      (snapshot: VolumeSnapshot) => {
+        snapshot.metadata!.deletionTimestamp = new Date();
+      },
+      /VolumeSnapshot data-web-1-\w+ is being deleted, right before the delete$/,
+    ],
+    [
+      'left with a content being deleted',
+      (snapshot: VolumeSnapshot) => {
+        const content = fake.contents.get(
+          snapshot.status!.boundVolumeSnapshotContentName!,
+        )!;
+        content.metadata!.deletionTimestamp = new Date();
+      },
+      /VolumeSnapshotContent snapcontent-\S+ of VolumeSnapshot data-web-1-\w+ is being deleted/,
+    ],
+  ])(
+    'does not delete a claim whose ready snapshot was %s after it was verified, before the delete',
+    async (_what, tamper, reason) => {
+      const pvcs = createBoundClaims(['data-web-1']);
+      fake.behaviour = () => ({ ready: 0 });
+      // Between the step and the last check: once the job has said it is about to check and delete.
+      const append = JobEvents.prototype.append;
+      jest
+        .spyOn(JobEvents.prototype, 'append')
+        .mockImplementation(async function tamperFirst(this: JobEvents, event) {
+          if (event.type === 'pvc-deleting')
+            for (const snapshot of fake.snapshots.values()) tamper(snapshot);
+          return append.call(this, event);
+        });
+      const job = await createWebJob(store, pvcs);
+
+      const { result } = await run(job);
+
+      expect(deletedClaims()).toEqual([]);
+      expect(result.status).toBe('incomplete');
+      expect(result.reason).toMatch(/data-web-1 was not deleted: /);
+      expect(result.summary.skipped).toEqual([
+        expect.objectContaining({
+          name: 'data-web-1',
+          reason: expect.stringMatching(reason),
+          snapshot: expect.objectContaining({ uid: expect.any(String) }),
+        }),
+      ]);
+    },
+  );
+
+  it('stops waiting for a snapshot once a guard has a reason to stop the job, and deletes nothing', async () => {
+    const pvcs = createBoundClaims(['data-web-1']);
+    fake.behaviour = () => ({ never: true });
+    let abortReason: string | undefined;
+    const guard: DeleteGuardFactory = {
+      start: async () => ({
+        get abortReason() {
+          return abortReason;
+        },
+        confirmLive: async () => undefined,
+        stop: () => undefined,
+      }),
+    };
+    // While the job waits for the snapshot.
+    fake.onCreate = () => {
+      setTimeout(() => {
+        abortReason = 'StatefulSet shop/web was scaled up to 2 replicas';
+      }, 50);
+    };
+    const started = Date.now();
+
+    const { result } = await run(await createWebJob(store, pvcs), {
+      snapshots: { timeoutMs: 60_000 },
+      guards: [guard],
+    });
+
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(deletedClaims()).toEqual([]);
+    expect(result.status).toBe('aborted');
+    expect(result.summary.skipped).toEqual([
+      expect.objectContaining({
+        name: 'data-web-1',
+        reason: expect.stringContaining(
+          'the job stopped (StatefulSet shop/web was scaled up to 2 replicas) before VolumeSnapshot',
+        ),
+      }),
+    ]);
+  });
+
+  it('takes the snapshots a batch at a time: the first claims are deleted before the last ones are snapshotted', async () => {
+    const names = Array.from({ length: 18 }, (_, i) => `data-web-${i + 1}`);
+    const pvcs = createBoundClaims(names);
+    recordDeletes();
+    const job = await createWebJob(store, pvcs);
+
+    const { result } = await run(job);
+
+    expect(result.status).toBe('succeeded');
+    const { calls } = fake;
+    const firstDelete = calls.indexOf('delete data-web-1');
+    const lastCreate = calls.findIndex(c =>
+      c.startsWith('create shop/data-web-18-'),
+    );
+    expect(firstDelete).toBeGreaterThan(-1);
+    expect(lastCreate).toBeGreaterThan(firstDelete);
   });
 
   it('does not delete a claim whose snapshot was deleted by hand before it was ready', async () => {

@@ -12,7 +12,12 @@ import type {
 import { mapLimited } from '../mapLimited';
 import type { SnapshotOptions } from '../options';
 import { SnapshotClassResolver } from './SnapshotClassResolver';
-import { SnapshotTaker } from './SnapshotTaker';
+import {
+  SnapshotOrder,
+  SnapshotResult,
+  SnapshotTaker,
+  stopReason,
+} from './SnapshotTaker';
 
 /** Snapshots taken (and waited for) at once within a job. */
 const SNAPSHOT_CONCURRENCY = 16;
@@ -25,6 +30,8 @@ type SnapshotEventType =
 
 /** One job's snapshots. */
 class JobSnapshots implements BeforeDeleteStep {
+  readonly batchSize = SNAPSHOT_CONCURRENCY;
+
   constructor(
     private readonly job: PruneJob,
     private readonly gateway: KubeGateway,
@@ -61,18 +68,27 @@ class JobSnapshots implements BeforeDeleteStep {
     stop: AbortSignal,
   ): Promise<Prepared> {
     const { job, gateway } = this;
-    const held = async (reason: string): Promise<Prepared> => {
+    const held = async (
+      reason: string,
+      taken?: SnapshotResult,
+    ): Promise<Prepared> => {
       await this.log(
         'snapshot-failed',
         confirmed,
-        `Not deleting ${confirmed.name}: ${reason}`,
+        `Not deleting ${confirmed.name}: ${reason}${
+          taken ? ` (VolumeSnapshot ${taken.name} is left in place)` : ''
+        }`,
       );
-      return { kind: 'held', confirmed, reason };
+      // A snapshot left in the cluster is named, so that it can be found and cleaned up.
+      return {
+        kind: 'held',
+        confirmed,
+        reason,
+        ...(taken ? { outcome: { snapshot: describe(taken) } } : {}),
+      };
     };
     if (stop.aborted)
-      return held(
-        'the Backstage instance shut down before its snapshot was taken',
-      );
+      return held(`${stopReason(stop)} before its snapshot was taken`);
     const claim = await gateway.readClaim(job.namespace, confirmed.name);
     // Gone, recreated or already being deleted: the last check skips it, saying which.
     if (
@@ -114,21 +130,24 @@ class JobSnapshots implements BeforeDeleteStep {
         job.dryRun ? '' : '; it is deleted only once the snapshot is ready'
       }`,
     );
-    const result = await this.taker.take(
-      gateway,
-      {
-        jobId: job.id,
-        dryRun: job.dryRun,
-        claim,
-        volume,
-        className: choice.name,
-        statefulSet: job.statefulSet,
-        entityRef: this.request.target?.entityRef ?? job.entityRef,
-        requestedBy: job.requestedBy,
-      },
-      stop,
-    );
-    if (!result.ok) return held(`its snapshot failed: ${result.reason}`);
+    const order: SnapshotOrder = {
+      jobId: job.id,
+      namespace: job.namespace,
+      dryRun: job.dryRun,
+      claim,
+      volume,
+      className: choice.name,
+      driver: choice.driver,
+      statefulSet: job.statefulSet,
+      entityRef: this.request.target?.entityRef ?? job.entityRef,
+      requestedBy: job.requestedBy,
+    };
+    const result = await this.taker.take(gateway, order, stop);
+    if (!result.ok)
+      return held(
+        `its snapshot failed: ${result.reason}`,
+        result.uid ? result : undefined,
+      );
     const size =
       result.restoreBytes !== undefined
         ? `, restore size ${formatBytes(result.restoreBytes)}`
@@ -143,15 +162,13 @@ class JobSnapshots implements BeforeDeleteStep {
     return {
       kind: 'ready',
       confirmed,
-      outcome: {
-        snapshot: {
-          name: result.name,
-          expiresAt: result.expiresAt,
-          ...(result.restoreBytes !== undefined
-            ? { restoreBytes: result.restoreBytes }
-            : {}),
-        },
-      },
+      outcome: { snapshot: describe(result) },
+      // A dry run's snapshot was only admitted: there is nothing to read again.
+      ...(job.dryRun
+        ? {}
+        : {
+            lastCheck: () => this.taker.recheck(gateway, order, result),
+          }),
     };
   }
 
@@ -177,6 +194,19 @@ class JobSnapshots implements BeforeDeleteStep {
       message,
     });
   }
+}
+
+/** A snapshot as a claim's outcome names it. */
+function describe(result: SnapshotResult) {
+  return {
+    name: result.name,
+    expiresAt: result.expiresAt,
+    ...(result.uid ? { uid: result.uid } : {}),
+    ...(result.contentName ? { contentName: result.contentName } : {}),
+    ...(result.ok && result.restoreBytes !== undefined
+      ? { restoreBytes: result.restoreBytes }
+      : {}),
+  };
 }
 
 /**

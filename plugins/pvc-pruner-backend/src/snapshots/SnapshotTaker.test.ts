@@ -27,9 +27,20 @@ const claim: V1PersistentVolumeClaim = {
 
 const order = (over: Partial<SnapshotOrder> = {}): SnapshotOrder => ({
   jobId: JOB,
+  namespace: 'shop',
   dryRun: false,
   claim,
+  volume: {
+    metadata: { name: 'pv-3' },
+    spec: {
+      csi: {
+        driver: 'csi.example.com',
+        volumeHandle: 'handle-data-orders-db-3',
+      },
+    },
+  },
   className: 'csi-default',
+  driver: 'csi.example.com',
   statefulSet: 'orders-db',
   entityRef: 'component:default/orders',
   requestedBy: 'user:default/alice',
@@ -61,6 +72,8 @@ describe('SnapshotTaker', () => {
     expect(result).toEqual({
       ok: true,
       name: 'data-orders-db-3-3f2a9c1e',
+      uid: fake.snapshots.get('shop/data-orders-db-3-3f2a9c1e')!.metadata!.uid,
+      contentName: expect.stringMatching(/^snapcontent-/),
       restoreBytes: 10 * 2 ** 30,
       expiresAt: expect.any(String),
     });
@@ -142,6 +155,9 @@ describe('SnapshotTaker', () => {
     await expect(taker().take(fake, order(), running())).resolves.toEqual({
       ok: false,
       name: 'data-orders-db-3-3f2a9c1e',
+      // The snapshot left in the cluster is named by its uid too.
+      uid: fake.snapshots.get('shop/data-orders-db-3-3f2a9c1e')!.metadata!.uid,
+      expiresAt: expect.any(String),
       reason:
         'VolumeSnapshot data-orders-db-3-3f2a9c1e failed: Failed to check and update snapshot content: driver is down',
     });
@@ -156,6 +172,9 @@ describe('SnapshotTaker', () => {
     expect(result).toEqual({
       ok: false,
       name: 'data-orders-db-3-3f2a9c1e',
+      // The snapshot left in the cluster is named by its uid too.
+      uid: fake.snapshots.get('shop/data-orders-db-3-3f2a9c1e')!.metadata!.uid,
+      expiresAt: expect.any(String),
       reason:
         'VolumeSnapshot data-orders-db-3-3f2a9c1e was not ready within 0.1 s (pvcPruner.snapshots.timeoutSeconds); it is left in place',
     });
@@ -235,6 +254,107 @@ describe('SnapshotTaker', () => {
       reason: expect.stringContaining(
         "was taken of volume handle vol-9, not of the claim's volume (vol-3)",
       ),
+    });
+  });
+
+  it.each([
+    [
+      'is not ready itself',
+      { status: { readyToUse: false } },
+      'is not ready (no readyToUse and snapshotHandle in its status)',
+    ],
+    [
+      'has no snapshotHandle',
+      { status: { readyToUse: true } },
+      'is not ready (no readyToUse and snapshotHandle in its status)',
+    ],
+    [
+      'was pre-provisioned from a snapshotHandle',
+      { spec: { source: { snapshotHandle: 'snap-theirs' } } },
+      'was pre-provisioned (source.snapshotHandle)',
+    ],
+    [
+      'names no source volume',
+      { spec: { source: {} } },
+      "was taken of volume handle (none), not of the claim's volume (handle-data-orders-db-3)",
+    ],
+    [
+      'is of another class',
+      { spec: { volumeSnapshotClassName: 'other-class' } },
+      'is of VolumeSnapshotClass other-class, not csi-default',
+    ],
+    [
+      'is of another driver',
+      { spec: { driver: 'other.csi.io' } },
+      'is of CSI driver other.csi.io, not csi.example.com',
+    ],
+  ])(
+    'does not trust a ready snapshot whose content %s',
+    async (_what, change, reason) => {
+      fake.behaviour = () => ({ ready: 0 });
+      const read = fake.readVolumeSnapshotContent;
+      fake.readVolumeSnapshotContent = async name => {
+        const content = await read(name);
+        return (
+          content && {
+            ...content,
+            spec: { ...content.spec, ...(change as any).spec },
+            ...((change as any).status
+              ? { status: (change as any).status }
+              : {}),
+          }
+        );
+      };
+
+      const result = await taker().take(fake, order(), running());
+
+      expect(result).toMatchObject({
+        ok: false,
+        reason: expect.stringContaining(reason),
+      });
+    },
+  );
+
+  it('does not trust a content when the claim’s volume names no CSI volume handle', async () => {
+    fake.behaviour = () => ({ ready: 0 });
+
+    const result = await taker().take(
+      fake,
+      order({ volume: { metadata: { name: 'pv-3' }, spec: {} } }),
+      running(),
+    );
+
+    expect(result).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('names no CSI volume handle'),
+    });
+  });
+
+  it('creates the snapshot in the job’s namespace, whatever namespace the claim as read says', async () => {
+    const elsewhere = {
+      ...claim,
+      metadata: { ...claim.metadata, namespace: 'kube-system' },
+    };
+
+    await taker().take(fake, order({ claim: elsewhere }), running());
+
+    expect(fake.calls[0]).toBe('create shop/data-orders-db-3-3f2a9c1e');
+  });
+
+  it('stops waiting, saying why, when the job stops for another reason (a lost Lease, a guard)', async () => {
+    fake.behaviour = () => ({ never: true });
+    const stop = new AbortController();
+    setTimeout(
+      () => stop.abort(new Error('the lease pvc-pruner-web was taken over')),
+      30,
+    );
+
+    await expect(
+      taker(60_000).take(fake, order(), stop.signal),
+    ).resolves.toMatchObject({
+      ok: false,
+      reason:
+        'the job stopped (the lease pvc-pruner-web was taken over) before VolumeSnapshot data-orders-db-3-3f2a9c1e was ready',
     });
   });
 

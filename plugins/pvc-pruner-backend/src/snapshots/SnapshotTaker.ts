@@ -8,6 +8,7 @@ import {
   ClusterRequestError,
   KubeGateway,
   VolumeSnapshot,
+  VolumeSnapshotContent,
 } from '../kubernetes';
 import { snapshotMetadata, snapshotName } from './snapshotMetadata';
 
@@ -30,10 +31,14 @@ const RELEASE_WAIT_MS = 10_000;
 /** One claim's snapshot, as a job asks for it. */
 export interface SnapshotOrder {
   jobId: string;
+  /** The job's namespace: the claim's, and the snapshot's. */
+  namespace: string;
   dryRun: boolean;
   claim: V1PersistentVolumeClaim;
   volume?: V1PersistentVolume;
   className: string;
+  /** The resolved class's CSI driver: the content must be of it. */
+  driver?: string;
   statefulSet: string;
   entityRef?: string;
   requestedBy: string;
@@ -41,8 +46,35 @@ export interface SnapshotOrder {
 
 /** A snapshot ready to restore from (for a dry run: admitted), or why there is none. */
 export type SnapshotResult =
-  | { ok: true; name: string; restoreBytes?: number; expiresAt: string }
-  | { ok: false; name: string; reason: string };
+  | ({ ok: true; restoreBytes?: number } & SnapshotRef)
+  | ({ ok: false; reason: string } & SnapshotRef);
+
+/** A snapshot a job took: its name, when it expires, and once created its uid and (once verified) its content. */
+export interface SnapshotRef {
+  name: string;
+  expiresAt: string;
+  uid?: string;
+  contentName?: string;
+}
+
+/** What a snapshot and its content must say before its claim may be deleted. */
+interface Expected {
+  namespace: string;
+  name: string;
+  uid: string;
+  claimName: string;
+  volumeHandle?: string;
+  className: string;
+  driver?: string;
+}
+
+/** What the job was told when `stop` aborted: the instance shut down unless the signal says why. */
+export function stopReason(stop: AbortSignal): string {
+  const reason: unknown = stop.reason;
+  return reason instanceof Error && reason.name !== 'AbortError'
+    ? `the job stopped (${reason.message})`
+    : 'the Backstage instance shut down';
+}
 
 export interface SnapshotTakerOptions {
   /** How long to wait for readyToUse (`pvcPruner.snapshots.timeoutSeconds`). */
@@ -77,7 +109,8 @@ export class SnapshotTaker {
     order: SnapshotOrder,
     stop: AbortSignal,
   ): Promise<SnapshotResult> {
-    const namespace = order.claim.metadata!.namespace!;
+    // The job's namespace, not the API server's word for where the claim is.
+    const namespace = order.namespace;
     const claimName = order.claim.metadata!.name!;
     const name = snapshotName(claimName, order.jobId);
     const expiresAt = new Date(
@@ -110,6 +143,7 @@ export class SnapshotTaker {
       return {
         ok: false,
         name,
+        expiresAt,
         reason: `could not create VolumeSnapshot ${name}: ${
           (e as Error).message
         }${exists}`,
@@ -121,6 +155,7 @@ export class SnapshotTaker {
       return {
         ok: false,
         name,
+        expiresAt,
         reason: `the cluster answered the creation of VolumeSnapshot ${name} without a uid`,
       };
     return this.waitReady(
@@ -143,6 +178,8 @@ export class SnapshotTaker {
     const fail = (reason: string): SnapshotResult => ({
       ok: false,
       name,
+      uid: ref.uid,
+      expiresAt,
       reason,
     });
     const deadline = Date.now() + this.options.timeoutMs;
@@ -151,7 +188,7 @@ export class SnapshotTaker {
     for (;;) {
       if (stop.aborted)
         return fail(
-          `the Backstage instance shut down before VolumeSnapshot ${name} was ready`,
+          `${stopReason(stop)} before VolumeSnapshot ${name} was ready`,
         );
       let snapshot: VolumeSnapshot | undefined;
       let read = false;
@@ -183,15 +220,20 @@ export class SnapshotTaker {
             }`,
           );
         if (snapshot.status?.readyToUse === true) {
-          const verified = await this.verify(
-            calls,
-            order,
-            ref,
-            snapshot,
+          const expected = this.expected(order, ref);
+          const verified = await this.verify(calls, expected, snapshot);
+          if (!verified.ok) return fail(verified.reason);
+          await this.awaitRelease(calls, order, stop);
+          return {
+            ok: true,
+            name,
+            uid: ref.uid,
+            contentName: verified.contentName,
             expiresAt,
-          );
-          if (verified.ok) await this.awaitRelease(calls, order, stop);
-          return verified;
+            ...(verified.restoreBytes !== undefined
+              ? { restoreBytes: verified.restoreBytes }
+              : {}),
+          };
         }
       }
       const left = deadline - Date.now();
@@ -250,73 +292,152 @@ export class SnapshotTaker {
     }
   }
 
-  /** A ready snapshot is trusted only once its content names it back. */
-  private async verify(
-    calls: SnapshotCalls,
+  private expected(
     order: SnapshotOrder,
     ref: { namespace: string; name: string; uid: string },
-    snapshot: VolumeSnapshot,
-    expiresAt: string,
-  ): Promise<SnapshotResult> {
-    const { name } = ref;
-    const fail = (reason: string): SnapshotResult => ({
-      ok: false,
+  ): Expected {
+    return {
+      ...ref,
+      claimName: order.claim.metadata!.name!,
+      volumeHandle: order.volume?.spec?.csi?.volumeHandle,
+      className: order.className,
+      driver: order.driver,
+    };
+  }
+
+  /**
+   * The last word on a snapshot right before its claim is deleted: the
+   * snapshot and its content, read again at once (one round trip), must
+   * still be the ones verified when it became ready. The reason not to
+   * delete, or undefined.
+   */
+  async recheck(
+    calls: SnapshotCalls,
+    order: SnapshotOrder,
+    taken: SnapshotRef,
+  ): Promise<string | undefined> {
+    const { name, uid, contentName } = taken;
+    if (!uid || !contentName)
+      return `VolumeSnapshot ${name} was never seen ready`;
+    let snapshot: VolumeSnapshot | undefined;
+    let content: VolumeSnapshotContent | undefined;
+    try {
+      [snapshot, content] = await Promise.all([
+        calls.readVolumeSnapshot(order.namespace, name),
+        calls.readVolumeSnapshotContent(contentName),
+      ]);
+    } catch (e) {
+      return `VolumeSnapshot ${name} could not be read again before the delete: ${
+        (e as Error).message
+      }`;
+    }
+    const expected = this.expected(order, {
+      namespace: order.namespace,
       name,
-      reason,
+      uid,
     });
-    const source = snapshot.spec?.source?.persistentVolumeClaimName;
-    if (source !== order.claim.metadata?.name)
-      return fail(
-        `VolumeSnapshot ${name} is ready, but its source is ${
-          source ?? 'not a claim'
-        }`,
-      );
+    const problem = this.problem(expected, snapshot, contentName, content);
+    return problem && `${problem}, right before the delete`;
+  }
+
+  /** A ready snapshot is trusted only once its content names it back and was cut of the claim's volume. */
+  private async verify(
+    calls: SnapshotCalls,
+    expected: Expected,
+    snapshot: VolumeSnapshot,
+  ): Promise<
+    | { ok: true; contentName: string; restoreBytes?: number }
+    | { ok: false; reason: string }
+  > {
+    const { name } = expected;
     const contentName = snapshot.status?.boundVolumeSnapshotContentName;
     if (!contentName)
-      return fail(
-        `VolumeSnapshot ${name} is ready, but names no VolumeSnapshotContent`,
-      );
-    let content;
+      return {
+        ok: false,
+        reason: `VolumeSnapshot ${name} is ready, but names no VolumeSnapshotContent`,
+      };
+    let content: VolumeSnapshotContent | undefined;
     try {
       content = await calls.readVolumeSnapshotContent(contentName);
     } catch (e) {
-      return fail(
-        `could not read VolumeSnapshotContent ${contentName} of VolumeSnapshot ${name}: ${
+      return {
+        ok: false,
+        reason: `could not read VolumeSnapshotContent ${contentName} of VolumeSnapshot ${name}: ${
           (e as Error).message
         }`,
-      );
+      };
     }
-    if (!content)
-      return fail(
-        `VolumeSnapshot ${name} names VolumeSnapshotContent ${contentName}, which does not exist`,
-      );
-    const back = content.spec?.volumeSnapshotRef;
-    if (
-      back?.namespace !== ref.namespace ||
-      back?.name !== name ||
-      back?.uid !== ref.uid
-    )
-      return fail(
-        `VolumeSnapshotContent ${contentName} does not point back at VolumeSnapshot ${
-          ref.namespace
-        }/${name} (it names ${back?.namespace ?? '?'}/${
-          back?.name ?? '?'
-        }, uid ${back?.uid ?? '?'})`,
-      );
-    const takenOf = content.spec?.source?.volumeHandle;
-    const volumeHandle = order.volume?.spec?.csi?.volumeHandle;
-    if (takenOf && volumeHandle && takenOf !== volumeHandle)
-      return fail(
-        `VolumeSnapshotContent ${contentName} was taken of volume handle ${takenOf}, not of the claim's volume (${volumeHandle})`,
-      );
+    const problem = this.problem(expected, snapshot, contentName, content);
+    if (problem) return { ok: false, reason: problem };
     const restoreBytes =
       parseQuantity(snapshot.status?.restoreSize) ??
-      parseQuantity(content.status?.restoreSize);
+      parseQuantity(content?.status?.restoreSize);
     return {
       ok: true,
-      name,
-      expiresAt,
+      contentName,
       ...(restoreBytes !== undefined ? { restoreBytes } : {}),
     };
+  }
+
+  /** What is wrong with a snapshot and its content for a restore of the claim, or undefined. */
+  private problem(
+    expected: Expected,
+    snapshot: VolumeSnapshot | undefined,
+    contentName: string,
+    content: VolumeSnapshotContent | undefined,
+  ): string | undefined {
+    const { name } = expected;
+    if (!snapshot) return `VolumeSnapshot ${name} no longer exists`;
+    if (snapshot.metadata?.uid !== expected.uid)
+      return `VolumeSnapshot ${name} was replaced (its uid is no longer ${expected.uid})`;
+    if (snapshot.metadata?.deletionTimestamp)
+      return `VolumeSnapshot ${name} is being deleted`;
+    if (snapshot.status?.readyToUse !== true)
+      return `VolumeSnapshot ${name} is no longer readyToUse`;
+    const source = snapshot.spec?.source?.persistentVolumeClaimName;
+    if (source !== expected.claimName)
+      return `VolumeSnapshot ${name} is ready, but its source is ${
+        source ?? 'not a claim'
+      }`;
+    const bound = snapshot.status?.boundVolumeSnapshotContentName;
+    if (bound !== contentName)
+      return `VolumeSnapshot ${name} is bound to ${
+        bound ?? 'no VolumeSnapshotContent'
+      }, not ${contentName}`;
+    if (!content)
+      return `VolumeSnapshot ${name} names VolumeSnapshotContent ${contentName}, which does not exist`;
+    if (content.metadata?.deletionTimestamp)
+      return `VolumeSnapshotContent ${contentName} of VolumeSnapshot ${name} is being deleted`;
+    const back = content.spec?.volumeSnapshotRef;
+    if (
+      back?.namespace !== expected.namespace ||
+      back?.name !== name ||
+      back?.uid !== expected.uid
+    )
+      return `VolumeSnapshotContent ${contentName} does not point back at VolumeSnapshot ${
+        expected.namespace
+      }/${name} (it names ${back?.namespace ?? '?'}/${back?.name ?? '?'}, uid ${
+        back?.uid ?? '?'
+      })`;
+    if (content.status?.readyToUse !== true || !content.status?.snapshotHandle)
+      return `VolumeSnapshotContent ${contentName} is not ready (no readyToUse and snapshotHandle in its status)`;
+    if (content.spec?.source?.snapshotHandle)
+      return `VolumeSnapshotContent ${contentName} was pre-provisioned (source.snapshotHandle), not taken of the claim's volume`;
+    const takenOf = content.spec?.source?.volumeHandle;
+    if (!expected.volumeHandle)
+      return `the claim's volume names no CSI volume handle, so VolumeSnapshotContent ${contentName} cannot be shown to be taken of it`;
+    if (takenOf !== expected.volumeHandle)
+      return `VolumeSnapshotContent ${contentName} was taken of volume handle ${
+        takenOf ?? '(none)'
+      }, not of the claim's volume (${expected.volumeHandle})`;
+    if (content.spec?.volumeSnapshotClassName !== expected.className)
+      return `VolumeSnapshotContent ${contentName} is of VolumeSnapshotClass ${
+        content.spec?.volumeSnapshotClassName ?? '(none)'
+      }, not ${expected.className}`;
+    if (expected.driver && content.spec?.driver !== expected.driver)
+      return `VolumeSnapshotContent ${contentName} is of CSI driver ${
+        content.spec?.driver ?? '(none)'
+      }, not ${expected.driver}`;
+    return undefined;
   }
 }

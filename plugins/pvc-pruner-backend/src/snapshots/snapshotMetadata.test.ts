@@ -1,4 +1,9 @@
-import { labelValue, snapshotName } from './snapshotMetadata';
+import {
+  labelValue,
+  SNAPSHOT_ANNOTATIONS,
+  snapshotMetadata,
+  snapshotName,
+} from './snapshotMetadata';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
@@ -19,6 +24,37 @@ describe('snapshot names and label values', () => {
     const long = snapshotName(`${'a'.repeat(243)}.-b`, '3f2a9c1e-aaaa');
     expect(long.length).toBeLessThanOrEqual(253);
     expect(long).toMatch(NAME);
-    expect(long.endsWith('a-3f2a9c1e')).toBe(true);
+    expect(long).toMatch(/^a+-[0-9a-f]{10}-3f2a9c1e$/);
+  });
+
+  it('gives two long claim names that share their first 244 characters two names in one job', () => {
+    const stem = 'a'.repeat(250);
+    const one = snapshotName(`${stem}-0`, '3f2a9c1e-aaaa');
+    const two = snapshotName(`${stem}-1`, '3f2a9c1e-aaaa');
+    expect(one).not.toBe(two);
+    for (const name of [one, two]) {
+      expect(name.length).toBeLessThanOrEqual(253);
+      expect(name).toMatch(NAME);
+    }
+  });
+
+  it('keeps a claim-labels annotation of at most 16 KiB, saying so when the labels were more', () => {
+    const labels = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`l${i}`, 'v'.repeat(200)]),
+    );
+    const { annotations } = snapshotMetadata({
+      claim: { metadata: { name: 'data-web-0', labels } },
+      jobId: 'j',
+      statefulSet: 'web',
+      requestedBy: 'user:default/alice',
+      expiresAt: new Date(0),
+    });
+    const kept = annotations[SNAPSHOT_ANNOTATIONS.claimLabels];
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(16 * 1024);
+    expect(JSON.parse(kept)).toEqual({
+      'pvc-pruner.backstage.io/labels-not-kept': expect.stringContaining(
+        'more than the 16384 a snapshot keeps',
+      ),
+    });
   });
 });

@@ -49,8 +49,30 @@ export function labelValue(text: string): string {
  */
 export function snapshotName(claimName: string, jobId: string): string {
   const suffix = `-${jobId.replace(/[^a-z0-9]/g, '').slice(0, 8) || 'job'}`;
-  const stem = claimName.slice(0, 253 - suffix.length).replace(/[-.]+$/, '');
-  return `${stem}${suffix}`;
+  if (claimName.length + suffix.length <= 253) return `${claimName}${suffix}`;
+  // Cut, a long name keeps a hash of all of it: two long claims of one job never share a snapshot name.
+  const hash = `-${createHash('sha256')
+    .update(claimName)
+    .digest('hex')
+    .slice(0, 10)}`;
+  const stem = claimName
+    .slice(0, 253 - suffix.length - hash.length)
+    .replace(/[-.]+$/, '');
+  return `${stem}${hash}${suffix}`;
+}
+
+/** The most of a claim's labels a snapshot keeps as JSON, within the API server's 256 KiB for all annotations. */
+export const CLAIM_LABELS_MAX_BYTES = 16 * 1024;
+
+/** The claim's labels as JSON; past the cap, a note saying they were too many to keep. */
+function claimLabels(labels: Record<string, string> | undefined): string {
+  const json = JSON.stringify(labels ?? {});
+  if (Buffer.byteLength(json) <= CLAIM_LABELS_MAX_BYTES) return json;
+  return JSON.stringify({
+    'pvc-pruner.backstage.io/labels-not-kept': `the claim's labels took ${Buffer.byteLength(
+      json,
+    )} bytes as JSON, more than the ${CLAIM_LABELS_MAX_BYTES} a snapshot keeps; set them by hand on a restored claim`,
+  });
 }
 
 /** What the job's snapshot of a claim says about where it came from, for a restore. */
@@ -66,9 +88,7 @@ export function snapshotMetadata(options: {
   const spec = claim.spec ?? {};
   const annotations: Record<string, string> = {
     [SNAPSHOT_ANNOTATIONS.claimName]: claim.metadata?.name ?? '',
-    [SNAPSHOT_ANNOTATIONS.claimLabels]: JSON.stringify(
-      claim.metadata?.labels ?? {},
-    ),
+    [SNAPSHOT_ANNOTATIONS.claimLabels]: claimLabels(claim.metadata?.labels),
     [SNAPSHOT_ANNOTATIONS.accessModes]: JSON.stringify(spec.accessModes ?? []),
     [SNAPSHOT_ANNOTATIONS.requestedBy]: requestedBy,
     [SNAPSHOT_ANNOTATIONS.expiresAt]: options.expiresAt.toISOString(),

@@ -1326,12 +1326,21 @@ export const spec = {
           snapshot: {
             type: 'object',
             description:
-              'The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked).',
+              'The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked).\nOn a claim kept because its snapshot failed, timed out or was interrupted: the\nsnapshot left in the cluster.\n',
             required: ['name', 'expiresAt'],
             properties: {
               name: {
                 type: 'string',
                 description: "Its name, in the claim's namespace.",
+              },
+              uid: {
+                type: 'string',
+                description: 'Its uid, once created (absent for a dry run).',
+              },
+              contentName: {
+                type: 'string',
+                description:
+                  'The VolumeSnapshotContent it was verified bound to, once ready.',
               },
               restoreBytes: {
                 type: 'number',

@@ -499,10 +499,18 @@ export interface components {
       reason?: string;
       /** For a claim still terminating: the finalizers that hold it. */
       finalizers?: string[];
-      /** The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked). */
+      /**
+       * The VolumeSnapshot the job took of the claim before deleting it (`snapshot` asked).
+       *     On a claim kept because its snapshot failed, timed out or was interrupted: the
+       *     snapshot left in the cluster.
+       */
       snapshot?: {
         /** Its name, in the claim's namespace. */
         name: string;
+        /** Its uid, once created (absent for a dry run). */
+        uid?: string;
+        /** The VolumeSnapshotContent it was verified bound to, once ready. */
+        contentName?: string;
         /** The size a claim restored from it needs at least (`status.restoreSize`); absent for a dry run. */
         restoreBytes?: number;
         /**
