@@ -155,6 +155,8 @@ describe('a prune that keeps a snapshot of each claim, judged from the simulator
       const outcome = job.summary.deleted.find(d => d.name === claimName)!;
       expect(outcome.snapshot).toEqual({
         name: snapshot.metadata.name,
+        uid: snapshot.metadata.uid,
+        contentName: snapshot.status.boundVolumeSnapshotContentName,
         restoreBytes: GI20,
         expiresAt: new Date(expiresAt).toISOString(),
       });
