@@ -195,6 +195,9 @@ describe('SnapshotTaker', () => {
     expect(result).toEqual({
       ok: false,
       name: 'data-orders-db-3-3f2a9c1e',
+      // The snapshot left in the cluster is named by its uid too.
+      uid: fake.snapshots.get('shop/data-orders-db-3-3f2a9c1e')!.metadata!.uid,
+      expiresAt: expect.any(String),
       reason: `could not read VolumeSnapshot data-orders-db-3-3f2a9c1e: ${refusal}; it is left in place`,
     });
     expect(Date.now() - started).toBeLessThan(1000);
