@@ -12,6 +12,10 @@ import {
 export const DEFAULT_CLASS_ANNOTATION =
   'snapshot.storage.kubernetes.io/is-default-class';
 
+/** Why an unbound claim gets no snapshot. */
+export const UNBOUND_NO_SNAPSHOT =
+  'it is not bound to a volume, so it holds no data to snapshot';
+
 /** Which VolumeSnapshotClass a claim's snapshot uses, or why it takes none. */
 export type SnapshotClassChoice =
   | { kind: 'class'; name: string; driver?: string }
@@ -21,6 +25,17 @@ export type SnapshotClassChoice =
   | { kind: 'none'; reason: string }
   /** The cluster's classes contradict each other or the config: the claim is not deleted. */
   | { kind: 'error'; reason: string };
+
+/** What the choice depends on: the claim's StorageClass and its volume, when it has one. */
+export interface SnapshotSource {
+  storageClass?: string;
+  volume?: {
+    name?: string;
+    reclaimPolicy?: string;
+    /** Present for a CSI volume. */
+    csi?: { driver?: string };
+  };
+}
 
 /** The cluster's reads a resolver needs. */
 export type SnapshotClassReads = Pick<
@@ -48,19 +63,30 @@ export class SnapshotClassResolver {
     private readonly classByStorageClass: ReadonlyMap<string, string>,
   ) {}
 
-  async resolve(
+  resolve(
     claim: V1PersistentVolumeClaim,
     volume: V1PersistentVolume | undefined,
   ): Promise<SnapshotClassChoice> {
-    const reclaimPolicy = volume?.spec?.persistentVolumeReclaimPolicy;
-    if (reclaimPolicy === 'Retain')
+    return this.resolveFor({
+      storageClass: claim.spec?.storageClassName ?? undefined,
+      volume: volume && {
+        name: volume.metadata?.name,
+        reclaimPolicy: volume.spec?.persistentVolumeReclaimPolicy,
+        csi: volume.spec?.csi && { driver: volume.spec.csi.driver },
+      },
+    });
+  }
+
+  /** The same choice from what a scan reports of the claim and its volume. */
+  async resolveFor(source: SnapshotSource): Promise<SnapshotClassChoice> {
+    const { storageClass, volume } = source;
+    if (volume?.reclaimPolicy === 'Retain')
       return {
         kind: 'not-needed',
-        reason: `its volume ${volume?.metadata?.name} is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot`,
+        reason: `its volume ${volume.name} is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot`,
       };
-    const storageClass = claim.spec?.storageClassName ?? undefined;
     const driver =
-      volume?.spec?.csi?.driver ??
+      volume?.csi?.driver ??
       (storageClass ? await this.provisionerOf(storageClass) : undefined);
     let classes: VolumeSnapshotClass[];
     try {
@@ -95,7 +121,7 @@ export class SnapshotClassResolver {
     if (!driver)
       return {
         kind: 'none',
-        reason: volume?.spec?.csi
+        reason: volume?.csi
           ? 'its volume names no CSI driver'
           : `its volume is not a CSI volume${
               storageClass
