@@ -41,6 +41,12 @@ const useStyles = makeStyles(theme => ({
     alignItems: 'center',
     gap: theme.spacing(0.5),
   },
+  // Its own line, wrapped: a reason names classes and annotations, longer than the dialog is wide.
+  snapshotNote: {
+    display: 'block',
+    whiteSpace: 'normal',
+    overflowWrap: 'anywhere',
+  },
 }));
 
 /** Props of {@link PruneDialog}. */
@@ -235,10 +241,9 @@ export function PruneDialog(props: PruneDialogProps) {
                         pvc.ordinal,
                       )} at ≥ ${pvc.reattachesAtReplicas} replicas if kept.`}
                       {notes.has(pvc.uid) && (
-                        <>
-                          <br />
+                        <span className={classes.snapshotNote}>
                           {notes.get(pvc.uid)!.text}
-                        </>
+                        </span>
                       )}
                     </>
                   }
