@@ -211,6 +211,31 @@ describe('OrphanSnapshotPlanner', () => {
     expect(cluster.listVolumeSnapshotClasses).toHaveBeenCalledTimes(1);
   });
 
+  it('does not hold up the scan for a snapshot API that does not answer: each claim says so', async () => {
+    const planner = new OrphanSnapshotPlanner(
+      {
+        enabled: true,
+        retentionDays: 7,
+        required: true,
+        classByStorageClass: new Map(),
+      },
+      50,
+    );
+    const cluster = reads(() => new Promise(() => {}));
+    const planned = await planner.plan(cluster, [
+      statefulSet('db', manyOrphans(3)),
+    ]);
+
+    for (const [, plan] of plans(planned))
+      expect(plan).toEqual({
+        kind: 'error',
+        reason: expect.stringContaining(
+          'the cluster did not list VolumeSnapshotClasses within 0.05 s',
+        ),
+      });
+    expect(cluster.listVolumeSnapshotClasses).toHaveBeenCalledTimes(1);
+  });
+
   it('reads at most a few StorageClasses for one answer, however many the claims name', async () => {
     const planner = enabled();
     const cluster = reads(async () => [defaultClass('ebs')]);

@@ -18,6 +18,8 @@ export const MAX_STORAGE_CLASS_READS = 16;
 const MAX_REASON_LENGTH = 600;
 /** Orphans resolved at once; each is a lookup once the classes are listed. */
 const PLAN_CONCURRENCY = 16;
+/** How long an orphans answer waits for the cluster's snapshot reads before it gives each claim the reason. */
+export const DEFAULT_READ_WAIT_MS = 3000;
 
 /**
  * Tells the card, before it prunes, what a prune that asks for snapshots
@@ -40,6 +42,8 @@ export class OrphanSnapshotPlanner {
       SnapshotOptions,
       'enabled' | 'retentionDays' | 'required' | 'classByStorageClass'
     >,
+    /** A slow snapshot API must not hold up the card's scan. */
+    private readonly readWaitMs = DEFAULT_READ_WAIT_MS,
   ) {}
 
   /** What the card needs of `pvcPruner.snapshots`. */
@@ -57,7 +61,7 @@ export class OrphanSnapshotPlanner {
     const orphans = statefulSets.flatMap(s => s.orphans);
     if (orphans.length === 0) return statefulSets;
     const resolver = new SnapshotClassResolver(
-      onceEach(reads),
+      onceEach(reads, this.readWaitMs),
       this.options.classByStorageClass,
     );
     const plans = await mapLimited(orphans, PLAN_CONCURRENCY, o =>
@@ -113,7 +117,10 @@ async function planOf(
  * included (the resolver asks again after a failure, which here would be a
  * request per claim), and at most MAX_STORAGE_CLASS_READS StorageClasses.
  */
-function onceEach(reads: SnapshotClassReads): SnapshotClassReads {
+function onceEach(
+  reads: SnapshotClassReads,
+  waitMs: number,
+): SnapshotClassReads {
   let classes: ReturnType<SnapshotClassReads['listVolumeSnapshotClasses']>;
   const storageClasses = new Map<
     string,
@@ -121,13 +128,21 @@ function onceEach(reads: SnapshotClassReads): SnapshotClassReads {
   >();
   return {
     listVolumeSnapshotClasses: () =>
-      (classes ??= reads.listVolumeSnapshotClasses()),
+      (classes ??= withinWait(
+        reads.listVolumeSnapshotClasses(),
+        waitMs,
+        'list VolumeSnapshotClasses',
+      )),
     readStorageClass: name => {
       let read = storageClasses.get(name);
       if (!read) {
         read =
           storageClasses.size < MAX_STORAGE_CLASS_READS
-            ? reads.readStorageClass(name)
+            ? withinWait(
+                reads.readStorageClass(name),
+                waitMs,
+                `read StorageClass ${name}`,
+              )
             : Promise.reject(
                 new Error(
                   `its StorageClass ${name} was not read: the claims shown name more than ${MAX_STORAGE_CLASS_READS} StorageClasses whose volumes name no CSI driver`,
@@ -138,6 +153,25 @@ function onceEach(reads: SnapshotClassReads): SnapshotClassReads {
       return read;
     },
   };
+}
+
+/** The read, or a failure once it has taken longer than `waitMs` (the request itself runs on, bounded by the cluster timeout). */
+function withinWait<T>(read: Promise<T>, waitMs: number, what: string) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `the cluster did not ${what} within ${
+              waitMs / 1000
+            } s; a prune asks again`,
+          ),
+        ),
+      waitMs,
+    );
+  });
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
 }
 
 function capped(reason: string): string {
