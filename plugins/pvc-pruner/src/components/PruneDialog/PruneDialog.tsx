@@ -72,7 +72,7 @@ export interface PruneDialogProps {
  * What a prune that keeps snapshots does with the claim before deleting it;
  * `kept` when the claim would not be deleted.
  */
-export function snapshotNote(
+function snapshotNote(
   pvc: OrphanedPvc,
   required: boolean,
 ): { text: string; kept: boolean } {

@@ -109,7 +109,7 @@ function ReasonList(props: { title: string; items: PvcOutcome[] }) {
 }
 
 /** What the job kept of one claim: its snapshot, or why it has none. */
-export function snapshotOutcome(outcome: PvcOutcome, dryRun: boolean): string {
+function snapshotOutcome(outcome: PvcOutcome, dryRun: boolean): string {
   const { snapshot, noSnapshot } = outcome;
   if (!snapshot) return `No snapshot: ${noSnapshot ?? 'none was taken'}.`;
   const size =
