@@ -386,6 +386,49 @@ describe('pvcPrunerPlugin', () => {
     await untilFinished(server, response.body.id);
   });
 
+  it("tells the card whether snapshots are on, and with them each orphan's plan: each orphan the class the simulator's default names, or none needed for a Retain volume", async () => {
+    const off = await startPlugin();
+    const offScan = await getOrphans(off, ORDERS).set(
+      'authorization',
+      mockCredentials.user.header(ALICE),
+    );
+    expect(offScan.body.snapshots).toEqual({ enabled: false });
+    expect(
+      offScan.body.clusters[0].statefulSets[0].orphans[0],
+    ).not.toHaveProperty('snapshotPlan');
+
+    const on = await startPlugin({
+      config: config(sim, {
+        pvcPruner: { snapshots: { enabled: true, retentionDays: 3 } },
+      }),
+    });
+    const onScan = await getOrphans(on, ORDERS).set(
+      'authorization',
+      mockCredentials.user.header(ALICE),
+    );
+    expect(onScan.status).toBe(200);
+    expect(onScan.body.snapshots).toEqual({
+      enabled: true,
+      retentionDays: 3,
+      required: true,
+    });
+    const orphans = onScan.body.clusters[0].statefulSets[0].orphans;
+    expect(orphans.length).toBeGreaterThan(0);
+    // The simulator serves snapshots, with one default class for its driver.
+    expect(
+      orphans.map((o: any) => [o.volume?.retained ?? false, o.snapshotPlan]),
+    ).toEqual(
+      orphans.map((o: any) =>
+        o.volume?.retained
+          ? [
+              true,
+              { kind: 'not-needed', reason: expect.stringContaining('Retain') },
+            ]
+          : [false, { kind: 'class', volumeSnapshotClass: expect.any(String) }],
+      ),
+    );
+  });
+
   describe('cost and first sightings', () => {
     const GIB = 2 ** 30;
     const scan = (server: Server, entityRef = ORDERS) =>

@@ -54,7 +54,7 @@ import {
   OwnershipGuards,
   WorkloadCatalog,
 } from './ownership';
-import { SnapshotSteps } from './snapshots';
+import { OrphanSnapshotPlanner, SnapshotSteps } from './snapshots';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -162,9 +162,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
           sightings,
           PriceList.fromConfig(config),
         );
-        const orphanFinder = new OrphanFinder(gateways, caches, annotator, {
-          pausedStatefulSets: options.pausedStatefulSets,
-        });
+        const orphanFinder = new OrphanFinder(
+          gateways,
+          caches,
+          annotator,
+          { pausedStatefulSets: options.pausedStatefulSets },
+          new OrphanSnapshotPlanner(options.snapshots),
+        );
         const workloads = new WorkloadCatalog({ catalog, auth, logger });
         const ownership = new OwnershipChecks({
           permissions,

@@ -32,6 +32,8 @@ export type {
   PruneSummary,
   PvcOutcome,
   SharedWith,
+  SnapshotPlan,
+  SnapshotSettings,
   StatefulSetOrphans,
   UnownedOrphansResponse,
   WithheldStatefulSets,

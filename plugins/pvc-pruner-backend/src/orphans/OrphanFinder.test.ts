@@ -20,6 +20,7 @@ import {
   KubeGateways,
   LocatedCluster,
 } from '../kubernetes';
+import { OrphanSnapshotPlanner } from '../snapshots';
 import { OrphanFinder } from './OrphanFinder';
 import { WATCH_CACHE_TRIMMERS } from './orphanRule';
 
@@ -758,5 +759,83 @@ describe("OrphanFinder and a user's tokens", () => {
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
+  });
+});
+
+describe('OrphanFinder telling the card what a prune with snapshots would do', () => {
+  it('from a synced cache, lists the VolumeSnapshotClasses once per answer and gives every claim its plan: the driver’s default class, or none needed for a Retain volume', async () => {
+    const planning = new OrphanFinder(
+      gateways,
+      caches,
+      undefined,
+      undefined,
+      new OrphanSnapshotPlanner({
+        enabled: true,
+        retentionDays: 7,
+        required: true,
+        classByStorageClass: new Map(),
+      }),
+    );
+    // An earlier test turns pv-2 to Delete.
+    const pv = structuredClone(
+      sim.store.require('persistentvolumes', undefined, 'pv-2'),
+    );
+    pv.spec.persistentVolumeReclaimPolicy = 'Retain';
+    sim.store.update('persistentvolumes', pv);
+    sim.store.create('snapshot.storage.k8s.io/volumesnapshotclasses', {
+      metadata: {
+        name: 'fast-snapshots',
+        annotations: {
+          'snapshot.storage.kubernetes.io/is-default-class': 'true',
+        },
+      },
+      driver: 'sim.csi.k8s.io',
+      deletionPolicy: 'Delete',
+    } as any);
+    await planning.findForEntity(target);
+    await eventually('the cache', () => cacheOfDemo());
+    sim.clearRequests();
+
+    const scan = await planning.findForEntity(target);
+
+    expect(scan.snapshots).toEqual({
+      enabled: true,
+      retentionDays: 7,
+      required: true,
+    });
+    const orphans = scan.clusters.flatMap(c =>
+      c.ok ? c.statefulSets.flatMap(s => s.orphans) : [],
+    );
+    expect(
+      orphans.map(o => [o.name, o.volume?.csiDriver, o.snapshotPlan]),
+    ).toEqual([
+      [
+        'data-db-1',
+        'sim.csi.k8s.io',
+        { kind: 'class', volumeSnapshotClass: 'fast-snapshots' },
+      ],
+      [
+        'data-db-2',
+        'sim.csi.k8s.io',
+        {
+          kind: 'not-needed',
+          reason: expect.stringContaining('reclaim policy Retain'),
+        },
+      ],
+    ]);
+    // The only request: one list of the classes, none per claim.
+    expect(sim.requests().map(r => r.path)).toEqual([
+      '/apis/snapshot.storage.k8s.io/v1/volumesnapshotclasses',
+    ]);
+  });
+
+  it('without a planner, says nothing of snapshots', async () => {
+    const scan = await finder.findForEntity(target);
+    expect(scan.snapshots).toBeUndefined();
+    expect(
+      scan.clusters.flatMap(c =>
+        c.ok ? c.statefulSets.flatMap(s => s.orphans) : [],
+      )[0].snapshotPlan,
+    ).toBeUndefined();
   });
 });

@@ -25,6 +25,7 @@ import {
   singleEqualityOf,
 } from '../kubernetes';
 import { readAutoscalers } from '../autoscaling';
+import type { OrphanSnapshotPlanner } from '../snapshots';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
@@ -100,6 +101,8 @@ export class OrphanFinder {
     private readonly rule: { pausedStatefulSets: PausedStatefulSets } = {
       pausedStatefulSets: 'keep',
     },
+    /** Tells an entity's card what a prune with snapshots would do with each orphan. */
+    private readonly snapshotPlanner?: OrphanSnapshotPlanner,
   ) {
     this.cached = new CachedClassifier(rule.pausedStatefulSets);
   }
@@ -141,6 +144,7 @@ export class OrphanFinder {
         entityRef: target.entityRef,
         clusters: [section],
         totals: sumTotals([], priced),
+        ...this.snapshotSettings(),
       };
     }
     const scanned = await Promise.all(
@@ -148,9 +152,14 @@ export class OrphanFinder {
         this.annotated(await this.sectionOf(c, target, requestAuth)),
       ),
     );
-    const sections = admit
+    const admittedSections = admit
       ? await admitted(scanned, target.entityRef, admit)
       : scanned.map(s => s.section);
+    const sections = await Promise.all(
+      admittedSections.map(s =>
+        this.withSnapshotPlans(s, clusters, requestAuth),
+      ),
+    );
     const found = sections.flatMap(s => (s.ok ? s.statefulSets : []));
     const pricing = this.annotator?.pricing(found);
     return {
@@ -158,6 +167,31 @@ export class OrphanFinder {
       clusters: sections,
       totals: sumTotals(found.map(totalsOf), priced),
       ...(pricing ? { pricing } : {}),
+      ...this.snapshotSettings(),
+    };
+  }
+
+  private snapshotSettings(): Pick<OrphansResponse, 'snapshots'> {
+    return this.snapshotPlanner
+      ? { snapshots: this.snapshotPlanner.settings }
+      : {};
+  }
+
+  /** A shown section's orphans with their snapshot plans, the cluster read as the caller may. */
+  private async withSnapshotPlans(
+    section: ClusterOrphans,
+    clusters: LocatedCluster[],
+    requestAuth: KubernetesRequestAuth,
+  ): Promise<ClusterOrphans> {
+    const cluster = clusters.find(c => c.name === section.cluster);
+    if (!this.snapshotPlanner || !section.ok || !cluster) return section;
+    const gateway = this.gateways.forCluster(cluster, requestAuth);
+    return {
+      ...section,
+      statefulSets: await this.snapshotPlanner.plan(
+        gateway,
+        section.statefulSets,
+      ),
     };
   }
 

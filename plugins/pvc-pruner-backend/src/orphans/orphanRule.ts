@@ -152,6 +152,15 @@ export function volumeAsTheRuleReadsIt(
     },
     spec: spec && {
       persistentVolumeReclaimPolicy: spec.persistentVolumeReclaimPolicy,
+      // The card tells which VolumeSnapshotClass a prune would use: it goes by the driver.
+      ...(spec.csi
+        ? {
+            csi: {
+              driver: spec.csi.driver,
+              volumeHandle: spec.csi.volumeHandle,
+            },
+          }
+        : {}),
     },
     status: status && { phase: status.phase },
   };
@@ -204,6 +213,7 @@ function volumeSummary(name: string, pv: V1PersistentVolume | undefined) {
     reclaimPolicy,
     phase: pv?.status?.phase,
     retained: reclaimPolicy === 'Retain',
+    ...(pv?.spec?.csi?.driver ? { csiDriver: pv.spec.csi.driver } : {}),
   };
 }
 

@@ -12,6 +12,10 @@ import {
 export const DEFAULT_CLASS_ANNOTATION =
   'snapshot.storage.kubernetes.io/is-default-class';
 
+/** Why an unbound claim gets no snapshot. */
+export const UNBOUND_NO_SNAPSHOT =
+  'it is not bound to a volume, so it holds no data to snapshot';
+
 /** Which VolumeSnapshotClass a claim's snapshot uses, or why it takes none. */
 export type SnapshotClassChoice =
   | { kind: 'class'; name: string; driver?: string }
@@ -21,6 +25,19 @@ export type SnapshotClassChoice =
   | { kind: 'none'; reason: string }
   /** The cluster's classes contradict each other or the config: the claim is not deleted. */
   | { kind: 'error'; reason: string };
+
+/** What the choice depends on: the claim's StorageClass and its volume, when it has one. */
+export interface SnapshotSource {
+  storageClass?: string;
+  volume?: {
+    name?: string;
+    reclaimPolicy?: string;
+    /** Present for a CSI volume. */
+    csi?: { driver?: string };
+    /** Whether the volume's claimRef names this claim's uid: only then does a Retain volume keep its data. */
+    boundToClaim: boolean;
+  };
+}
 
 /** The cluster's reads a resolver needs. */
 export type SnapshotClassReads = Pick<
@@ -48,21 +65,32 @@ export class SnapshotClassResolver {
     private readonly classByStorageClass: ReadonlyMap<string, string>,
   ) {}
 
-  async resolve(
+  resolve(
     claim: V1PersistentVolumeClaim,
     volume: V1PersistentVolume | undefined,
   ): Promise<SnapshotClassChoice> {
-    const reclaimPolicy = volume?.spec?.persistentVolumeReclaimPolicy;
-    // Only a volume bound back to this very claim survives it on its behalf.
-    const boundBack = volume?.spec?.claimRef?.uid === claim.metadata?.uid;
-    if (reclaimPolicy === 'Retain' && boundBack)
+    return this.resolveFor({
+      storageClass: claim.spec?.storageClassName ?? undefined,
+      volume: volume && {
+        name: volume.metadata?.name,
+        reclaimPolicy: volume.spec?.persistentVolumeReclaimPolicy,
+        csi: volume.spec?.csi && { driver: volume.spec.csi.driver },
+        // Only a volume bound back to this very claim survives it on its behalf.
+        boundToClaim: volume.spec?.claimRef?.uid === claim.metadata?.uid,
+      },
+    });
+  }
+
+  /** The same choice from what a scan reports of the claim and its volume. */
+  async resolveFor(source: SnapshotSource): Promise<SnapshotClassChoice> {
+    const { storageClass, volume } = source;
+    if (volume?.reclaimPolicy === 'Retain' && volume.boundToClaim)
       return {
         kind: 'not-needed',
-        reason: `its volume ${volume?.metadata?.name} is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot`,
+        reason: `its volume ${volume.name} is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot`,
       };
-    const storageClass = claim.spec?.storageClassName ?? undefined;
     const driver =
-      volume?.spec?.csi?.driver ??
+      volume?.csi?.driver ??
       (storageClass ? await this.provisionerOf(storageClass) : undefined);
     let classes: VolumeSnapshotClass[];
     try {
@@ -97,7 +125,7 @@ export class SnapshotClassResolver {
     if (!driver)
       return {
         kind: 'none',
-        reason: volume?.spec?.csi
+        reason: volume?.csi
           ? 'its volume names no CSI driver'
           : `its volume is not a CSI volume${
               storageClass

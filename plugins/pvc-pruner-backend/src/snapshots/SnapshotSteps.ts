@@ -11,7 +11,10 @@ import type {
 } from '../jobs';
 import { mapLimited } from '../mapLimited';
 import type { SnapshotOptions } from '../options';
-import { SnapshotClassResolver } from './SnapshotClassResolver';
+import {
+  SnapshotClassResolver,
+  UNBOUND_NO_SNAPSHOT,
+} from './SnapshotClassResolver';
 import {
   SnapshotOrder,
   SnapshotResult,
@@ -98,11 +101,7 @@ class JobSnapshots implements BeforeDeleteStep {
     )
       return { kind: 'ready', confirmed };
     const volumeName = claim.spec?.volumeName;
-    if (!volumeName)
-      return this.without(
-        confirmed,
-        'it is not bound to a volume, so it holds no data to snapshot',
-      );
+    if (!volumeName) return this.without(confirmed, UNBOUND_NO_SNAPSHOT);
     const volume: V1PersistentVolume | undefined = await gateway.readVolume(
       volumeName,
     );

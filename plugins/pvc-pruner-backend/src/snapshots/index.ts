@@ -1,8 +1,10 @@
+export { OrphanSnapshotPlanner } from './OrphanSnapshotPlanner';
 export { SnapshotSteps } from './SnapshotSteps';
 export {
   DEFAULT_CLASS_ANNOTATION,
   SnapshotClassResolver,
   type SnapshotClassChoice,
+  type SnapshotSource,
 } from './SnapshotClassResolver';
 export { SnapshotTaker, type SnapshotResult } from './SnapshotTaker';
 export {

@@ -2,6 +2,7 @@ import { Box, Typography } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import {
   ClusterOrphans,
+  SnapshotSettings,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from '../StatefulSetSection';
@@ -15,6 +16,8 @@ export interface ClusterSectionProps {
   entityRef: string;
   cluster: ClusterOrphans;
   pruneDeniedReason?: string;
+  /** `pvcPruner.snapshots`, as the orphans answer says. */
+  snapshots?: SnapshotSettings;
   /** Which of its StatefulSets to show; every one unless told. */
   show?: (sts: StatefulSetOrphans) => boolean;
 }

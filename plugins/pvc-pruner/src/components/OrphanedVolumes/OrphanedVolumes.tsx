@@ -167,6 +167,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
                 entityRef={entityRef}
                 cluster={cluster}
                 pruneDeniedReason={pruneDeniedReason}
+                snapshots={data.snapshots}
                 // With nothing to prune, only the StatefulSets whose kept claims need saying why.
                 show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />

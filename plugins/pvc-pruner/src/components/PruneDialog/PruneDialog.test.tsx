@@ -3,6 +3,10 @@ import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { renderInTestApp } from '@backstage/test-utils';
 import { ResponseError } from '@backstage/errors';
+import {
+  SnapshotSettings,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { PruneDialog } from './PruneDialog';
 import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
 import { startDryRun } from '../../__testUtils__/pruneControls';
@@ -26,6 +30,8 @@ const sts = makeStatefulSet('db', {
 function renderDialog(options: {
   dryRun: boolean;
   onConfirm: ComponentProps<typeof PruneDialog>['onConfirm'];
+  statefulSet?: StatefulSetOrphans;
+  snapshots?: SnapshotSettings;
 }) {
   return renderInTestApp(
     <PruneDialog
@@ -78,7 +84,7 @@ describe('PruneDialog', () => {
     await userEvent.click(
       within(dialog).getByRole('button', { name: 'Delete 1 claim' }),
     );
-    expect(onConfirm).toHaveBeenCalledWith([sts.orphans[0]]);
+    expect(onConfirm).toHaveBeenCalledWith([sts.orphans[0]], {});
   });
 
   it('needs no name for a dry run', async () => {
@@ -86,7 +92,7 @@ describe('PruneDialog', () => {
     await renderDialog({ dryRun: true, onConfirm });
     expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
     await startDryRun();
-    expect(onConfirm).toHaveBeenCalledWith(sts.orphans);
+    expect(onConfirm).toHaveBeenCalledWith(sts.orphans, {});
   });
 
   it('shows why the backend refused, and stays open', async () => {
@@ -167,8 +173,154 @@ describe('PruneDialog', () => {
     await userEvent.click(
       within(dialog).getByRole('button', { name: 'Delete 1 claim' }),
     );
-    expect(onConfirm).toHaveBeenCalledWith([
-      expect.objectContaining({ name: 'data-db-2' }),
-    ]);
+    expect(onConfirm).toHaveBeenCalledWith(
+      [expect.objectContaining({ name: 'data-db-2' })],
+      {},
+    );
+  });
+
+  describe('with snapshots enabled', () => {
+    const enabled: SnapshotSettings = {
+      enabled: true,
+      retentionDays: 7,
+      required: true,
+    };
+    const noClass =
+      'no VolumeSnapshotClass is marked default for CSI driver pd.csi.storage.gke.io (annotate one snapshot.storage.kubernetes.io/is-default-class: "true", or map StorageClass standard in pvcPruner.snapshots.storageClasses)';
+    const snapshotting = makeStatefulSet('db', {
+      orphans: [
+        makeOrphan('db', 2, {
+          snapshotPlan: { kind: 'class', volumeSnapshotClass: 'csi-snapshots' },
+        }),
+        makeOrphan('db', 3, {
+          volume: {
+            name: 'pv-keep',
+            reclaimPolicy: 'Retain',
+            phase: 'Bound',
+            retained: true,
+          },
+          snapshotPlan: {
+            kind: 'not-needed',
+            reason:
+              'its volume pv-keep is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot',
+          },
+        }),
+        makeOrphan('db', 4, {
+          snapshotPlan: { kind: 'none', reason: noClass },
+        }),
+      ],
+    });
+
+    it('offers a snapshot, on by default, says per claim what it does, names the claims without a class, and sends snapshot: true', async () => {
+      const onConfirm = jest.fn().mockResolvedValue(undefined);
+      await renderDialog({
+        dryRun: false,
+        onConfirm,
+        statefulSet: snapshotting,
+        snapshots: enabled,
+      });
+      const dialog = within(screen.getByRole('dialog'));
+      const keep = dialog.getByRole('checkbox', {
+        name: 'Keep a snapshot for 7 days',
+      });
+      expect(keep).toBeChecked();
+      expect(
+        dialog.getByText(
+          /Snapshot with VolumeSnapshotClass csi-snapshots, deleted once it is ready/,
+        ),
+      ).toBeInTheDocument();
+      expect(
+        dialog.getByText(
+          /No snapshot needed: the volume itself survives \(Retain\)/,
+        ),
+      ).toBeInTheDocument();
+      expect(
+        dialog.getByText(
+          `No VolumeSnapshotClass, so it is not deleted: ${noClass}.`,
+          { exact: false },
+        ),
+      ).toBeInTheDocument();
+      expect(dialog.getByRole('alert')).toHaveTextContent(
+        '1 claim cannot be snapshotted and will not be deleted: data-db-4.',
+      );
+
+      await userEvent.type(dialog.getByRole('textbox'), 'db');
+      await userEvent.click(
+        dialog.getByRole('button', { name: 'Delete 3 claims' }),
+      );
+      expect(onConfirm).toHaveBeenCalledWith(snapshotting.orphans, {
+        snapshot: true,
+      });
+    });
+
+    it('sends snapshot: false once unticked, and then says nothing of classes', async () => {
+      const onConfirm = jest.fn().mockResolvedValue(undefined);
+      await renderDialog({
+        dryRun: true,
+        onConfirm,
+        statefulSet: snapshotting,
+        snapshots: enabled,
+      });
+      const dialog = within(screen.getByRole('dialog'));
+      await userEvent.click(
+        dialog.getByRole('checkbox', { name: 'Keep a snapshot for 7 days' }),
+      );
+      expect(dialog.queryByText(/VolumeSnapshotClass/)).not.toBeInTheDocument();
+      expect(
+        dialog.getByText(/their data cannot be brought back/),
+      ).toBeInTheDocument();
+      await startDryRun();
+      expect(onConfirm).toHaveBeenCalledWith(snapshotting.orphans, {
+        snapshot: false,
+      });
+    });
+
+    it('is off by default when no selected claim has a class, and says a class-less claim is deleted without one when snapshots are not required', async () => {
+      const onConfirm = jest.fn().mockResolvedValue(undefined);
+      await renderDialog({
+        dryRun: true,
+        onConfirm,
+        statefulSet: snapshotting,
+        snapshots: { ...enabled, required: false },
+      });
+      const dialog = within(screen.getByRole('dialog'));
+      const keep = dialog.getByRole('checkbox', {
+        name: 'Keep a snapshot for 7 days',
+      });
+      // Leave out the one claim that has a class.
+      await userEvent.click(
+        dialog.getByRole('checkbox', { name: /data-db-2/ }),
+      );
+      expect(keep).not.toBeChecked();
+
+      await userEvent.click(keep);
+      expect(
+        dialog.getByText(
+          /so it is deleted without a snapshot: no VolumeSnapshotClass is marked default/,
+        ),
+      ).toBeInTheDocument();
+      expect(dialog.queryByRole('alert')).not.toBeInTheDocument();
+      await startDryRun();
+      expect(onConfirm).toHaveBeenCalledWith(
+        [snapshotting.orphans[1], snapshotting.orphans[2]],
+        { snapshot: true },
+      );
+    });
+
+    it('does not offer snapshots while they are disabled, and sends no snapshot field', async () => {
+      const onConfirm = jest.fn().mockResolvedValue(undefined);
+      await renderDialog({
+        dryRun: true,
+        onConfirm,
+        statefulSet: snapshotting,
+        snapshots: { enabled: false },
+      });
+      expect(
+        screen.queryByRole('checkbox', { name: /Keep a snapshot/ }),
+      ).not.toBeInTheDocument();
+      expect(screen.queryByText(/VolumeSnapshotClass/)).not.toBeInTheDocument();
+      await startDryRun();
+      expect(onConfirm).toHaveBeenCalledWith(snapshotting.orphans, {});
+    });
   });
 });

@@ -8,6 +8,8 @@ import {
   DialogContent,
   DialogContentText,
   DialogTitle,
+  FormControlLabel,
+  FormHelperText,
   List,
   ListItem,
   ListItemIcon,
@@ -20,6 +22,7 @@ import { Alert } from '@material-ui/lab';
 import WarningIcon from '@material-ui/icons/Warning';
 import {
   OrphanedPvc,
+  SnapshotSettings,
   StatefulSetOrphans,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
@@ -38,6 +41,12 @@ const useStyles = makeStyles(theme => ({
     alignItems: 'center',
     gap: theme.spacing(0.5),
   },
+  // Its own line, wrapped: a reason names classes and annotations, longer than the dialog is wide.
+  snapshotNote: {
+    display: 'block',
+    whiteSpace: 'normal',
+    overflowWrap: 'anywhere',
+  },
 }));
 
 /** Props of {@link PruneDialog}. */
@@ -46,9 +55,58 @@ export interface PruneDialogProps {
   dryRun: boolean;
   cluster: string;
   statefulSet: StatefulSetOrphans;
+  /** `pvcPruner.snapshots` as the orphans answer says; the snapshot choice is offered only when enabled. */
+  snapshots?: SnapshotSettings;
   onClose: () => void;
-  /** Sends exactly these claims; a rejection is shown in the dialog. */
-  onConfirm: (pvcs: OrphanedPvc[]) => Promise<void>;
+  /**
+   * Sends exactly these claims; a rejection is shown in the dialog.
+   * `snapshot` is set only when snapshots are enabled.
+   */
+  onConfirm: (
+    pvcs: OrphanedPvc[],
+    options: { snapshot?: boolean },
+  ) => Promise<void>;
+}
+
+/**
+ * What a prune that keeps snapshots does with the claim before deleting it;
+ * `kept` when the claim would not be deleted.
+ */
+function snapshotNote(
+  pvc: OrphanedPvc,
+  required: boolean,
+): { text: string; kept: boolean } {
+  const plan = pvc.snapshotPlan;
+  if (!plan) return { text: 'Snapshot: not known.', kept: false };
+  switch (plan.kind) {
+    case 'class':
+      return {
+        text: `Snapshot with VolumeSnapshotClass ${plan.volumeSnapshotClass}, deleted once it is ready.`,
+        kept: false,
+      };
+    case 'not-needed':
+      return {
+        text: pvc.volume?.retained
+          ? 'No snapshot needed: the volume itself survives (Retain).'
+          : `No snapshot: ${plan.reason}.`,
+        kept: false,
+      };
+    case 'none':
+      return required
+        ? {
+            text: `No VolumeSnapshotClass, so it is not deleted: ${plan.reason}.`,
+            kept: true,
+          }
+        : {
+            text: `No VolumeSnapshotClass, so it is deleted without a snapshot: ${plan.reason}.`,
+            kept: false,
+          };
+    default:
+      return {
+        text: `No snapshot can be taken, so it is not deleted: ${plan.reason}.`,
+        kept: true,
+      };
+  }
 }
 
 function defaultSelection(orphans: OrphanedPvc[]): Set<string> {
@@ -66,6 +124,9 @@ export function PruneDialog(props: PruneDialogProps) {
   const [typed, setTyped] = useState('');
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<Error>();
+  // Undefined until the user ticks or unticks it: then the default follows the selection.
+  const [snapshotChoice, setSnapshotChoice] = useState<boolean>();
+  const snapshotsOn = props.snapshots?.enabled === true;
 
   // Reset when the dialog opens, not when the card's periodic re-scan hands
   // it a new orphans list: that would wipe the name the user is typing.
@@ -75,6 +136,7 @@ export function PruneDialog(props: PruneDialogProps) {
     if (!open) return;
     setSelected(defaultSelection(latestOrphans.current));
     setTyped('');
+    setSnapshotChoice(undefined);
     setError(undefined);
     setSubmitting(false);
   }, [open]);
@@ -87,6 +149,14 @@ export function PruneDialog(props: PruneDialogProps) {
   const retainedBytes = chosen
     .filter(o => o.volume?.retained)
     .reduce((n, o) => n + claimBytes(o), 0);
+  const snapshot =
+    snapshotsOn &&
+    (snapshotChoice ?? chosen.some(o => o.snapshotPlan?.kind === 'class'));
+  const required = props.snapshots?.required ?? true;
+  const notes = new Map(
+    snapshot ? chosen.map(o => [o.uid, snapshotNote(o, required)]) : [],
+  );
+  const keptBySnapshot = chosen.filter(o => notes.get(o.uid)?.kept);
   const nameConfirmed = dryRun || typed.trim() === sts.name;
   const canConfirm = chosen.length > 0 && nameConfirmed && !submitting;
   const titleId = `prune-dialog-title-${sts.namespace}-${sts.name}`;
@@ -102,7 +172,7 @@ export function PruneDialog(props: PruneDialogProps) {
     setSubmitting(true);
     setError(undefined);
     try {
-      await onConfirm(chosen);
+      await onConfirm(chosen, snapshotsOn ? { snapshot } : {});
     } catch (e) {
       setError(e as Error);
       setSubmitting(false);
@@ -170,6 +240,11 @@ export function PruneDialog(props: PruneDialogProps) {
                         sts.name,
                         pvc.ordinal,
                       )} at ≥ ${pvc.reattachesAtReplicas} replicas if kept.`}
+                      {notes.has(pvc.uid) && (
+                        <span className={classes.snapshotNote}>
+                          {notes.get(pvc.uid)!.text}
+                        </span>
+                      )}
                     </>
                   }
                 />
@@ -177,6 +252,40 @@ export function PruneDialog(props: PruneDialogProps) {
             );
           })}
         </List>
+        {snapshotsOn && (
+          <Box mt={2}>
+            <FormControlLabel
+              control={
+                <Checkbox
+                  checked={snapshot}
+                  onChange={e => setSnapshotChoice(e.target.checked)}
+                  disabled={submitting}
+                  color="primary"
+                />
+              }
+              label={`Keep a snapshot for ${plural(
+                props.snapshots?.retentionDays ?? 0,
+                'day',
+              )}`}
+            />
+            <FormHelperText>
+              {snapshot
+                ? `A VolumeSnapshot of each claim is taken in ${sts.namespace}${
+                    dryRun ? ' (as a dry run)' : ''
+                  }, and the claim is deleted only once it is ready: until it expires, the claim's data can be restored.`
+                : 'No snapshots: the claims are deleted as they are, and their data cannot be brought back.'}
+            </FormHelperText>
+            {keptBySnapshot.length > 0 && (
+              <Alert severity="warning">
+                {plural(keptBySnapshot.length, 'claim')} cannot be snapshotted
+                and will not be deleted:{' '}
+                {keptBySnapshot.map(o => o.name).join(', ')}. Untick the
+                snapshot to delete {keptBySnapshot.length === 1 ? 'it' : 'them'}{' '}
+                without one.
+              </Alert>
+            )}
+          </Box>
+        )}
         <Box mt={2}>
           <Typography variant="body2" role="status">
             {dryRun ? 'Will check' : 'Will delete'}{' '}

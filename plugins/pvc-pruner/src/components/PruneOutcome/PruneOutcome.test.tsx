@@ -1,4 +1,4 @@
-import { render, screen } from '@testing-library/react';
+import { render, screen, within } from '@testing-library/react';
 import {
   PvcOutcome,
   emptyPruneSummary,
@@ -25,6 +25,67 @@ function claim(
 }
 
 describe('PruneOutcome', () => {
+  it("names each claim's snapshot with its restore size and expiry, and why a claim has none, kept claims included", () => {
+    const expiresAt = '2026-12-09T01:00:00.000Z';
+    render(
+      <PruneOutcome
+        dryRun={false}
+        status="incomplete"
+        summary={{
+          ...emptyPruneSummary(),
+          deleted: [
+            claim(1, 'Delete', 'deleted', {
+              snapshot: {
+                name: 'data-db-1-3f2a9c1d',
+                restoreBytes: 10 * GiB,
+                expiresAt,
+              },
+            }),
+            claim(2, 'Retain', 'released', {
+              noSnapshot:
+                'its volume pv-2 is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot',
+            }),
+          ],
+          skipped: [
+            claim(3, 'Delete', 'unknown', {
+              reason: 'its snapshot failed: the snapshot reports an error',
+            }),
+          ],
+        }}
+      />,
+    );
+    const list = within(screen.getByRole('list', { name: 'Snapshots' }));
+    expect(screen.getByText('Snapshots (1 of 2)')).toBeInTheDocument();
+    expect(
+      list.getByText(
+        `VolumeSnapshot data-db-1-3f2a9c1d, restore size 10 GiB; kept until ${new Date(
+          expiresAt,
+        ).toLocaleString()}.`,
+      ),
+    ).toBeInTheDocument();
+    expect(
+      list.getByText(
+        'No snapshot: its volume pv-2 is kept when the claim is deleted (reclaim policy Retain), so it needs no snapshot.',
+      ),
+    ).toBeInTheDocument();
+    // A claim kept before any snapshot was taken says so under Skipped, not here.
+    expect(list.queryByText('data-db-3')).not.toBeInTheDocument();
+  });
+
+  it('says nothing of snapshots for a prune that asked for none', () => {
+    render(
+      <PruneOutcome
+        dryRun={false}
+        status="succeeded"
+        summary={{
+          ...emptyPruneSummary(),
+          deleted: [claim(1, 'Delete', 'deleted')],
+        }}
+      />,
+    );
+    expect(screen.queryByText(/Snapshots/)).not.toBeInTheDocument();
+  });
+
   it('tells a Retain volume apart: released, kept and billed', () => {
     render(
       <PruneOutcome

@@ -13,7 +13,7 @@ import {
   describeFinalizers,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
-import { plural, summaryCounts } from '../../utils/format';
+import { formatTime, plural, summaryCounts } from '../../utils/format';
 
 /** Props of {@link PruneOutcome}. */
 export interface PruneOutcomeProps {
@@ -108,10 +108,53 @@ function ReasonList(props: { title: string; items: PvcOutcome[] }) {
   );
 }
 
+/** What the job kept of one claim: its snapshot, or why it has none. */
+function snapshotOutcome(outcome: PvcOutcome, dryRun: boolean): string {
+  const { snapshot, noSnapshot } = outcome;
+  if (!snapshot) return `No snapshot: ${noSnapshot ?? 'none was taken'}.`;
+  const size =
+    snapshot.restoreBytes !== undefined
+      ? `, restore size ${formatBytes(snapshot.restoreBytes)}`
+      : '';
+  return `VolumeSnapshot ${snapshot.name}${size}; ${
+    dryRun ? 'would be kept' : 'kept'
+  } until ${formatTime(snapshot.expiresAt)}.`;
+}
+
+/** Every claim the job took a snapshot of, or said why not, whatever became of the claim. */
+function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
+  const { summary, dryRun } = props;
+  const items = [
+    ...summary.deleted,
+    ...(summary.terminating ?? []),
+    ...summary.skipped,
+    ...summary.failed,
+  ].filter(o => o.snapshot || o.noSnapshot);
+  if (items.length === 0) return null;
+  return (
+    <Box mt={1}>
+      <Typography variant="subtitle2" component="h5">
+        Snapshots ({items.filter(o => o.snapshot).length} of {items.length})
+      </Typography>
+      <List dense disablePadding aria-label="Snapshots">
+        {items.map(item => (
+          <ListItem key={item.uid || item.name} disableGutters>
+            <ListItemText
+              primary={item.name}
+              secondary={snapshotOutcome(item, dryRun)}
+            />
+          </ListItem>
+        ))}
+      </List>
+    </Box>
+  );
+}
+
 /**
  * The end of a prune: what was deleted (and what became of each volume),
  * what is still terminating and what holds it, what was skipped and why,
- * what failed, and the bytes reclaimed. An
+ * what failed, each claim's snapshot (or why it has none), and the bytes
+ * reclaimed. An
  * aborted job leads with its reason and what it had already deleted.
  */
 export function PruneOutcome(props: PruneOutcomeProps) {
@@ -171,6 +214,7 @@ export function PruneOutcome(props: PruneOutcomeProps) {
           )}: its deletion was accepted, and the claim and its disk stay until it finishes`
         }
       />
+      <SnapshotList summary={summary} dryRun={dryRun} />
       <ReasonList title="Skipped" items={skipped} />
       <ReasonList title="Failed" items={failed} />
       <Typography variant="body2">

@@ -113,6 +113,41 @@ describe('PvcPrunerCard', () => {
     expect(screen.getByRole('button', { name: 'Refresh' })).toBeEnabled();
   });
 
+  it("offers the orphans answer's snapshot settings in the prune dialog, and sends the choice", async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () => ({
+      ...makeProdResponse(
+        makeStatefulSet('db', {
+          orphans: [
+            makeOrphan('db', 2, {
+              snapshotPlan: {
+                kind: 'class',
+                volumeSnapshotClass: 'csi-snapshots',
+              },
+            }),
+          ],
+        }),
+      ),
+      snapshots: { enabled: true, retentionDays: 3, required: true },
+    });
+    await renderWithApis(<PvcPrunerCard />, { api });
+    await userEvent.click(
+      await screen.findByRole('button', {
+        name: 'Dry run prune of db',
+      }),
+    );
+    const dialog = within(screen.getByRole('dialog'));
+    expect(
+      dialog.getByRole('checkbox', { name: 'Keep a snapshot for 3 days' }),
+    ).toBeChecked();
+    await userEvent.click(
+      dialog.getByRole('button', { name: 'Start dry run' }),
+    );
+    expect(api.started).toEqual([
+      expect.objectContaining({ statefulSet: 'db', snapshot: true }),
+    ]);
+  });
+
   it('warns about Retain volumes in words and an icon, and totals them apart', async () => {
     const api = new FakePvcPrunerApi();
     const retained = makeOrphan('db', 2, {

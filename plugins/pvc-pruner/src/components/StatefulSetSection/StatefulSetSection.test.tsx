@@ -1,6 +1,9 @@
 import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
+import {
+  SnapshotSettings,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { StatefulSetSection } from './StatefulSetSection';
 import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { useActiveJobs } from '../../hooks/useActiveJobs';
@@ -8,6 +11,7 @@ import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
   eventFactory,
   makeJob,
+  makeOrphan,
   makeStatefulSet,
 } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
@@ -24,10 +28,12 @@ const sts = makeStatefulSet('db', { replicas: 2 });
 function Harness({
   statefulSet = sts,
   entityRef = 'component:default/shop',
+  snapshots,
 }: {
   statefulSet?: StatefulSetOrphans;
   /** null: a StatefulSet that no entity claims. */
   entityRef?: string | null;
+  snapshots?: SnapshotSettings;
 }) {
   const { jobs, start, finish, dismiss } = useActiveJobs([]);
   return (
@@ -38,12 +44,53 @@ function Harness({
         entityRef={entityRef ?? undefined}
         cluster="prod"
         statefulSet={statefulSet}
+        snapshots={snapshots}
       />
     </ActiveJobsProvider>
   );
 }
 
 describe('StatefulSetSection', () => {
+  describe('with snapshots enabled', () => {
+    const withClass = makeStatefulSet('db', {
+      replicas: 2,
+      orphans: [
+        makeOrphan('db', 2, {
+          snapshotPlan: { kind: 'class', volumeSnapshotClass: 'csi-snapshots' },
+        }),
+      ],
+    });
+    const dryRunWith = async (untick: boolean) => {
+      const api = new FakePvcPrunerApi();
+      await renderWithApis(
+        <Harness
+          statefulSet={withClass}
+          snapshots={{ enabled: true, retentionDays: 7, required: true }}
+        />,
+        { api },
+      );
+      await userEvent.click(dryRunButton('db'));
+      if (untick)
+        await userEvent.click(
+          screen.getByRole('checkbox', { name: 'Keep a snapshot for 7 days' }),
+        );
+      await startDryRun();
+      return api.started;
+    };
+
+    it('sends snapshot: true with the prune by default when a claim has a class', async () => {
+      expect(await dryRunWith(false)).toEqual([
+        expect.objectContaining({ dryRun: true, snapshot: true }),
+      ]);
+    });
+
+    it('sends snapshot: false once the user unticks it', async () => {
+      expect(await dryRunWith(true)).toEqual([
+        expect.objectContaining({ dryRun: true, snapshot: false }),
+      ]);
+    });
+  });
+
   it('prunes exactly the confirmed claims and follows the job', async () => {
     const api = new FakePvcPrunerApi();
     api.jobs = [makeJob({ status: 'succeeded' })];

@@ -4,6 +4,7 @@ import { Alert, AlertTitle } from '@material-ui/lab';
 import { useApi } from '@backstage/core-plugin-api';
 import {
   OrphanedPvc,
+  SnapshotSettings,
   StatefulSetOrphans,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
@@ -39,6 +40,8 @@ export interface StatefulSetSectionProps {
   statefulSet: StatefulSetOrphans;
   /** Why pruning is not possible for this user; undefined when it is. */
   pruneDeniedReason?: string;
+  /** `pvcPruner.snapshots`, as the orphans answer says; the prune dialog offers snapshots when enabled. */
+  snapshots?: SnapshotSettings;
 }
 
 /** "a, b, c" or "a, b, c and 12 more". */
@@ -89,7 +92,13 @@ function ReattachWarning({ sts }: { sts: StatefulSetOrphans }) {
  * it keeps, the prune buttons, and the prune it runs, if any.
  */
 export function StatefulSetSection(props: StatefulSetSectionProps) {
-  const { entityRef, cluster, statefulSet: sts, pruneDeniedReason } = props;
+  const {
+    entityRef,
+    cluster,
+    statefulSet: sts,
+    pruneDeniedReason,
+    snapshots,
+  } = props;
   const claimants = useClaimantsWithoutPrune(sts.sharedWith, sts.pruneNeeds);
   const { jobs, started, finished, dismissed } = useActiveJobsContext();
   // The prune the card follows for this StatefulSet, if any.
@@ -114,7 +123,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
   );
 
   const confirm = useCallback(
-    async (pvcs: OrphanedPvc[]) => {
+    async (pvcs: OrphanedPvc[], options: { snapshot?: boolean }) => {
       const { id } = await api.startPrune({
         ...(entityRef ? { entityRef } : {}),
         cluster,
@@ -122,6 +131,9 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         statefulSet: sts.name,
         pvcs: pvcs.map(({ name, uid }) => ({ name, uid })),
         dryRun: dialog.dryRun,
+        ...(options.snapshot !== undefined
+          ? { snapshot: options.snapshot }
+          : {}),
       });
       started({
         id,
@@ -212,6 +224,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
           dryRun={dialog.dryRun}
           cluster={cluster}
           statefulSet={sts}
+          snapshots={snapshots}
           onClose={() => setDialog(d => ({ ...d, open: false }))}
           onConfirm={confirm}
         />

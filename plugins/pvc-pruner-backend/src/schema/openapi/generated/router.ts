@@ -770,6 +770,29 @@ export const spec = {
           pricing: {
             $ref: '#/components/schemas/PricingSummary',
           },
+          snapshots: {
+            $ref: '#/components/schemas/SnapshotSettings',
+          },
+        },
+      },
+      SnapshotSettings: {
+        description:
+          'Whether a prune may keep a VolumeSnapshot of each claim (`snapshot` in\n`POST /v1/prune-jobs`), as `pvcPruner.snapshots` configures it.\n',
+        type: 'object',
+        required: ['enabled'],
+        properties: {
+          enabled: {
+            type: 'boolean',
+          },
+          retentionDays: {
+            type: 'integer',
+            description: 'Days each snapshot is kept; present when enabled.',
+          },
+          required: {
+            type: 'boolean',
+            description:
+              'Present when enabled. When true, a claim with no VolumeSnapshotClass is not\ndeleted by a prune that asks for snapshots; when false, it is deleted without one.\n',
+          },
         },
       },
       ClusterOrphans: {
@@ -1084,6 +1107,11 @@ export const spec = {
             description:
               "True when the disk will survive the claim's deletion (and keep being billed).",
           },
+          csiDriver: {
+            type: 'string',
+            description:
+              'The CSI driver of the volume (`spec.csi.driver`); absent for a volume that is not a CSI volume.',
+          },
         },
       },
       OrphanedPvc: {
@@ -1159,6 +1187,27 @@ export const spec = {
             format: 'date-time',
             description:
               'When pvc-pruner first saw this claim (by uid) as an orphan. It has been\norphaned at least since then, and maybe for longer: pvc-pruner cannot\nknow about the time before it first looked.\n',
+          },
+          snapshotPlan: {
+            $ref: '#/components/schemas/SnapshotPlan',
+          },
+        },
+      },
+      SnapshotPlan: {
+        description:
+          "With snapshots enabled (`SnapshotSettings`), what a prune that asks for them would\ndo for this claim before deleting it, as the cluster's classes stand now:\n`class`, take a VolumeSnapshot with `volumeSnapshotClass`; `not-needed`, delete it\nwithout one (its volume is `Retain`ed, or it is unbound and holds no data); `none`,\nno VolumeSnapshotClass fits (`SnapshotSettings.required` decides whether it is\ndeleted); `error`, the classes contradict each other or the config, or could not\nbe read, and the claim would not be deleted. `reason` says why for all but `class`.\n",
+        type: 'object',
+        required: ['kind'],
+        properties: {
+          kind: {
+            type: 'string',
+            enum: ['class', 'not-needed', 'none', 'error'],
+          },
+          volumeSnapshotClass: {
+            type: 'string',
+          },
+          reason: {
+            type: 'string',
           },
         },
       },

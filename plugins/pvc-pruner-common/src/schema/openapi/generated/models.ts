@@ -250,6 +250,21 @@ export interface components {
       clusters: components['schemas']['ClusterOrphans'][];
       totals: components['schemas']['OrphanTotals'];
       pricing?: components['schemas']['PricingSummary'];
+      snapshots?: components['schemas']['SnapshotSettings'];
+    };
+    /**
+     * Whether a prune may keep a VolumeSnapshot of each claim (`snapshot` in
+     *     `POST /v1/prune-jobs`), as `pvcPruner.snapshots` configures it.
+     */
+    SnapshotSettings: {
+      enabled: boolean;
+      /** Days each snapshot is kept; present when enabled. */
+      retentionDays?: number;
+      /**
+       * Present when enabled. When true, a claim with no VolumeSnapshotClass is not
+       *     deleted by a prune that asks for snapshots; when false, it is deleted without one.
+       */
+      required?: boolean;
     };
     /** One cluster's section; a cluster that failed has `ok false` and an error. */
     ClusterOrphans:
@@ -374,6 +389,8 @@ export interface components {
       phase?: string;
       /** True when the disk will survive the claim's deletion (and keep being billed). */
       retained: boolean;
+      /** The CSI driver of the volume (`spec.csi.driver`); absent for a volume that is not a CSI volume. */
+      csiDriver?: string;
     };
     /** A claim of an ordinal the StatefulSet no longer runs, that no pod references. */
     OrphanedPvc: {
@@ -405,6 +422,21 @@ export interface components {
        *     know about the time before it first looked.
        */
       firstSeenOrphanedAt?: string;
+      snapshotPlan?: components['schemas']['SnapshotPlan'];
+    };
+    /**
+     * With snapshots enabled (`SnapshotSettings`), what a prune that asks for them would
+     *     do for this claim before deleting it, as the cluster's classes stand now:
+     *     `class`, take a VolumeSnapshot with `volumeSnapshotClass`; `not-needed`, delete it
+     *     without one (its volume is `Retain`ed, or it is unbound and holds no data); `none`,
+     *     no VolumeSnapshotClass fits (`SnapshotSettings.required` decides whether it is
+     *     deleted); `error`, the classes contradict each other or the config, or could not
+     *     be read, and the claim would not be deleted. `reason` says why for all but `class`.
+     */
+    SnapshotPlan: {
+      kind: 'class' | 'not-needed' | 'none' | 'error';
+      volumeSnapshotClass?: string;
+      reason?: string;
     };
     /**
      * A template's claims at ordinals the StatefulSet runs now: kept, because
@@ -803,6 +835,13 @@ export type UnownedOrphansResponse =
  */
 export type OrphansResponse = components['schemas']['OrphansResponse'];
 /**
+ * Whether a prune may keep a VolumeSnapshot of each claim (`snapshot` in
+ * `POST /v1/prune-jobs`), as `pvcPruner.snapshots` configures it.
+ *
+ * @public
+ */
+export type SnapshotSettings = components['schemas']['SnapshotSettings'];
+/**
  * One cluster's section; a cluster that failed has `ok false` and an error.
  *
  * @public
@@ -877,6 +916,18 @@ export type PersistentVolumeSummary =
  * @public
  */
 export type OrphanedPvc = components['schemas']['OrphanedPvc'];
+/**
+ * With snapshots enabled (`SnapshotSettings`), what a prune that asks for them would
+ * do for this claim before deleting it, as the cluster's classes stand now:
+ * `class`, take a VolumeSnapshot with `volumeSnapshotClass`; `not-needed`, delete it
+ * without one (its volume is `Retain`ed, or it is unbound and holds no data); `none`,
+ * no VolumeSnapshotClass fits (`SnapshotSettings.required` decides whether it is
+ * deleted); `error`, the classes contradict each other or the config, or could not
+ * be read, and the claim would not be deleted. `reason` says why for all but `class`.
+ *
+ * @public
+ */
+export type SnapshotPlan = components['schemas']['SnapshotPlan'];
 /**
  * A template's claims at ordinals the StatefulSet runs now: kept, because
  * they are in use. Grouped rather than listed one by one, as a large
