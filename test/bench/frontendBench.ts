@@ -37,13 +37,14 @@ import type {
   PruneEvent,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
-import { chromium, Page } from 'playwright-core';
+import { Page } from 'playwright-core';
 // test/demo is the repository's demo script, not a package.
+// eslint-disable-next-line @backstage/no-relative-monorepo-imports
+import { launchChromium } from '../demo/chromium';
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { requireGuestToken, RunningDemo, startDemo } from '../demo/start';
 import { BenchmarkError } from './figures';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BACKEND_PORT = Number(process.env.BENCH_BACKEND_PORT ?? 7037);
 const FRONTEND_PORT = Number(process.env.BENCH_FRONTEND_PORT ?? 3037);
 const RENDER_RUNS = Number(process.env.BENCH_RENDER_RUNS ?? 10);
@@ -421,23 +422,10 @@ async function main() {
     backendPort: BACKEND_PORT,
     frontendPort: FRONTEND_PORT,
   });
-  const browser = await chromium
-    .launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    })
-    .catch(async e => {
-      await demo.stop();
-      throw e;
-    });
+  const browser = await launchChromium().catch(async e => {
+    await demo.stop();
+    throw e;
+  });
   try {
     const context = await browser.newContext({
       viewport: { width: 1440, height: 900 },

@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ENTRY = resolve(__dirname, 'snapshotDialogPage.tsx');
 
 async function main() {
@@ -37,18 +36,7 @@ async function main() {
     join(dir, 'index.html'),
     '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="root"></div><script src="page.js"></script></body></html>',
   );
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   const problems: string[] = [];
   try {
     const page = await browser.newPage({

@@ -10,27 +10,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium';
 
 const FRONTEND_URL = 'http://localhost:3000';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function main() {
   const entity = process.argv[2] ?? 'orders';
   const out = resolve(process.argv[3] ?? `.demo/screenshots/${entity}.png`);
   mkdirSync(dirname(out), { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium();
   const problems: string[] = [];
   const reactWarnings = new Set<string>();
   try {

@@ -1,26 +1,14 @@
 /*
- * The system's headless Chromium (Debian's /usr/bin/chromium; CI installs it
- * in .ci/run) driven by playwright-core. No browser is ever downloaded.
+ * Driving the system's headless Chromium in the e2e tests (launched as
+ * test/demo/chromium.ts says).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, Locator, Page, chromium } from 'playwright-core';
+import { Locator, Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-}
+// test/demo is the repository's demo script, not a package.
+// eslint-disable-next-line @backstage/no-relative-monorepo-imports
+export { launchChromium } from '../../../demo/chromium';
 
 /** Two frames and a moment, so that layout that follows a resize is done. */
 async function settle(page: Page) {
