@@ -130,6 +130,12 @@ export interface Config {
        * for its volume's CSI driver.
        */
       storageClasses?: { [storageClass: string]: string };
+      /**
+       * The furthest ahead, in days from now, that a user may keep a snapshot from the card
+       * (its `pvc-pruner.backstage.io/keep-until` annotation). At most 3650.
+       * @default 90
+       */
+      maxKeepDays?: number;
     };
     /**
      * What storage costs, so the card and the fleet view show orphans in money as well as GiB.
@@ -145,6 +151,11 @@ export interface Config {
       defaultPricePerGiBMonth?: number;
       /** Price of one GiB per month, by StorageClass name, e.g. `{ gp3: 0.08, io2: 0.125 }`. */
       storageClasses?: { [storageClass: string]: number };
+      /**
+       * Price of one GiB of kept VolumeSnapshots per month (by their restore size), e.g. `0.05`.
+       * Without it, the card and the fleet view show kept snapshots in GiB only.
+       */
+      snapshotPricePerGiBMonth?: number;
     };
   };
 }

@@ -534,6 +534,167 @@ export const spec = {
         },
       },
     },
+    '/v1/snapshots': {
+      get: {
+        operationId: 'ListSnapshots',
+        summary:
+          "The VolumeSnapshots pvc-pruner kept of the entity's StatefulSets' claims, read from each cluster.",
+        description:
+          "Read live from each cluster by label (`app.kubernetes.io/managed-by=pvc-pruner`\nand the StatefulSet's), never from the plugin's database: a snapshot deleted by\nhand is gone from the list. Only the StatefulSets the caller may read (every\nclaimant readable, as `GET /v1/orphans`) are listed, each with every snapshot\npvc-pruner took of its claims: ready or not, with why one cannot be restored.\nA cluster that fails is its own section with the error; the others still answer.\n",
+        parameters: [
+          {
+            $ref: '#/components/parameters/entityRef',
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              "The entity's kept snapshots, per cluster and StatefulSet.",
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/SnapshotsResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
+    '/v1/snapshots/keep': {
+      post: {
+        operationId: 'KeepSnapshot',
+        summary: "Keep one of pvc-pruner's snapshots until a later date.",
+        description:
+          "Sets the snapshot's `pvc-pruner.backstage.io/keep-until` annotation (a patch with\nits uid as a precondition): the expiry task deletes it only once both its\nretention and that date have passed. Needs a user holding `pvc-pruner.prune` on\nthe entity and on every claimant of the StatefulSet, as a prune does. The date\nmust be later than the snapshot's current expiry and at most\n`pvcPruner.snapshots.maxKeepDays` (default 90) from now. Audited and recorded\nin the history of the job that took the snapshot.\n",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/KeepSnapshotRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'The snapshot, as it now is.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/KeptSnapshot',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '409': {
+            description:
+              'The snapshot changed (another uid under that name) since the card read it.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '413': {
+            description: 'The body is larger than 64 KiB.',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
+    '/v1/restores': {
+      post: {
+        operationId: 'CreateRestore',
+        summary: "Restore a pruned claim from one of pvc-pruner's snapshots.",
+        description:
+          "Creates the claim again under its original name and labels, in its namespace,\nwith `dataSource` naming the snapshot and a request of at least its\n`restoreSize`. The StatefulSet then reattaches it at its next scale-up past the\nclaim's ordinal (the response says to how many replicas). Refused with 409 when\na claim of that name exists or the snapshot is not ready; with 404 when the\nsnapshot is not one pvc-pruner took of this StatefulSet's claims. Needs a user\nholding `pvc-pruner.prune` on the entity and on every claimant of the\nStatefulSet, as `POST /v1/prune-jobs` does, with the same error rules. Audited,\nand recorded in the history of the job that took the snapshot.\n",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/RestoreRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '201': {
+            description:
+              'The claim is created; its volume is provisioned from the snapshot.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/RestoreResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '409': {
+            description:
+              'A claim of that name exists, or the snapshot is not ready to restore from, or it changed since the card read it; the message says which.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '413': {
+            description: 'The body is larger than 64 KiB.',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -922,6 +1083,11 @@ export const spec = {
             description:
               'StorageClasses of orphans that have no price (and there is no default): their bytes are in no cost.',
           },
+          snapshotPricePerGiBMonth: {
+            type: 'number',
+            description:
+              '`pvcPruner.pricing.snapshotPricePerGiBMonth`, the price of a GiB-month of kept snapshots; absent when snapshots are unpriced.',
+          },
         },
       },
       ClusterOrphansFailed: {
@@ -949,6 +1115,323 @@ export const spec = {
                 type: 'integer',
               },
             },
+          },
+        },
+      },
+      SnapshotRef: {
+        description:
+          'One VolumeSnapshot, by name and by the uid the caller saw (a snapshot re-created under that name is another one).',
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'uid'],
+        properties: {
+          name: {
+            $ref: '#/components/schemas/KubernetesName',
+          },
+          uid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+          },
+        },
+      },
+      RestoreRequest: {
+        description:
+          'Body of `POST /v1/restores`; also the snapshot a `KeepSnapshotRequest` names.',
+        type: 'object',
+        additionalProperties: false,
+        required: [
+          'entityRef',
+          'cluster',
+          'namespace',
+          'statefulSet',
+          'snapshot',
+        ],
+        properties: {
+          entityRef: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            description: 'The entity whose card the request comes from.',
+          },
+          cluster: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+          },
+          namespace: {
+            allOf: [
+              {
+                $ref: '#/components/schemas/KubernetesName',
+              },
+            ],
+            maxLength: 63,
+          },
+          statefulSet: {
+            allOf: [
+              {
+                $ref: '#/components/schemas/KubernetesName',
+              },
+            ],
+            description:
+              'The StatefulSet whose claim the snapshot was taken of.',
+          },
+          snapshot: {
+            $ref: '#/components/schemas/SnapshotRef',
+          },
+        },
+      },
+      KeepSnapshotRequest: {
+        description: 'Body of `POST /v1/snapshots/keep`.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['snapshot', 'keepUntil'],
+        properties: {
+          snapshot: {
+            $ref: '#/components/schemas/RestoreRequest',
+          },
+          keepUntil: {
+            type: 'string',
+            format: 'date-time',
+            description: 'Keep the snapshot at least until then.',
+          },
+        },
+      },
+      RestoreResponse: {
+        description: 'Response of `POST /v1/restores`.',
+        type: 'object',
+        required: [
+          'claim',
+          'snapshot',
+          'statefulSet',
+          'requested',
+          'reattachesAtReplicas',
+          'message',
+        ],
+        properties: {
+          claim: {
+            type: 'object',
+            required: ['name', 'namespace', 'uid'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              namespace: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+              },
+            },
+          },
+          snapshot: {
+            type: 'string',
+          },
+          statefulSet: {
+            type: 'string',
+          },
+          requested: {
+            type: 'string',
+            description:
+              "The restored claim's storage request, at least the snapshot's restoreSize, e.g. `20Gi`.",
+          },
+          reattachesAtReplicas: {
+            type: 'integer',
+            description:
+              'Scaling the StatefulSet to this many replicas (or more) mounts the restored claim in a pod.',
+          },
+          message: {
+            type: 'string',
+            description:
+              'What to do next, e.g. "scale orders-db to 4 replicas to bring it back".',
+          },
+        },
+      },
+      SnapshotsResponse: {
+        description: 'Response of `GET /v1/snapshots?entityRef=`.',
+        type: 'object',
+        required: ['entityRef', 'clusters', 'totals'],
+        properties: {
+          entityRef: {
+            type: 'string',
+          },
+          clusters: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ClusterSnapshots',
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/SnapshotTotals',
+          },
+          pricing: {
+            $ref: '#/components/schemas/PricingSummary',
+          },
+        },
+      },
+      ClusterSnapshots: {
+        description:
+          "One cluster's kept snapshots; a cluster that failed has `ok false` and an error.",
+        oneOf: [
+          {
+            $ref: '#/components/schemas/ClusterSnapshotsOk',
+          },
+          {
+            $ref: '#/components/schemas/ClusterOrphansFailed',
+          },
+        ],
+      },
+      ClusterSnapshotsOk: {
+        type: 'object',
+        required: ['cluster', 'ok', 'statefulSets'],
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          ok: {
+            type: 'boolean',
+            enum: [true],
+          },
+          statefulSets: {
+            type: 'array',
+            description: 'The readable StatefulSets that have kept snapshots.',
+            items: {
+              $ref: '#/components/schemas/StatefulSetSnapshots',
+            },
+          },
+        },
+      },
+      StatefulSetSnapshots: {
+        type: 'object',
+        required: ['namespace', 'name', 'snapshots'],
+        properties: {
+          namespace: {
+            type: 'string',
+          },
+          name: {
+            type: 'string',
+          },
+          snapshots: {
+            type: 'array',
+            description: 'Newest first.',
+            items: {
+              $ref: '#/components/schemas/KeptSnapshot',
+            },
+          },
+        },
+      },
+      KeptSnapshot: {
+        description:
+          'A VolumeSnapshot pvc-pruner took of a claim before deleting it, as the cluster has it now.',
+        type: 'object',
+        required: [
+          'name',
+          'namespace',
+          'uid',
+          'claimName',
+          'createdAt',
+          'readyToUse',
+          'expiresAt',
+          'restorable',
+        ],
+        properties: {
+          name: {
+            type: 'string',
+          },
+          namespace: {
+            type: 'string',
+          },
+          uid: {
+            type: 'string',
+          },
+          statefulSet: {
+            type: 'string',
+          },
+          claimName: {
+            type: 'string',
+            description:
+              'The claim it was taken of, which a restore re-creates.',
+          },
+          claimUid: {
+            type: 'string',
+          },
+          jobId: {
+            type: 'string',
+            description:
+              'The prune job that took it, when the label names one.',
+          },
+          createdAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+          readyToUse: {
+            type: 'boolean',
+          },
+          restoreBytes: {
+            type: 'number',
+            description:
+              '`status.restoreSize` in bytes: the least a restored claim requests.',
+          },
+          restoreSize: {
+            type: 'string',
+            description: '`status.restoreSize` as written, e.g. `20Gi`.',
+          },
+          expiresAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'When the expiry task deletes it: its creation plus `pvcPruner.snapshots.retentionDays`,\nor its `keepUntil` when that is later.\n',
+          },
+          keepUntil: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'Its `pvc-pruner.backstage.io/keep-until` annotation, when set and readable.',
+          },
+          keepUntilUnreadable: {
+            type: 'string',
+            description:
+              'A `keep-until` annotation that is not an ISO 8601 date, as written; such a snapshot is never expired (its data is kept) until the annotation is fixed.',
+          },
+          error: {
+            type: 'string',
+            description:
+              "The snapshot's `status.error.message`, when it reports one.",
+          },
+          monthlyCost: {
+            type: 'number',
+            description:
+              'What keeping it costs per month (`pvcPruner.pricing.snapshotPricePerGiBMonth`), by its restore size.',
+          },
+          restorable: {
+            type: 'boolean',
+            description:
+              'Whether `POST /v1/restores` would take it now, as far as this read can tell.',
+          },
+          notRestorable: {
+            type: 'string',
+            description:
+              'Why not, when `restorable` is false: not ready, an error, or a claim of that name exists.',
+          },
+        },
+      },
+      SnapshotTotals: {
+        description: 'Sums of kept snapshots.',
+        type: 'object',
+        required: ['snapshots', 'bytes'],
+        properties: {
+          snapshots: {
+            type: 'integer',
+          },
+          bytes: {
+            type: 'number',
+            description:
+              'Their restore sizes summed (a snapshot without one counts 0).',
+          },
+          monthlyCost: {
+            type: 'number',
+            description:
+              'Present when `pvcPruner.pricing.snapshotPricePerGiBMonth` is set.',
           },
         },
       },
@@ -1582,6 +2065,9 @@ export const spec = {
           'snapshot-ready',
           'snapshot-failed',
           'snapshot-skipped',
+          'snapshot-kept',
+          'snapshot-restored',
+          'snapshot-expired',
           'pvc-deleting',
           'pvc-deleted',
           'pvc-terminating',
@@ -1778,6 +2264,15 @@ export const spec = {
               },
               statefulSets: {
                 type: 'integer',
+              },
+              snapshots: {
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/SnapshotTotals',
+                  },
+                ],
+                description:
+                  "pvc-pruner's kept snapshots of the StatefulSets listed, apart from the claims:\nwhat the undo window costs. Absent when no cluster could be read for them.\n",
               },
             },
           },

@@ -186,6 +186,85 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/snapshots': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The VolumeSnapshots pvc-pruner kept of the entity's StatefulSets' claims, read from each cluster.
+     * Read live from each cluster by label (`app.kubernetes.io/managed-by=pvc-pruner`
+     *     and the StatefulSet's), never from the plugin's database: a snapshot deleted by
+     *     hand is gone from the list. Only the StatefulSets the caller may read (every
+     *     claimant readable, as `GET /v1/orphans`) are listed, each with every snapshot
+     *     pvc-pruner took of its claims: ready or not, with why one cannot be restored.
+     *     A cluster that fails is its own section with the error; the others still answer.
+     */
+    get: operations['ListSnapshots'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/snapshots/keep': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Keep one of pvc-pruner's snapshots until a later date.
+     * Sets the snapshot's `pvc-pruner.backstage.io/keep-until` annotation (a patch with
+     *     its uid as a precondition): the expiry task deletes it only once both its
+     *     retention and that date have passed. Needs a user holding `pvc-pruner.prune` on
+     *     the entity and on every claimant of the StatefulSet, as a prune does. The date
+     *     must be later than the snapshot's current expiry and at most
+     *     `pvcPruner.snapshots.maxKeepDays` (default 90) from now. Audited and recorded
+     *     in the history of the job that took the snapshot.
+     */
+    post: operations['KeepSnapshot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/restores': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Restore a pruned claim from one of pvc-pruner's snapshots.
+     * Creates the claim again under its original name and labels, in its namespace,
+     *     with `dataSource` naming the snapshot and a request of at least its
+     *     `restoreSize`. The StatefulSet then reattaches it at its next scale-up past the
+     *     claim's ordinal (the response says to how many replicas). Refused with 409 when
+     *     a claim of that name exists or the snapshot is not ready; with 404 when the
+     *     snapshot is not one pvc-pruner took of this StatefulSet's claims. Needs a user
+     *     holding `pvc-pruner.prune` on the entity and on every claimant of the
+     *     StatefulSet, as `POST /v1/prune-jobs` does, with the same error rules. Audited,
+     *     and recorded in the history of the job that took the snapshot.
+     */
+    post: operations['CreateRestore'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 /**
@@ -320,6 +399,8 @@ export interface components {
       currency: string;
       /** StorageClasses of orphans that have no price (and there is no default): their bytes are in no cost. */
       unpricedStorageClasses: string[];
+      /** `pvcPruner.pricing.snapshotPricePerGiBMonth`, the price of a GiB-month of kept snapshots; absent when snapshots are unpriced. */
+      snapshotPricePerGiBMonth?: number;
     };
     ClusterOrphansFailed: {
       cluster: string;
@@ -329,6 +410,117 @@ export interface components {
         message: string;
         statusCode?: number;
       };
+    };
+    /** One VolumeSnapshot, by name and by the uid the caller saw (a snapshot re-created under that name is another one). */
+    SnapshotRef: {
+      name: components['schemas']['KubernetesName'];
+      uid: string;
+    };
+    /** Body of `POST /v1/restores`; also the snapshot a `KeepSnapshotRequest` names. */
+    RestoreRequest: {
+      /** The entity whose card the request comes from. */
+      entityRef: string;
+      cluster: string;
+      namespace: components['schemas']['KubernetesName'];
+      /** The StatefulSet whose claim the snapshot was taken of. */
+      statefulSet: components['schemas']['KubernetesName'];
+      snapshot: components['schemas']['SnapshotRef'];
+    };
+    /** Body of `POST /v1/snapshots/keep`. */
+    KeepSnapshotRequest: {
+      snapshot: components['schemas']['RestoreRequest'];
+      /**
+       * Format: date-time
+       * Keep the snapshot at least until then.
+       */
+      keepUntil: string;
+    };
+    /** Response of `POST /v1/restores`. */
+    RestoreResponse: {
+      claim: {
+        name: string;
+        namespace: string;
+        uid: string;
+      };
+      snapshot: string;
+      statefulSet: string;
+      /** The restored claim's storage request, at least the snapshot's restoreSize, e.g. `20Gi`. */
+      requested: string;
+      /** Scaling the StatefulSet to this many replicas (or more) mounts the restored claim in a pod. */
+      reattachesAtReplicas: number;
+      /** What to do next, e.g. "scale orders-db to 4 replicas to bring it back". */
+      message: string;
+    };
+    /** Response of `GET /v1/snapshots?entityRef=`. */
+    SnapshotsResponse: {
+      entityRef: string;
+      clusters: components['schemas']['ClusterSnapshots'][];
+      totals: components['schemas']['SnapshotTotals'];
+      pricing?: components['schemas']['PricingSummary'];
+    };
+    /** One cluster's kept snapshots; a cluster that failed has `ok false` and an error. */
+    ClusterSnapshots:
+      | components['schemas']['ClusterSnapshotsOk']
+      | components['schemas']['ClusterOrphansFailed'];
+    ClusterSnapshotsOk: {
+      cluster: string;
+      ok: true;
+      /** The readable StatefulSets that have kept snapshots. */
+      statefulSets: components['schemas']['StatefulSetSnapshots'][];
+    };
+    StatefulSetSnapshots: {
+      namespace: string;
+      name: string;
+      /** Newest first. */
+      snapshots: components['schemas']['KeptSnapshot'][];
+    };
+    /** A VolumeSnapshot pvc-pruner took of a claim before deleting it, as the cluster has it now. */
+    KeptSnapshot: {
+      name: string;
+      namespace: string;
+      uid: string;
+      statefulSet?: string;
+      /** The claim it was taken of, which a restore re-creates. */
+      claimName: string;
+      claimUid?: string;
+      /** The prune job that took it, when the label names one. */
+      jobId?: string;
+      /** Format: date-time */
+      createdAt: string;
+      readyToUse: boolean;
+      /** `status.restoreSize` in bytes: the least a restored claim requests. */
+      restoreBytes?: number;
+      /** `status.restoreSize` as written, e.g. `20Gi`. */
+      restoreSize?: string;
+      /**
+       * Format: date-time
+       * When the expiry task deletes it: its creation plus `pvcPruner.snapshots.retentionDays`,
+       *     or its `keepUntil` when that is later.
+       */
+      expiresAt: string;
+      /**
+       * Format: date-time
+       * Its `pvc-pruner.backstage.io/keep-until` annotation, when set and readable.
+       */
+      keepUntil?: string;
+      /** A `keep-until` annotation that is not an ISO 8601 date, as written; such a snapshot is never expired (its data is kept) until the annotation is fixed. */
+      keepUntilUnreadable?: string;
+      /** The snapshot's `status.error.message`, when it reports one. */
+      error?: string;
+      /** What keeping it costs per month (`pvcPruner.pricing.snapshotPricePerGiBMonth`), by its restore size. */
+      monthlyCost?: number;
+      /** Whether `POST /v1/restores` would take it now, as far as this read can tell. */
+      restorable: boolean;
+      /** Why not, when `restorable` is false: not ready, an error, or a claim of that name exists. */
+      notRestorable?: string;
+    };
+    /** Sums of kept snapshots. */
+    SnapshotTotals: {
+      snapshots: number;
+      /** Their restore sizes summed (a snapshot without one counts 0). */
+      bytes: number;
+      /** Present when `pvcPruner.pricing.snapshotPricePerGiBMonth` is set. */
+      monthlyCost?: number;
     };
     /** One StatefulSet of the entity: what it runs, its orphans and the claims it keeps. */
     StatefulSetOrphans: {
@@ -621,6 +813,9 @@ export interface components {
       | 'snapshot-ready'
       | 'snapshot-failed'
       | 'snapshot-skipped'
+      | 'snapshot-kept'
+      | 'snapshot-restored'
+      | 'snapshot-expired'
       | 'pvc-deleting'
       | 'pvc-deleted'
       | 'pvc-terminating'
@@ -701,6 +896,11 @@ export interface components {
     FleetTotals: components['schemas']['OrphanTotals'] & {
       entities: number;
       statefulSets: number;
+      /**
+       * pvc-pruner's kept snapshots of the StatefulSets listed, apart from the claims:
+       *     what the undo window costs. Absent when no cluster could be read for them.
+       */
+      snapshots?: components['schemas']['SnapshotTotals'];
     };
     /**
      * StatefulSets with orphans that no catalog entity maps to. Only with the
@@ -889,6 +1089,67 @@ export type PricingSummary = components['schemas']['PricingSummary'];
  */
 export type ClusterOrphansFailed =
   components['schemas']['ClusterOrphansFailed'];
+/**
+ * One VolumeSnapshot, by name and by the uid the caller saw (a snapshot re-created under that name is another one).
+ *
+ * @public
+ */
+export type SnapshotRef = components['schemas']['SnapshotRef'];
+/**
+ * Body of `POST /v1/restores`; also the snapshot a `KeepSnapshotRequest` names.
+ *
+ * @public
+ */
+export type RestoreRequest = components['schemas']['RestoreRequest'];
+/**
+ * Body of `POST /v1/snapshots/keep`.
+ *
+ * @public
+ */
+export type KeepSnapshotRequest = components['schemas']['KeepSnapshotRequest'];
+/**
+ * Response of `POST /v1/restores`.
+ *
+ * @public
+ */
+export type RestoreResponse = components['schemas']['RestoreResponse'];
+/**
+ * Response of `GET /v1/snapshots?entityRef=`.
+ *
+ * @public
+ */
+export type SnapshotsResponse = components['schemas']['SnapshotsResponse'];
+/**
+ * One cluster's kept snapshots; a cluster that failed has `ok false` and an error.
+ *
+ * @public
+ */
+export type ClusterSnapshots = components['schemas']['ClusterSnapshots'];
+/**
+ * The ClusterSnapshotsOk schema.
+ *
+ * @public
+ */
+export type ClusterSnapshotsOk = components['schemas']['ClusterSnapshotsOk'];
+/**
+ * The StatefulSetSnapshots schema.
+ *
+ * @public
+ */
+export type StatefulSetSnapshots =
+  components['schemas']['StatefulSetSnapshots'];
+/**
+ * A VolumeSnapshot pvc-pruner took of a claim before deleting it, as the cluster has it now.
+ *
+ * @public
+ */
+export type KeptSnapshot = components['schemas']['KeptSnapshot'];
+/**
+ * Sums of kept snapshots.
+ *
+ * @public
+ */
+export type SnapshotTotals = components['schemas']['SnapshotTotals'];
 /**
  * One StatefulSet of the entity: what it runs, its orphans and the claims it keeps.
  *
@@ -1374,6 +1635,124 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+    };
+  };
+  ListSnapshots: {
+    parameters: {
+      query: {
+        /** A catalog entity ref, e.g. `component:default/orders`. */
+        entityRef: components['parameters']['entityRef'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The entity's kept snapshots, per cluster and StatefulSet. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SnapshotsResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  KeepSnapshot: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['KeepSnapshotRequest'];
+      };
+    };
+    responses: {
+      /** The snapshot, as it now is. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['KeptSnapshot'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      /** The snapshot changed (another uid under that name) since the card read it. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  CreateRestore: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RestoreRequest'];
+      };
+    };
+    responses: {
+      /** The claim is created; its volume is provisioned from the snapshot. */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RestoreResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      /** A claim of that name exists, or the snapshot is not ready to restore from, or it changed since the card read it; the message says which. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ClusterUnavailable'];
     };
   };
 }
