@@ -1,7 +1,9 @@
 import {
+  KeepSnapshotRequest,
   PruneEvent,
   PruneJob,
   PruneRequest,
+  RestoreRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
   FleetRequest,
@@ -34,6 +36,18 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   readonly unownedRequests: UnownedOrphansRequest[] = [];
   /** The options of each getOrphans call. */
   readonly orphansOptions: Array<GetOrphansOptions | undefined> = [];
+  /** Answers listSnapshots; by default an answer with none. */
+  snapshots: PvcPrunerApi['listSnapshots'] = async entityRef => ({
+    entityRef,
+    clusters: [],
+    totals: { snapshots: 0, bytes: 0 },
+  });
+  /** Answers restoreSnapshot; by default never. */
+  restore: PvcPrunerApi['restoreSnapshot'] = () => new Promise(() => {});
+  readonly restores: RestoreRequest[] = [];
+  /** Answers keepSnapshot; by default never. */
+  keep: PvcPrunerApi['keepSnapshot'] = () => new Promise(() => {});
+  readonly keeps: KeepSnapshotRequest[] = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -50,6 +64,19 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
     return this.fleet(request);
+  };
+
+  listSnapshots: PvcPrunerApi['listSnapshots'] = async (entityRef, options) =>
+    this.snapshots(entityRef, options);
+
+  restoreSnapshot: PvcPrunerApi['restoreSnapshot'] = async request => {
+    this.restores.push(request);
+    return this.restore(request);
+  };
+
+  keepSnapshot: PvcPrunerApi['keepSnapshot'] = async request => {
+    this.keeps.push(request);
+    return this.keep(request);
   };
 
   getUnownedOrphans: PvcPrunerApi['getUnownedOrphans'] = async request => {

@@ -2,10 +2,12 @@ import {
   ClusterOrphans,
   InUsePvcs,
   KeptPvc,
+  KeptSnapshot,
   OrphanedPvc,
   OrphansResponse,
   PruneEvent,
   PruneJob,
+  SnapshotsResponse,
   StatefulSetOrphans,
   emptyPruneSummary,
 } from 'backstage-plugin-pvc-pruner-common';
@@ -137,5 +139,50 @@ export function eventFactory(jobId = 'job-1') {
       message: `${type}${overrides.pvc ? ` ${overrides.pvc}` : ''}`,
       ...overrides,
     };
+  };
+}
+
+/** A ready snapshot that the job took of claim data-db-2 of prod's shop/db. */
+export function makeKeptSnapshot(
+  overrides: Partial<KeptSnapshot> = {},
+): KeptSnapshot {
+  return {
+    name: 'data-db-2-0a1b2c3d',
+    namespace: 'shop',
+    uid: 'snap-uid-1',
+    statefulSet: 'db',
+    claimName: 'data-db-2',
+    claimUid: 'uid-data-db-2',
+    jobId: 'job-1',
+    createdAt: '2026-11-30T10:00:03.000Z',
+    readyToUse: true,
+    restoreBytes: 20 * GiB,
+    restoreSize: '20Gi',
+    expiresAt: '2026-12-07T10:00:03.000Z',
+    restorable: true,
+    ...overrides,
+  };
+}
+
+/** The snapshots of prod's shop/db, summed. */
+export function makeSnapshotsResponse(
+  ...snapshots: KeptSnapshot[]
+): SnapshotsResponse {
+  return {
+    entityRef: 'component:default/shop',
+    clusters: [
+      {
+        cluster: 'prod',
+        ok: true,
+        statefulSets:
+          snapshots.length > 0
+            ? [{ namespace: 'shop', name: 'db', snapshots }]
+            : [],
+      },
+    ],
+    totals: {
+      snapshots: snapshots.length,
+      bytes: snapshots.reduce((n, s) => n + (s.restoreBytes ?? 0), 0),
+    },
   };
 }

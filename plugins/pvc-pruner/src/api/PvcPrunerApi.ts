@@ -1,11 +1,16 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import {
   FleetResponse,
+  KeepSnapshotRequest,
+  KeptSnapshot,
   OrphansResponse,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  RestoreRequest,
+  RestoreResponse,
+  SnapshotsResponse,
   UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 
@@ -102,6 +107,25 @@ export interface PvcPrunerApi {
    * `pvc-pruner.unowned.prune`).
    */
   startPrune(request: PruneRequest): Promise<{ id: string }>;
+
+  /**
+   * The VolumeSnapshots pvc-pruner kept of the entity's StatefulSets'
+   * claims, read from each cluster (a snapshot deleted by hand is not listed).
+   */
+  listSnapshots(
+    entityRef: string,
+    options?: GetOrphansOptions,
+  ): Promise<SnapshotsResponse>;
+
+  /**
+   * Re-creates a pruned claim from one of its snapshots, under its original
+   * name. A 409 says a claim of that name exists or the snapshot is not
+   * ready; a 403 names the claimant the user may not prune.
+   */
+  restoreSnapshot(request: RestoreRequest): Promise<RestoreResponse>;
+
+  /** Keeps a snapshot until a later date; a 400 names the furthest allowed. */
+  keepSnapshot(request: KeepSnapshotRequest): Promise<KeptSnapshot>;
 
   /** One job, with its summary once it finished. */
   getJob(jobId: string): Promise<PruneJob>;

@@ -177,6 +177,77 @@ describe('PvcPrunerClient', () => {
     ]);
   });
 
+  it('restores and keeps snapshots with a JSON POST carrying the user’s token for the snapshot’s cluster only', async () => {
+    const seen: Array<{
+      path: string;
+      body: unknown;
+      tokens: Record<string, string>;
+    }> = [];
+    const target = {
+      entityRef: 'component:default/shop',
+      cluster: 'corp',
+      namespace: 'shop',
+      statefulSet: 'db',
+      snapshot: { name: 'data-db-2-0a1b2c3d', uid: 'snap-1' },
+    };
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({ items: TOKEN_CLUSTERS }),
+      ),
+      http.post(`${base}/v1/restores`, async ({ request }) => {
+        seen.push({
+          path: '/v1/restores',
+          body: await request.json(),
+          tokens: tokenHeaders(request),
+        });
+        return HttpResponse.json(
+          { claim: { name: 'data-db-2' }, message: 'scale db to 3 replicas' },
+          { status: 201 },
+        );
+      }),
+      http.post(`${base}/v1/snapshots/keep`, async ({ request }) => {
+        seen.push({
+          path: '/v1/snapshots/keep',
+          body: await request.json(),
+          tokens: tokenHeaders(request),
+        });
+        return HttpResponse.json(
+          {
+            error: { name: 'InputError', message: 'at most 90 days' },
+            response: { statusCode: 400 },
+          },
+          { status: 400 },
+        );
+      }),
+    );
+    const { client } = clientWithUserTokens();
+    await expect(client.restoreSnapshot(target)).resolves.toMatchObject({
+      message: 'scale db to 3 replicas',
+    });
+    const keepError = await client
+      .keepSnapshot({ snapshot: target, keepUntil: '2027-06-01T00:00:00.000Z' })
+      .catch(e => e);
+    expect(describeError(keepError)).toBe('at most 90 days');
+    expect(seen).toEqual([
+      {
+        path: '/v1/restores',
+        body: target,
+        tokens: {
+          'backstage-kubernetes-authorization-oidc-okta':
+            'oidc.okta-user-token',
+        },
+      },
+      {
+        path: '/v1/snapshots/keep',
+        body: { snapshot: target, keepUntil: '2027-06-01T00:00:00.000Z' },
+        tokens: {
+          'backstage-kubernetes-authorization-oidc-okta':
+            'oidc.okta-user-token',
+        },
+      },
+    ]);
+  });
+
   it('asks for, and sends, only the token of the cluster an entity names; none for a cluster it does not know', async () => {
     const seen: Array<Record<string, string>> = [];
     server.use(

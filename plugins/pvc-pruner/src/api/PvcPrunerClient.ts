@@ -6,12 +6,17 @@ import {
 } from '@microsoft/fetch-event-source';
 import {
   FleetResponse,
+  KeepSnapshotRequest,
+  KeptSnapshot,
   OrphansResponse,
   PVC_PRUNER_PLUGIN_ID,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  RestoreRequest,
+  RestoreResponse,
+  SnapshotsResponse,
   UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubernetesAuthProvidersApi } from '@backstage/plugin-kubernetes-react';
@@ -122,19 +127,39 @@ export class PvcPrunerClient implements PvcPrunerApi {
   }
 
   async startPrune(request: PruneRequest): Promise<{ id: string }> {
-    const response = await this.fetchApi.fetch(
-      await this.url('/v1/prune-jobs'),
-      {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          ...(await this.clusterTokens.headers(request.cluster)),
-        },
-        body: JSON.stringify(request),
-      },
+    return this.post('/v1/prune-jobs', request, request.cluster);
+  }
+
+  async listSnapshots(
+    entityRef: string,
+    options: GetOrphansOptions = {},
+  ): Promise<SnapshotsResponse> {
+    return this.get(
+      `/v1/snapshots?${new URLSearchParams({ entityRef })}`,
+      await this.clusterTokens.headers(options.cluster || undefined),
     );
+  }
+
+  async restoreSnapshot(request: RestoreRequest): Promise<RestoreResponse> {
+    return this.post('/v1/restores', request, request.cluster);
+  }
+
+  async keepSnapshot(request: KeepSnapshotRequest): Promise<KeptSnapshot> {
+    return this.post('/v1/snapshots/keep', request, request.snapshot.cluster);
+  }
+
+  /** A JSON POST carrying the user's token for `cluster` when its provider is client-side. */
+  private async post<T>(path: string, body: unknown, cluster: string) {
+    const response = await this.fetchApi.fetch(await this.url(path), {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...(await this.clusterTokens.headers(cluster)),
+      },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw await ResponseError.fromResponse(response);
-    return response.json();
+    return (await response.json()) as T;
   }
 
   async getJob(jobId: string): Promise<PruneJob> {

@@ -61,7 +61,12 @@ function pricedFleet(): FleetResponse {
       { cluster: 'edge', ok: true },
     ],
     entitiesScanned: 3,
-    totals: { entities: 2, statefulSets: 2, ...totals(130, 13, 4) },
+    totals: {
+      entities: 2,
+      statefulSets: 2,
+      ...totals(130, 13, 4),
+      snapshots: { snapshots: 3, bytes: 60 * 2 ** 30, monthlyCost: 3 },
+    },
     owners: [
       {
         owner: 'group:default/checkout',
@@ -159,6 +164,11 @@ describe('FleetView', () => {
     ).toBeInTheDocument();
     expect(screen.getByText('130 GiB')).toBeInTheDocument();
     expect(screen.getByText('$13.00 a month')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'Kept snapshots (the undo window of past prunes): 3 snapshots · 60 GiB · $3.00 a month, billed apart from the claims until they expire',
+      ),
+    ).toBeInTheDocument();
     expect(api.fleetRequests).toEqual([{ limit: 500 }]);
   });
 

@@ -12,6 +12,7 @@ import {
   FleetResponse,
   FleetStatefulSet,
   OrphanTotals,
+  SnapshotTotals,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
 import { statefulSetKey } from '../../hooks/useActiveJobs';
@@ -66,6 +67,25 @@ function TotalsLine(props: {
             )}), still billed after a prune until their PersistentVolumes are deleted`}
         </>
       )}
+    </Typography>
+  );
+}
+
+/** What the undo window keeps, apart from the claims: the snapshots' size and cost. */
+function SnapshotTotalsLine(props: {
+  totals?: SnapshotTotals;
+  currency?: string;
+}) {
+  const { totals, currency } = props;
+  if (!totals || totals.snapshots === 0) return null;
+  return (
+    <Typography variant="body2">
+      Kept snapshots (the undo window of past prunes):{' '}
+      {plural(totals.snapshots, 'snapshot')} · {formatBytes(totals.bytes)}
+      {currency &&
+        totals.monthlyCost !== undefined &&
+        ` · ${formatMonthly(totals.monthlyCost, currency)}`}
+      , billed apart from the claims until they expire
     </Typography>
   );
 }
@@ -202,6 +222,10 @@ export function FleetView() {
               fleet.totals.entities === 1 ? 'entity' : 'entities'
             } with orphans, of ${fleet.entitiesScanned} you may read`}
             totals={fleet.totals}
+            currency={currency}
+          />
+          <SnapshotTotalsLine
+            totals={fleet.totals.snapshots}
             currency={currency}
           />
           {fleet.unowned && (

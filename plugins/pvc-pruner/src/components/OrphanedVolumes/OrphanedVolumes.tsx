@@ -21,6 +21,7 @@ import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, useActiveJobs } from '../../hooks/useActiveJobs';
 import { useJobHistory } from '../../hooks/useJobHistory';
 import { useOrphans } from '../../hooks/useOrphans';
+import { useSnapshots } from '../../hooks/useSnapshots';
 import { isNotAllowed } from '../../utils/errors';
 import { plural } from '../../utils/format';
 import { ClusterSection } from '../ClusterSection';
@@ -28,6 +29,7 @@ import { JobHistory } from '../JobHistory';
 import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
 import { keepsClaimsForScaleUp } from '../ScaleUpNotice';
+import { SnapshotsScope } from '../SnapshotsScope';
 
 /** Props of {@link OrphanedVolumes}. */
 export interface OrphanedVolumesProps {
@@ -71,16 +73,23 @@ function Totals({ data }: { data: OrphansResponse }) {
 export function OrphanedVolumes(props: OrphanedVolumesProps) {
   const { entityRef, entityCluster, title, pruneDeniedReason } = props;
   const orphans = useOrphans(entityRef, entityCluster);
+  const snapshots = useSnapshots(
+    entityRef,
+    entityCluster,
+    orphans.value?.snapshots?.enabled === true,
+  );
   const history = useJobHistory(entityRef);
   const active = useActiveJobs(history.jobs);
   const { retry } = orphans;
   const { reload } = history;
+  const { retry: reloadSnapshots } = snapshots;
   const { start, finish, dismiss } = active;
 
   const refresh = useCallback(() => {
     retry();
     reload();
-  }, [retry, reload]);
+    reloadSnapshots();
+  }, [retry, reload, reloadSnapshots]);
   const onJobStarted = useCallback(
     (job: ActiveJob) => {
       start(job);
@@ -172,7 +181,15 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
                 show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />
             ))}
-          <JobHistory history={history} />
+          <SnapshotsScope
+            entityRef={entityRef}
+            snapshots={snapshots}
+            showList={data.snapshots?.enabled === true}
+            deniedReason={pruneDeniedReason}
+            onChanged={refresh}
+          >
+            <JobHistory history={history} />
+          </SnapshotsScope>
         </PricingProvider>
       </ActiveJobsProvider>
     );

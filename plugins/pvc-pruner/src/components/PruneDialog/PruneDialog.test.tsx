@@ -243,6 +243,10 @@ describe('PruneDialog', () => {
       expect(dialog.getByRole('alert')).toHaveTextContent(
         '1 claim cannot be snapshotted and will not be deleted: data-db-4.',
       );
+      // The count is what the job will delete, not what is sent.
+      expect(dialog.getByRole('status')).toHaveTextContent(
+        /^Will delete 2 claims \(.*\).*; 1 claim kept for want of a snapshot\.$/,
+      );
 
       await userEvent.type(dialog.getByRole('textbox'), 'db');
       await userEvent.click(

@@ -145,10 +145,6 @@ export function PruneDialog(props: PruneDialogProps) {
     () => sts.orphans.filter(o => selected.has(o.uid)),
     [sts.orphans, selected],
   );
-  const bytes = chosen.reduce((n, o) => n + claimBytes(o), 0);
-  const retainedBytes = chosen
-    .filter(o => o.volume?.retained)
-    .reduce((n, o) => n + claimBytes(o), 0);
   const snapshot =
     snapshotsOn &&
     (snapshotChoice ?? chosen.some(o => o.snapshotPlan?.kind === 'class'));
@@ -157,6 +153,12 @@ export function PruneDialog(props: PruneDialogProps) {
     snapshot ? chosen.map(o => [o.uid, snapshotNote(o, required)]) : [],
   );
   const keptBySnapshot = chosen.filter(o => notes.get(o.uid)?.kept);
+  // What the job will delete: the chosen claims less those it keeps for want of a snapshot.
+  const deletable = chosen.filter(o => !notes.get(o.uid)?.kept);
+  const bytes = deletable.reduce((n, o) => n + claimBytes(o), 0);
+  const retainedBytes = deletable
+    .filter(o => o.volume?.retained)
+    .reduce((n, o) => n + claimBytes(o), 0);
   const nameConfirmed = dryRun || typed.trim() === sts.name;
   const canConfirm = chosen.length > 0 && nameConfirmed && !submitting;
   const titleId = `prune-dialog-title-${sts.namespace}-${sts.name}`;
@@ -289,9 +291,14 @@ export function PruneDialog(props: PruneDialogProps) {
         <Box mt={2}>
           <Typography variant="body2" role="status">
             {dryRun ? 'Will check' : 'Will delete'}{' '}
-            {plural(chosen.length, 'claim')} ({formatBytes(bytes)})
+            {plural(deletable.length, 'claim')} ({formatBytes(bytes)})
             {retainedBytes > 0 &&
               `; ${formatBytes(retainedBytes)} of it stays on Retain volumes`}
+            {keptBySnapshot.length > 0 &&
+              `; ${plural(
+                keptBySnapshot.length,
+                'claim',
+              )} kept for want of a snapshot`}
             .
           </Typography>
         </Box>

@@ -1,7 +1,9 @@
 import {
   Box,
+  Button,
   List,
   ListItem,
+  ListItemSecondaryAction,
   ListItemText,
   Typography,
 } from '@material-ui/core';
@@ -13,6 +15,10 @@ import {
   describeFinalizers,
   formatBytes,
 } from 'backstage-plugin-pvc-pruner-common';
+import {
+  SnapshotEntry,
+  useSnapshotActions,
+} from '../../hooks/SnapshotActionsContext';
 import { formatTime, plural, summaryCounts } from '../../utils/format';
 
 /** Props of {@link PruneOutcome}. */
@@ -121,9 +127,32 @@ function snapshotOutcome(outcome: PvcOutcome, dryRun: boolean): string {
   } until ${formatTime(snapshot.expiresAt)}.`;
 }
 
+/** Restore, for a snapshot the cluster still has and the user may restore from. */
+function RestoreAction(props: {
+  kept?: SnapshotEntry;
+  restore?: (entry: SnapshotEntry) => void;
+}) {
+  const { kept, restore } = props;
+  if (!kept || !restore || !kept.snapshot.restorable) return null;
+  return (
+    <ListItemSecondaryAction>
+      <Button
+        size="small"
+        variant="outlined"
+        color="primary"
+        onClick={() => restore(kept)}
+        aria-label={`Restore ${kept.snapshot.claimName} from ${kept.snapshot.name}`}
+      >
+        Restore…
+      </Button>
+    </ListItemSecondaryAction>
+  );
+}
+
 /** Every claim the job took a snapshot of, or said why not, whatever became of the claim. */
 function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
   const { summary, dryRun } = props;
+  const { find, restore } = useSnapshotActions();
   const items = [
     ...summary.deleted,
     ...(summary.terminating ?? []),
@@ -142,6 +171,10 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
             <ListItemText
               primary={item.name}
               secondary={snapshotOutcome(item, dryRun)}
+            />
+            <RestoreAction
+              kept={item.snapshot?.uid ? find(item.snapshot.uid) : undefined}
+              restore={restore}
             />
           </ListItem>
         ))}

@@ -1,0 +1,114 @@
+import { useState } from 'react';
+import {
+  Button,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  TextField,
+  Typography,
+} from '@material-ui/core';
+import { Alert } from '@material-ui/lab';
+import { useApi } from '@backstage/core-plugin-api';
+import { KeptSnapshot } from 'backstage-plugin-pvc-pruner-common';
+import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
+import { SnapshotEntry } from '../../hooks/SnapshotActionsContext';
+import { describeError } from '../../utils/errors';
+import { formatTime } from '../../utils/format';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Props of {@link KeepSnapshotDialog}. */
+export interface KeepSnapshotDialogProps {
+  entityRef: string;
+  /** The snapshot to keep longer; the dialog is closed without one. */
+  entry?: SnapshotEntry;
+  onClose: () => void;
+  onKept: (snapshot: KeptSnapshot) => void;
+}
+
+/** YYYY-MM-DD of a time, as a date input takes it (UTC, as the backend compares). */
+function dateOnly(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Asks until when to keep a snapshot (its keep-until annotation); the backend caps how far. */
+export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
+  const { entityRef, entry, onClose, onKept } = props;
+  const api = useApi(pvcPrunerApiRef);
+  const [date, setDate] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error>();
+  const close = () => {
+    setError(undefined);
+    setDate(undefined);
+    onClose();
+  };
+  if (!entry) return null;
+  const { cluster, statefulSet, snapshot } = entry;
+  const expires = Date.parse(snapshot.expiresAt);
+  const chosen = date ?? dateOnly(expires + 7 * DAY_MS);
+  const keep = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      // The end of the chosen day, so "keep until the 9th" keeps it through the 9th.
+      const kept = await api.keepSnapshot({
+        snapshot: {
+          entityRef,
+          cluster,
+          namespace: snapshot.namespace,
+          statefulSet,
+          snapshot: { name: snapshot.name, uid: snapshot.uid },
+        },
+        keepUntil: `${chosen}T23:59:59.000Z`,
+      });
+      setDate(undefined);
+      onKept(kept);
+    } catch (e) {
+      setError(e as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog open onClose={close} aria-labelledby="keep-dialog-title">
+      <DialogTitle id="keep-dialog-title">
+        Keep {snapshot.name} longer
+      </DialogTitle>
+      <DialogContent>
+        <Typography variant="body2" paragraph>
+          The snapshot of {snapshot.claimName} is due to be deleted{' '}
+          {formatTime(snapshot.expiresAt)}. Keep it until:
+        </Typography>
+        <TextField
+          id="keep-until"
+          type="date"
+          label="Keep until"
+          value={chosen}
+          onChange={e => setDate(e.target.value)}
+          inputProps={{ min: dateOnly(Math.max(expires, Date.now()) + DAY_MS) }}
+          InputLabelProps={{ shrink: true }}
+        />
+        {error && (
+          <Alert severity="error" role="alert">
+            {describeError(error)}
+          </Alert>
+        )}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={close} disabled={busy}>
+          Cancel
+        </Button>
+        <Button
+          color="primary"
+          variant="contained"
+          onClick={keep}
+          disabled={busy || !chosen}
+        >
+          {busy ? 'Saving…' : 'Keep'}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}

@@ -1,0 +1,2 @@
+export { KeepSnapshotDialog } from './KeepSnapshotDialog';
+export type { KeepSnapshotDialogProps } from './KeepSnapshotDialog';

@@ -1,0 +1,2 @@
+export { RestoreDialog } from './RestoreDialog';
+export type { RestoreDialogProps } from './RestoreDialog';

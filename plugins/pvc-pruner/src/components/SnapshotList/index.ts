@@ -1,0 +1,2 @@
+export { SnapshotList } from './SnapshotList';
+export type { SnapshotListProps } from './SnapshotList';

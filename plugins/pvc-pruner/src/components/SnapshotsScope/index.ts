@@ -1,0 +1,2 @@
+export { SnapshotsScope } from './SnapshotsScope';
+export type { SnapshotsScopeProps } from './SnapshotsScope';
