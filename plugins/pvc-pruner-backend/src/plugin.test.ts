@@ -430,6 +430,22 @@ describe('pvcPrunerPlugin', () => {
         reason: expect.stringContaining('Retain'),
       })),
     );
+
+    // The fleet's Unowned panel is told the same, so it offers the same choice.
+    const unowned = await request(on)
+      .get('/api/pvc-pruner/v1/unowned/orphans')
+      .query({
+        cluster: 'demo',
+        namespace: 'search',
+        statefulSet: 'nightly-reports',
+      })
+      .set('authorization', mockCredentials.user.header(ALICE));
+    expect(unowned.status).toBe(200);
+    expect(unowned.body.snapshots).toEqual(onScan.body.snapshots);
+    expect(unowned.body.statefulSet.orphans.length).toBeGreaterThan(0);
+    expect(
+      unowned.body.statefulSet.orphans.map((o: any) => o.snapshotPlan?.kind),
+    ).toEqual(unowned.body.statefulSet.orphans.map(() => 'class'));
   });
 
   describe('cost and first sightings', () => {

@@ -65,6 +65,7 @@ export class UnownedOrphans {
       cluster: where.cluster,
       statefulSet: found.report,
       ...(pricing ? { pricing } : {}),
+      ...orphanFinder.snapshotSettings(),
     };
   }
 }

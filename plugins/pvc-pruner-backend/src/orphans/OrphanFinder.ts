@@ -171,7 +171,8 @@ export class OrphanFinder {
     };
   }
 
-  private snapshotSettings(): Pick<OrphansResponse, 'snapshots'> {
+  /** `pvcPruner.snapshots` as an answer tells the card, when snapshots are planned at all. */
+  snapshotSettings(): Pick<OrphansResponse, 'snapshots'> {
     return this.snapshotPlanner
       ? { snapshots: this.snapshotPlanner.settings }
       : {};
@@ -284,6 +285,8 @@ export class OrphanFinder {
     let [report] = await this.classify(gateway, [statefulSet]);
     if (this.annotator)
       [report] = await this.annotator.annotate(details.name, [report]);
+    if (this.snapshotPlanner)
+      [report] = await this.snapshotPlanner.plan(gateway, [report]);
     return { statefulSet, report };
   }
 

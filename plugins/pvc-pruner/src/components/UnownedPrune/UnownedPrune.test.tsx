@@ -90,6 +90,47 @@ describe('UnownedPrune', () => {
     expect(onClose).toHaveBeenCalledWith(true);
   });
 
+  it('offers the snapshot choice when the backend has snapshots on, as the card does, and sends it', async () => {
+    const api = new FakePvcPrunerApi();
+    const planned = {
+      ...nightly,
+      orphans: nightly.orphans.map(o => ({
+        ...o,
+        snapshotPlan: {
+          kind: 'class' as const,
+          volumeSnapshotClass: 'csi-snapshots',
+        },
+      })),
+    };
+    api.unownedOrphans = async () => ({
+      cluster: 'demo',
+      statefulSet: planned,
+      snapshots: { enabled: true, retentionDays: 7, required: true },
+    });
+    await renderWithApis(
+      <UnownedPrune statefulSet={row} onClose={jest.fn()} />,
+      {
+        api,
+      },
+    );
+    await screen.findByText('data-nightly-reports-1');
+    await userEvent.click(pruneButton('nightly-reports'));
+    const dialog = screen.getByRole('dialog');
+    expect(
+      within(dialog).getByRole('checkbox', {
+        name: 'Keep a snapshot for 7 days',
+      }),
+    ).toBeChecked();
+    await userEvent.type(
+      within(dialog).getByRole('textbox'),
+      'nightly-reports',
+    );
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 2 claims' }),
+    );
+    expect(api.started[0]).toMatchObject({ snapshot: true });
+  });
+
   it("shows the backend's refusal when an entity claims it after all", async () => {
     const api = new FakePvcPrunerApi();
     const refusal = await responseError(

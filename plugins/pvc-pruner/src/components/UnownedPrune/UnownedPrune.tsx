@@ -68,6 +68,7 @@ export function UnownedPrune(props: UnownedPruneProps) {
           <StatefulSetSection
             cluster={state.value.cluster}
             statefulSet={state.value.statefulSet}
+            snapshots={state.value.snapshots}
           />
         </PricingProvider>
       </ActiveJobsProvider>

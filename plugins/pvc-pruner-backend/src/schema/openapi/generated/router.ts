@@ -909,6 +909,9 @@ export const spec = {
           staleness: {
             $ref: '#/components/schemas/ClusterStaleness',
           },
+          snapshots: {
+            $ref: '#/components/schemas/SnapshotSettings',
+          },
         },
       },
       OrphansResponse: {

@@ -322,6 +322,7 @@ export interface components {
       statefulSet: components['schemas']['StatefulSetOrphans'];
       pricing?: components['schemas']['PricingSummary'];
       staleness?: components['schemas']['ClusterStaleness'];
+      snapshots?: components['schemas']['SnapshotSettings'];
     };
     /** Response of `GET /v1/orphans?entityRef=`. */
     OrphansResponse: {
