@@ -128,6 +128,7 @@ afterAll(async () => {
     ['before', 'during', 'after', 'fleet'].every(name => copiedToDocs[name])
   ) {
     mkdirSync(DOCS_SCREENSHOTS, { recursive: true });
+    // Every picture this run took, the snapshot ones included when their steps got that far.
     for (const [name, file] of Object.entries(copiedToDocs))
       copyFileSync(file, join(DOCS_SCREENSHOTS, `${name}.png`));
   }
@@ -330,6 +331,17 @@ it('prunes after the StatefulSet name is typed, showing progress as it goes', as
   await nameBox.fill('orders-db');
   expect(await confirm.isEnabled()).toBe(true);
   await shots.take(page, 'prune-dialog', { fit: false });
+  // The demo's class takes each claim: the snapshot choice is ticked by default.
+  expect(
+    await dialog
+      .getByRole('checkbox', { name: 'Keep a snapshot for 7 days' })
+      .isChecked(),
+  ).toBe(true);
+  copiedToDocs['snapshot-dialog'] = await shots.take(
+    page,
+    'prune-dialog-snapshot',
+    { clip: dialog.locator('.MuiDialog-paper') },
+  );
   await confirm.click();
   await dialog.waitFor({ state: 'hidden' });
 
@@ -523,6 +535,112 @@ it("refuses a prune of another team's search-index, in the card and in the API",
     'scratch-nightly-reports-2',
   ]);
 }, 120_000);
+
+it('restores a pruned claim from its snapshot, and a scale-up mounts it with the snapshot’s data', async () => {
+  await page.goto(entityPage('orders'));
+  const list = page.getByRole('region', {
+    name: 'Snapshots of shop/orders-db',
+  });
+  await list.waitFor({ timeout: 60_000 });
+  // One snapshot per deleted claim of both prunes, read from the cluster.
+  const kept = (
+    await demo.kubectl(
+      '-n',
+      'shop',
+      'get',
+      'volumesnapshot',
+      '-l',
+      'app.kubernetes.io/managed-by=pvc-pruner,pvc-pruner.backstage.io/statefulset=orders-db',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.annotations.pvc-pruner\\.backstage\\.io/claim-name}{"\\n"}{end}',
+    )
+  )
+    .split('\n')
+    .filter(Boolean)
+    .sort();
+  expect(kept).toEqual(
+    [...ORDERS_ORPHANS, 'data-orders-db-1', 'wal-orders-db-1'].sort(),
+  );
+  expect(await list.locator('tbody tr').count()).toBe(kept.length);
+  copiedToDocs.snapshots = await shots.take(page, 'snapshots', {
+    clip: page.getByRole('region', { name: 'Kept snapshots' }),
+  });
+
+  await list
+    .getByRole('button', { name: /^Restore data-orders-db-1 from / })
+    .click();
+  const dialog = page.getByRole('dialog', {
+    name: 'Restore data-orders-db-1?',
+  });
+  await dialog
+    .getByRole('button', { name: 'Restore data-orders-db-1' })
+    .click();
+  await page
+    .getByText(
+      /Restored data-orders-db-1 from .*: scale orders-db to 2 replicas/,
+    )
+    .waitFor();
+  // The card shows it as an orphan again, with the replica count that brings it back.
+  const section = ordersSection();
+  await section
+    .getByRole('table')
+    .first()
+    .getByText('data-orders-db-1')
+    .waitFor({ timeout: 30_000 });
+  await section.getByText(/scaled to 2 replicas or more/).waitFor();
+  await snap('restored-orphan');
+
+  await demo.kubectl('-n', 'shop', 'scale', 'sts', 'orders-db', '--replicas=2');
+  await demo.kubectl(
+    '-n',
+    'shop',
+    'wait',
+    '--for=condition=Ready',
+    'pod/orders-db-1',
+    '--timeout=60s',
+  );
+  const mounted = await demo.kubectl(
+    '-n',
+    'shop',
+    'get',
+    'pod',
+    'orders-db-1',
+    '-o',
+    'jsonpath={.spec.volumes[*].persistentVolumeClaim.claimName}',
+  );
+  expect(mounted.split(' ')).toContain('data-orders-db-1');
+  const volume = await demo.kubectl(
+    '-n',
+    'shop',
+    'get',
+    'pvc',
+    'data-orders-db-1',
+    '-o',
+    'jsonpath={.spec.dataSource.name} {.spec.volumeName}',
+  );
+  const [snapshotName, pvName] = volume.trim().split(' ');
+  expect(snapshotName).toMatch(/^data-orders-db-1-/);
+  // The simulator's provisioner records where the new volume's data came from.
+  const pv = JSON.parse(
+    await demo.kubectl('get', 'pv', pvName, '-o', 'json'),
+  ) as { metadata: { annotations?: Record<string, string> } };
+  const origin = pv.metadata.annotations ?? {};
+  expect(origin['kube-sim.io/restored-from-snapshot']).toBe(
+    `shop/${snapshotName}`,
+  );
+  // …taken of the claim the first prune deleted, by its uid.
+  expect(origin['kube-sim.io/restored-from-claim-uid']).toBe(
+    await demo.kubectl(
+      '-n',
+      'shop',
+      'get',
+      'volumesnapshot',
+      snapshotName,
+      '-o',
+      'jsonpath={.metadata.labels.pvc-pruner\\.backstage\\.io/claim-uid}',
+    ),
+  );
+}, 150_000);
 
 it('saw no errors in the page', () => {
   expect(problems.errors).toEqual([]);
