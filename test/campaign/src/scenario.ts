@@ -655,8 +655,9 @@ function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
   for (const claim of scenario.claims) {
     if (claim.reclaimPolicy === 'Retain') continue;
     const p = random.next();
-    claim.snapshotClass =
-      p < 0.12 ? 'none' : p < 0.35 ? 'mapped-retain' : 'default-delete';
+    if (p < 0.12) claim.snapshotClass = 'none';
+    else if (p < 0.35) claim.snapshotClass = 'mapped-retain';
+    else claim.snapshotClass = 'default-delete';
   }
   const deletable = orphans.filter(o =>
     scenario.claims.some(
