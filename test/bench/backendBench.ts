@@ -3,7 +3,9 @@
  * Prints figures; it is not a test. Targets (README): a live scan ≤ 1.2× the
  * raw API calls it needs, prune ≤ 1.5× `kubectl delete --wait`, first SSE
  * event ≤ 100 ms after the POST, heap growth < 200 MB scanning 50,000
- * claims live; a scan from the watch cache is measured apart.
+ * claims live; a prune of 100 orphans whose snapshots are ready at once
+ * ≤ 1.5× the same prune without snapshots; a scan from the watch cache is
+ * measured apart.
  *
  * The live figures read a cluster of a client-side provider (OIDC: the
  * user's ID token goes with every request), which pvc-pruner never caches:
