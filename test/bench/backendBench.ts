@@ -3,7 +3,9 @@
  * Prints figures; it is not a test. Targets (README): a live scan ≤ 1.2× the
  * raw API calls it needs, prune ≤ 1.5× `kubectl delete --wait`, first SSE
  * event ≤ 100 ms after the POST, heap growth < 200 MB scanning 50,000
- * claims live; a scan from the watch cache is measured apart.
+ * claims live; a prune of 100 orphans whose snapshots are ready at once
+ * ≤ 1.5× the same prune without snapshots; a scan from the watch cache is
+ * measured apart.
  *
  * The live figures read a cluster of a client-side provider (OIDC: the
  * user's ID token goes with every request), which pvc-pruner never caches:
@@ -13,7 +15,7 @@
  * nothing while the live figures run. Each figure checks that it measured
  * what it names (its counts, who made the requests, none from a cache) and
  * fails otherwise. `npm run bench:backend -- scan memory` runs some only
- * (prune, scan, memory, cached). `BENCH_CPU_PROFILE=<folder>` writes a CPU
+ * (prune, snapshot, scan, memory, cached). `BENCH_CPU_PROFILE=<folder>` writes a CPU
  * profile of the backend over the live scan's rounds there.
  *
  * The simulator and the backend each run in their own process; this one is
@@ -26,7 +28,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import { ForkedScript, forkScript } from 'kube-sim/bench/forkScript';
-import type { LoggedRequest, SimReady, SimRequest } from './simProcess';
+import type {
+  LoggedRequest,
+  SimReady,
+  SimRequest,
+  SnapshotRecordAnswer,
+} from './simProcess';
 import type {
   BackendCounts,
   BackendRequest,
@@ -63,6 +70,11 @@ const LIVE = 'live';
 const CACHED = 'cached';
 /** The prune figure's namespace: 2 StatefulSets at 1 replica, 100 claims left behind each. */
 const PRUNE_ORPHANS = 100;
+/** The snapshot figure's backend (snapshots enabled), apart: enabling them changes what a scan reads. */
+const SNAPSHOT_BACKEND_PORT = 7098;
+const SNAPSHOT_BASE = `http://127.0.0.1:${SNAPSHOT_BACKEND_PORT}/api/pvc-pruner`;
+/** The snapshot figure's namespace: 4 StatefulSets at 1 replica, 100 claims left behind each; pruned plain, with snapshots, with snapshots, plain. */
+const SNAPSHOT_ORDER = [false, true, true, false];
 /** The memory figure's namespace: 500 StatefulSets of 100 claims, 2 left behind each. */
 const BIG_ORPHANS = 1000;
 let simDispatcher: Agent;
@@ -99,6 +111,7 @@ function backendSetup(sim: SimReady): BackendSetup {
       kubernetesIdEntity('scan', 'scan', { cluster: LIVE }),
       kubernetesIdEntity('prune', 'prune', { cluster: LIVE }),
       kubernetesIdEntity('big', 'big', { cluster: LIVE }),
+      kubernetesIdEntity('snap', 'snap', { cluster: LIVE }),
       kubernetesIdEntity('scan-cached', 'scan', { cluster: CACHED }),
     ],
   };
@@ -525,6 +538,209 @@ async function firstSseEvent(id: string, since: number): Promise<number> {
   throw new BenchmarkError('the stream ended without an event');
 }
 
+/** POSTs a prune of every orphan of the StatefulSet in namespace snap to `base`, with or without snapshots; resolves with the job id. */
+async function startSnapshotPrune(
+  base: string,
+  sts: any,
+  options: { dryRun: boolean; snapshot: boolean },
+): Promise<string> {
+  const post = await request(`${base}/v1/prune-jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...userHeaders },
+    body: JSON.stringify({
+      entityRef: 'component:default/snap',
+      cluster: LIVE,
+      namespace: 'snap',
+      statefulSet: sts.name,
+      pvcs: sts.orphans.map((o: any) => ({ name: o.name, uid: o.uid })),
+      ...options,
+    }),
+    dispatcher,
+  });
+  const body = (await post.body.json()) as { id: string };
+  if (post.statusCode !== 202)
+    throw new BenchmarkError(
+      `prune answered ${post.statusCode} ${JSON.stringify(body)}`,
+    );
+  return body.id;
+}
+
+async function finishedOn(base: string, id: string) {
+  let job;
+  do {
+    await new Promise(resolve => setTimeout(resolve, 20));
+    job = await get(`${base}/v1/prune-jobs/${id}`);
+  } while (['queued', 'running'].includes(job.status));
+  return job;
+}
+
+/**
+ * The undo window's cost (issue 18): the prune of 100 orphans whose
+ * snapshots are ready at once, against the same prune without snapshots,
+ * on one backend with snapshots enabled (its own process: enabling them
+ * changes what the other figures' scans read). Four StatefulSets of 100
+ * orphans, pruned plain, with snapshots, with snapshots, plain (so that
+ * neither side always runs first); each job's wall time is its createdAt to
+ * finishedAt. Each prune is checked against the simulator's own record:
+ * 100 claim deletes, and 100 VolumeSnapshot creates (with snapshots, each
+ * of a deleted claim and ready) or none.
+ */
+async function benchSnapshotPrune(sim: BenchSim) {
+  await sim.ask({
+    type: 'seed',
+    namespace: 'snap',
+    id: 'snap',
+    sets: SNAPSHOT_ORDER.length,
+    perSet: PRUNE_ORPHANS + 1,
+    orphansPerSet: PRUNE_ORPHANS,
+  });
+  await sim.ask({ type: 'snapshotsReadyAtOnce' });
+  await sim.ask({ type: 'settle' });
+  const backend = await forkScript<unknown, BackendRequest>(
+    join(__dirname, 'backendProcess.ts'),
+    {
+      ...process.env,
+      BENCH_BACKEND: JSON.stringify({
+        ...backendSetup(sim.ready),
+        pvcPruner: { snapshots: { enabled: true, required: true } },
+      }),
+      BENCH_BACKEND_PORT: String(SNAPSHOT_BACKEND_PORT),
+      LOG_LEVEL: 'warn',
+    },
+  );
+  try {
+    const scan = await get(
+      `${SNAPSHOT_BASE}/v1/orphans?entityRef=component:default/snap`,
+      userHeaders,
+    );
+    const sets = scan.clusters[0].statefulSets;
+    expectEqual('StatefulSets of namespace snap', sets.length, 4);
+    for (const sts of sets)
+      expectEqual(
+        `orphans of snap/${sts.name}`,
+        sts.orphans.length,
+        PRUNE_ORPHANS,
+      );
+    // Warm the backend on both paths: a dry run of each (a dry run's snapshots are dry runs too).
+    for (const snapshot of [false, true]) {
+      const dry = await finishedOn(
+        SNAPSHOT_BASE,
+        await startSnapshotPrune(SNAPSHOT_BASE, sets[0], {
+          dryRun: true,
+          snapshot,
+        }),
+      );
+      expectEqual(
+        `claims the warm-up dry run (snapshot ${snapshot}) would delete`,
+        dry.summary.deleted.length,
+        PRUNE_ORPHANS,
+      );
+    }
+    const times: Record<'plain' | 'snapshots', number[]> = {
+      plain: [],
+      snapshots: [],
+    };
+    const profiles: Record<'plain' | 'snapshots', string[]> = {
+      plain: [],
+      snapshots: [],
+    };
+    for (const [i, snapshot] of SNAPSHOT_ORDER.entries()) {
+      const sts = sets[i];
+      await sim.ask({ type: 'clearRequests' });
+      const job = await finishedOn(
+        SNAPSHOT_BASE,
+        await startSnapshotPrune(SNAPSHOT_BASE, sts, {
+          dryRun: false,
+          snapshot,
+        }),
+      );
+      const what = `the prune of snap/${sts.name} ${
+        snapshot ? 'with' : 'without'
+      } snapshots`;
+      if (job.status !== 'succeeded')
+        throw new BenchmarkError(
+          `${what} ended ${job.status}: ${job.reason ?? ''}`,
+        );
+      expectEqual(
+        `claims ${what} deleted (its word)`,
+        job.summary.deleted.length,
+        PRUNE_ORPHANS,
+      );
+      // The simulator's word.
+      const record = await sim.ask<SnapshotRecordAnswer>({
+        type: 'snapshotRecord',
+        namespace: 'snap',
+      });
+      expectEqual(
+        `claim DELETEs the simulator served for ${what}`,
+        record.claimDeletes,
+        PRUNE_ORPHANS,
+      );
+      expectEqual(
+        `VolumeSnapshot creates the simulator served for ${what}`,
+        record.snapshotCreates,
+        snapshot ? PRUNE_ORPHANS : 0,
+      );
+      const orphans = new Set(sts.orphans.map((o: any) => o.name));
+      const ready = record.snapshots.filter(
+        s => s.ready && orphans.has(s.claim),
+      ).length;
+      expectEqual(
+        `ready VolumeSnapshots of snap/${sts.name}'s claims after ${what}`,
+        ready,
+        snapshot ? PRUNE_ORPHANS : 0,
+      );
+      (snapshot ? times.snapshots : times.plain).push(
+        Date.parse(job.finishedAt) - Date.parse(job.createdAt),
+      );
+      (snapshot ? profiles.snapshots : profiles.plain).push(
+        requestProfile(
+          (await requestLog(sim)).filter(r => r.user === sim.ready.userName),
+        ),
+      );
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const ratio = mean(times.snapshots) / mean(times.plain);
+    console.log(
+      `prune with snapshots: ${PRUNE_ORPHANS} orphans, snapshots ready at once: job ${times.snapshots
+        .map(ms)
+        .join(', ')}; the same prune without snapshots ${times.plain
+        .map(ms)
+        .join(
+          ', ',
+        )} (plain, with, with, plain; checked from the simulator: ${PRUNE_ORPHANS} claim deletes each, ${PRUNE_ORPHANS} ready VolumeSnapshots for each with, 0 for each without); ratio of means ${ratio.toFixed(
+        2,
+      )} (target ≤ 1.5)`,
+    );
+    console.log(
+      `prune with snapshots, profile from the simulator's request log (the job's requests, and the time it had none in flight for ≥ 50 ms): with snapshots ${profiles.snapshots.join(
+        ' | ',
+      )}; without ${profiles.plain.join(' | ')}`,
+    );
+  } finally {
+    backend.kill();
+  }
+}
+
+/** A job's requests by verb and resource, and the time between them when it had none for ≥ 50 ms (its waits). */
+function requestProfile(log: LoggedRequest[]): string {
+  const byKind = new Map<string, number>();
+  for (const r of log) {
+    const kind = `${r.verb} ${r.resource ?? r.path}`;
+    byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+  }
+  const at = log.map(r => Date.parse(r.time)).sort((a, b) => a - b);
+  let idle = 0;
+  for (let i = 1; i < at.length; i++)
+    if (at[i] - at[i - 1] >= 50) idle += at[i] - at[i - 1];
+  return `${log.length} requests over ${ms(
+    at.length ? at[at.length - 1] - at[0] : 0,
+  )}, ${ms(idle)} idle in gaps ≥ 50 ms; ${[...byKind.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ')}`;
+}
+
 /**
  * Heap growth of the backend's process while it answers a live scan of a
  * 50,000-claim namespace with 1,000 orphans, sampled there every 5 ms.
@@ -592,6 +808,7 @@ async function main() {
       await sim.ask({ type: 'settle' });
       await benchPrune(sim, backend);
     }
+    if (wanted('snapshot')) await benchSnapshotPrune(sim);
     // Scans only read: with the controllers paused, the seeded objects stay as they are.
     await sim.ask({ type: 'pauseControllers' });
     if (wanted('scan') || wanted('cached')) await sim.ask(SCAN_NAMESPACE);

@@ -9,6 +9,7 @@ import {
   KubeSim,
   pvc,
   RequestLogEntry,
+  snapshotNames,
   startKubeSim,
   statefulSet,
 } from 'kube-sim';
@@ -50,7 +51,20 @@ export type SimRequest =
   | { type: 'clearRequests' }
   | { type: 'requestLog' }
   | { type: 'requestCounts' }
-  | { type: 'scaleByHand'; namespace: string; name: string; replicas: number };
+  | { type: 'scaleByHand'; namespace: string; name: string; replicas: number }
+  /** The driver's default VolumeSnapshotClass (deletionPolicy Delete), and every snapshot ready at once. */
+  | { type: 'snapshotsReadyAtOnce' }
+  /** What the simulator holds and served of the namespace's VolumeSnapshots and claim deletes since the log was cleared. */
+  | { type: 'snapshotRecord'; namespace: string };
+
+/** The simulator's own record of a prune's snapshots and deletes (`snapshotRecord`). */
+export interface SnapshotRecordAnswer {
+  /** VolumeSnapshot creates it answered 201, and claim deletes it answered 200 (dry runs excluded), since the log was cleared. */
+  snapshotCreates: number;
+  claimDeletes: number;
+  /** The namespace's VolumeSnapshots now: the source claim of each, and whether it is readyToUse, bound to a content that names it back. */
+  snapshots: Array<{ claim: string; ready: boolean }>;
+}
 
 /** Requests served since the log was last cleared, by verb, and the watch events written since then. */
 export interface RequestCounts {
@@ -171,7 +185,7 @@ async function settled(sim: KubeSim) {
 /** A request the simulator served, as the benchmarks classify them. */
 export type LoggedRequest = Pick<
   RequestLogEntry,
-  'verb' | 'path' | 'namespace' | 'resource' | 'user' | 'status'
+  'verb' | 'path' | 'namespace' | 'resource' | 'user' | 'status' | 'time'
 >;
 
 async function main() {
@@ -250,10 +264,62 @@ async function main() {
           podOf(namespace, name, i, sts.metadata.labels ?? {}),
         );
       process.send!({});
+    } else if (msg.type === 'snapshotsReadyAtOnce') {
+      sim.store.create(snapshotNames.SNAPSHOT_CLASSES, {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotClass',
+        metadata: {
+          name: 'bench-snapshots',
+          annotations: {
+            [snapshotNames.DEFAULT_SNAPSHOT_CLASS_ANNOTATION]: 'true',
+          },
+        },
+        driver: 'sim.csi.k8s.io',
+        deletionPolicy: 'Delete',
+      } as unknown as KubeObject);
+      sim.addSnapshotBehaviour({ readyAfterSeconds: 0 });
+      process.send!({});
+    } else if (msg.type === 'snapshotRecord') {
+      const served = sim
+        .requests()
+        .filter(
+          r =>
+            r.namespace === msg.namespace &&
+            !/(^|&)dryRun=/.test(r.query ?? ''),
+        );
+      const snapshots = sim.store
+        .list(snapshotNames.SNAPSHOTS, { namespace: msg.namespace })
+        .items.map(snap => {
+          const contentName = snap.status?.boundVolumeSnapshotContentName;
+          const content = contentName
+            ? sim.store.get(snapshotNames.CONTENTS, undefined, contentName)
+            : undefined;
+          return {
+            claim: snap.spec?.source?.persistentVolumeClaimName as string,
+            ready:
+              snap.status?.readyToUse === true &&
+              content?.spec?.volumeSnapshotRef?.uid === snap.metadata.uid,
+          };
+        });
+      process.send!({
+        snapshotCreates: served.filter(
+          r =>
+            r.verb === 'create' &&
+            r.resource === 'volumesnapshots' &&
+            r.status === 201,
+        ).length,
+        claimDeletes: served.filter(
+          r =>
+            r.verb === 'delete' &&
+            r.resource === 'persistentvolumeclaims' &&
+            (r.status === 200 || r.status === 202),
+        ).length,
+        snapshots,
+      } satisfies SnapshotRecordAnswer);
     } else if (msg.type === 'requestLog') {
       process.send!(
         sim.requests().map(
-          ({ verb, path, namespace, resource, user, status }) =>
+          ({ verb, path, namespace, resource, user, status, time }) =>
             ({
               verb,
               path,
@@ -261,6 +327,7 @@ async function main() {
               resource,
               user,
               status,
+              time,
             } satisfies LoggedRequest),
         ),
       );

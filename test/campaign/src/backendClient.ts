@@ -56,6 +56,8 @@ export class BackendClient {
     statefulSet: string;
     pvcs: Array<{ name: string; uid: string }>;
     dryRun: boolean;
+    /** Keep a VolumeSnapshot of each claim (sent only when true). */
+    snapshot?: boolean;
   }): Promise<PostOutcome> {
     try {
       const res = await this.call(

@@ -30,7 +30,7 @@ import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
 import { formatReport, replayCommand, ScenarioResult } from './report';
 import { failedRun, RunContext, runScenario } from './runScenario';
-import { generateScenario, USER_ENTITY } from './scenario';
+import { generateScenario, SIM_TIME_FACTOR, USER_ENTITY } from './scenario';
 
 const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas R] [--replay SCENARIO_SEED] [--max-minutes M] [--keep-logs]
   --scenarios N     how many scenarios (default 20)
@@ -41,6 +41,8 @@ const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas
   --keep-logs       keep the replicas' logs (their folder is printed)`;
 
 const LEASE_SECONDS = 3;
+/** How long a job waits for each snapshot: some drawn snapshots are slower (src/scenario.ts). */
+const SNAPSHOT_TIMEOUT_SECONDS = 3;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<number> {
@@ -84,7 +86,7 @@ async function main(): Promise<number> {
   const sim = await startKubeSim({
     https: true,
     recordHistory: true,
-    timeFactor: 0.02,
+    timeFactor: SIM_TIME_FACTOR,
     historyLimit: 50000,
   });
   createStorageClasses(sim);
@@ -123,6 +125,7 @@ async function main(): Promise<number> {
       leaseDurationSeconds: LEASE_SECONDS,
       clusterRequestTimeoutSeconds: 4,
       volumeWaitTimeoutSeconds: 4,
+      snapshotTimeoutSeconds: SNAPSHOT_TIMEOUT_SECONDS,
       workDir,
     };
     for (let i = 0; i < replicaCount; i++) {

@@ -14,6 +14,7 @@ import {
 import {
   AutoscalerPlan,
   ClaimPlan,
+  SnapshotClassPlan,
   Scenario,
   StatefulSetPlan,
   Team,
@@ -27,6 +28,26 @@ const STORAGE_CLASSES = {
   Delete: 'campaign-delete',
   Retain: 'campaign-retain',
 };
+const DRIVER = 'sim.csi.k8s.io';
+/** A driver the simulator provisions for, with no VolumeSnapshotClass at all. */
+const DRIVER_WITHOUT_SNAPSHOTS = 'nosnap.csi.k8s.io';
+/**
+ * The StorageClass of a Delete volume by the VolumeSnapshotClass its
+ * snapshots get: the driver's default (deletionPolicy Delete), the one the
+ * replicas' `snapshots.storageClasses` maps it to (deletionPolicy Retain),
+ * or none (its driver has no class).
+ */
+const DELETE_CLASS_BY_SNAPSHOT_CLASS: Record<SnapshotClassPlan, string> = {
+  'default-delete': STORAGE_CLASSES.Delete,
+  'mapped-retain': 'campaign-delete-keep-snapshots',
+  none: 'campaign-delete-no-snapshots',
+};
+/** `pvcPruner.snapshots.storageClasses` of the replicas. */
+export const SNAPSHOT_CLASS_MAP: Record<string, string> = {
+  [DELETE_CLASS_BY_SNAPSHOT_CLASS['mapped-retain']]:
+    'campaign-snapshots-retain',
+};
+const SNAPSHOTS = 'snapshot.storage.k8s.io/volumesnapshots';
 const CLAIMS = 'persistentvolumeclaims';
 const STS = 'apps/statefulsets';
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
@@ -46,6 +67,50 @@ export function createStorageClasses(sim: KubeSim) {
       }),
     );
   }
+  for (const [name, provisioner] of [
+    [DELETE_CLASS_BY_SNAPSHOT_CLASS['mapped-retain'], DRIVER],
+    [DELETE_CLASS_BY_SNAPSHOT_CLASS.none, DRIVER_WITHOUT_SNAPSHOTS],
+  ])
+    sim.store.create(
+      'storage.k8s.io/storageclasses',
+      manifest({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name },
+        provisioner,
+        reclaimPolicy: 'Delete',
+        volumeBindingMode: 'Immediate',
+      }),
+    );
+  // The driver's default class (Delete), and the mapped one (Retain: its
+  // content, the data, outlives a VolumeSnapshot deleted by hand).
+  for (const [name, deletionPolicy, isDefault] of [
+    ['campaign-snapshots', 'Delete', true],
+    [
+      SNAPSHOT_CLASS_MAP[DELETE_CLASS_BY_SNAPSHOT_CLASS['mapped-retain']],
+      'Retain',
+      false,
+    ],
+  ] as const)
+    sim.store.create(
+      'snapshot.storage.k8s.io/volumesnapshotclasses',
+      manifest({
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshotClass',
+        metadata: {
+          name,
+          ...(isDefault
+            ? {
+                annotations: {
+                  'snapshot.storage.kubernetes.io/is-default-class': 'true',
+                },
+              }
+            : {}),
+        },
+        driver: DRIVER,
+        deletionPolicy,
+      }),
+    );
 }
 
 /** The labels of a StatefulSet of this team: its kubernetes-id (none for nobody's) and app. */
@@ -95,7 +160,14 @@ function autoscalerManifest(plan: AutoscalerPlan, namespace: string) {
 function claimManifest(plan: ClaimPlan, namespace: string) {
   const claim = pvc(
     plan.name,
-    { storageClassName: STORAGE_CLASSES[plan.reclaimPolicy] },
+    {
+      storageClassName:
+        plan.reclaimPolicy === 'Retain'
+          ? STORAGE_CLASSES.Retain
+          : DELETE_CLASS_BY_SNAPSHOT_CLASS[
+              plan.snapshotClass ?? 'default-delete'
+            ],
+    },
     namespace,
   );
   if (plan.foreignFinalizer) claim.metadata.finalizers = [FOREIGN_FINALIZER];
@@ -243,6 +315,46 @@ export const chaos = {
     mutate(sim, HPAS, ns, name, o => {
       o.spec.maxReplicas = Math.max(o.spec.maxReplicas, maxReplicas);
     });
+  },
+
+  /**
+   * Deletes the claim's VolumeSnapshot by hand, as `kubectl delete
+   * volumesnapshot` would, at its first moment `when` (created: while the
+   * job waits for it; ready: before the claim's delete). Returns the
+   * unsubscribe; `fired` counts the deletions.
+   */
+  deleteSnapshotWhen(
+    sim: KubeSim,
+    ns: string,
+    claim: string,
+    when: 'created' | 'ready',
+    fired: () => void,
+  ): () => void {
+    let done = false;
+    const unsubscribe = sim.store.subscribe(event => {
+      const snap = event.object;
+      if (
+        done ||
+        event.resource !== SNAPSHOTS ||
+        event.type === 'DELETED' ||
+        snap.metadata.namespace !== ns ||
+        snap.spec?.source?.persistentVolumeClaimName !== claim ||
+        snap.metadata.deletionTimestamp ||
+        (when === 'ready' && snap.status?.readyToUse !== true)
+      )
+        return;
+      done = true;
+      // Not inside the store's own dispatch: as a client would, a moment later.
+      setImmediate(() => {
+        try {
+          sim.store.delete(SNAPSHOTS, ns, snap.metadata.name);
+          fired();
+        } catch {
+          // gone already
+        }
+      });
+    });
+    return unsubscribe;
   },
 
   /** Its kubernetes-id label becomes another team's (or goes): other entities claim it now. */

@@ -3,6 +3,7 @@ import type {
   KubeObject,
   LeaseWrite,
   RecordedRequest,
+  SnapshotRecord,
   StatefulSetState,
 } from 'kube-sim';
 import type { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
@@ -118,6 +119,9 @@ function scenarioRun(
     extraRequests?: RecordedRequest[];
     catalog?: CatalogEntity[];
     via?: string;
+    /** The campaign asked this job for snapshots. */
+    snapshot?: boolean;
+    snapshotEvents?: SnapshotRecord[];
   } = {},
 ): ScenarioRun {
   seq = 0;
@@ -165,6 +169,7 @@ function scenarioRun(
     statefulSet: 'web',
     via: change.via ?? USER_ENTITY,
     dryRun: false,
+    snapshot: change.snapshot ?? false,
     confirmed: [{ name: 'data-web-3', uid: change.confirmedUid ?? 'uid-3' }],
     final: {
       id: JOB,
@@ -213,6 +218,7 @@ function scenarioRun(
     requests,
     deletions: [deletion],
     leaseWrites: [leaseWrite],
+    snapshotEvents: change.snapshotEvents ?? [],
     sent: [
       {
         plan: {
@@ -223,6 +229,7 @@ function scenarioRun(
           share: 1,
           extras: [],
           dryRun: false,
+          snapshot: job.snapshot,
         },
         replica: 0,
         sentAt: T - 1000,
@@ -809,5 +816,159 @@ describe('the oracle', () => {
     const run = scenarioRun();
     run.audit.pop();
     expect(invariants(run)).toEqual(['prune-without-audit-event']);
+  });
+});
+
+describe('the oracle on a prune that asked for snapshots (deleted-without-ready-snapshot)', () => {
+  /** One VolumeSnapshot's record: of data-web-3 (uid-3) unless told, at T minus `ago` ms. */
+  const snap = (
+    event: SnapshotRecord['event'],
+    ago: number,
+    of: { name?: string; claim?: string; claimUid?: string } = {},
+  ): SnapshotRecord => ({
+    at: T - ago,
+    event,
+    namespace: NS,
+    name: of.name ?? 'data-web-3-job1',
+    uid: `uid-${of.name ?? 'data-web-3-job1'}`,
+    sourceClaim: of.claim ?? 'data-web-3',
+    ...(event === 'ready'
+      ? {
+          sourceClaimUid: of.claimUid ?? 'uid-3',
+          content: `snapcontent-${of.name ?? 'data-web-3-job1'}`,
+        }
+      : {}),
+  });
+  const deleteVolume = {
+    volume: { name: 'pvc-uid-3', reclaimPolicy: 'Delete', claimUid: 'uid-3' },
+  };
+  const snapshotRun = (
+    snapshotEvents: SnapshotRecord[],
+    deletion: Partial<ClaimDeletion> = deleteVolume,
+  ) => scenarioRun({ snapshot: true, snapshotEvents, deletion });
+
+  it('passes a deletion that met a ready snapshot of its claim, and counts it', () => {
+    const judgement = judge(
+      snapshotRun([snap('created', 300), snap('ready', 100)]),
+    );
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.snapshots).toEqual({
+      jobs: 1,
+      deletionsJudged: 1,
+      retainExempt: 0,
+      keptBecause: {},
+    });
+  });
+
+  it('flags a deletion without any snapshot', () => {
+    expect(invariants(snapshotRun([]))).toEqual([
+      'deleted-without-ready-snapshot',
+    ]);
+  });
+
+  it('flags a deletion whose snapshot was created but not ready yet', () => {
+    expect(invariants(snapshotRun([snap('created', 300)]))).toEqual([
+      'deleted-without-ready-snapshot',
+    ]);
+  });
+
+  it('flags a deletion whose snapshot became ready only after the delete arrived', () => {
+    expect(
+      invariants(snapshotRun([snap('created', 300), snap('ready', -5)])),
+    ).toEqual(['deleted-without-ready-snapshot']);
+  });
+
+  it('flags a deletion whose ready snapshot was deleted (or marked for deletion) before the delete arrived', () => {
+    for (const gone of ['deleting', 'deleted', 'unready'] as const)
+      expect(
+        invariants(
+          snapshotRun([
+            snap('created', 300),
+            snap('ready', 100),
+            snap(gone, 50),
+          ]),
+        ),
+      ).toEqual(['deleted-without-ready-snapshot']);
+  });
+
+  it('flags a deletion whose snapshot failed', () => {
+    expect(
+      invariants(snapshotRun([snap('created', 300), snap('error', 200)])),
+    ).toEqual(['deleted-without-ready-snapshot']);
+  });
+
+  it("flags a deletion that met only a ready snapshot of another claim's uid (the claim re-created under its name) or of another claim", () => {
+    expect(
+      invariants(
+        snapshotRun([
+          snap('created', 300),
+          snap('ready', 100, { claimUid: 'uid-old' }),
+        ]),
+      ),
+    ).toEqual(['deleted-without-ready-snapshot']);
+    expect(
+      invariants(
+        snapshotRun([
+          snap('created', 300, { name: 'wal-web-3-job1', claim: 'wal-web-3' }),
+          snap('ready', 100, { name: 'wal-web-3-job1', claim: 'wal-web-3' }),
+        ]),
+      ),
+    ).toEqual(['deleted-without-ready-snapshot']);
+  });
+
+  it('stays quiet on a job that did not ask for snapshots, and on a Retain volume bound to the claim', () => {
+    expect(
+      judge(scenarioRun({ snapshot: false, deletion: deleteVolume }))
+        .violations,
+    ).toEqual([]);
+    const retain = judge(
+      snapshotRun([], {
+        volume: {
+          name: 'pvc-uid-3',
+          reclaimPolicy: 'Retain',
+          claimUid: 'uid-3',
+        },
+      }),
+    );
+    expect(retain.violations).toEqual([]);
+    expect(retain.snapshots.retainExempt).toBe(1);
+    // A Retain volume bound to another claim keeps nothing of this one.
+    expect(
+      invariants(
+        snapshotRun([], {
+          volume: {
+            name: 'pvc-uid-3',
+            reclaimPolicy: 'Retain',
+            claimUid: 'uid-other',
+          },
+        }),
+      ),
+    ).toEqual(['deleted-without-ready-snapshot']);
+  });
+
+  it('counts the confirmed claims a snapshot kept, by what the simulator recorded of it', () => {
+    const keptClaim = {
+      metadata: { name: 'data-web-3', uid: 'uid-3' },
+    } as KubeObject;
+    const kept = (snapshotEvents: SnapshotRecord[]) => {
+      const run = scenarioRun({
+        snapshot: true,
+        snapshotEvents,
+        finalClaims: [keptClaim],
+        events: log(['job-started'], ['job-finished']),
+      });
+      run.deletions = [];
+      return judge(run).snapshots.keptBecause;
+    };
+    expect(kept([snap('created', 300), snap('error', 200)])).toEqual({
+      'snapshot failed': 1,
+    });
+    expect(kept([snap('created', 300)])).toEqual({
+      'snapshot not ready in time': 1,
+    });
+    expect(kept([snap('created', 300), snap('deleting', 200)])).toEqual({
+      'snapshot deleted by hand': 1,
+    });
+    expect(kept([])).toEqual({ 'no snapshot taken': 1 });
   });
 });

@@ -3,7 +3,12 @@
  * cluster's final state and what the campaign itself sent, never from the
  * plugin's word about what it did.
  */
-import type { KubeObject, LeaseWrite, RecordedRequest } from 'kube-sim';
+import type {
+  KubeObject,
+  LeaseWrite,
+  RecordedRequest,
+  SnapshotRecord,
+} from 'kube-sim';
 import type { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import { CLUSTER } from './backendClient';
 import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
@@ -25,6 +30,7 @@ export const INVARIANTS = [
   'event-log-disagrees-with-cluster',
   'event-log-differs-between-replicas',
   'prune-without-audit-event',
+  'deleted-without-ready-snapshot',
   'harness',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
@@ -105,6 +111,53 @@ export interface Judgement {
   lostWithKilledReplica: number;
   jobsByStatus: Record<string, number>;
   jobDurationsMs: number[];
+  /** The undo window, for jobs (not dry runs) that asked for snapshots, by the simulator's record. */
+  snapshots: SnapshotFigures;
+}
+
+export interface SnapshotFigures {
+  /** Jobs (not dry runs) that asked for snapshots. */
+  jobs: number;
+  /** Their deletions, each judged against the snapshots ready when it arrived. */
+  deletionsJudged: number;
+  /** …of which a volume with reclaim policy Retain (exempt: the data outlives the claim). */
+  retainExempt: number;
+  /** Claims they confirmed that survived (by uid), by what the simulator says of their snapshot. */
+  keptBecause: Partial<Record<SnapshotKeptReason, number>>;
+}
+
+export type SnapshotKeptReason =
+  | 'no VolumeSnapshotClass (required)'
+  | 'snapshot failed'
+  | 'snapshot not ready in time'
+  | 'snapshot deleted by hand'
+  | 'no snapshot taken'
+  | 'other';
+
+/**
+ * The VolumeSnapshots that were ready at `at` and were taken of the claim
+ * `name` with uid `uid`: by the simulator's record, ready (readyToUse,
+ * bound to a content that names it back) and not since unready, failing,
+ * being deleted or deleted; of that claim by the snapshot's source (its
+ * `spec.source.persistentVolumeClaimName`) and by the uid the storage
+ * system recorded when it cut it (the content's source-claim uid). A
+ * label on the snapshot, which anyone may write, proves nothing.
+ */
+export function readySnapshotsAt(
+  events: SnapshotRecord[],
+  name: string,
+  uid: string,
+  at: number,
+): string[] {
+  const ready = new Map<string, string>();
+  for (const e of [...events].sort((a, b) => a.at - b.at)) {
+    if (e.at > at) break;
+    if (e.event === 'ready') {
+      if (e.sourceClaim === name && e.sourceClaimUid === uid)
+        ready.set(e.uid, e.name);
+    } else if (e.event !== 'created') ready.delete(e.uid);
+  }
+  return [...ready.values()];
 }
 
 const ok = (r: RecordedRequest) => r.status !== undefined && r.status < 300;
@@ -278,6 +331,12 @@ export function judge(
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
   const ns = run.scenario.namespace;
+  const snapshots: SnapshotFigures = {
+    jobs: run.jobs.filter(j => j.snapshot && !j.dryRun).length,
+    deletionsJudged: 0,
+    retainExempt: 0,
+    keptBecause: keptForSnapshots(run),
+  };
 
   for (const error of run.harnessErrors) flag('harness', error);
 
@@ -581,6 +640,51 @@ export function judge(
       }
     }
 
+    // 3c. With snapshots asked for (by the campaign's own request) and
+    // required, never deleted unless a ready snapshot of this claim's uid
+    // existed when the delete arrived; a volume the claim's deletion leaves
+    // in place (reclaim policy Retain, bound to this claim) needs none.
+    const askedSnapshot = job ? job.snapshot : pending[0].plan.snapshot;
+    if (askedSnapshot) {
+      snapshots.deletionsJudged++;
+      const retained =
+        d.volume?.reclaimPolicy === 'Retain' &&
+        d.volume.claimUid === d.claim.uid;
+      if (retained) snapshots.retainExempt++;
+      else {
+        const ready = readySnapshotsAt(
+          run.snapshotEvents,
+          name,
+          d.claim.uid,
+          d.request.at,
+        );
+        if (ready.length === 0) {
+          const seen = run.snapshotEvents.filter(
+            e => e.sourceClaim === name && e.at <= d.request.at,
+          );
+          flag(
+            'deleted-without-ready-snapshot',
+            `${name} (uid ${d.claim.uid}, volume ${d.volume?.name ?? 'none'} ${
+              d.volume?.reclaimPolicy ?? ''
+            }) was deleted by ${
+              job ? `job ${job.id}` : 'an unanswered prune'
+            } (replica ${replica}), which asked for snapshots, with no ready snapshot of that uid when the delete arrived; its snapshots' record then: ${
+              seen
+                .map(
+                  e =>
+                    `${e.name} ${e.event}${
+                      e.sourceClaimUid && e.sourceClaimUid !== d.claim!.uid
+                        ? ` (of uid ${e.sourceClaimUid})`
+                        : ''
+                    } ${(d.request.at - e.at).toFixed(0)} ms before`,
+                )
+                .join(', ') || 'none'
+            }`,
+          );
+        }
+      }
+    }
+
     if (!job) continue;
     if (!deletedBy.has(job.id)) deletedBy.set(job.id, new Set());
     deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
@@ -706,7 +810,50 @@ export function judge(
     lostWithKilledReplica: lost.withKilledReplica,
     jobsByStatus,
     jobDurationsMs,
+    snapshots,
   };
+}
+
+/**
+ * The claims that jobs asking for snapshots confirmed and that still exist
+ * (by uid) at the end, by what the simulator recorded of their snapshots
+ * during the scenario: one failed, one was deleted by hand, one was never
+ * ready (or only after its job ended), or none was taken (no class, a
+ * refusal, a claim kept for another reason).
+ */
+function keptForSnapshots(
+  run: ScenarioRun,
+): Partial<Record<SnapshotKeptReason, number>> {
+  const kept: Partial<Record<SnapshotKeptReason, number>> = {};
+  const alive = new Set(run.finalClaims.map(c => c.metadata.uid));
+  const counted = new Set<string>();
+  for (const job of run.jobs) {
+    if (!job.snapshot || job.dryRun) continue;
+    for (const c of job.confirmed) {
+      if (!alive.has(c.uid) || counted.has(c.uid)) continue;
+      counted.add(c.uid);
+      const of = run.snapshotEvents.filter(e => e.sourceClaim === c.name);
+      const ended = job.endedAt ?? Infinity;
+      const before = (e: SnapshotRecord) => e.at <= ended;
+      let reason: SnapshotKeptReason;
+      const plan = run.scenario.claims.find(p => p.name === c.name);
+      if (
+        of.length === 0 &&
+        plan?.reclaimPolicy === 'Delete' &&
+        plan.snapshotClass === 'none'
+      )
+        reason = 'no VolumeSnapshotClass (required)';
+      else if (of.length === 0) reason = 'no snapshot taken';
+      else if (of.some(e => e.event === 'error')) reason = 'snapshot failed';
+      else if (of.some(e => e.event === 'deleting' && before(e)))
+        reason = 'snapshot deleted by hand';
+      else if (!of.some(e => e.event === 'ready' && before(e)))
+        reason = 'snapshot not ready in time';
+      else reason = 'other';
+      kept[reason] = (kept[reason] ?? 0) + 1;
+    }
+  }
+  return kept;
 }
 
 function dedupe(violations: Violation[]) {

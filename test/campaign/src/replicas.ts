@@ -21,6 +21,7 @@ import { stripVTControlCharacters } from 'node:util';
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { demoBackendEnv, guestToken } from '../../demo/start';
+import { SNAPSHOT_CLASS_MAP } from './cluster';
 
 const BACKEND_DIR = dirname(
   require.resolve('backstage-plugin-pvc-pruner-backend/package.json'),
@@ -37,6 +38,8 @@ export interface ReplicaSettings {
   leaseDurationSeconds: number;
   clusterRequestTimeoutSeconds: number;
   volumeWaitTimeoutSeconds: number;
+  /** `pvcPruner.snapshots.timeoutSeconds`: how long a job waits for each snapshot. */
+  snapshotTimeoutSeconds: number;
   workDir: string;
   /** A catalog file of the campaign's own (the scenarios' entities), loaded beside the demo's catalog. */
   catalogFile: string;
@@ -116,6 +119,14 @@ export class Replica {
           leaseDurationSeconds: s.leaseDurationSeconds,
           clusterRequestTimeoutSeconds: s.clusterRequestTimeoutSeconds,
           volumeWaitTimeoutSeconds: s.volumeWaitTimeoutSeconds,
+          // The undo window: on (as the demo has it), required (a claim
+          // without a VolumeSnapshotClass is kept), and a short wait.
+          snapshots: {
+            enabled: true,
+            required: true,
+            timeoutSeconds: s.snapshotTimeoutSeconds,
+            storageClasses: SNAPSHOT_CLASS_MAP,
+          },
         },
       }),
     );

@@ -150,6 +150,17 @@ export function formatReport(
       r => r.judgement.lostWithKilledReplica,
     )}`,
   );
+  add(
+    `Undo window: ${sum(
+      r => r.judgement.snapshots.jobs,
+    )} jobs asked for snapshots (dry runs excluded); their deletions judged against the snapshots ready when each arrived: ${sum(
+      r => r.judgement.snapshots.deletionsJudged,
+    )} (${sum(
+      r => r.judgement.snapshots.retainExempt,
+    )} of Retain volumes, exempt); claims they confirmed that were kept, by their snapshot's record: ${rules(
+      merge(r => r.judgement.snapshots.keptBecause),
+    )}`,
+  );
   add('Violations by invariant:');
   const all: Violation[] = results.flatMap(r => r.judgement.violations);
   for (const invariant of INVARIANTS)

@@ -10,6 +10,7 @@ import {
   KubeSim,
   LeaseWrite,
   RecordedRequest,
+  SnapshotRecord,
 } from 'kube-sim';
 import {
   PruneEvent,
@@ -25,6 +26,7 @@ import {
   ExtraConfirmation,
   PruneRequestPlan,
   Scenario,
+  SIM_TIME_FACTOR,
   StatefulSetPlan,
 } from './scenario';
 
@@ -62,6 +64,8 @@ export interface JobRecord {
   /** The entity the prune went through. */
   via: string;
   dryRun: boolean;
+  /** The campaign asked for snapshots (`snapshot: true`): from its own request, not the plugin's answer. */
+  snapshot: boolean;
   confirmed: Confirmation[];
   /** The job as the last replica asked answered, once terminal. */
   final?: PruneJob;
@@ -78,6 +82,8 @@ export interface ScenarioRun {
   requests: RecordedRequest[];
   deletions: ClaimDeletion[];
   leaseWrites: LeaseWrite[];
+  /** Each VolumeSnapshot's life in the namespace, as the simulator recorded it. */
+  snapshotEvents: SnapshotRecord[];
   sent: SentPrune[];
   jobs: JobRecord[];
   finalClaims: KubeObject[];
@@ -222,6 +228,22 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
     );
   for (const r of scenario.requests)
     if (r.extras.includes('kept')) count('user: confirms kept claims');
+  if (scenario.requests.some(r => r.snapshot)) {
+    count('snapshots: prunes ask for snapshots');
+    for (const c of scenario.claims)
+      if (c.reclaimPolicy === 'Delete')
+        count(
+          `snapshots: claim of class ${c.snapshotClass ?? 'default-delete'}`,
+        );
+  }
+  for (const b of scenario.snapshotBehaviours)
+    count(
+      b.error
+        ? 'snapshots: failing snapshot'
+        : `snapshots: slow snapshot (${(
+            (b.readyAfterSeconds ?? 0) * SIM_TIME_FACTOR
+          ).toFixed(1)} s)`,
+    );
   if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
     count("cluster: a StatefulSet whose claims' names fit another's");
 }
@@ -264,6 +286,15 @@ export async function runScenario(
   const ns = scenario.namespace;
   countDraws(scenario, count);
   await seedCluster(sim, scenario);
+  // The driver's answers for this scenario's slow and failing snapshots.
+  for (const b of scenario.snapshotBehaviours)
+    sim.addSnapshotBehaviour({
+      namespace: ns,
+      claim: b.claim,
+      readyAfterSeconds: b.readyAfterSeconds,
+      error: b.error,
+    });
+  const unsubscribes: Array<() => void> = [];
 
   // The scenario's entities, registered before the user scans or between the scan and the prunes.
   const catalog: CatalogEntity[] = [...ctx.baseCatalog];
@@ -341,6 +372,7 @@ export async function runScenario(
         statefulSet: plan.statefulSet,
         pvcs: confirmed,
         dryRun: plan.dryRun,
+        ...(plan.snapshot ? { snapshot: true } : {}),
       });
       record.answeredAt = historyNow();
     });
@@ -365,6 +397,12 @@ export async function runScenario(
         chaos.raiseAutoscaler(sim, ns, event.autoscaler, event.maxReplicas);
       else if (event.kind === 'relabel')
         chaos.relabel(sim, ns, event.statefulSet, event.team);
+      else if (event.kind === 'delete-snapshot')
+        unsubscribes.push(
+          chaos.deleteSnapshotWhen(sim, ns, event.claim, event.when, () =>
+            count(`chaos: snapshot deleted by hand when ${event.when}`),
+          ),
+        );
     });
   }
 
@@ -437,6 +475,7 @@ export async function runScenario(
         statefulSet: s.plan.statefulSet,
         via: s.plan.via,
         dryRun: s.plan.dryRun,
+        snapshot: s.plan.snapshot,
         confirmed: s.confirmed,
         eventsByReplica: new Map(),
         replicaKilled: false,
@@ -471,6 +510,7 @@ export async function runScenario(
           statefulSet: s.plan.statefulSet,
           via: s.plan.via,
           dryRun: s.plan.dryRun,
+          snapshot: s.plan.snapshot,
           confirmed: s.confirmed,
           eventsByReplica: new Map(),
           replicaKilled: false,
@@ -520,6 +560,7 @@ export async function runScenario(
     requests: history.requests().filter(inScenario),
     deletions: history.claimDeletions().filter(d => d.request.namespace === ns),
     leaseWrites: history.leaseWrites().filter(w => w.request.namespace === ns),
+    snapshotEvents: history.snapshotEvents().filter(e => e.namespace === ns),
     sent,
     jobs,
     finalClaims,
@@ -535,6 +576,8 @@ export async function runScenario(
     durationMs: historyNow() - started,
   };
   sim.clearFaults();
+  sim.clearSnapshotBehaviours();
+  for (const unsubscribe of unsubscribes) unsubscribe();
   cleanUp(sim, scenario);
   // The scenario's entities leave the catalog before the next scenario begins.
   const removedAt = historyNow();
@@ -584,6 +627,7 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     requests: [],
     deletions: [],
     leaseWrites: [],
+    snapshotEvents: [],
     sent: [],
     jobs: [],
     finalClaims: [],

@@ -36,9 +36,19 @@ export interface StatefulSetPlan {
   };
 }
 
+/**
+ * The VolumeSnapshotClass a claim's volume gets (`src/cluster.ts`): the
+ * driver's default (deletionPolicy Delete), one the replicas' config maps its
+ * StorageClass to (deletionPolicy Retain), or none (a driver without a class:
+ * with `snapshots.required` the claim is kept).
+ */
+export type SnapshotClassPlan = 'default-delete' | 'mapped-retain' | 'none';
+
 export interface ClaimPlan {
   name: string;
   reclaimPolicy: 'Retain' | 'Delete';
+  /** Of a volume whose reclaim policy is Delete (a Retain volume needs no snapshot); default-delete when unset. */
+  snapshotClass?: SnapshotClassPlan;
   /** Held by acc.example/backup-hold: stays Terminating after a delete. */
   foreignFinalizer: boolean;
 }
@@ -95,6 +105,20 @@ export interface PruneRequestPlan {
   share: number;
   extras: ExtraConfirmation[];
   dryRun: boolean;
+  /** The prune asks for a VolumeSnapshot of each claim (`snapshot: true`). */
+  snapshot: boolean;
+}
+
+/**
+ * How the simulated CSI driver answers one claim's snapshot (a rule of
+ * `sim.addSnapshotBehaviour`, by namespace and claim): ready after a delay
+ * (simulated seconds; some past the replicas' `snapshots.timeoutSeconds`),
+ * or failing with status.error.
+ */
+export interface SnapshotBehaviourPlan {
+  claim: string;
+  readyAfterSeconds?: number;
+  error?: string;
 }
 
 export type ChaosEvent = { atMs: number } & (
@@ -107,6 +131,12 @@ export type ChaosEvent = { atMs: number } & (
   | { kind: 'raise-autoscaler'; autoscaler: string; maxReplicas: number }
   /** The StatefulSet's kubernetes-id label changed: other entities claim it now. */
   | { kind: 'relabel'; statefulSet: string; team: Team }
+  /**
+   * Someone deletes the claim's VolumeSnapshot by hand: as soon as it is
+   * created (while the job waits for it), or as soon as it is ready (before
+   * the claim's delete). Armed at `atMs`; fires on the snapshot's first such moment.
+   */
+  | { kind: 'delete-snapshot'; claim: string; when: 'created' | 'ready' }
 );
 
 export type ApiFault = { atMs: number } & (
@@ -144,6 +174,8 @@ export interface Scenario {
   apiFaults: ApiFault[];
   /** Aimed at the replica of the first request, the one running its job. */
   processFault?: ProcessFault;
+  /** Slow and failing snapshots, by claim. */
+  snapshotBehaviours: SnapshotBehaviourPlan[];
 }
 
 const BASES = ['db', 'web', 'cache', 'queue'];
@@ -254,6 +286,7 @@ export function generateScenario(
       ['in-use', 'mounted', 'non-canonical', 'stale-uid', 'sibling'] as const
     ).filter(() => random.chance(0.12)),
     dryRun: random.chance(0.12),
+    snapshot: false,
   });
   const first = random.int(0, options.replicas - 1);
   requests.push(request(target, 0, first));
@@ -399,6 +432,7 @@ export function generateScenario(
     chaos,
     apiFaults,
     processFault,
+    snapshotBehaviours: [],
   };
   // The draws of ownership and autoscaling come from a stream of their own,
   // so that the draws above stay what they were for every seed.
@@ -406,6 +440,7 @@ export function generateScenario(
   drawAutoscalers(new Random(seed ^ 0x2545f491), scenario, target);
   drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
   drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
+  drawSnapshots(new Random(seed ^ 0x3c6ef372), scenario, orphans);
   return scenario;
 }
 
@@ -599,4 +634,64 @@ function drawAutoscalers(random: Random, scenario: Scenario, target: string) {
     );
   for (const r of scenario.requests)
     if (random.chance(keeps(r.statefulSet) ? 0.6 : 0.1)) r.extras.push('kept');
+}
+
+/** The campaign's simulator's timeFactor: 50 simulated seconds (a driver's delay, a grace period) take 1 s. */
+export const SIM_TIME_FACTOR = 0.02;
+
+/**
+ * The undo window (issue 18): in a good share of scenarios every prune asks
+ * for snapshots (the replicas run with `snapshots.required: true` and a
+ * short `timeoutSeconds`). Their claims' volumes get the driver's default
+ * VolumeSnapshotClass (deletionPolicy Delete), a mapped one (Retain), or
+ * none; some orphans' snapshots are slow (some past the timeout) or fail;
+ * and someone deletes a snapshot by hand while the job waits for it, or
+ * right after it became ready.
+ */
+function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
+  if (!random.chance(0.45)) return;
+  for (const r of scenario.requests) r.snapshot = true;
+  // Drawn per claim, so that one job meets several classes.
+  for (const claim of scenario.claims) {
+    if (claim.reclaimPolicy === 'Retain') continue;
+    const p = random.next();
+    if (p < 0.12) claim.snapshotClass = 'none';
+    else if (p < 0.35) claim.snapshotClass = 'mapped-retain';
+    else claim.snapshotClass = 'default-delete';
+  }
+  const deletable = orphans.filter(o =>
+    scenario.claims.some(
+      c =>
+        c.name === o &&
+        c.reclaimPolicy === 'Delete' &&
+        c.snapshotClass !== 'none',
+    ),
+  );
+  for (const claim of random.some(deletable, 0.3)) {
+    const p = random.next();
+    if (p < 0.3)
+      scenario.snapshotBehaviours.push({
+        claim,
+        error: random.pick([
+          'simulated driver failure: quota exceeded',
+          'simulated driver failure: volume busy',
+        ]),
+      });
+    else
+      scenario.snapshotBehaviours.push({
+        claim,
+        // 0.2 s to 6 s; the replicas wait 3 s.
+        readyAfterSeconds: random.pick([10, 40, 100, 180, 300]),
+      });
+  }
+  if (deletable.length > 0 && random.chance(0.35)) {
+    const count = random.int(1, 2);
+    for (let i = 0; i < count; i++)
+      scenario.chaos.push({
+        atMs: 0,
+        kind: 'delete-snapshot',
+        claim: random.pick(deletable),
+        when: random.chance(0.5) ? 'created' : 'ready',
+      });
+  }
 }

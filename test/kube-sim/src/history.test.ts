@@ -86,6 +86,41 @@ describe('ApiHistory', () => {
     expect(missing.request.status).toBe(404);
   });
 
+  it("records the claim's volume as the delete met it: its reclaim policy and the claim its claimRef names", async () => {
+    const claim = sim.store.create(
+      'persistentvolumeclaims',
+      pvc('data-web-7', { volumeName: 'pv-7' }),
+    );
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-7' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          claimRef: {
+            namespace: 'default',
+            name: 'data-web-7',
+            uid: claim.metadata.uid,
+          },
+        },
+      }),
+    );
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    expect((await call('DELETE', `${claims}/data-web-7`)).ok).toBe(true);
+    expect((await call('DELETE', `${claims}/data-web-3`)).ok).toBe(true);
+    const [bound, unbound] = sim.history!.claimDeletions();
+    expect(bound.volume).toEqual({
+      name: 'pv-7',
+      reclaimPolicy: 'Retain',
+      claimUid: claim.metadata.uid,
+    });
+    expect(unbound.volume).toBeUndefined();
+  });
+
   it('dates a running ordinal from the scale that brought it into range', async () => {
     const before = performance.timeOrigin + performance.now();
     const scale = await call(

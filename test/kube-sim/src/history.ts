@@ -86,6 +86,16 @@ export interface ClaimDeletion {
     finalizers: string[];
     volumeName?: string;
   };
+  /**
+   * The claim's volume as it was when the request arrived (absent: unbound, or
+   * no such volume): its reclaim policy decides whether the data outlives the claim.
+   */
+  volume?: {
+    name: string;
+    reclaimPolicy?: string;
+    /** The uid its claimRef names. */
+    claimUid?: string;
+  };
   /** Pods in the namespace that reference the claim, terminating ones included. */
   pods: PodReference[];
   /** The StatefulSets of the namespace. */
@@ -484,6 +494,10 @@ export class ApiHistory {
     const name = request.name!;
     const namespace = request.namespace;
     const claim = this.store.get(PVC, namespace, name);
+    const volumeName: string | undefined = claim?.spec?.volumeName;
+    const volume = volumeName
+      ? this.store.get('persistentvolumes', undefined, volumeName)
+      : undefined;
     const pods: PodReference[] = this.store
       .list('pods', { namespace })
       .items.filter(pod => claimNamesOf(pod).includes(name))
@@ -549,6 +563,11 @@ export class ApiHistory {
         terminating: Boolean(claim.metadata.deletionTimestamp),
         finalizers: [...(claim.metadata.finalizers ?? [])],
         volumeName: claim.spec?.volumeName,
+      },
+      volume: volume && {
+        name: volume.metadata.name,
+        reclaimPolicy: volume.spec?.persistentVolumeReclaimPolicy,
+        claimUid: volume.spec?.claimRef?.uid,
       },
       pods,
       statefulSets,
