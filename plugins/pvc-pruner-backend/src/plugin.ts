@@ -54,7 +54,11 @@ import {
   OwnershipGuards,
   WorkloadCatalog,
 } from './ownership';
-import { OrphanSnapshotPlanner, SnapshotSteps } from './snapshots';
+import {
+  OrphanSnapshotPlanner,
+  SnapshotExpiryTask,
+  SnapshotSteps,
+} from './snapshots';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -211,6 +215,17 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
+        await SnapshotExpiryTask.schedule(scheduler, {
+          clusters: gateways,
+          clientSide: cluster => clusterAuth.isClientSide(cluster),
+          history: {
+            getJob: id => store.getJob(id),
+            append: event => events.append(event),
+          },
+          auditor,
+          logger,
+          retentionDays: options.snapshots.retentionDays,
+        });
         await InterruptedJobSweeper.schedule({
           scheduler,
           store,

@@ -14,3 +14,10 @@ export {
   snapshotName,
 } from './snapshotMetadata';
 export { snapshotsOf } from './snapshotsOf';
+export { snapshotExpiry } from './snapshotExpiry';
+export {
+  MANAGED_SNAPSHOTS,
+  SNAPSHOT_EXPIRY_TASK_ID,
+  SnapshotExpiryTask,
+  type ClusterExpiry,
+} from './SnapshotExpiryTask';
