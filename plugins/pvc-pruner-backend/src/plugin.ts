@@ -57,6 +57,7 @@ import {
 import {
   OrphanSnapshotPlanner,
   SnapshotExpiryTask,
+  SnapshotKeeper,
   SnapshotSteps,
 } from './snapshots';
 
@@ -162,10 +163,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
           logger,
           retentionDays: options.retentionDays,
         });
-        const annotator = new OrphanAnnotator(
-          sightings,
-          PriceList.fromConfig(config),
-        );
+        const prices = PriceList.fromConfig(config);
+        const annotator = new OrphanAnnotator(sightings, prices);
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,
@@ -215,13 +214,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
+        const snapshotHistory = {
+          getJob: (id: string) => store.getJob(id),
+          append: events.append.bind(events),
+        };
         await SnapshotExpiryTask.schedule(scheduler, {
           clusters: gateways,
           clientSide: cluster => clusterAuth.isClientSide(cluster),
-          history: {
-            getJob: id => store.getJob(id),
-            append: event => events.append(event),
-          },
+          history: snapshotHistory,
           auditor,
           logger,
           retentionDays: options.snapshots.retentionDays,
@@ -256,6 +256,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
             }),
             ownership,
+            snapshotKeeper: new SnapshotKeeper({
+              gateways,
+              ownership,
+              history: snapshotHistory,
+              retentionDays: options.snapshots.retentionDays,
+              maxKeepDays: options.snapshots.maxKeepDays,
+              prices,
+            }),
             jobs,
             store,
             events,

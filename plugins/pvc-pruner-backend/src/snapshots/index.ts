@@ -21,3 +21,4 @@ export {
   SnapshotExpiryTask,
   type ClusterExpiry,
 } from './SnapshotExpiryTask';
+export { keptSnapshotOf, SnapshotKeeper } from './SnapshotKeeper';
