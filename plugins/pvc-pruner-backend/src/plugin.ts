@@ -55,6 +55,7 @@ import {
   WorkloadCatalog,
 } from './ownership';
 import {
+  KeptSnapshotTotals,
   OrphanSnapshotPlanner,
   SnapshotExpiryTask,
   SnapshotKeeper,
@@ -248,6 +249,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
+              snapshots: new KeptSnapshotTotals({ gateways, prices }),
             }),
             unowned: new UnownedOrphans({
               permissions,

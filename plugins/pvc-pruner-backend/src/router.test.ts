@@ -316,6 +316,9 @@ describe('createRouter', () => {
       '/v1/prune-jobs',
       '/v1/prune-jobs/{id}',
       '/v1/prune-jobs/{id}/events',
+      '/v1/snapshots',
+      '/v1/snapshots/keep',
+      '/v1/restores',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
       'cluster',

@@ -22,3 +22,4 @@ export {
   type ClusterExpiry,
 } from './SnapshotExpiryTask';
 export { keptSnapshotOf, SnapshotKeeper } from './SnapshotKeeper';
+export { KeptSnapshotTotals } from './KeptSnapshotTotals';
