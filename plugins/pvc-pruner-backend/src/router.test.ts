@@ -1362,6 +1362,45 @@ describe('createRouter', () => {
       expect(frames.map(f => f.id)).toEqual(['1', '2', '3', '4', '5']);
     });
 
+    it('replays what became of a finished job’s snapshots after job-finished, and nothing else logged after it', async () => {
+      const job = await finishedJob();
+      await events.append({
+        jobId: job.id,
+        type: 'pvc-deleted',
+        pvc: 'data-orders-db-3',
+        message: 'a late runner event',
+      });
+      await events.append({
+        jobId: job.id,
+        type: 'snapshot-kept',
+        pvc: 'data-orders-db-2',
+        message: 'kept until 2027-01-15',
+      });
+      await events.append({
+        jobId: job.id,
+        type: 'snapshot-expired',
+        pvc: 'data-orders-db-2',
+        message: 'expired',
+      });
+
+      const frames = parseFrames((await getEvents(job.id)).text);
+      expect(frames.map(f => f.event)).toEqual([
+        'job-queued',
+        'job-started',
+        'pvc-deleting',
+        'pvc-deleted',
+        'job-finished',
+        'snapshot-kept',
+        'snapshot-expired',
+      ]);
+      // Resuming after job-finished gives just those.
+      expect(
+        await streamedSeqs(
+          request(app).get(`/v1/prune-jobs/${job.id}/events?after=5`),
+        ),
+      ).toEqual([7, 8]);
+    });
+
     it('replays only the events after ?after=', async () => {
       const job = await finishedJob();
 

@@ -50,11 +50,9 @@ export function keptSnapshotOf(
   const readyToUse = snapshot.status?.readyToUse === true;
   const error = snapshot.status?.error?.message;
   const created = meta.creationTimestamp as string | Date | undefined;
-  const notRestorable = error
-    ? `it reports an error: ${error}`
-    : !readyToUse
-    ? 'it is not ready to use yet'
-    : undefined;
+  let notRestorable: string | undefined;
+  if (error) notRestorable = `it reports an error: ${error}`;
+  else if (!readyToUse) notRestorable = 'it is not ready to use yet';
   return {
     name: meta.name ?? '',
     namespace: meta.namespace ?? '',
