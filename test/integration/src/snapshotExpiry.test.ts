@@ -186,4 +186,44 @@ describe('the snapshot expiry task, judged from the simulator', () => {
       ]);
     },
   );
+
+  it('the fleet counts and prices the kept snapshots of the StatefulSets it lists', async () => {
+    sim = await startSim([], { recordHistory: true });
+    pruner = await startPruner({
+      sim,
+      pvcPruner: {
+        snapshots: { enabled: true },
+        pricing: {
+          currency: 'EUR',
+          defaultPricePerGiBMonth: 0.1,
+          snapshotPricePerGiBMonth: 0.05,
+        },
+      },
+    });
+    const sts = statefulSetIn(await pruner.scan(), 'shop', 'orders-db');
+    // Two of its orphans pruned with snapshots; the others keep it in the fleet.
+    const request = pruneAll(sts);
+    request.pvcs = request.pvcs.filter(c =>
+      ['data-orders-db-4', 'wal-orders-db-3'].includes(c.name),
+    );
+    const job = await pruner.waitForJob(
+      await pruner.prune({ ...request, snapshot: true }),
+    );
+    expect(job.status).toBe('succeeded');
+    const taken = snapshotsIn(sim, 'shop');
+    expect(taken).toHaveLength(2);
+    const bytes = taken
+      .map(s => s.status?.restoreSize as string)
+      .map(size => Number(size.replace(/Gi$/, '')) * 2 ** 30)
+      .reduce((a, b) => a + b, 0);
+
+    const fleet = await pruner.get('/v1/fleet');
+    expect(fleet.status).toBe(200);
+    expect(fleet.body.totals.snapshots).toEqual({
+      snapshots: 2,
+      bytes,
+      monthlyCost: expect.closeTo((bytes / 2 ** 30) * 0.05),
+    });
+    expect(fleet.body.pricing.snapshotPricePerGiBMonth).toBe(0.05);
+  });
 });
