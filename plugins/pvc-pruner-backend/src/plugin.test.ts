@@ -747,8 +747,6 @@ describe('pvcPrunerPlugin', () => {
           orphans: 0,
           reclaimableBytes: 0,
           retainedBytes: 0,
-          // The cluster was read for snapshots: none of a StatefulSet listed (there is none).
-          snapshots: { snapshots: 0, bytes: 0 },
         },
         owners: [],
         items: [],

@@ -249,7 +249,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
-              snapshots: new KeptSnapshotTotals({ gateways, prices }),
+              // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
+              snapshots: options.snapshots.enabled
+                ? new KeptSnapshotTotals({ gateways, prices })
+                : undefined,
             }),
             unowned: new UnownedOrphans({
               permissions,

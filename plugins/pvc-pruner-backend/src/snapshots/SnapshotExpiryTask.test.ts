@@ -247,6 +247,11 @@ describe('SnapshotExpiryTask', () => {
       String(line).includes('skips cluster "oidc"'),
     );
     expect(oidcLines).toHaveLength(1);
+    // The same failure each hour is logged once.
+    const brokenLines = logger.warn.mock.calls.filter(([line]) =>
+      String(line).includes('could not read cluster "broken"'),
+    );
+    expect(brokenLines).toHaveLength(1);
   });
 
   it('audits each deletion and tells the history of the job that took the snapshot, when that job is of the same cluster and namespace', async () => {

@@ -97,6 +97,8 @@ function restoresFrom(
  */
 export class SnapshotExpiryTask {
   private readonly loggedUserClusters = new Set<string>();
+  /** The last failure logged per cluster: the same one again, each hour, is not logged again. */
+  private readonly loggedFailures = new Map<string, string>();
   private readonly now: () => Date;
   private readonly maxDeletions: number;
 
@@ -179,11 +181,17 @@ export class SnapshotExpiryTask {
       );
       await this.expire(gateway, snapshots, result);
     } catch (e) {
-      logger.warn(
-        `pvc-pruner: snapshot expiry could not read cluster "${cluster.name}": ${e}`,
-      );
-      return { ...result, skipped: String(e) };
+      // A cluster without the snapshot API, or without the snapshots RBAC (snapshots never
+      // enabled there), answers the same each hour: said once, until it changes.
+      const failure = String(e);
+      if (this.loggedFailures.get(cluster.name) !== failure)
+        logger.warn(
+          `pvc-pruner: snapshot expiry could not read cluster "${cluster.name}": ${failure}`,
+        );
+      this.loggedFailures.set(cluster.name, failure);
+      return { ...result, skipped: failure };
     }
+    this.loggedFailures.delete(cluster.name);
     if (result.deleted.length > 0 || result.failed.length > 0)
       logger.info(
         `pvc-pruner: snapshot expiry deleted ${result.deleted.length} expired snapshots in cluster "${cluster.name}"${
