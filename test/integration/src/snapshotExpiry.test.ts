@@ -133,16 +133,20 @@ describe('the snapshot expiry task, judged from the simulator', () => {
       expect(deletes).toHaveLength(others.length);
 
       // The content went with its snapshot, or stayed, as the class says.
-      for (const s of others) {
-        const content = contents.get(s.metadata.name)!;
-        if (deletionPolicy === 'Delete')
-          await waitFor(
-            `content ${content} to go with its snapshot`,
-            () => contentOf(sim, content) === undefined,
-          );
-        else expect(contentOf(sim, content)).toBeDefined();
-      }
-      expect(contentOf(sim, contents.get(keptOne.metadata.name)!)).toBeDefined();
+      const expiredContents = others.map(s => contents.get(s.metadata.name)!);
+      const retained = deletionPolicy === 'Retain';
+      await waitFor(
+        "the expired snapshots' contents to go (Delete) or stay (Retain)",
+        () =>
+          retained ||
+          expiredContents.every(c => contentOf(sim, c) === undefined),
+      );
+      expect(expiredContents.map(c => contentOf(sim, c) !== undefined)).toEqual(
+        expiredContents.map(() => retained),
+      );
+      expect(
+        contentOf(sim, contents.get(keptOne.metadata.name)!),
+      ).toBeDefined();
 
       const expired = audit.events.filter(
         e => e.options.eventId === 'snapshot-expired',
@@ -172,8 +176,7 @@ describe('the snapshot expiry task, judged from the simulator', () => {
       ).toEqual(
         others
           .map(
-            s =>
-              s.metadata.annotations?.['pvc-pruner.backstage.io/claim-name'],
+            s => s.metadata.annotations?.['pvc-pruner.backstage.io/claim-name'],
           )
           .sort(),
       );

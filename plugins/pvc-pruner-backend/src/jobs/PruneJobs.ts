@@ -13,11 +13,7 @@ import {
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from '../orphans';
-import {
-  clusterFailure,
-  KubeGateway,
-  KubeGateways,
-} from '../kubernetes';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';

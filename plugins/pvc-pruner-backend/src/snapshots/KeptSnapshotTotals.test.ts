@@ -45,7 +45,7 @@ function gatewayOf(
   };
 }
 
-const located = (name: string) => ({ name }) as LocatedCluster;
+const located = (name: string) => ({ name } as LocatedCluster);
 
 function setUp(
   gateways: Array<ReturnType<typeof gatewayOf>>,
@@ -54,7 +54,8 @@ function setUp(
   let now = 1_000_000;
   const totals = new KeptSnapshotTotals({
     gateways: {
-      forCluster: c => gateways.find(g => g.gateway.cluster === c.name)!.gateway,
+      forCluster: c =>
+        gateways.find(g => g.gateway.cluster === c.name)!.gateway,
     },
     prices,
     now: () => now,

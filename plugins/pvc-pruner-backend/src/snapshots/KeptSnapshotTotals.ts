@@ -139,8 +139,7 @@ async function listKept(gateway: KubeGateway): Promise<Kept[]> {
       {
         namespace: s.metadata.namespace,
         statefulSet,
-        bytes:
-          size === undefined ? 0 : parseQuantity(String(size)) ?? 0,
+        bytes: size === undefined ? 0 : parseQuantity(String(size)) ?? 0,
       },
     ];
   });

@@ -84,7 +84,7 @@ function fakeGateway(
 }
 
 const located = (name: string, authProvider = 'serviceAccount') =>
-  ({ name, authProvider }) as unknown as LocatedCluster;
+  ({ name, authProvider } as unknown as LocatedCluster);
 
 function setUp(
   gateways: Array<ReturnType<typeof fakeGateway>>,
@@ -101,7 +101,8 @@ function setUp(
   const expiry = new SnapshotExpiryTask({
     clusters: {
       list: async () => gateways.map(g => located(g.gateway.cluster)),
-      forCluster: c => gateways.find(g => g.gateway.cluster === c.name)!.gateway,
+      forCluster: c =>
+        gateways.find(g => g.gateway.cluster === c.name)!.gateway,
     },
     clientSide: c => (options.clientSide ?? []).includes(c.name),
     history: {
@@ -124,7 +125,7 @@ const job = (over: Partial<PruneJob> = {}): PruneJob =>
     namespace: 'shop',
     statefulSet: 'orders-db',
     ...over,
-  }) as PruneJob;
+  } as PruneJob);
 
 describe('SnapshotExpiryTask', () => {
   it('lists the managed snapshots cluster-wide and deletes only the expired ones, each by its uid', async () => {

@@ -120,7 +120,8 @@ export class SnapshotExpiryTask {
     },
   ) {
     this.now = deps.now ?? (() => new Date());
-    this.maxDeletions = deps.maxDeletionsPerCluster ?? MAX_DELETIONS_PER_CLUSTER;
+    this.maxDeletions =
+      deps.maxDeletionsPerCluster ?? MAX_DELETIONS_PER_CLUSTER;
   }
 
   /** Schedules the expiry hourly, the first run a few minutes after start. */
@@ -194,7 +195,9 @@ export class SnapshotExpiryTask {
     this.loggedFailures.delete(cluster.name);
     if (result.deleted.length > 0 || result.failed.length > 0)
       logger.info(
-        `pvc-pruner: snapshot expiry deleted ${result.deleted.length} expired snapshots in cluster "${cluster.name}"${
+        `pvc-pruner: snapshot expiry deleted ${
+          result.deleted.length
+        } expired snapshots in cluster "${cluster.name}"${
           result.failed.length ? `, ${result.failed.length} failed` : ''
         }`,
       );

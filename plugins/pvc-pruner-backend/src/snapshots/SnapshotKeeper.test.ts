@@ -38,11 +38,13 @@ const request = (
 });
 
 /** A ready snapshot of orders-db's claim, created 2 days before NOW (so expiring 5 days after it, with 7 days' retention). */
-function snapshot(over: {
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  uid?: string;
-} = {}): VolumeSnapshot {
+function snapshot(
+  over: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+  } = {},
+): VolumeSnapshot {
   return {
     metadata: {
       name: 'data-orders-db-3-6f1c2a3b',
@@ -86,9 +88,9 @@ function setUp(
     cluster: 'demo',
     listStatefulSets: async () =>
       (options.statefulSets ?? ['orders-db']).map(
-        name => ({ metadata: { name, namespace: 'shop' } }) as V1StatefulSet,
+        name => ({ metadata: { name, namespace: 'shop' } } as V1StatefulSet),
       ),
-    readStatefulSet: async () => ({}) as V1StatefulSet,
+    readStatefulSet: async () => ({} as V1StatefulSet),
     readVolumeSnapshot: async () => served && structuredClone(served),
     patchVolumeSnapshotAnnotations: async (
       namespace: string,
@@ -209,9 +211,7 @@ describe('SnapshotKeeper', () => {
         throw new NotAllowedError('also claimed by component:default/billing');
       },
     });
-    await expect(keep(request(inDays(30)))).rejects.toThrow(
-      /also claimed by/,
-    );
+    await expect(keep(request(inDays(30)))).rejects.toThrow(/also claimed by/);
     expect(patches).toEqual([]);
   });
 
@@ -275,7 +275,10 @@ describe('SnapshotKeeper', () => {
 
   it('answers 503 when the cluster fails the patch otherwise', async () => {
     const { keep } = setUp(snapshot(), {
-      patchError: new ClusterRequestError('demo', 'cluster "demo" is unreachable'),
+      patchError: new ClusterRequestError(
+        'demo',
+        'cluster "demo" is unreachable',
+      ),
     });
     await expect(keep(request(inDays(30)))).rejects.toMatchObject({
       name: 'ServiceUnavailableError',
@@ -294,14 +297,17 @@ describe('SnapshotKeeper', () => {
       inDays(90.5),
       /is more than 90 days from now .*pvcPruner\.snapshots\.maxKeepDays/,
     ],
-  ])('answers 400 for a keepUntil %s, naming the limit', async (_w, at, message) => {
-    const { keep, patches } = setUp(snapshot());
-    await expect(keep(request(at))).rejects.toMatchObject({
-      name: 'InputError',
-      message: expect.stringMatching(message),
-    });
-    expect(patches).toEqual([]);
-  });
+  ])(
+    'answers 400 for a keepUntil %s, naming the limit',
+    async (_w, at, message) => {
+      const { keep, patches } = setUp(snapshot());
+      await expect(keep(request(at))).rejects.toMatchObject({
+        name: 'InputError',
+        message: expect.stringMatching(message),
+      });
+      expect(patches).toEqual([]);
+    },
+  );
 
   it('takes a keepUntil exactly maxKeepDays ahead, and one later than an existing keep-until', async () => {
     const { keep, patches } = setUp(

@@ -1,9 +1,5 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotFoundError,
-} from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import {
   KeepSnapshotRequest,
@@ -246,7 +242,9 @@ export class SnapshotKeeper {
       const job = await jobOfSnapshot(this.deps.history, cluster, snapshot);
       if (!job) return;
       const principal = credentials.principal as { userEntityRef?: string };
-      const by = principal.userEntityRef ? ` by ${principal.userEntityRef}` : '';
+      const by = principal.userEntityRef
+        ? ` by ${principal.userEntityRef}`
+        : '';
       await this.deps.history.append({
         jobId: job.id,
         type: 'snapshot-kept',

@@ -649,7 +649,8 @@ export function keptAuditEvents() {
       events.push(event);
       return {
         success: async () => void (event.outcome = 'success'),
-        fail: async o => void Object.assign(event, { outcome: 'fail', error: o.error }),
+        fail: async o =>
+          void Object.assign(event, { outcome: 'fail', error: o.error }),
       };
     },
   });
