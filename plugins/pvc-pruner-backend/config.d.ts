@@ -105,7 +105,10 @@ export interface Config {
       enabled?: boolean;
       /**
        * Days a snapshot is kept after the job that took it (its expiry, in its annotations).
-       * At most 3650.
+       * An hourly task on one replica then deletes it (uid precondition, audited), unless its
+       * `pvc-pruner.backstage.io/keep-until` annotation is later or unreadable, or a claim is being
+       * restored from it. Clusters whose auth provider needs a user's token (google, oidc, aks) are
+       * not expired by the task. At most 3650.
        * @default 7
        */
       retentionDays?: number;
@@ -131,8 +134,9 @@ export interface Config {
        */
       storageClasses?: { [storageClass: string]: string };
       /**
-       * The furthest ahead, in days from now, that a user may keep a snapshot from the card
-       * (its `pvc-pruner.backstage.io/keep-until` annotation). At most 3650.
+       * The furthest ahead, in days from now, that a user may keep a snapshot with
+       * `POST /v1/snapshots/keep` (its `pvc-pruner.backstage.io/keep-until` annotation). A positive
+       * whole number, at most 3650.
        * @default 90
        */
       maxKeepDays?: number;

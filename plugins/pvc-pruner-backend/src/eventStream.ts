@@ -7,6 +7,17 @@ import { JobEvents } from './jobs';
 import { PruneJobStore } from './database';
 
 const POLL_MS = 500;
+
+/**
+ * What happens to a job's snapshots after the job ended (kept longer,
+ * restored, expired): recorded in its log after job-finished, and streamed
+ * after it too, so a replay of a finished job shows its whole history.
+ */
+const AFTER_FINISH_EVENTS: ReadonlySet<PruneEvent['type']> = new Set([
+  'snapshot-kept',
+  'snapshot-restored',
+  'snapshot-expired',
+] as const);
 const KEEPALIVE_MS = 15000;
 
 /**
@@ -55,19 +66,23 @@ export function streamJobEvents(options: {
     res.end();
     options.onClose?.();
   };
+  let finished = false;
   const send = (event: PruneEvent) => {
+    // After job-finished, only what became of the job's snapshots.
+    if (finished && !AFTER_FINISH_EVENTS.has(event.type)) return;
     last = event.seq;
     write(
       `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(
         event,
       )}\n\n`,
     );
-    if (event.type === 'job-finished') close();
+    if (event.type === 'job-finished') finished = true;
   };
   /**
    * True when the job finished and its job-finished event is at or before
    * `last`. A log ends there: events after it (from a run that had not yet
-   * learnt that another replica ended its job) are never streamed.
+   * learnt that another replica ended its job) are never streamed, but for
+   * those of {@link AFTER_FINISH_EVENTS} sent with job-finished.
    */
   const logEnded = async () => {
     const job = await store.getJob(jobId);
@@ -89,12 +104,15 @@ export function streamJobEvents(options: {
         again = false;
         const batch = await store.listEvents(jobId, last);
         // `after` is at or past the end of a finished job's log: nothing will follow.
-        if ((firstPump || batch.length === 0) && (await logEnded())) close();
+        if ((firstPump || batch.length === 0) && (await logEnded()))
+          finished = true;
         firstPump = false;
         for (const event of batch) {
           if (closed) return;
           send(event);
         }
+        // The stream ends after job-finished and the snapshot events already logged after it.
+        if (finished) close();
       } while (again && !closed);
     } catch (e) {
       if (!closed)

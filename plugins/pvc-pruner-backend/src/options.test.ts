@@ -87,6 +87,7 @@ describe('readOptions: snapshots', () => {
       timeoutMs: 300_000,
       required: true,
       classByStorageClass: new Map(),
+      maxKeepDays: 90,
     });
   });
 
@@ -98,6 +99,7 @@ describe('readOptions: snapshots', () => {
         timeoutSeconds: 30,
         required: false,
         storageClasses: { gp3: 'ebs-snapshots', 'fast.ssd': 'ssd.snaps' },
+        maxKeepDays: 365,
       },
     }).snapshots;
     expect(snapshots).toEqual({
@@ -109,6 +111,7 @@ describe('readOptions: snapshots', () => {
         ['gp3', 'ebs-snapshots'],
         ['fast.ssd', 'ssd.snaps'],
       ]),
+      maxKeepDays: 365,
     });
   });
 
@@ -120,6 +123,18 @@ describe('readOptions: snapshots', () => {
     [
       { retentionDays: 1.5 },
       'pvcPruner: snapshots.retentionDays must be a whole number, got 1.5',
+    ],
+    [
+      { maxKeepDays: 0 },
+      'pvcPruner: snapshots.maxKeepDays must be a positive number, got 0',
+    ],
+    [
+      { maxKeepDays: 7.5 },
+      'pvcPruner: snapshots.maxKeepDays must be a whole number, got 7.5',
+    ],
+    [
+      { maxKeepDays: 3651 },
+      'pvcPruner: snapshots.maxKeepDays must be at most 3650 (ten years), got 3651',
     ],
     [
       { retentionDays: 3651 },

@@ -35,6 +35,8 @@ export interface SnapshotOptions {
   required: boolean;
   /** VolumeSnapshotClass by StorageClass name; other classes use their driver's default. */
   classByStorageClass: ReadonlyMap<string, string>;
+  /** How far ahead of now `POST /v1/snapshots/keep` may set a snapshot's keep-until, in days. */
+  maxKeepDays: number;
 }
 
 function positive(config: Config, key: string, fallback: number) {
@@ -141,6 +143,12 @@ function snapshotOptions(config: Config): SnapshotOptions {
       ) * 1000,
     required: config.getOptionalBoolean('snapshots.required') ?? true,
     classByStorageClass: classes,
+    maxKeepDays: atMost(
+      'snapshots.maxKeepDays',
+      positiveInteger(config, 'snapshots.maxKeepDays', 90),
+      3650,
+      'ten years',
+    ),
   };
 }
 

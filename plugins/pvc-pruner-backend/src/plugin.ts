@@ -54,7 +54,13 @@ import {
   OwnershipGuards,
   WorkloadCatalog,
 } from './ownership';
-import { OrphanSnapshotPlanner, SnapshotSteps } from './snapshots';
+import {
+  KeptSnapshotTotals,
+  OrphanSnapshotPlanner,
+  SnapshotExpiryTask,
+  SnapshotKeeper,
+  SnapshotSteps,
+} from './snapshots';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -158,10 +164,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
           logger,
           retentionDays: options.retentionDays,
         });
-        const annotator = new OrphanAnnotator(
-          sightings,
-          PriceList.fromConfig(config),
-        );
+        const prices = PriceList.fromConfig(config);
+        const annotator = new OrphanAnnotator(sightings, prices);
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,
@@ -211,6 +215,18 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
+        const snapshotHistory = {
+          getJob: (id: string) => store.getJob(id),
+          append: events.append.bind(events),
+        };
+        await SnapshotExpiryTask.schedule(scheduler, {
+          clusters: gateways,
+          clientSide: cluster => clusterAuth.isClientSide(cluster),
+          history: snapshotHistory,
+          auditor,
+          logger,
+          retentionDays: options.snapshots.retentionDays,
+        });
         await InterruptedJobSweeper.schedule({
           scheduler,
           store,
@@ -233,6 +249,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
+              // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
+              snapshots: options.snapshots.enabled
+                ? new KeptSnapshotTotals({ gateways, prices })
+                : undefined,
             }),
             unowned: new UnownedOrphans({
               permissions,
@@ -241,6 +261,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
             }),
             ownership,
+            snapshotKeeper: new SnapshotKeeper({
+              gateways,
+              ownership,
+              history: snapshotHistory,
+              retentionDays: options.snapshots.retentionDays,
+              maxKeepDays: options.snapshots.maxKeepDays,
+              prices,
+            }),
             jobs,
             store,
             events,

@@ -14,7 +14,9 @@ import {
   PruneJob,
   PruneRequest,
   emptyPruneSummary,
+  KeptSnapshot,
 } from 'backstage-plugin-pvc-pruner-common';
+import { SnapshotKeeper } from './snapshots';
 import express from 'express';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -97,6 +99,10 @@ describe('createRouter', () => {
     [EntityWorkloadTarget, KubernetesRequestAuth?]
   >;
   let start: jest.Mock<Promise<PruneJob>, [JobStart]>;
+  const keepSnapshot = jest.fn<
+    Promise<KeptSnapshot>,
+    Parameters<SnapshotKeeper['keep']>
+  >();
   let app: express.Express;
   const scanCluster = jest.fn(
     async (cluster: ClusterDetails, targets: EntityWorkloadTarget[]) => ({
@@ -180,6 +186,7 @@ describe('createRouter', () => {
         ownership,
       }),
       ownership,
+      snapshotKeeper: { keep: keepSnapshot } as unknown as SnapshotKeeper,
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -309,6 +316,9 @@ describe('createRouter', () => {
       '/v1/prune-jobs',
       '/v1/prune-jobs/{id}',
       '/v1/prune-jobs/{id}/events',
+      '/v1/snapshots',
+      '/v1/snapshots/keep',
+      '/v1/restores',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
       'cluster',
@@ -982,6 +992,138 @@ describe('createRouter', () => {
     });
   });
 
+  describe('POST /v1/snapshots/keep', () => {
+    const KEEP = {
+      snapshot: {
+        entityRef: ORDERS,
+        cluster: 'demo',
+        namespace: 'shop',
+        statefulSet: 'orders-db',
+        snapshot: {
+          name: 'data-orders-db-3-6f1c2a3b',
+          uid: '0a9b8c7d-1111-4222-8333-944455556666',
+        },
+      },
+      keepUntil: '2027-01-15T00:00:00.000Z',
+    };
+    const KEPT: KeptSnapshot = {
+      name: 'data-orders-db-3-6f1c2a3b',
+      namespace: 'shop',
+      uid: '0a9b8c7d-1111-4222-8333-944455556666',
+      claimName: 'data-orders-db-3',
+      createdAt: '2026-12-01T10:00:00.000Z',
+      readyToUse: true,
+      expiresAt: '2027-01-15T00:00:00.000Z',
+      keepUntil: '2027-01-15T00:00:00.000Z',
+      restorable: true,
+    };
+    const postKeep = (body: unknown = KEEP) =>
+      request(app)
+        .post('/v1/snapshots/keep')
+        .send(body as object);
+
+    beforeEach(() => {
+      keepSnapshot.mockReset();
+      keepSnapshot.mockResolvedValue(KEPT);
+    });
+
+    it('hands the request to the keeper with the entity it was permitted on, answers what it kept, and audits it (medium)', async () => {
+      const response = await postKeep().set(
+        'authorization',
+        mockCredentials.user.header(ALICE),
+      );
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(KEPT);
+      expect(keepSnapshot).toHaveBeenCalledTimes(1);
+      const [{ request: body, target }] = keepSnapshot.mock.calls[0];
+      expect(body).toEqual(KEEP);
+      expect(target.entityRef).toBe(ORDERS);
+      expect(permissions.authorize).toHaveBeenCalledWith(
+        [
+          expect.objectContaining({
+            permission: pvcPrunerPrunePermission,
+            resourceRef: ORDERS,
+          }),
+        ],
+        expect.anything(),
+      );
+      expect(audit.events).toHaveLength(1);
+      expect(audit.events[0]).toMatchObject({
+        options: {
+          eventId: 'snapshot-keep',
+          severityLevel: 'medium',
+          meta: {
+            actor: ALICE,
+            entityRef: ORDERS,
+            snapshot: KEEP.snapshot.snapshot.name,
+            uid: KEEP.snapshot.snapshot.uid,
+            keepUntil: KEEP.keepUntil,
+          },
+        },
+        outcome: 'success',
+      });
+    });
+
+    it('refuses service credentials with 403, before any audit: keeping is some user’s act', async () => {
+      const response = await postKeep().set(
+        'authorization',
+        mockCredentials.service.header(),
+      );
+      expect(response.status).toBe(403);
+      expect(keepSnapshot).not.toHaveBeenCalled();
+    });
+
+    it('answers 403 when pvc-pruner.prune is denied on the entity, and audits the failure', async () => {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            r.permission.name === 'pvc-pruner.prune'
+              ? AuthorizeResult.DENY
+              : AuthorizeResult.ALLOW,
+        })),
+      );
+      const response = await postKeep();
+      expect(response.status).toBe(403);
+      expect(keepSnapshot).not.toHaveBeenCalled();
+      expect(audit.events).toHaveLength(1);
+      expect(audit.events[0]).toMatchObject({
+        options: { eventId: 'snapshot-keep' },
+        outcome: 'fail',
+      });
+    });
+
+    it('answers 403 with the reason when pruning is disabled', async () => {
+      app = await makeApp({
+        pruneDisabledReason:
+          'Pruning is disabled: the permission framework is off',
+      });
+      const response = await postKeep();
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe(
+        'Pruning is disabled: the permission framework is off',
+      );
+      expect(keepSnapshot).not.toHaveBeenCalled();
+      expect(audit.events[0].outcome).toBe('fail');
+    });
+
+    it('answers 400 for a malformed entity ref, audited as refused', async () => {
+      const response = await postKeep({
+        ...KEEP,
+        snapshot: { ...KEEP.snapshot, entityRef: 'component:' },
+      });
+      expect(response.status).toBe(400);
+      expect(keepSnapshot).not.toHaveBeenCalled();
+      expect(audit.events[0].outcome).toBe('fail');
+    });
+
+    it('answers 400 for a body the spec refuses (no keepUntil), before the keeper is asked', async () => {
+      const { keepUntil: _k, ...noDate } = KEEP;
+      const response = await postKeep(noDate);
+      expect(response.status).toBe(400);
+      expect(keepSnapshot).not.toHaveBeenCalled();
+    });
+  });
+
   describe('GET /v1/prune-jobs', () => {
     it('lists the jobs of an entity the caller may read', async () => {
       const job = await storedJob();
@@ -1218,6 +1360,45 @@ describe('createRouter', () => {
         'job-finished',
       ]);
       expect(frames.map(f => f.id)).toEqual(['1', '2', '3', '4', '5']);
+    });
+
+    it('replays what became of a finished job’s snapshots after job-finished, and nothing else logged after it', async () => {
+      const job = await finishedJob();
+      await events.append({
+        jobId: job.id,
+        type: 'pvc-deleted',
+        pvc: 'data-orders-db-3',
+        message: 'a late runner event',
+      });
+      await events.append({
+        jobId: job.id,
+        type: 'snapshot-kept',
+        pvc: 'data-orders-db-2',
+        message: 'kept until 2027-01-15',
+      });
+      await events.append({
+        jobId: job.id,
+        type: 'snapshot-expired',
+        pvc: 'data-orders-db-2',
+        message: 'expired',
+      });
+
+      const frames = parseFrames((await getEvents(job.id)).text);
+      expect(frames.map(f => f.event)).toEqual([
+        'job-queued',
+        'job-started',
+        'pvc-deleting',
+        'pvc-deleted',
+        'job-finished',
+        'snapshot-kept',
+        'snapshot-expired',
+      ]);
+      // Resuming after job-finished gives just those.
+      expect(
+        await streamedSeqs(
+          request(app).get(`/v1/prune-jobs/${job.id}/events?after=5`),
+        ),
+      ).toEqual([7, 8]);
     });
 
     it('replays only the events after ?after=', async () => {

@@ -28,7 +28,7 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
-import { snapshotsOf } from './snapshots';
+import { SnapshotKeeper, snapshotsOf } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
@@ -54,6 +54,8 @@ export interface RouterOptions {
   fleet: FleetService;
   unowned: UnownedOrphans;
   ownership: OwnershipChecks;
+  /** Sets a snapshot's keep-until (`POST /v1/snapshots/keep`). */
+  snapshotKeeper: SnapshotKeeper;
   /** How many event streams each caller may have open. */
   eventStreams: OpenStreamLimits;
   /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
@@ -340,6 +342,50 @@ export async function createRouter(
         requestAuth: requestAuthFromHeaders(req.headers),
       });
       res.status(202).json({ id: job.id });
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
+  });
+
+  api.post('/v1/snapshots/keep', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const body = req.body;
+    const { snapshot } = body;
+    const audit = await auditor.createEvent({
+      eventId: 'snapshot-keep',
+      severityLevel: 'medium',
+      request: req,
+      meta: {
+        actor: credentials.principal.userEntityRef,
+        entityRef: snapshot.entityRef,
+        cluster: snapshot.cluster,
+        namespace: snapshot.namespace,
+        statefulSet: snapshot.statefulSet,
+        snapshot: snapshot.snapshot.name,
+        uid: snapshot.snapshot.uid,
+        keepUntil: body.keepUntil,
+      },
+    });
+    try {
+      const entityRef = parseEntityRefStrict(snapshot.entityRef);
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerPrunePermission,
+        credentials,
+      );
+      if (options.pruneDisabledReason)
+        throw new NotAllowedError(options.pruneDisabledReason);
+      const kept = await options.snapshotKeeper.keep({
+        request: body,
+        target,
+        credentials,
+        requestAuth: requestAuthFromHeaders(req.headers),
+      });
+      await audit.success({
+        meta: { keepUntil: kept.keepUntil, expiresAt: kept.expiresAt },
+      });
+      res.json(kept);
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;

@@ -3,6 +3,7 @@ import {
   claimOf,
   component,
   grantsOf,
+  heldTasks,
   ORDERS_DB_ORPHANS,
   permissionOf,
   pruneAll,
@@ -12,6 +13,7 @@ import {
   startSim,
   statefulSetIn,
   statefulSetObjects,
+  withClockAhead,
 } from './__testUtils__/harness';
 
 jest.setTimeout(60000);
@@ -68,6 +70,7 @@ const deletedClaims = (sim: KubeSim) =>
 describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-snapshots-rbac.yaml', () => {
   let sim: KubeSim;
   let pruner: Pruner | undefined;
+  let tasks: ReturnType<typeof heldTasks>;
 
   beforeEach(async () => {
     sim = await startSim(LOCAL_PATH, { recordHistory: true });
@@ -81,9 +84,11 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
 
   async function startWith(rules: PolicyRule[]) {
     const token = sim.addToken({ user: SERVICE_ACCOUNT, rules });
+    tasks = heldTasks();
     pruner = await startPruner({
       sim,
       token,
+      features: [tasks.factory],
       entities: [component('orders'), component('logs')],
       pvcPruner: {
         snapshots: { enabled: true, required: false, timeoutSeconds: 1 },
@@ -138,6 +143,35 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
       expect(d.readySnapshots).toHaveLength(
         d.request.name === LOGS_ORPHAN ? 0 : 1,
       );
+
+    // What follows a prune: a snapshot kept longer (patch), the fleet's
+    // snapshot totals (list), and the expiry task a week and a day later (list, delete).
+    const [first, second] = orders.summary.deleted.map(d => d.snapshot!);
+    const keep = await p.post('/v1/snapshots/keep', {
+      snapshot: {
+        entityRef: 'component:default/orders',
+        cluster: 'demo',
+        namespace: 'shop',
+        statefulSet: 'orders-db',
+        snapshot: { name: first.name, uid: first.uid },
+      },
+      keepUntil: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    });
+    expect(keep.status).toBe(200);
+    const fleet = await p.get('/v1/fleet');
+    expect(fleet.status).toBe(200);
+    await withClockAhead(8 * 86_400_000, () =>
+      tasks.run('pvc-pruner-snapshot-expiry'),
+    );
+    const snapshotDeletes = sim
+      .requests()
+      .filter(r => r.verb === 'delete' && r.resource === 'volumesnapshots');
+    expect(snapshotDeletes.map(r => r.path)).toContainEqual(
+      expect.stringContaining(second.name),
+    );
+    expect(snapshotDeletes.map(r => r.path)).not.toContainEqual(
+      expect.stringContaining(first.name),
+    );
 
     const mine = sim.requests().filter(r => r.user === SERVICE_ACCOUNT);
     expect(mine.filter(r => r.status === 401 || r.status === 403)).toEqual([]);

@@ -31,6 +31,22 @@ describe('PriceList.fromConfig', () => {
     expect(prices.monthlyCost(20 * GIB, undefined)).toBeCloseTo(2);
   });
 
+  it('prices kept snapshots by their own price, never by a StorageClass price', () => {
+    const prices = PriceList.fromConfig(
+      config({
+        currency: 'EUR',
+        defaultPricePerGiBMonth: 0.1,
+        snapshotPricePerGiBMonth: 0.05,
+      }),
+    )!;
+    expect(prices.snapshotMonthlyCost(20 * GIB)).toBeCloseTo(1);
+    expect(
+      PriceList.fromConfig(
+        config({ currency: 'EUR', defaultPricePerGiBMonth: 0.1 }),
+      )!.snapshotMonthlyCost(20 * GIB),
+    ).toBeUndefined();
+  });
+
   it('has no price for an unlisted StorageClass without a default', () => {
     const prices = PriceList.fromConfig(
       config({ currency: 'USD', storageClasses: { gp3: 0.08 } }),
@@ -45,6 +61,10 @@ describe('PriceList.fromConfig', () => {
     [
       { currency: 'EUR', defaultPricePerGiBMonth: -1 },
       /defaultPricePerGiBMonth must be a price of zero or more, got -1/,
+    ],
+    [
+      { currency: 'EUR', snapshotPricePerGiBMonth: -0.05 },
+      /snapshotPricePerGiBMonth must be a price of zero or more, got -0.05/,
     ],
     [
       { currency: 'EUR', storageClasses: { gp3: '0.08' } },
@@ -97,6 +117,19 @@ describe('priceStatefulSet', () => {
     expect(pricingSummary(prices, [priced])).toEqual({
       currency: 'EUR',
       unpricedStorageClasses: ['archive'],
+    });
+  });
+
+  it('names the snapshot price in the summary when one is set', () => {
+    const withSnapshots = PriceList.of({
+      currency: 'EUR',
+      storageClasses: { standard: 0.1 },
+      snapshotPricePerGiBMonth: 0.05,
+    });
+    expect(pricingSummary(withSnapshots, [])).toEqual({
+      currency: 'EUR',
+      unpricedStorageClasses: [],
+      snapshotPricePerGiBMonth: 0.05,
     });
   });
 });

@@ -22,6 +22,8 @@ export class PriceList {
     readonly currency: string,
     private readonly defaultPerGiBMonth: number | undefined,
     private readonly perStorageClass: ReadonlyMap<string, number>,
+    /** `snapshotPricePerGiBMonth`: a GiB-month of kept VolumeSnapshots, by restore size. */
+    readonly snapshotPerGiBMonth?: number,
   ) {}
 
   /** The configured prices, or undefined when `pvcPruner.pricing` is not set. */
@@ -46,12 +48,16 @@ export class PriceList {
       ]),
     );
     const fallback = config.getOptional('defaultPricePerGiBMonth');
+    const snapshots = config.getOptional('snapshotPricePerGiBMonth');
     return new PriceList(
       currency,
       fallback === undefined
         ? undefined
         : price(fallback, 'defaultPricePerGiBMonth'),
       perStorageClass,
+      snapshots === undefined
+        ? undefined
+        : price(snapshots, 'snapshotPricePerGiBMonth'),
     );
   }
 
@@ -59,12 +65,20 @@ export class PriceList {
     currency: string;
     defaultPricePerGiBMonth?: number;
     storageClasses?: Record<string, number>;
+    snapshotPricePerGiBMonth?: number;
   }): PriceList {
     return new PriceList(
       options.currency,
       options.defaultPricePerGiBMonth,
       new Map(Object.entries(options.storageClasses ?? {})),
+      options.snapshotPricePerGiBMonth,
     );
+  }
+
+  /** The monthly cost of keeping a snapshot of `bytes` (its restore size), or undefined when snapshots have no price. */
+  snapshotMonthlyCost(bytes: number): number | undefined {
+    const perGiB = this.snapshotPerGiBMonth;
+    return perGiB === undefined ? undefined : (bytes / GIB) * perGiB;
   }
 
   /** The monthly cost of `bytes` on a StorageClass, or undefined when it has no price. */

@@ -39,5 +39,8 @@ export function pricingSummary(
   return {
     currency: prices.currency,
     unpricedStorageClasses: [...unpriced].sort(),
+    ...(prices.snapshotPerGiBMonth !== undefined
+      ? { snapshotPricePerGiBMonth: prices.snapshotPerGiBMonth }
+      : {}),
   };
 }

@@ -40,6 +40,7 @@ import {
 import { authorizeEntities } from '../permissions';
 import { decodePageCursor, encodePageCursor } from '../pageCursor';
 import { countedOnce, FleetRow } from './countedOnce';
+import type { KeptSnapshotTotals } from '../snapshots/KeptSnapshotTotals';
 
 /** The filters and page of `GET /v1/fleet`, shape-checked by the router. */
 export interface FleetQuery {
@@ -127,6 +128,8 @@ export class FleetService {
       annotator: OrphanAnnotator;
       workloads: WorkloadCatalog;
       ownership: OwnershipChecks;
+      /** The kept snapshots of the listed StatefulSets, for `totals.snapshots`. */
+      snapshots?: KeptSnapshotTotals;
     },
   ) {}
 
@@ -175,6 +178,8 @@ export class FleetService {
     const clusters = query.cluster
       ? configured.filter(c => c.name === query.cluster)
       : configured;
+    // Read beside the scans: one cached cluster-wide list per cluster.
+    const snapshotReads = this.deps.snapshots?.read(clusters, requestAuth);
     const scans = await Promise.all(
       clusters.map(async cluster => {
         try {
@@ -264,6 +269,12 @@ export class FleetService {
       entities.flatMap(e => e.rows),
       priced,
     );
+    const snapshots =
+      snapshotReads &&
+      (await this.deps.snapshots!.totals(
+        snapshotReads,
+        entities.flatMap(e => e.rows.map(r => r.row)),
+      ));
     return {
       clusters: clusterStates,
       entitiesScanned: readable.length,
@@ -271,6 +282,7 @@ export class FleetService {
         entities: entities.length,
         statefulSets: overall.statefulSets,
         ...overall.totals,
+        ...(snapshots ? { snapshots } : {}),
       },
       owners: [...owners]
         .sort(([a], [b]) => byOwnerRef(a, b))

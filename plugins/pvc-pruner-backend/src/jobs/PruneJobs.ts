@@ -4,7 +4,6 @@ import type {
   BackstageUserPrincipal,
   LoggerService,
 } from '@backstage/backend-plugin-api';
-import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
   InputError,
   NotAllowedError,
@@ -14,17 +13,13 @@ import {
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import { EntityWorkloadTarget } from '../orphans';
-import {
-  clusterFailure,
-  ClusterRequestError,
-  KubeGateway,
-  KubeGateways,
-} from '../kubernetes';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
 import { RunningJobLimits } from '../limits';
+import { selectedStatefulSet } from './selectedStatefulSet';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
 export interface JobOutcomeReporter {
@@ -216,7 +211,7 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
-    const statefulSet = await this.statefulSetOf(gateway, request, target);
+    const statefulSet = await selectedStatefulSet(gateway, request, target);
     await this.deps.ownership.authorizePrune({
       credentials,
       target,
@@ -232,36 +227,5 @@ export class PruneJobs {
       dryRun: Boolean(request.dryRun),
     });
     return { gateway, lease };
-  }
-
-  /** The StatefulSet to prune, live: one the entity selects, or (without one) any of that name. */
-  private async statefulSetOf(
-    gateway: KubeGateway,
-    request: PruneRequest,
-    target: EntityWorkloadTarget | undefined,
-  ): Promise<V1StatefulSet> {
-    const where = `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}"`;
-    if (!target) {
-      try {
-        return await gateway.readStatefulSet(
-          request.namespace,
-          request.statefulSet,
-        );
-      } catch (e) {
-        if (e instanceof ClusterRequestError && e.statusCode === 404)
-          throw new NotFoundError(`${where} does not exist`);
-        throw e;
-      }
-    }
-    const selected = await gateway.listStatefulSets(
-      target.labelSelector,
-      request.namespace,
-    );
-    const found = selected.find(s => s.metadata?.name === request.statefulSet);
-    if (!found)
-      throw new NotAllowedError(
-        `${where} is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
-      );
-    return found;
   }
 }

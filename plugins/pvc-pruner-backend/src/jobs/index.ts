@@ -19,3 +19,4 @@ export type {
   Prepared,
 } from './BeforeDeleteStep';
 export type { Confirmed } from './ClaimRecheck';
+export { selectedStatefulSet } from './selectedStatefulSet';

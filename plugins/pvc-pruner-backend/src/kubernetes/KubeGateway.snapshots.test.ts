@@ -10,7 +10,13 @@ afterEach(async () => {
   stop = undefined;
 });
 
-type Seen = { method: string; path: string; query: string; body: string };
+type Seen = {
+  method: string;
+  path: string;
+  query: string;
+  body: string;
+  contentType?: string;
+};
 
 async function gatewayTo(
   answer: (seen: Seen, res: ServerResponse) => void,
@@ -28,6 +34,7 @@ async function gatewayTo(
           path: url.pathname,
           query: url.search,
           body,
+          contentType: req.headers['content-type'],
         };
         seen.push(one);
         answer(one, res);
@@ -126,5 +133,49 @@ describe('KubeGateway: VolumeSnapshots', () => {
 
     expect(error).toMatchObject({ statusCode: 403, reason: 'Forbidden' });
     expect(error.message).toContain('volumesnapshots is forbidden');
+  });
+
+  it('lists snapshots by label cluster-wide or in a namespace, deletes one with its preconditions, and patches annotations by a merge patch carrying uid and resourceVersion', async () => {
+    const { gateway, seen } = await gatewayTo((one, res) =>
+      one.method === 'GET'
+        ? json(res, 200, { metadata: {}, items: [snapshot] })
+        : json(res, 200, snapshot),
+    );
+
+    expect(
+      await gateway.listVolumeSnapshots(
+        undefined,
+        'app.kubernetes.io/managed-by=pvc-pruner',
+      ),
+    ).toEqual([snapshot]);
+    await gateway.listVolumeSnapshots('shop', 'a=b');
+    await gateway.deleteVolumeSnapshot('shop', 'data-web-3-x', { uid: 'u1' });
+    await gateway.patchVolumeSnapshotAnnotations(
+      'shop',
+      'data-web-3-x',
+      { uid: 'u1', resourceVersion: '41' },
+      { 'pvc-pruner.backstage.io/keep-until': '2027-01-15T00:00:00.000Z' },
+    );
+
+    expect(seen.map(s => `${s.method} ${s.path}${s.query}`)).toEqual([
+      'GET /apis/snapshot.storage.k8s.io/v1/volumesnapshots?labelSelector=app.kubernetes.io%2Fmanaged-by%3Dpvc-pruner&limit=500',
+      'GET /apis/snapshot.storage.k8s.io/v1/namespaces/shop/volumesnapshots?labelSelector=a%3Db&limit=500',
+      'DELETE /apis/snapshot.storage.k8s.io/v1/namespaces/shop/volumesnapshots/data-web-3-x',
+      'PATCH /apis/snapshot.storage.k8s.io/v1/namespaces/shop/volumesnapshots/data-web-3-x',
+    ]);
+    expect(JSON.parse(seen[2].body)).toMatchObject({
+      kind: 'DeleteOptions',
+      preconditions: { uid: 'u1' },
+    });
+    expect(seen[3].contentType).toBe('application/merge-patch+json');
+    expect(JSON.parse(seen[3].body)).toEqual({
+      metadata: {
+        uid: 'u1',
+        resourceVersion: '41',
+        annotations: {
+          'pvc-pruner.backstage.io/keep-until': '2027-01-15T00:00:00.000Z',
+        },
+      },
+    });
   });
 });

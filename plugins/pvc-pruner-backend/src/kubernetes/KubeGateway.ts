@@ -493,6 +493,61 @@ export class KubeGateway {
     );
   }
 
+  /**
+   * The VolumeSnapshots matching a label selector, in one namespace or (no
+   * namespace) cluster-wide, within the list limits.
+   */
+  listVolumeSnapshots(
+    namespace: string | undefined,
+    labelSelector: string,
+  ): Promise<VolumeSnapshot[]> {
+    return this.listAll(
+      `list volumesnapshots${namespace ? ` in ${namespace}` : ''}`,
+      apiPath('volumesnapshots', { namespace }),
+      { labelSelector },
+    );
+  }
+
+  /** Deletes a VolumeSnapshot only if it still has this uid (and resourceVersion, when given): 409 otherwise. */
+  deleteVolumeSnapshot(
+    namespace: string,
+    name: string,
+    preconditions: { uid: string; resourceVersion?: string },
+  ): Promise<VolumeSnapshot> {
+    return this.call(`delete volumesnapshot ${namespace}/${name}`, signal =>
+      this.api.deleteJson<VolumeSnapshot>(
+        apiPath('volumesnapshots', { namespace, name }),
+        {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          preconditions,
+          propagationPolicy: 'Background',
+        },
+        { signal, maxBytes: this.limits.objectBytes },
+      ),
+    );
+  }
+
+  /**
+   * Sets (or, with null, removes) annotations of a VolumeSnapshot by a merge
+   * patch carrying its uid and resourceVersion: the API server answers 409
+   * when the snapshot changed since it was read.
+   */
+  patchVolumeSnapshotAnnotations(
+    namespace: string,
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+    annotations: Record<string, string | null>,
+  ): Promise<VolumeSnapshot> {
+    return this.call(`patch volumesnapshot ${namespace}/${name}`, signal =>
+      this.api.mergePatchJson<VolumeSnapshot>(
+        apiPath('volumesnapshots', { namespace, name }),
+        { metadata: { ...preconditions, annotations } },
+        { signal, maxBytes: this.limits.objectBytes },
+      ),
+    );
+  }
+
   /** The VolumeSnapshotContent, or undefined when it does not exist. */
   async readVolumeSnapshotContent(
     name: string,

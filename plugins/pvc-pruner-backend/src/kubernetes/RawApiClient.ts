@@ -136,8 +136,23 @@ export class RawApiClient {
     return this.sendJson<T>('POST', path, body, options);
   }
 
+  /** PATCHes a path with a JSON merge patch (RFC 7386); a non-2xx answer throws an ApiException. */
+  async mergePatchJson<T>(
+    path: string,
+    body: unknown,
+    options: { signal?: AbortSignal; maxBytes: number },
+  ): Promise<T> {
+    return this.sendJson<T>(
+      'PATCH',
+      path,
+      body,
+      options,
+      'application/merge-patch+json',
+    );
+  }
+
   private async sendJson<T>(
-    method: 'POST' | 'DELETE',
+    method: 'POST' | 'DELETE' | 'PATCH',
     path: string,
     body: unknown,
     options: {
@@ -145,10 +160,11 @@ export class RawApiClient {
       beforeSend?: () => void;
       maxBytes: number;
     },
+    contentType = 'application/json',
   ): Promise<T> {
     const res = await this.request(method, path, {
       ...options,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': contentType },
       body: JSON.stringify(body),
     });
     return JSON.parse(

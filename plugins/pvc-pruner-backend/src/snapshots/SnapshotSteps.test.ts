@@ -164,6 +164,7 @@ const snapshotOptions = (
   timeoutMs: 300,
   required: true,
   classByStorageClass: new Map(),
+  maxKeepDays: 90,
   ...over,
 });
 

@@ -14,3 +14,12 @@ export {
   snapshotName,
 } from './snapshotMetadata';
 export { snapshotsOf } from './snapshotsOf';
+export { snapshotExpiry } from './snapshotExpiry';
+export {
+  MANAGED_SNAPSHOTS,
+  SNAPSHOT_EXPIRY_TASK_ID,
+  SnapshotExpiryTask,
+  type ClusterExpiry,
+} from './SnapshotExpiryTask';
+export { keptSnapshotOf, SnapshotKeeper } from './SnapshotKeeper';
+export { KeptSnapshotTotals } from './KeptSnapshotTotals';

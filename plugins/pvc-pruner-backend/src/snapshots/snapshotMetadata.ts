@@ -23,6 +23,8 @@ export const SNAPSHOT_ANNOTATIONS = {
   entityRef: `${PREFIX}/entity-ref`,
   requestedBy: `${PREFIX}/requested-by`,
   expiresAt: `${PREFIX}/expires-at`,
+  /** Set by `POST /v1/snapshots/keep` (or by hand): keep the snapshot at least until this ISO 8601 date. */
+  keepUntil: `${PREFIX}/keep-until`,
 } as const;
 
 export const MANAGED_BY = 'pvc-pruner';

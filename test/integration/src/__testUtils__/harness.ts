@@ -8,7 +8,10 @@ import {
   mockServices,
   startTestBackend,
 } from '@backstage/backend-test-utils';
-import { BackendFeature } from '@backstage/backend-plugin-api';
+import {
+  AuditorServiceCreateEventOptions,
+  BackendFeature,
+} from '@backstage/backend-plugin-api';
 import { Entity } from '@backstage/catalog-model';
 import { JsonObject } from '@backstage/types';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
@@ -605,4 +608,86 @@ export function statefulSetObjects(options: {
     spec: claimSpec,
   }));
   return [sts, ...orphans] as unknown as KubeObject[];
+}
+
+/**
+ * A scheduler for the plugin that runs nothing by itself: each task it is
+ * given is kept, for the test to run when it chooses (`run(id)`).
+ */
+export function heldTasks() {
+  const tasks = new Map<string, () => Promise<void>>();
+  const scheduler = mockServices.scheduler.mock({
+    scheduleTask: async task => {
+      tasks.set(task.id, async () => {
+        await task.fn(new AbortController().signal);
+      });
+    },
+  });
+  return {
+    factory: scheduler.factory,
+    async run(id: string) {
+      const task = tasks.get(id);
+      if (!task)
+        throw new Error(
+          `no task "${id}" was scheduled (${[...tasks.keys()].join(', ')})`,
+        );
+      await task();
+    },
+  };
+}
+
+/** An auditor for the plugin that keeps each event, with how it ended. */
+export function keptAuditEvents() {
+  const events: Array<{
+    options: AuditorServiceCreateEventOptions;
+    outcome?: 'success' | 'fail';
+    error?: Error;
+  }> = [];
+  const auditor = mockServices.auditor.mock({
+    createEvent: async options => {
+      const event: (typeof events)[number] = { options };
+      events.push(event);
+      return {
+        success: async () => void (event.outcome = 'success'),
+        fail: async o =>
+          void Object.assign(event, { outcome: 'fail', error: o.error }),
+      };
+    },
+  });
+  return { factory: auditor.factory, events };
+}
+
+/**
+ * Runs `fn` with this process's wall clock (Date only) moved `ms` ahead:
+ * timers and I/O run as usual. The plugin and the simulator run in this
+ * process, so both see the moved clock while it runs.
+ */
+export async function withClockAhead<T>(
+  ms: number,
+  fn: () => Promise<T>,
+): Promise<T> {
+  jest.useFakeTimers({
+    doNotFake: [
+      'hrtime',
+      'nextTick',
+      'performance',
+      'queueMicrotask',
+      'requestAnimationFrame',
+      'cancelAnimationFrame',
+      'requestIdleCallback',
+      'cancelIdleCallback',
+      'setImmediate',
+      'clearImmediate',
+      'setInterval',
+      'clearInterval',
+      'setTimeout',
+      'clearTimeout',
+    ],
+  });
+  jest.setSystemTime(Date.now() + ms);
+  try {
+    return await fn();
+  } finally {
+    jest.useRealTimers();
+  }
 }

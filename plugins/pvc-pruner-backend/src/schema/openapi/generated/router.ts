@@ -481,7 +481,7 @@ export const spec = {
         operationId: 'StreamPruneJobEvents',
         summary: "The job's events as a server-sent event stream.",
         description:
-          'Replays the events after `after`, then follows live, and ends after the\n`job-finished` event. Frames are `id: <seq>`, `event: <type>`, `data: <PruneEvent JSON>`.\nAny backend replica can serve it: events are read from the plugin database.\n',
+          'Replays the events after `after`, then follows live, and ends after the\n`job-finished` event and the snapshot events (`snapshot-kept`, `snapshot-restored`,\n`snapshot-expired`) logged after it by then. Frames are `id: <seq>`, `event: <type>`, `data: <PruneEvent JSON>`.\nAny backend replica can serve it: events are read from the plugin database.\n',
         parameters: [
           {
             $ref: '#/components/parameters/jobId',

@@ -174,7 +174,8 @@ export interface paths {
     /**
      * The job's events as a server-sent event stream.
      * Replays the events after `after`, then follows live, and ends after the
-     *     `job-finished` event. Frames are `id: <seq>`, `event: <type>`, `data: <PruneEvent JSON>`.
+     *     `job-finished` event and the snapshot events (`snapshot-kept`, `snapshot-restored`,
+     *     `snapshot-expired`) logged after it by then. Frames are `id: <seq>`, `event: <type>`, `data: <PruneEvent JSON>`.
      *     Any backend replica can serve it: events are read from the plugin database.
      */
     get: operations['StreamPruneJobEvents'];
