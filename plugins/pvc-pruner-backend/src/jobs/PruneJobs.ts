@@ -4,19 +4,20 @@ import type {
   BackstageUserPrincipal,
   LoggerService,
 } from '@backstage/backend-plugin-api';
-import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
   InputError,
-  NotAllowedError,
   NotFoundError,
   ServiceUnavailableError,
 } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import { EntityWorkloadTarget } from '../orphans';
+import {
+  assertWithinTarget,
+  EntityWorkloadTarget,
+  selectedStatefulSet,
+} from '../orphans';
 import {
   clusterFailure,
-  ClusterRequestError,
   KubeGateway,
   KubeGateways,
 } from '../kubernetes';
@@ -132,16 +133,7 @@ export class PruneJobs {
       throw new InputError(
         'snapshot: true asks for a VolumeSnapshot of each claim, but snapshots are off on this Backstage instance (pvcPruner.snapshots.enabled); prune without snapshot, or ask the platform team to enable them',
       );
-    if (target?.cluster && target.cluster !== request.cluster) {
-      throw new NotAllowedError(
-        `Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`,
-      );
-    }
-    if (target?.namespace && target.namespace !== request.namespace) {
-      throw new NotAllowedError(
-        `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
-      );
-    }
+    assertWithinTarget(target, request);
     const scope = {
       requestedBy,
       cluster: request.cluster,
@@ -216,7 +208,7 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
-    const statefulSet = await this.statefulSetOf(gateway, request, target);
+    const statefulSet = await selectedStatefulSet(gateway, request, target);
     await this.deps.ownership.authorizePrune({
       credentials,
       target,
@@ -232,36 +224,5 @@ export class PruneJobs {
       dryRun: Boolean(request.dryRun),
     });
     return { gateway, lease };
-  }
-
-  /** The StatefulSet to prune, live: one the entity selects, or (without one) any of that name. */
-  private async statefulSetOf(
-    gateway: KubeGateway,
-    request: PruneRequest,
-    target: EntityWorkloadTarget | undefined,
-  ): Promise<V1StatefulSet> {
-    const where = `StatefulSet ${request.namespace}/${request.statefulSet} in cluster "${request.cluster}"`;
-    if (!target) {
-      try {
-        return await gateway.readStatefulSet(
-          request.namespace,
-          request.statefulSet,
-        );
-      } catch (e) {
-        if (e instanceof ClusterRequestError && e.statusCode === 404)
-          throw new NotFoundError(`${where} does not exist`);
-        throw e;
-      }
-    }
-    const selected = await gateway.listStatefulSets(
-      target.labelSelector,
-      request.namespace,
-    );
-    const found = selected.find(s => s.metadata?.name === request.statefulSet);
-    if (!found)
-      throw new NotAllowedError(
-        `${where} is not one of ${target.entityRef}'s (selector ${target.labelSelector})`,
-      );
-    return found;
   }
 }

@@ -9,8 +9,34 @@ export {
 export { SnapshotTaker, type SnapshotResult } from './SnapshotTaker';
 export {
   labelValue,
+  MANAGED_BY,
   SNAPSHOT_ANNOTATIONS,
   SNAPSHOT_LABELS,
   snapshotName,
 } from './snapshotMetadata';
 export { snapshotsOf } from './snapshotsOf';
+export {
+  isSnapshotDue,
+  KEEP_UNTIL_ANNOTATION,
+  snapshotExpiry,
+  type SnapshotExpiry,
+} from './snapshotExpiry';
+export { boundContentProblem } from './snapshotContent';
+export {
+  MAX_RESTORED_LABELS,
+  notReadyReason,
+  RESTORED_ANNOTATIONS,
+  restorePlan,
+  type RestorePlan,
+} from './restorePlan';
+export {
+  KeptSnapshots,
+  MAX_SNAPSHOTS_PER_STATEFULSET,
+  type KeptSnapshotsOptions,
+} from './KeptSnapshots';
+export {
+  SnapshotRestorer,
+  type RestoreCalls,
+  type RestoreResult,
+  type SnapshotRestorerDeps,
+} from './SnapshotRestorer';
