@@ -54,7 +54,12 @@ import {
   OwnershipGuards,
   WorkloadCatalog,
 } from './ownership';
-import { OrphanSnapshotPlanner, SnapshotSteps } from './snapshots';
+import {
+  KeptSnapshots,
+  OrphanSnapshotPlanner,
+  SnapshotRestorer,
+  SnapshotSteps,
+} from './snapshots';
 
 /**
  * Adds an AuthenticationStrategy for an `authProvider`, as
@@ -241,6 +246,18 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
             }),
             ownership,
+            keptSnapshots: new KeptSnapshots(
+              { orphanFinder, gateways, ownership },
+              // No snapshotPrice yet: pvcPruner.pricing.snapshotPricePerGiBMonth is read where the pricing is.
+              { retentionDays: options.snapshots.retentionDays },
+            ),
+            restorer: new SnapshotRestorer({
+              gateways,
+              ownership,
+              store,
+              events,
+              logger,
+            }),
             jobs,
             store,
             events,

@@ -28,7 +28,7 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
-import { snapshotsOf } from './snapshots';
+import { KeptSnapshots, SnapshotRestorer, snapshotsOf } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
@@ -54,6 +54,10 @@ export interface RouterOptions {
   fleet: FleetService;
   unowned: UnownedOrphans;
   ownership: OwnershipChecks;
+  /** The snapshots pvc-pruner kept of an entity's StatefulSets (`GET /v1/snapshots`). */
+  keptSnapshots: Pick<KeptSnapshots, 'list'>;
+  /** Claims re-created from those snapshots (`POST /v1/restores`). */
+  restorer: Pick<SnapshotRestorer, 'restore'>;
   /** How many event streams each caller may have open. */
   eventStreams: OpenStreamLimits;
   /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
@@ -84,6 +88,8 @@ export async function createRouter(
     fleet,
     unowned,
     ownership,
+    keptSnapshots,
+    restorer,
   } = options;
   const keptJson = new KeptJson();
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
@@ -340,6 +346,76 @@ export async function createRouter(
         requestAuth: requestAuthFromHeaders(req.headers),
       });
       res.status(202).json({ id: job.id });
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
+  });
+
+  api.get('/v1/snapshots', async (req, res) => {
+    const { entityRef } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'snapshots-read', meta: { entityRef } },
+        async credentials => {
+          const target = await permittedTarget(
+            entityRef,
+            pvcPrunerOrphansReadPermission,
+            credentials,
+          );
+          const found = await keptSnapshots.list(
+            target,
+            credentials,
+            requestAuthFromHeaders(req.headers),
+          );
+          return { result: found, meta: { snapshots: found.totals.snapshots } };
+        },
+      ),
+    );
+  });
+
+  api.post('/v1/restores', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const body = req.body;
+    const audit = await auditor.createEvent({
+      eventId: 'restore',
+      severityLevel: 'high',
+      request: req,
+      meta: {
+        actor: credentials.principal.userEntityRef,
+        entityRef: body.entityRef,
+        cluster: body.cluster,
+        namespace: body.namespace,
+        statefulSet: body.statefulSet,
+        snapshot: body.snapshot.name,
+        snapshotUid: body.snapshot.uid,
+      },
+    });
+    try {
+      const entityRef = parseEntityRefStrict(body.entityRef);
+      const target = await permittedTarget(
+        entityRef,
+        pvcPrunerPrunePermission,
+        credentials,
+      );
+      if (options.pruneDisabledReason)
+        throw new NotAllowedError(options.pruneDisabledReason);
+      const { response, jobId } = await restorer.restore({
+        request: { ...body, entityRef: target.entityRef },
+        target,
+        credentials,
+        requestAuth: requestAuthFromHeaders(req.headers),
+      });
+      await audit.success({
+        meta: {
+          claim: response.claim.name,
+          claimUid: response.claim.uid,
+          requested: response.requested,
+          ...(jobId ? { jobId } : {}),
+        },
+      });
+      res.status(201).json(response);
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;
