@@ -1252,16 +1252,19 @@ describe('createRouter', () => {
         {},
         /is not a label value/,
       ],
-    ])('answers 409 when %s, creating nothing', async (_what, arrange, body, message) => {
-      arrange();
+    ])(
+      'answers 409 when %s, creating nothing',
+      async (_what, arrange, body, message) => {
+        arrange();
 
-      const response = await postRestore(validRestore(body));
+        const response = await postRestore(validRestore(body));
 
-      expect(response.status).toBe(409);
-      expect(response.body.error.message).toMatch(message);
-      expect(restoreCluster.created).toEqual([]);
-      expectRestoreAuditedAsRefused();
-    });
+        expect(response.status).toBe(409);
+        expect(response.body.error.message).toMatch(message);
+        expect(restoreCluster.created).toEqual([]);
+        expectRestoreAuditedAsRefused();
+      },
+    );
 
     it.each<[string, Record<string, unknown>]>([
       ['a malformed entityRef', { entityRef: 'component:' }],

@@ -136,10 +136,13 @@ describe('restoring a pruned claim from its snapshot, judged from the simulator'
 
     scale(sim, 'shop', 'orders-db', 4);
 
-    const pod = await waitFor('orders-db-3 to run with the restored claim', () => {
-      const p = sim.store.get('pods', 'shop', 'orders-db-3');
-      return p?.status?.phase === 'Running' ? p : undefined;
-    });
+    const pod = await waitFor(
+      'orders-db-3 to run with the restored claim',
+      () => {
+        const p = sim.store.get('pods', 'shop', 'orders-db-3');
+        return p?.status?.phase === 'Running' ? p : undefined;
+      },
+    );
     expect(
       pod.spec.volumes
         .map((v: any) => v.persistentVolumeClaim?.claimName)
@@ -161,7 +164,9 @@ describe('restoring a pruned claim from its snapshot, judged from the simulator'
     const { snapshot } = await pruneWithSnapshot();
     // The StatefulSet scaled back past ordinal 3 first: its controller made an empty claim of that name.
     scale(sim, 'shop', 'orders-db', 4);
-    await waitFor('a fresh claim of that name', () => claimOf(sim, 'shop', CLAIM));
+    await waitFor('a fresh claim of that name', () =>
+      claimOf(sim, 'shop', CLAIM),
+    );
     const fresh = claimOf(sim, 'shop', CLAIM)!.metadata.uid;
     sim.clearRequests();
 

@@ -16,11 +16,7 @@ import {
   EntityWorkloadTarget,
   selectedStatefulSet,
 } from '../orphans';
-import {
-  clusterFailure,
-  KubeGateway,
-  KubeGateways,
-} from '../kubernetes';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';

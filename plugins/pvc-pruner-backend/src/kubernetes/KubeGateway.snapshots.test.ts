@@ -154,9 +154,7 @@ describe('KubeGateway: listing snapshots and restoring a claim', () => {
       '/apis/snapshot.storage.k8s.io/v1/volumesnapshots',
       '/apis/snapshot.storage.k8s.io/v1/volumesnapshots',
     ]);
-    expect(new URLSearchParams(seen[0].query).get('labelSelector')).toBe(
-      'x=y',
-    );
+    expect(new URLSearchParams(seen[0].query).get('labelSelector')).toBe('x=y');
   });
 
   it('creates a claim in its namespace, and a 409 stays a ClusterRequestError with that status', async () => {

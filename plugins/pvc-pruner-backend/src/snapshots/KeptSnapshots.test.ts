@@ -41,7 +41,9 @@ function snapshotNamed(
   created: string,
   claimName = 'data-orders-db-3',
 ) {
-  const s = prunersSnapshot({ 'pvc-pruner.backstage.io/claim-name': claimName });
+  const s = prunersSnapshot({
+    'pvc-pruner.backstage.io/claim-name': claimName,
+  });
   s.metadata!.name = name;
   s.metadata!.uid = `uid-${name}`;
   s.metadata!.creationTimestamp = created as unknown as Date;
@@ -68,7 +70,9 @@ describe('KeptSnapshots', () => {
     readable = jest.fn(async () => []);
   });
 
-  const list = (options: Partial<ConstructorParameters<typeof KeptSnapshots>[1]> = {}) =>
+  const list = (
+    options: Partial<ConstructorParameters<typeof KeptSnapshots>[1]> = {},
+  ) =>
     new KeptSnapshots(
       {
         orphanFinder: { findForEntity },
@@ -131,7 +135,10 @@ describe('KeptSnapshots', () => {
 
   it('leaves out snapshots of other StatefulSets and other namespaces', async () => {
     cluster.addSnapshot(
-      prunersSnapshot({}, { 'pvc-pruner.backstage.io/statefulset': 'payments-db' }),
+      prunersSnapshot(
+        {},
+        { 'pvc-pruner.backstage.io/statefulset': 'payments-db' },
+      ),
     );
     const other = snapshotNamed('elsewhere', '2026-01-02T00:00:00Z');
     other.metadata!.namespace = 'billing';
@@ -208,14 +215,17 @@ describe('KeptSnapshots', () => {
       },
       /no pvc-pruner.backstage.io\/claim-name annotation/,
     ],
-  ])('says a snapshot %s cannot be restored, and why', async (_what, arrange, why) => {
-    arrange();
-    const response = await list();
-    const [section] = response.clusters;
-    const [kept] = section.ok ? section.statefulSets[0].snapshots : [];
-    expect(kept.restorable).toBe(false);
-    expect(kept.notRestorable).toMatch(why);
-  });
+  ])(
+    'says a snapshot %s cannot be restored, and why',
+    async (_what, arrange, why) => {
+      arrange();
+      const response = await list();
+      const [section] = response.clusters;
+      const [kept] = section.ok ? section.statefulSets[0].snapshots : [];
+      expect(kept.restorable).toBe(false);
+      expect(kept.notRestorable).toMatch(why);
+    },
+  );
 
   it('shows a later keep-until as the expiry, and an unreadable one apart', async () => {
     cluster.addSnapshot(
@@ -243,7 +253,9 @@ describe('KeptSnapshots', () => {
       snapshotPrice: { currency: 'EUR', perGiBMonth: 0.05 },
     });
     const [section] = response.clusters;
-    expect(section.ok && section.statefulSets[0].snapshots[0].monthlyCost).toBe(1);
+    expect(section.ok && section.statefulSets[0].snapshots[0].monthlyCost).toBe(
+      1,
+    );
     expect(response.totals.monthlyCost).toBe(1);
     expect(response.pricing).toEqual({
       currency: 'EUR',

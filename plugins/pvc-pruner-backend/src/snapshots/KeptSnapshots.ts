@@ -14,14 +14,15 @@ import {
   KubeGateways,
   VolumeSnapshot,
 } from '../kubernetes';
-import {
-  EntityWorkloadTarget,
-  errorSection,
-  OrphanFinder,
-} from '../orphans';
+import { EntityWorkloadTarget, errorSection, OrphanFinder } from '../orphans';
 import type { OwnershipChecks } from '../ownership';
 import { mapLimited } from '../mapLimited';
-import { labelValue, MANAGED_BY, SNAPSHOT_ANNOTATIONS, SNAPSHOT_LABELS } from './snapshotMetadata';
+import {
+  labelValue,
+  MANAGED_BY,
+  SNAPSHOT_ANNOTATIONS,
+  SNAPSHOT_LABELS,
+} from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
 import { notReadyReason, restorePlan } from './restorePlan';
 
@@ -264,7 +265,9 @@ export class KeptSnapshots {
       ...(labels[SNAPSHOT_LABELS.claimUid]
         ? { claimUid: labels[SNAPSHOT_LABELS.claimUid] }
         : {}),
-      ...(labels[SNAPSHOT_LABELS.job] ? { jobId: labels[SNAPSHOT_LABELS.job] } : {}),
+      ...(labels[SNAPSHOT_LABELS.job]
+        ? { jobId: labels[SNAPSHOT_LABELS.job] }
+        : {}),
       createdAt: new Date(created).toISOString(),
       readyToUse: snapshot.status?.readyToUse === true,
       ...(typeof restoreSize === 'string' ? { restoreSize } : {}),
@@ -274,7 +277,9 @@ export class KeptSnapshots {
         expiry.expiresAt ??
         new Date(Date.now() + this.options.retentionDays * 86_400_000)
       ).toISOString(),
-      ...(expiry.keepUntil ? { keepUntil: expiry.keepUntil.toISOString() } : {}),
+      ...(expiry.keepUntil
+        ? { keepUntil: expiry.keepUntil.toISOString() }
+        : {}),
       ...(expiry.keepUntilUnreadable !== undefined
         ? { keepUntilUnreadable: expiry.keepUntilUnreadable }
         : {}),

@@ -1,6 +1,9 @@
 import { mockCredentials } from '@backstage/backend-test-utils';
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
-import type { PruneJob, RestoreRequest } from 'backstage-plugin-pvc-pruner-common';
+import type {
+  PruneJob,
+  RestoreRequest,
+} from 'backstage-plugin-pvc-pruner-common';
 import { ClusterRequestError } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
 import {
@@ -196,9 +199,10 @@ describe('SnapshotRestorer', () => {
     ],
     [
       'a content that points at another snapshot',
-      () =>
+      () => {
         cluster.contents.get('snapcontent-1')!.spec!.volumeSnapshotRef!.uid =
-          'other',
+          'other';
+      },
       /does not point back/,
     ],
     [
@@ -244,16 +248,19 @@ describe('SnapshotRestorer', () => {
         ),
       /is not a label key/,
     ],
-  ])('answers 409 for %s, and creates nothing', async (what, arrange, message) => {
-    arrange();
-    const uid = what.startsWith('another uid') ? 'not-the-uid' : SNAPSHOT_UID;
-    const error = await restore({
-      snapshot: { name: SNAPSHOT_NAME, uid },
-    }).catch(e => e);
-    expect(error).toMatchObject({ name: 'ConflictError' });
-    expect(error.message).toMatch(message);
-    expect(cluster.created).toEqual([]);
-  });
+  ])(
+    'answers 409 for %s, and creates nothing',
+    async (what, arrange, message) => {
+      arrange();
+      const uid = what.startsWith('another uid') ? 'not-the-uid' : SNAPSHOT_UID;
+      const error = await restore({
+        snapshot: { name: SNAPSHOT_NAME, uid },
+      }).catch(e => e);
+      expect(error).toMatchObject({ name: 'ConflictError' });
+      expect(error.message).toMatch(message);
+      expect(cluster.created).toEqual([]);
+    },
+  );
 
   it('refuses a StatefulSet the entity does not select, and what ownership refuses, before reading the snapshot', async () => {
     await expect(restore({ statefulSet: 'payments-db' })).rejects.toThrow(

@@ -3,11 +3,7 @@ import type {
   BackstageUserPrincipal,
   LoggerService,
 } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotFoundError,
-} from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type {
   RestoreRequest,
@@ -29,11 +25,7 @@ import type { OwnershipChecks } from '../ownership';
 import type { PruneJobStore } from '../database';
 import type { JobEvents } from '../jobs';
 import { boundContentProblem } from './snapshotContent';
-import {
-  labelValue,
-  MANAGED_BY,
-  SNAPSHOT_LABELS,
-} from './snapshotMetadata';
+import { labelValue, MANAGED_BY, SNAPSHOT_LABELS } from './snapshotMetadata';
 import { notReadyReason, restorePlan } from './restorePlan';
 
 /** The gateway calls a restore makes. */

@@ -72,7 +72,8 @@ describe('restorePlan', () => {
           namespace: 'shop',
           labels: { app: 'orders' },
           annotations: {
-            'pvc-pruner.backstage.io/restored-from': 'data-orders-db-3-abcdef12',
+            'pvc-pruner.backstage.io/restored-from':
+              'data-orders-db-3-abcdef12',
             'pvc-pruner.backstage.io/restored-by': 'user:default/alice',
           },
         },
@@ -191,11 +192,14 @@ describe('notReadyReason', () => {
     ).toContain('not ready');
     expect(
       notReadyReason(
-        snapshotOf({}, { status: { readyToUse: true, error: { message: 'x' } } }),
+        snapshotOf(
+          {},
+          { status: { readyToUse: true, error: { message: 'x' } } },
+        ),
       ),
     ).toContain('failed: x');
-    expect(notReadyReason(snapshotOf({}, { status: { readyToUse: true } }))).toContain(
-      'bound to no VolumeSnapshotContent',
-    );
+    expect(
+      notReadyReason(snapshotOf({}, { status: { readyToUse: true } })),
+    ).toContain('bound to no VolumeSnapshotContent');
   });
 });

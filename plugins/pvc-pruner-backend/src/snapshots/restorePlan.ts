@@ -31,7 +31,8 @@ const VOLUME_MODES = new Set(['Filesystem', 'Block']);
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** A DNS subdomain (a label key's prefix, a StorageClass name): at most 253 characters. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS_SUBDOMAIN =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function isLabelKey(key: string): boolean {
   const slash = key.lastIndexOf('/');
@@ -125,13 +126,15 @@ function labelsOf(
     return `its ${SNAPSHOT_ANNOTATIONS.claimLabels} annotation has ${entries.length} labels, more than the ${MAX_RESTORED_LABELS} a restore sets`;
   for (const [key, value] of entries) {
     if (!isLabelKey(key))
+      return `its ${SNAPSHOT_ANNOTATIONS.claimLabels} annotation has ${quoted(
+        key,
+      )}, which is not a label key`;
+    if (!isLabelValue(value))
       return `its ${
         SNAPSHOT_ANNOTATIONS.claimLabels
-      } annotation has ${quoted(key)}, which is not a label key`;
-    if (!isLabelValue(value))
-      return `its ${SNAPSHOT_ANNOTATIONS.claimLabels} annotation gives label ${quoted(
-        key,
-      )} the value ${quoted(String(value))}, which is not a label value`;
+      } annotation gives label ${quoted(key)} the value ${quoted(
+        String(value),
+      )}, which is not a label value`;
   }
   return { labels: Object.fromEntries(entries) as Record<string, string> };
 }
@@ -268,7 +271,9 @@ export function restorePlan(
       labels: labels.labels,
       annotations: {
         [RESTORED_ANNOTATIONS.restoredFrom]: name,
-        ...(restoredBy ? { [RESTORED_ANNOTATIONS.restoredBy]: restoredBy } : {}),
+        ...(restoredBy
+          ? { [RESTORED_ANNOTATIONS.restoredBy]: restoredBy }
+          : {}),
       },
     },
     spec: {

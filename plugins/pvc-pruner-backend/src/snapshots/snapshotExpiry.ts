@@ -48,9 +48,7 @@ export function snapshotExpiry(
   const written = snapshot.metadata?.annotations?.[KEEP_UNTIL_ANNOTATION];
   if (written === undefined)
     return retained === undefined ? {} : { expiresAt: new Date(retained) };
-  const keep = ISO_8601.test(written.trim())
-    ? Date.parse(written.trim())
-    : NaN;
+  const keep = ISO_8601.test(written.trim()) ? Date.parse(written.trim()) : NaN;
   if (!Number.isFinite(keep))
     return {
       ...(retained === undefined ? {} : { expiresAt: new Date(retained) }),
