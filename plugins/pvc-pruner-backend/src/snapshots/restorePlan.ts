@@ -204,10 +204,8 @@ export function restorePlan(
       )}) is not the claim it was taken of (${source ?? 'none'})`,
     );
   const parsed = parseClaimName(claimName, statefulSet);
-  if (
-    parsed?.ordinal === undefined ||
-    `${parsed.template}-${stsName}-${parsed.ordinal}` !== claimName
-  )
+  // parseClaimName matches the whole name: a template's prefix, then a decimal ordinal (no sign, no leading zero).
+  if (parsed?.ordinal === undefined)
     return refuse(
       `${quoted(
         claimName,
