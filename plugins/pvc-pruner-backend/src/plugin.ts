@@ -55,10 +55,12 @@ import {
   WorkloadCatalog,
 } from './ownership';
 import {
+  KeptSnapshots,
   KeptSnapshotTotals,
   OrphanSnapshotPlanner,
   SnapshotExpiryTask,
   SnapshotKeeper,
+  SnapshotRestorer,
   SnapshotSteps,
 } from './snapshots';
 
@@ -268,6 +270,17 @@ export const pvcPrunerPlugin = createBackendPlugin({
               retentionDays: options.snapshots.retentionDays,
               maxKeepDays: options.snapshots.maxKeepDays,
               prices,
+            }),
+            keptSnapshots: new KeptSnapshots(
+              { orphanFinder, gateways, ownership },
+              { retentionDays: options.snapshots.retentionDays, prices },
+            ),
+            restorer: new SnapshotRestorer({
+              gateways,
+              ownership,
+              store,
+              events,
+              logger,
             }),
             jobs,
             store,

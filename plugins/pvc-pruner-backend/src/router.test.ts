@@ -37,6 +37,14 @@ import { OrphanSightingStore } from './database';
 import { ClusterRegistry } from './kubernetes';
 import { OpenStreamLimits } from './limits';
 import { eventually } from './__testUtils__/eventually';
+import {
+  FakeRestoreCluster,
+  JOB_ID,
+  prunersSnapshot,
+  SNAPSHOT_NAME,
+  SNAPSHOT_UID,
+} from './__testUtils__/fakeRestoreCluster';
+import { KeptSnapshots, SnapshotRestorer } from './snapshots';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
@@ -104,6 +112,11 @@ describe('createRouter', () => {
     Parameters<SnapshotKeeper['keep']>
   >();
   let app: express.Express;
+  let restoreCluster: FakeRestoreCluster;
+  let listSnapshots: jest.Mock<
+    ReturnType<KeptSnapshots['list']>,
+    Parameters<KeptSnapshots['list']>
+  >;
   const scanCluster = jest.fn(
     async (cluster: ClusterDetails, targets: EntityWorkloadTarget[]) => ({
       cluster: cluster.name,
@@ -187,6 +200,13 @@ describe('createRouter', () => {
       }),
       ownership,
       snapshotKeeper: { keep: keepSnapshot } as unknown as SnapshotKeeper,
+      keptSnapshots: { list: listSnapshots },
+      restorer: new SnapshotRestorer({
+        gateways: { for: async () => restoreCluster.asGateway() },
+        ownership,
+        store,
+        events,
+      }),
       ...overrides,
     });
     return express().use(router).use(mockErrorHandler());
@@ -281,6 +301,12 @@ describe('createRouter', () => {
     );
     audit = recordingAuditor();
     findForEntity = jest.fn(async (_target: EntityWorkloadTarget) => SCAN);
+    restoreCluster = new FakeRestoreCluster();
+    listSnapshots = jest.fn(async (target: EntityWorkloadTarget) => ({
+      entityRef: target.entityRef,
+      clusters: [{ cluster: 'demo', ok: true as const, statefulSets: [] }],
+      totals: { snapshots: 0, bytes: 0 },
+    })) as unknown as typeof listSnapshots;
     start = jest.fn(async ({ request: req, target, credentials }: JobStart) =>
       store.createJob({
         ...req,
@@ -1121,6 +1147,274 @@ describe('createRouter', () => {
       const response = await postKeep(noDate);
       expect(response.status).toBe(400);
       expect(keepSnapshot).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('GET /v1/snapshots', () => {
+    it('checks pvc-pruner.orphans.read on the entity, lists its snapshots with the user tokens, and audits the read', async () => {
+      const response = await request(app)
+        .get('/v1/snapshots')
+        .query({ entityRef: ORDERS })
+        .set('Backstage-Kubernetes-Authorization-oidc-okta', 'user-token');
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({
+        entityRef: ORDERS,
+        clusters: [{ cluster: 'demo', ok: true, statefulSets: [] }],
+        totals: { snapshots: 0, bytes: 0 },
+      });
+      expect(permissions.authorize).toHaveBeenCalledWith(
+        [
+          expect.objectContaining({
+            permission: pvcPrunerOrphansReadPermission,
+            resourceRef: ORDERS,
+          }),
+        ],
+        expect.anything(),
+      );
+      expect(listSnapshots).toHaveBeenCalledWith(
+        expect.objectContaining({ entityRef: ORDERS }),
+        expect.anything(),
+        { oidc: { okta: 'user-token' } },
+      );
+      expect(audit.events).toEqual([
+        expect.objectContaining({
+          options: expect.objectContaining({
+            eventId: 'snapshots-read',
+            severityLevel: 'low',
+          }),
+          outcome: 'success',
+          meta: { snapshots: 0 },
+        }),
+      ]);
+    });
+
+    it('answers 403 without listing when reads are denied, and 401 without credentials', async () => {
+      denyEverything();
+      const denied = await request(app)
+        .get('/v1/snapshots')
+        .query({ entityRef: ORDERS });
+      const anonymous = await request(app)
+        .get('/v1/snapshots')
+        .query({ entityRef: ORDERS })
+        .set('authorization', mockCredentials.none.header());
+
+      expect(denied.status).toBe(403);
+      expect(anonymous.status).toBe(401);
+      expect(listSnapshots).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('POST /v1/restores', () => {
+    const validRestore = (overrides: Record<string, unknown> = {}) => ({
+      entityRef: ORDERS,
+      cluster: 'demo',
+      namespace: 'shop',
+      statefulSet: 'orders-db',
+      snapshot: { name: SNAPSHOT_NAME, uid: SNAPSHOT_UID },
+      ...overrides,
+    });
+    const postRestore = (body: unknown) =>
+      request(app)
+        .post('/v1/restores')
+        .set('authorization', mockCredentials.user.header(ALICE))
+        .send(body as object);
+
+    /** The restore was audited with severity high, and as refused. */
+    function expectRestoreAuditedAsRefused() {
+      expect(audit.events).toEqual([
+        expect.objectContaining({
+          options: expect.objectContaining({
+            eventId: 'restore',
+            severityLevel: 'high',
+          }),
+          outcome: 'fail',
+        }),
+      ]);
+    }
+
+    it('creates the claim for a user allowed pvc-pruner.prune, answers 201, audits it, and records it in the job that took the snapshot', async () => {
+      const job = await store.createJob({
+        id: JOB_ID,
+        entityRef: ORDERS,
+        cluster: 'demo',
+        namespace: 'shop',
+        statefulSet: 'orders-db',
+        dryRun: false,
+        requestedBy: ALICE,
+        pvcs: [{ name: 'data-orders-db-3', uid: 'claim-uid-3' }],
+      } as Parameters<PruneJobStore['createJob']>[0]);
+
+      const response = await postRestore(validRestore());
+
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({
+        claim: {
+          name: 'data-orders-db-3',
+          namespace: 'shop',
+          uid: 'restored-claim-uid',
+        },
+        snapshot: SNAPSHOT_NAME,
+        statefulSet: 'orders-db',
+        requested: '20Gi',
+        reattachesAtReplicas: 4,
+        message: 'scale orders-db to 4 replicas to bring it back',
+      });
+      expect(restoreCluster.created.map(c => c.metadata?.name)).toEqual([
+        'data-orders-db-3',
+      ]);
+      expect(audit.events).toEqual([
+        expect.objectContaining({
+          options: expect.objectContaining({
+            eventId: 'restore',
+            severityLevel: 'high',
+            meta: expect.objectContaining({
+              actor: ALICE,
+              snapshot: SNAPSHOT_NAME,
+              snapshotUid: SNAPSHOT_UID,
+            }),
+          }),
+          outcome: 'success',
+          meta: expect.objectContaining({
+            claim: 'data-orders-db-3',
+            jobId: job.id,
+          }),
+        }),
+      ]);
+      const logged = await store.listEvents(job.id, 0);
+      expect(logged.map(e => e.type)).toContain('snapshot-restored');
+    });
+
+    it('refuses service credentials with 403, and answers 401 without credentials', async () => {
+      const asService = await request(app)
+        .post('/v1/restores')
+        .set('authorization', mockCredentials.service.header())
+        .send(validRestore());
+      const anonymous = await request(app)
+        .post('/v1/restores')
+        .set('authorization', mockCredentials.none.header())
+        .send(validRestore());
+
+      expect(asService.status).toBe(403);
+      expect(anonymous.status).toBe(401);
+      expect(restoreCluster.calls).toEqual([]);
+    });
+
+    it('answers 403 when pvc-pruner.prune is denied, before asking the cluster, and audits the refusal', async () => {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            r.permission.name === 'pvc-pruner.prune'
+              ? AuthorizeResult.DENY
+              : AuthorizeResult.ALLOW,
+        })),
+      );
+
+      const response = await postRestore(validRestore());
+
+      expect(response.status).toBe(403);
+      expect(restoreCluster.calls).toEqual([]);
+      expectRestoreAuditedAsRefused();
+    });
+
+    it('answers 403 with the reason when pruning is disabled', async () => {
+      app = await makeApp({ pruneDisabledReason: 'Pruning is disabled' });
+
+      const response = await postRestore(validRestore());
+
+      expect(response.status).toBe(403);
+      expect(response.body.error.message).toBe('Pruning is disabled');
+      expect(restoreCluster.calls).toEqual([]);
+      expectRestoreAuditedAsRefused();
+    });
+
+    it('answers 404 for a snapshot pvc-pruner did not take of this StatefulSet', async () => {
+      restoreCluster.addSnapshot(
+        prunersSnapshot({}, { 'pvc-pruner.backstage.io/statefulset': 'other' }),
+      );
+
+      const response = await postRestore(validRestore());
+
+      expect(response.status).toBe(404);
+      expect(restoreCluster.created).toEqual([]);
+      expectRestoreAuditedAsRefused();
+    });
+
+    it.each<[string, () => void, Record<string, unknown>, RegExp]>([
+      [
+        'a claim of that name exists',
+        () =>
+          restoreCluster.claims.set('shop/data-orders-db-3', {
+            metadata: { name: 'data-orders-db-3' },
+          }),
+        {},
+        /A claim named data-orders-db-3 exists/,
+      ],
+      [
+        'the snapshot is another one (uid)',
+        () => undefined,
+        { snapshot: { name: SNAPSHOT_NAME, uid: 'seen-before' } },
+        /is another one now/,
+      ],
+      [
+        'the snapshot is not ready',
+        () => {
+          const s = prunersSnapshot();
+          s.status!.readyToUse = false;
+          restoreCluster.addSnapshot(s);
+        },
+        {},
+        /not ready/,
+      ],
+      [
+        'its claim-name annotation names a claim that is not the StatefulSet’s',
+        () => {
+          const s = prunersSnapshot({
+            'pvc-pruner.backstage.io/claim-name': 'postgres-admin',
+          });
+          s.spec!.source!.persistentVolumeClaimName = 'postgres-admin';
+          restoreCluster.addSnapshot(s);
+        },
+        {},
+        /"postgres-admin" is not a claim of StatefulSet orders-db/,
+      ],
+      [
+        'its claim labels are not labels',
+        () =>
+          restoreCluster.addSnapshot(
+            prunersSnapshot({
+              'pvc-pruner.backstage.io/claim-labels': JSON.stringify({
+                app: 'x'.repeat(64),
+              }),
+            }),
+          ),
+        {},
+        /is not a label value/,
+      ],
+    ])(
+      'answers 409 when %s, creating nothing',
+      async (_what, arrange, body, message) => {
+        arrange();
+
+        const response = await postRestore(validRestore(body));
+
+        expect(response.status).toBe(409);
+        expect(response.body.error.message).toMatch(message);
+        expect(restoreCluster.created).toEqual([]);
+        expectRestoreAuditedAsRefused();
+      },
+    );
+
+    it.each<[string, Record<string, unknown>]>([
+      ['a malformed entityRef', { entityRef: 'component:' }],
+      ['a snapshot without a uid', { snapshot: { name: SNAPSHOT_NAME } }],
+      ['an unknown field', { force: true }],
+      ['a namespace that is no name', { namespace: 'Shop!' }],
+    ])('answers 400 for %s, asking no cluster', async (_what, body) => {
+      const response = await postRestore(validRestore(body));
+
+      expect(response.status).toBe(400);
+      expect(restoreCluster.calls).toEqual([]);
     });
   });
 

@@ -1,6 +1,7 @@
 import {
   AuditorService,
   BackstageCredentials,
+  BackstageUserPrincipal,
   HttpAuthService,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
@@ -20,7 +21,12 @@ import { KeptJson } from './KeptJson';
 import { PruneJobStore } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
-import { EntityWorkloads, OrphanFinder, parseEntityRefStrict } from './orphans';
+import {
+  EntityWorkloads,
+  EntityWorkloadTarget,
+  OrphanFinder,
+  parseEntityRefStrict,
+} from './orphans';
 import {
   authProviderOf,
   ClusterRegistry,
@@ -28,7 +34,12 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
-import { SnapshotKeeper, snapshotsOf } from './snapshots';
+import {
+  KeptSnapshots,
+  SnapshotKeeper,
+  SnapshotRestorer,
+  snapshotsOf,
+} from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
@@ -55,7 +66,11 @@ export interface RouterOptions {
   unowned: UnownedOrphans;
   ownership: OwnershipChecks;
   /** Sets a snapshot's keep-until (`POST /v1/snapshots/keep`). */
-  snapshotKeeper: SnapshotKeeper;
+  snapshotKeeper: Pick<SnapshotKeeper, 'keep'>;
+  /** The snapshots pvc-pruner kept of an entity's StatefulSets (`GET /v1/snapshots`). */
+  keptSnapshots: Pick<KeptSnapshots, 'list'>;
+  /** Claims re-created from those snapshots (`POST /v1/restores`). */
+  restorer: Pick<SnapshotRestorer, 'restore'>;
   /** How many event streams each caller may have open. */
   eventStreams: OpenStreamLimits;
   /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
@@ -86,6 +101,9 @@ export async function createRouter(
     fleet,
     unowned,
     ownership,
+    keptSnapshots,
+    restorer,
+    snapshotKeeper,
   } = options;
   const keptJson = new KeptJson();
   // Parsed here, ahead of the spec's router, so a body over the limit stays a
@@ -348,48 +366,137 @@ export async function createRouter(
     }
   });
 
-  api.post('/v1/snapshots/keep', async (req, res) => {
+  /**
+   * A user's write on one of an entity's StatefulSets (keep a snapshot,
+   * restore one): audited from before any work, refused unless the caller may
+   * prune the entity and prunes are enabled; `act` checks the rest.
+   */
+  const auditedStatefulSetWrite = async <T>(
+    req: IncomingRequest,
+    event: { eventId: string; severityLevel: 'medium' | 'high' },
+    address: { entityRef: string; meta: JsonObject },
+    act: (
+      target: EntityWorkloadTarget,
+      credentials: BackstageCredentials<BackstageUserPrincipal>,
+    ) => Promise<{ result: T; meta: JsonObject }>,
+  ): Promise<T> => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    const body = req.body;
-    const { snapshot } = body;
     const audit = await auditor.createEvent({
-      eventId: 'snapshot-keep',
-      severityLevel: 'medium',
+      ...event,
       request: req,
       meta: {
         actor: credentials.principal.userEntityRef,
-        entityRef: snapshot.entityRef,
-        cluster: snapshot.cluster,
-        namespace: snapshot.namespace,
-        statefulSet: snapshot.statefulSet,
-        snapshot: snapshot.snapshot.name,
-        uid: snapshot.snapshot.uid,
-        keepUntil: body.keepUntil,
+        entityRef: address.entityRef,
+        ...address.meta,
       },
     });
     try {
-      const entityRef = parseEntityRefStrict(snapshot.entityRef);
       const target = await permittedTarget(
-        entityRef,
+        parseEntityRefStrict(address.entityRef),
         pvcPrunerPrunePermission,
         credentials,
       );
       if (options.pruneDisabledReason)
         throw new NotAllowedError(options.pruneDisabledReason);
-      const kept = await options.snapshotKeeper.keep({
-        request: body,
-        target,
-        credentials,
-        requestAuth: requestAuthFromHeaders(req.headers),
-      });
-      await audit.success({
-        meta: { keepUntil: kept.keepUntil, expiresAt: kept.expiresAt },
-      });
-      res.json(kept);
+      const { result, meta } = await act(target, credentials);
+      await audit.success({ meta });
+      return result;
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;
     }
+  };
+
+  api.get('/v1/snapshots', async (req, res) => {
+    const { entityRef } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'snapshots-read', meta: { entityRef } },
+        async credentials => {
+          const target = await permittedTarget(
+            entityRef,
+            pvcPrunerOrphansReadPermission,
+            credentials,
+          );
+          const found = await keptSnapshots.list(
+            target,
+            credentials,
+            requestAuthFromHeaders(req.headers),
+          );
+          return { result: found, meta: { snapshots: found.totals.snapshots } };
+        },
+      ),
+    );
+  });
+
+  api.post('/v1/snapshots/keep', async (req, res) => {
+    const body = req.body;
+    const { snapshot } = body;
+    const kept = await auditedStatefulSetWrite(
+      req,
+      { eventId: 'snapshot-keep', severityLevel: 'medium' },
+      {
+        entityRef: snapshot.entityRef,
+        meta: {
+          cluster: snapshot.cluster,
+          namespace: snapshot.namespace,
+          statefulSet: snapshot.statefulSet,
+          snapshot: snapshot.snapshot.name,
+          uid: snapshot.snapshot.uid,
+          keepUntil: body.keepUntil,
+        },
+      },
+      async (target, credentials) => {
+        const result = await snapshotKeeper.keep({
+          request: body,
+          target,
+          credentials,
+          requestAuth: requestAuthFromHeaders(req.headers),
+        });
+        return {
+          result,
+          meta: { keepUntil: result.keepUntil, expiresAt: result.expiresAt },
+        };
+      },
+    );
+    res.json(kept);
+  });
+
+  api.post('/v1/restores', async (req, res) => {
+    const body = req.body;
+    const restored = await auditedStatefulSetWrite(
+      req,
+      { eventId: 'restore', severityLevel: 'high' },
+      {
+        entityRef: body.entityRef,
+        meta: {
+          cluster: body.cluster,
+          namespace: body.namespace,
+          statefulSet: body.statefulSet,
+          snapshot: body.snapshot.name,
+          snapshotUid: body.snapshot.uid,
+        },
+      },
+      async (target, credentials) => {
+        const { response, jobId } = await restorer.restore({
+          request: { ...body, entityRef: target.entityRef },
+          target,
+          credentials,
+          requestAuth: requestAuthFromHeaders(req.headers),
+        });
+        return {
+          result: response,
+          meta: {
+            claim: response.claim.name,
+            claimUid: response.claim.uid,
+            requested: response.requested,
+            ...(jobId ? { jobId } : {}),
+          },
+        };
+      },
+    );
+    res.status(201).json(restored);
   });
 
   api.get('/v1/prune-jobs', async (req, res) => {

@@ -1,10 +1,15 @@
 import type { KubeObject, KubeSim, PolicyRule } from 'kube-sim';
+import type {
+  KeptSnapshot,
+  SnapshotsResponse,
+} from 'backstage-plugin-pvc-pruner-common';
 import {
   claimOf,
   component,
   grantsOf,
   heldTasks,
   ORDERS_DB_ORPHANS,
+  ORDERS_REF,
   permissionOf,
   pruneAll,
   Pruner,
@@ -97,6 +102,27 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
     return pruner;
   }
 
+  /** The snapshots GET /v1/snapshots lists for orders-db. */
+  async function keptSnapshots(p: Pruner): Promise<KeptSnapshot[]> {
+    const res = await p.get<SnapshotsResponse>(
+      `/v1/snapshots?entityRef=${encodeURIComponent(ORDERS_REF)}`,
+    );
+    const [cluster] = res.body.clusters;
+    if (!cluster?.ok) throw new Error(`snapshots answered ${res.text}`);
+    return cluster.statefulSets
+      .filter(s => s.name === 'orders-db')
+      .flatMap(s => s.snapshots);
+  }
+
+  const restoreFrom = (p: Pruner, snapshot: KeptSnapshot) =>
+    p.post('/v1/restores', {
+      entityRef: ORDERS_REF,
+      cluster: 'demo',
+      namespace: 'shop',
+      statefulSet: 'orders-db',
+      snapshot: { name: snapshot.name, uid: snapshot.uid },
+    });
+
   /** Prunes, with snapshots, the orphans of orders-db and of logs-db (or the ones named). */
   async function pruneBoth(p: Pruner, only?: string[]) {
     const jobs = [];
@@ -158,6 +184,11 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
       keepUntil: new Date(Date.now() + 30 * 86_400_000).toISOString(),
     });
     expect(keep.status).toBe(200);
+    // The kept snapshots are listed, and one claim restored from its snapshot.
+    const kept = await keptSnapshots(p);
+    expect(kept.map(k => k.claimName).sort()).toEqual(ORDERS_DB_ORPHANS);
+    const restored = kept.find(k => k.name === first.name)!;
+    expect((await restoreFrom(p, restored)).status).toBe(201);
     const fleet = await p.get('/v1/fleet');
     expect(fleet.status).toBe(200);
     await withClockAhead(8 * 86_400_000, () =>
@@ -178,6 +209,43 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
     const used = new Set(mine.map(permissionOf));
     const unused = [...grantsOf(snapshotRules)].filter(g => !used.has(g));
     expect(unused).toEqual([]);
+  });
+
+  it('without list volumesnapshots, the card’s list of kept snapshots is a failed section naming the refusal; without create persistentvolumeclaims, a restore is a 503 naming it, and nothing is created', async () => {
+    const full = [...rbacRules(), ...rbacRules(SNAPSHOT_RULES)];
+    let p = await startWith(full);
+    const sts = statefulSetIn(await p.scan(), 'shop', 'orders-db');
+    const request = pruneAll(sts);
+    request.pvcs = request.pvcs.filter(c => c.name === 'data-orders-db-2');
+    expect(
+      (await p.waitForJob(await p.prune({ ...request, snapshot: true })))
+        .status,
+    ).toBe('succeeded');
+    const [snapshot] = await keptSnapshots(p);
+    await p.stop();
+
+    p = await startWith(without(full, 'volumesnapshots', 'list'));
+    const listed = await p.get<SnapshotsResponse>(
+      `/v1/snapshots?entityRef=${encodeURIComponent(ORDERS_REF)}`,
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.body.clusters).toEqual([
+      expect.objectContaining({
+        ok: false,
+        error: expect.objectContaining({
+          message: expect.stringContaining('list volumesnapshots in shop: 403'),
+        }),
+      }),
+    ]);
+    await p.stop();
+
+    p = await startWith(without(full, 'persistentvolumeclaims', 'create'));
+    const restored = await restoreFrom(p, snapshot);
+    expect(restored.status).toBe(503);
+    expect(restored.body.error.message).toContain(
+      'create persistentvolumeclaim shop/data-orders-db-2: 403',
+    );
+    expect(claimOf(sim, 'shop', 'data-orders-db-2')).toBeUndefined();
   });
 
   it.each([

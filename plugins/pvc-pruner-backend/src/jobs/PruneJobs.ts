@@ -6,20 +6,22 @@ import type {
 } from '@backstage/backend-plugin-api';
 import {
   InputError,
-  NotAllowedError,
   NotFoundError,
   ServiceUnavailableError,
 } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import { EntityWorkloadTarget } from '../orphans';
+import {
+  assertWithinTarget,
+  EntityWorkloadTarget,
+  selectedStatefulSet,
+} from '../orphans';
 import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
 import { RunningJobLimits } from '../limits';
-import { selectedStatefulSet } from './selectedStatefulSet';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
 export interface JobOutcomeReporter {
@@ -127,16 +129,7 @@ export class PruneJobs {
       throw new InputError(
         'snapshot: true asks for a VolumeSnapshot of each claim, but snapshots are off on this Backstage instance (pvcPruner.snapshots.enabled); prune without snapshot, or ask the platform team to enable them',
       );
-    if (target?.cluster && target.cluster !== request.cluster) {
-      throw new NotAllowedError(
-        `Entity ${target.entityRef} maps to cluster "${target.cluster}", not "${request.cluster}"`,
-      );
-    }
-    if (target?.namespace && target.namespace !== request.namespace) {
-      throw new NotAllowedError(
-        `Entity ${target.entityRef} maps to namespace "${target.namespace}", not "${request.namespace}"`,
-      );
-    }
+    assertWithinTarget(target, request);
     const scope = {
       requestedBy,
       cluster: request.cluster,

@@ -19,4 +19,3 @@ export type {
   Prepared,
 } from './BeforeDeleteStep';
 export type { Confirmed } from './ClaimRecheck';
-export { selectedStatefulSet } from './selectedStatefulSet';

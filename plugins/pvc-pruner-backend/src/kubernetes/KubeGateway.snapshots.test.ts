@@ -179,3 +179,57 @@ describe('KubeGateway: VolumeSnapshots', () => {
     });
   });
 });
+
+describe('KubeGateway: listing snapshots and restoring a claim', () => {
+  it('lists snapshots by label selector, in a namespace or in all, every page', async () => {
+    const { gateway, seen } = await gatewayTo((one, res) => {
+      const query = new URLSearchParams(one.query);
+      if (query.get('continue'))
+        json(res, 200, { items: [{ metadata: { name: 'b' } }], metadata: {} });
+      else
+        json(res, 200, {
+          items: [{ metadata: { name: 'a' } }],
+          metadata: { continue: 'next' },
+        });
+    });
+
+    const names = (await gateway.listVolumeSnapshots('shop', 'x=y')).map(
+      s => s.metadata?.name,
+    );
+    await gateway.listVolumeSnapshots(undefined, 'x=y');
+
+    expect(names).toEqual(['a', 'b']);
+    expect(seen.map(s => s.path)).toEqual([
+      '/apis/snapshot.storage.k8s.io/v1/namespaces/shop/volumesnapshots',
+      '/apis/snapshot.storage.k8s.io/v1/namespaces/shop/volumesnapshots',
+      '/apis/snapshot.storage.k8s.io/v1/volumesnapshots',
+      '/apis/snapshot.storage.k8s.io/v1/volumesnapshots',
+    ]);
+    expect(new URLSearchParams(seen[0].query).get('labelSelector')).toBe('x=y');
+  });
+
+  it('creates a claim in its namespace, and a 409 stays a ClusterRequestError with that status', async () => {
+    let status = 201;
+    const { gateway, seen } = await gatewayTo((one, res) =>
+      json(
+        res,
+        status,
+        status === 201
+          ? JSON.parse(one.body)
+          : { kind: 'Status', reason: 'AlreadyExists', message: 'exists' },
+      ),
+    );
+    const claim = { metadata: { name: 'data-web-3' } };
+
+    await expect(gateway.createClaim('shop', claim)).resolves.toEqual(claim);
+    status = 409;
+    const error = await gateway.createClaim('shop', claim).catch(e => e);
+
+    expect(seen.map(s => `${s.method} ${s.path}`)).toEqual([
+      'POST /api/v1/namespaces/shop/persistentvolumeclaims',
+      'POST /api/v1/namespaces/shop/persistentvolumeclaims',
+    ]);
+    expect(error).toBeInstanceOf(ClusterRequestError);
+    expect(error).toMatchObject({ statusCode: 409, reason: 'AlreadyExists' });
+  });
+});

@@ -401,6 +401,22 @@ export class KubeGateway {
     );
   }
 
+  /** Creates a claim in its namespace (a 409 when one of that name exists). */
+  createClaim(
+    namespace: string,
+    claim: V1PersistentVolumeClaim,
+  ): Promise<V1PersistentVolumeClaim> {
+    return this.call(
+      `create persistentvolumeclaim ${namespace}/${claim.metadata?.name ?? ''}`,
+      signal =>
+        this.api.postJson<V1PersistentVolumeClaim>(
+          apiPath('persistentvolumeclaims', { namespace }),
+          claim,
+          { signal, maxBytes: this.limits.objectBytes },
+        ),
+    );
+  }
+
   /** The volume, or undefined when it does not exist. */
   async readVolume(name: string): Promise<V1PersistentVolume | undefined> {
     return this.orUndefined(() =>
@@ -480,6 +496,21 @@ export class KubeGateway {
     );
   }
 
+  /**
+   * The VolumeSnapshots of a namespace (of every namespace without one) that
+   * `labelSelector` selects, within the list limits.
+   */
+  listVolumeSnapshots(
+    namespace: string | undefined,
+    labelSelector: string,
+  ): Promise<VolumeSnapshot[]> {
+    return this.listAll(
+      `list volumesnapshots${namespace ? ` in ${namespace}` : ''}`,
+      apiPath('volumesnapshots', { namespace }),
+      { labelSelector },
+    );
+  }
+
   /** The VolumeSnapshot, or undefined when it does not exist. */
   async readVolumeSnapshot(
     namespace: string,
@@ -490,21 +521,6 @@ export class KubeGateway {
         `get volumesnapshot ${namespace}/${name}`,
         apiPath('volumesnapshots', { namespace, name }),
       ),
-    );
-  }
-
-  /**
-   * The VolumeSnapshots matching a label selector, in one namespace or (no
-   * namespace) cluster-wide, within the list limits.
-   */
-  listVolumeSnapshots(
-    namespace: string | undefined,
-    labelSelector: string,
-  ): Promise<VolumeSnapshot[]> {
-    return this.listAll(
-      `list volumesnapshots${namespace ? ` in ${namespace}` : ''}`,
-      apiPath('volumesnapshots', { namespace }),
-      { labelSelector },
     );
   }
 

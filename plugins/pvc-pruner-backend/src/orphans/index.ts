@@ -27,3 +27,8 @@ export {
   type ScaleUpSignals,
 } from './orphanRule';
 export type { Admission, Admit } from './admitted';
+export {
+  assertWithinTarget,
+  selectedStatefulSet,
+  type StatefulSetAddress,
+} from './selectedStatefulSet';

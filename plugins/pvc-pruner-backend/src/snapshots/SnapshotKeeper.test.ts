@@ -65,7 +65,11 @@ function snapshot(
         ...over.annotations,
       },
     },
-    status: { readyToUse: true, restoreSize: '20Gi' },
+    status: {
+      readyToUse: true,
+      restoreSize: '20Gi',
+      boundVolumeSnapshotContentName: 'snapcontent-0a9b8c7d',
+    },
   };
 }
 

@@ -4,10 +4,9 @@ import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common'
 import {
   KeepSnapshotRequest,
   KeptSnapshot,
-  parseQuantity,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { PriceList } from '../cost';
-import { selectedStatefulSet } from '../jobs/selectedStatefulSet';
+import { assertWithinTarget, selectedStatefulSet } from '../orphans';
 import {
   clusterFailure,
   ClusterRequestError,
@@ -23,64 +22,10 @@ import {
   SNAPSHOT_LABELS,
 } from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
+import { keptSnapshotOf } from './keptSnapshot';
 import { jobOfSnapshot, type SnapshotJobHistory } from './SnapshotExpiryTask';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** A snapshot as `KeptSnapshot` describes it, with what can be read from the snapshot itself. */
-export function keptSnapshotOf(
-  snapshot: VolumeSnapshot,
-  retentionDays: number,
-  prices?: PriceList,
-): KeptSnapshot {
-  const meta = snapshot.metadata ?? {};
-  const labels = meta.labels ?? {};
-  const expiry = snapshotExpiry(snapshot, retentionDays);
-  const restoreSize = snapshot.status?.restoreSize;
-  const restoreBytes =
-    restoreSize === undefined ? undefined : parseQuantity(String(restoreSize));
-  const monthlyCost =
-    restoreBytes === undefined
-      ? undefined
-      : prices?.snapshotMonthlyCost(restoreBytes);
-  const readyToUse = snapshot.status?.readyToUse === true;
-  const error = snapshot.status?.error?.message;
-  const created = meta.creationTimestamp as string | Date | undefined;
-  let notRestorable: string | undefined;
-  if (error) notRestorable = `it reports an error: ${error}`;
-  else if (!readyToUse) notRestorable = 'it is not ready to use yet';
-  return {
-    name: meta.name ?? '',
-    namespace: meta.namespace ?? '',
-    uid: meta.uid ?? '',
-    ...(labels[SNAPSHOT_LABELS.statefulSet]
-      ? { statefulSet: labels[SNAPSHOT_LABELS.statefulSet] }
-      : {}),
-    claimName:
-      meta.annotations?.[SNAPSHOT_ANNOTATIONS.claimName] ??
-      snapshot.spec?.source?.persistentVolumeClaimName ??
-      '',
-    ...(labels[SNAPSHOT_LABELS.claimUid]
-      ? { claimUid: labels[SNAPSHOT_LABELS.claimUid] }
-      : {}),
-    ...(labels[SNAPSHOT_LABELS.job]
-      ? { jobId: labels[SNAPSHOT_LABELS.job] }
-      : {}),
-    createdAt: created ? new Date(created).toISOString() : '',
-    readyToUse,
-    ...(restoreBytes !== undefined ? { restoreBytes } : {}),
-    ...(restoreSize !== undefined ? { restoreSize: String(restoreSize) } : {}),
-    expiresAt: expiry.expiresAt?.toISOString() ?? '',
-    ...(expiry.keepUntil ? { keepUntil: expiry.keepUntil.toISOString() } : {}),
-    ...(expiry.keepUntilUnreadable !== undefined
-      ? { keepUntilUnreadable: expiry.keepUntilUnreadable }
-      : {}),
-    ...(error ? { error } : {}),
-    ...(monthlyCost !== undefined ? { monthlyCost } : {}),
-    restorable: notRestorable === undefined,
-    ...(notRestorable ? { notRestorable } : {}),
-  };
-}
 
 /**
  * `POST /v1/snapshots/keep`: sets a snapshot's keep-until, so the expiry
@@ -139,6 +84,7 @@ export class SnapshotKeeper {
     requestAuth?: KubernetesRequestAuth;
   }): Promise<KeptSnapshot> {
     const { cluster, namespace, statefulSet, snapshot: ref } = request.snapshot;
+    assertWithinTarget(target, request.snapshot);
     let gateway: KubeGateway;
     try {
       gateway = await this.deps.gateways.for(cluster, requestAuth);
@@ -222,11 +168,11 @@ export class SnapshotKeeper {
         );
       throw e;
     }
-    const result = keptSnapshotOf(
-      kept,
-      this.deps.retentionDays,
-      this.deps.prices,
-    );
+    const result = keptSnapshotOf(kept, {
+      retentionDays: this.deps.retentionDays,
+      prices: this.deps.prices,
+      now,
+    });
     await this.tellJob(cluster, kept, result, credentials);
     return result;
   }

@@ -10,6 +10,7 @@ import {
   VolumeSnapshot,
   VolumeSnapshotContent,
 } from '../kubernetes';
+import { boundContentProblem } from './snapshotContent';
 import { snapshotMetadata, snapshotName } from './snapshotMetadata';
 
 /** The cluster's calls a snapshot needs: the job's own gateway, with the user's credentials where it carries them. */
@@ -404,23 +405,8 @@ export class SnapshotTaker {
       return `VolumeSnapshot ${name} is bound to ${
         bound ?? 'no VolumeSnapshotContent'
       }, not ${contentName}`;
-    if (!content)
-      return `VolumeSnapshot ${name} names VolumeSnapshotContent ${contentName}, which does not exist`;
-    if (content.metadata?.deletionTimestamp)
-      return `VolumeSnapshotContent ${contentName} of VolumeSnapshot ${name} is being deleted`;
-    const back = content.spec?.volumeSnapshotRef;
-    if (
-      back?.namespace !== expected.namespace ||
-      back?.name !== name ||
-      back?.uid !== expected.uid
-    )
-      return `VolumeSnapshotContent ${contentName} does not point back at VolumeSnapshot ${
-        expected.namespace
-      }/${name} (it names ${back?.namespace ?? '?'}/${back?.name ?? '?'}, uid ${
-        back?.uid ?? '?'
-      })`;
-    if (content.status?.readyToUse !== true || !content.status?.snapshotHandle)
-      return `VolumeSnapshotContent ${contentName} is not ready (no readyToUse and snapshotHandle in its status)`;
+    const unbound = boundContentProblem(expected, contentName, content);
+    if (unbound || !content) return unbound;
     if (content.spec?.source?.snapshotHandle)
       return `VolumeSnapshotContent ${contentName} was pre-provisioned (source.snapshotHandle), not taken of the claim's volume`;
     const takenOf = content.spec?.source?.volumeHandle;

@@ -9,17 +9,41 @@ export {
 export { SnapshotTaker, type SnapshotResult } from './SnapshotTaker';
 export {
   labelValue,
+  MANAGED_BY,
   SNAPSHOT_ANNOTATIONS,
   SNAPSHOT_LABELS,
   snapshotName,
 } from './snapshotMetadata';
 export { snapshotsOf } from './snapshotsOf';
-export { snapshotExpiry } from './snapshotExpiry';
 export {
   MANAGED_SNAPSHOTS,
   SNAPSHOT_EXPIRY_TASK_ID,
   SnapshotExpiryTask,
   type ClusterExpiry,
 } from './SnapshotExpiryTask';
-export { keptSnapshotOf, SnapshotKeeper } from './SnapshotKeeper';
+export { SnapshotKeeper } from './SnapshotKeeper';
 export { KeptSnapshotTotals } from './KeptSnapshotTotals';
+export {
+  isSnapshotDue,
+  snapshotExpiry,
+  type SnapshotExpiry,
+} from './snapshotExpiry';
+export { boundContentProblem } from './snapshotContent';
+export {
+  MAX_RESTORED_LABELS,
+  notReadyReason,
+  RESTORED_ANNOTATIONS,
+  restorePlan,
+  type RestorePlan,
+} from './restorePlan';
+export {
+  KeptSnapshots,
+  MAX_SNAPSHOTS_PER_STATEFULSET,
+  type KeptSnapshotsOptions,
+} from './KeptSnapshots';
+export {
+  SnapshotRestorer,
+  type RestoreCalls,
+  type RestoreResult,
+  type SnapshotRestorerDeps,
+} from './SnapshotRestorer';

@@ -1,48 +1,69 @@
-import type { VolumeSnapshot } from '../kubernetes/volumeSnapshotTypes';
+import type { VolumeSnapshot } from '../kubernetes';
 import { SNAPSHOT_ANNOTATIONS } from './snapshotMetadata';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
+const DAY_MS = 86_400_000;
 
-/** An ISO 8601 date, or date and time with a zone, as `Date.prototype.toISOString` and RFC 3339 write them. */
+/** An ISO 8601 date-time (with a zone) or date, as `Date.toISOString()` and people write it. */
 const ISO_8601 =
-  /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+  /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
-function parseDate(text: string): Date | undefined {
-  if (!ISO_8601.test(text.trim())) return undefined;
-  const at = new Date(text.trim());
-  return Number.isNaN(at.getTime()) ? undefined : at;
+/** When one of pvc-pruner's snapshots expires, and why. */
+export interface SnapshotExpiry {
+  /**
+   * When the snapshot may be deleted: its creation plus the retention, or
+   * its keep-until date when that is later. Undefined when the snapshot has
+   * no readable creation time (no API server sends one without it): it is
+   * then never due.
+   */
+  expiresAt?: Date;
+  /** The keep-until annotation, when set and an ISO 8601 date. */
+  keepUntil?: Date;
+  /** A keep-until annotation that is not an ISO 8601 date, as written: the snapshot is never due until it is fixed. */
+  keepUntilUnreadable?: string;
 }
 
 /**
- * When one of pvc-pruner's snapshots expires: its creation plus
- * `retentionDays`, or its `pvc-pruner.backstage.io/keep-until` annotation
- * when that is later. A keep-until that is not an ISO 8601 date is returned
- * as written in `keepUntilUnreadable`, and then there is no `expiresAt`: the
- * snapshot is never expired until someone fixes the annotation (its data is
- * what is at stake). Without a creationTimestamp there is no `expiresAt`
- * either.
+ * When one of pvc-pruner's VolumeSnapshots expires:
+ * max(`metadata.creationTimestamp` + `retentionDays`, its
+ * `pvc-pruner.backstage.io/keep-until` annotation when that parses). The
+ * one rule for the list the card shows and for the task that deletes expired
+ * snapshots (which must also spare one whose keep-until is unreadable: see
+ * {@link isSnapshotDue}).
  */
 export function snapshotExpiry(
-  snapshot: VolumeSnapshot,
+  snapshot: Pick<VolumeSnapshot, 'metadata'>,
   retentionDays: number,
-): { expiresAt?: Date; keepUntil?: Date; keepUntilUnreadable?: string } {
+): SnapshotExpiry {
+  const stamp: unknown = snapshot.metadata?.creationTimestamp;
+  // A string on the wire; a Date in client-node's types.
+  const created =
+    typeof stamp === 'string' || stamp instanceof Date
+      ? new Date(stamp).getTime()
+      : NaN;
+  const retained = Number.isFinite(created)
+    ? created + retentionDays * DAY_MS
+    : undefined;
   const written =
     snapshot.metadata?.annotations?.[SNAPSHOT_ANNOTATIONS.keepUntil];
-  const keepUntil = written === undefined ? undefined : parseDate(written);
-  if (written !== undefined && !keepUntil)
-    return { keepUntilUnreadable: written };
-  // The API sends a string; client-node's type says Date.
-  const created = snapshot.metadata?.creationTimestamp as
-    | string
-    | Date
-    | undefined;
-  const createdAt = created === undefined ? undefined : new Date(created);
-  if (!createdAt || Number.isNaN(createdAt.getTime()))
-    return keepUntil ? { keepUntil } : {};
-  const retained = new Date(createdAt.getTime() + retentionDays * DAY_MS);
-  const expiresAt =
-    keepUntil && keepUntil.getTime() > retained.getTime()
-      ? keepUntil
-      : retained;
-  return { expiresAt, ...(keepUntil ? { keepUntil } : {}) };
+  if (written === undefined)
+    return retained === undefined ? {} : { expiresAt: new Date(retained) };
+  const keep = ISO_8601.test(written.trim()) ? Date.parse(written.trim()) : NaN;
+  if (!Number.isFinite(keep))
+    return {
+      ...(retained === undefined ? {} : { expiresAt: new Date(retained) }),
+      keepUntilUnreadable: written,
+    };
+  return {
+    ...(retained === undefined
+      ? {}
+      : { expiresAt: new Date(Math.max(retained, keep)) }),
+    keepUntil: new Date(keep),
+  };
+}
+
+/** Whether a snapshot's expiry has come at `now`: never with an unreadable keep-until or no creation time. */
+export function isSnapshotDue(expiry: SnapshotExpiry, now: Date): boolean {
+  if (expiry.keepUntilUnreadable !== undefined || !expiry.expiresAt)
+    return false;
+  return expiry.expiresAt.getTime() <= now.getTime();
 }

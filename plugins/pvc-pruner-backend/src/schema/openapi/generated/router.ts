@@ -1316,10 +1316,15 @@ export const spec = {
           },
           snapshots: {
             type: 'array',
-            description: 'Newest first.',
+            description: 'Newest first, at most 500.',
             items: {
               $ref: '#/components/schemas/KeptSnapshot',
             },
+          },
+          notListed: {
+            type: 'integer',
+            description:
+              'Snapshots of this StatefulSet past the 500 listed (the oldest), left out of `snapshots` but counted in the totals.',
           },
         },
       },

@@ -473,8 +473,10 @@ export interface components {
     StatefulSetSnapshots: {
       namespace: string;
       name: string;
-      /** Newest first. */
+      /** Newest first, at most 500. */
       snapshots: components['schemas']['KeptSnapshot'][];
+      /** Snapshots of this StatefulSet past the 500 listed (the oldest), left out of `snapshots` but counted in the totals. */
+      notListed?: number;
     };
     /** A VolumeSnapshot pvc-pruner took of a claim before deleting it, as the cluster has it now. */
     KeptSnapshot: {
