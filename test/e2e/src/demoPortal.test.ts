@@ -340,7 +340,7 @@ it('prunes after the StatefulSet name is typed, showing progress as it goes', as
   copiedToDocs['snapshot-dialog'] = await shots.take(
     page,
     'prune-dialog-snapshot',
-    { clip: dialog.locator('.MuiDialog-paper') },
+    { clip: dialog },
   );
   await confirm.click();
   await dialog.waitFor({ state: 'hidden' });
