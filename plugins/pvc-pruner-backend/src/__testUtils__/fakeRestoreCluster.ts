@@ -184,6 +184,36 @@ export class FakeRestoreCluster {
         this.claims.set(`${namespace}/${claim.metadata?.name}`, created);
         return created;
       }),
+    patchVolumeSnapshotAnnotations: (
+      namespace: string,
+      name: string,
+      preconditions: { uid: string; resourceVersion: string },
+      annotations: Record<string, string | null>,
+    ) =>
+      this.answer(`patch volumesnapshot ${namespace}/${name}`, () => {
+        const snapshot = this.snapshots.get(`${namespace}/${name}`);
+        if (!snapshot)
+          throw new ClusterRequestError(this.cluster, 'not found', 404);
+        const meta = snapshot.metadata!;
+        if (
+          meta.uid !== preconditions.uid ||
+          (meta.resourceVersion ?? '') !== preconditions.resourceVersion
+        )
+          throw new ClusterRequestError(this.cluster, 'conflict', 409);
+        const patched = {
+          ...snapshot,
+          metadata: {
+            ...meta,
+            resourceVersion: String(Number(meta.resourceVersion ?? 0) + 1),
+            annotations: { ...meta.annotations, ...annotations } as Record<
+              string,
+              string
+            >,
+          },
+        };
+        this.snapshots.set(`${namespace}/${name}`, patched);
+        return patched;
+      }),
     readNamespace: (name: string) =>
       this.answer(`get namespace ${name}`, () => ({ metadata: { name } })),
   };

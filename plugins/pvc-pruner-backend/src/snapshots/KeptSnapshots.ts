@@ -20,7 +20,7 @@ import { mapLimited } from '../mapLimited';
 import {
   labelValue,
   MANAGED_BY,
-  SNAPSHOT_ANNOTATIONS,
+  sourceClaimOf,
   SNAPSHOT_LABELS,
 } from './snapshotMetadata';
 import { restorePlan } from './restorePlan';
@@ -230,8 +230,7 @@ export class KeptSnapshots {
     sts: V1StatefulSet,
     claims: ReadonlySet<string>,
   ): KeptSnapshot {
-    const claimName =
-      snapshot.metadata?.annotations?.[SNAPSHOT_ANNOTATIONS.claimName] ?? '';
+    const claimName = sourceClaimOf(snapshot);
     const plan = restorePlan(snapshot, sts);
     return keptSnapshotOf(snapshot, {
       retentionDays: this.options.retentionDays,

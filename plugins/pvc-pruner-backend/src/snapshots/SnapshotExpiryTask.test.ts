@@ -23,6 +23,7 @@ function snapshot(
   return {
     metadata: {
       name,
+      resourceVersion: `rv-${name}`,
       namespace: more.namespace ?? 'shop',
       uid: more.uid ?? `uid-${name}`,
       ...(ageDays !== undefined
@@ -56,6 +57,7 @@ function fakeGateway(
   failures: { list?: Error; delete?: Map<string, Error> } = {},
 ) {
   const deleted: Array<{ namespace: string; name: string; uid: string }> = [];
+  const preconditions: Array<{ uid: string; resourceVersion?: string }> = [];
   const selectors: Array<string | undefined>[] = [];
   const gateway = {
     cluster,
@@ -72,15 +74,16 @@ function fakeGateway(
     deleteVolumeSnapshot: async (
       namespace: string,
       name: string,
-      pre: { uid: string },
+      pre: { uid: string; resourceVersion?: string },
     ) => {
+      preconditions.push(pre);
       const failure = failures.delete?.get(name);
       if (failure) throw failure;
       deleted.push({ namespace, name, uid: pre.uid });
       return {};
     },
   } as unknown as KubeGateway;
-  return { gateway, deleted, selectors };
+  return { gateway, deleted, selectors, preconditions };
 }
 
 const located = (name: string, authProvider = 'serviceAccount') =>
@@ -145,6 +148,15 @@ describe('SnapshotExpiryTask', () => {
       { namespace: 'shop', name: 'exactly', uid: 'uid-exactly' },
     ]);
     expect(result.deleted).toEqual(['shop/old', 'shop/exactly']);
+  });
+
+  it('deletes with the resourceVersion it listed, so a keep or a restore since the list makes the delete fail', async () => {
+    const demo = fakeGateway('demo', [snapshot('old', 8)]);
+    const { expiry } = setUp([demo]);
+    await expiry.run();
+    expect(demo.preconditions).toEqual([
+      { uid: 'uid-old', resourceVersion: 'rv-old' },
+    ]);
   });
 
   it('keeps an expired snapshot whose keep-until is later, and deletes one whose keep-until has passed', async () => {
@@ -288,6 +300,16 @@ describe('SnapshotExpiryTask', () => {
         message: expect.stringContaining('Snapshot mine of claim-of-mine'),
       },
     ]);
+  });
+
+  it("tells no job of another StatefulSet, whatever the snapshot's job label says", async () => {
+    const demo = fakeGateway('demo', [snapshot('borrowed-label', 8)]);
+    const { expiry, appended } = setUp([demo], {
+      jobs: [job({ statefulSet: 'payments-db' })],
+    });
+    await expiry.run();
+    expect(demo.deleted.map(d => d.name)).toEqual(['borrowed-label']);
+    expect(appended).toEqual([]);
   });
 
   it('audits a refused deletion (the uid precondition failed) as failed, and goes on', async () => {

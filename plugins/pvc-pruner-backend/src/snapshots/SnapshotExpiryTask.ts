@@ -12,9 +12,11 @@ import {
 } from '../kubernetes';
 import type { VolumeSnapshot } from '../kubernetes/volumeSnapshotTypes';
 import {
+  labelValue,
   MANAGED_BY,
   SNAPSHOT_ANNOTATIONS,
   SNAPSHOT_LABELS,
+  sourceClaimOf,
 } from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
 
@@ -47,18 +49,27 @@ export interface SnapshotJobHistory {
   append(event: Omit<PruneEvent, 'seq' | 'at'>): Promise<unknown>;
 }
 
-/** The job that took a snapshot, when its label names one in the same cluster and namespace. */
+/** Prune job ids are UUIDs; a label that is not one names no job. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The job that took a snapshot, when its label names one of the same
+ * cluster, namespace and StatefulSet: whoever may label snapshots in a
+ * namespace must not write into the history of another StatefulSet's job.
+ */
 export async function jobOfSnapshot(
   history: Pick<SnapshotJobHistory, 'getJob'>,
   cluster: string,
   snapshot: VolumeSnapshot,
 ): Promise<PruneJob | undefined> {
-  const id = snapshot.metadata?.labels?.[SNAPSHOT_LABELS.job];
-  if (!id) return undefined;
+  const labels = snapshot.metadata?.labels ?? {};
+  const id = labels[SNAPSHOT_LABELS.job];
+  if (!id || !UUID.test(id)) return undefined;
   const job = await history.getJob(id);
   return job &&
     job.cluster === cluster &&
-    job.namespace === snapshot.metadata?.namespace
+    job.namespace === snapshot.metadata?.namespace &&
+    labels[SNAPSHOT_LABELS.statefulSet] === labelValue(job.statefulSet)
     ? job
     : undefined;
 }
@@ -277,10 +288,7 @@ export class SnapshotExpiryTask {
     const name = snapshot.metadata!.name!;
     const uid = snapshot.metadata!.uid!;
     const labels = snapshot.metadata?.labels ?? {};
-    const claim =
-      snapshot.metadata?.annotations?.[SNAPSHOT_ANNOTATIONS.claimName] ??
-      snapshot.spec?.source?.persistentVolumeClaimName ??
-      '';
+    const claim = sourceClaimOf(snapshot);
     const audit = await this.deps.auditor.createEvent({
       eventId: 'snapshot-expired',
       severityLevel: 'medium',
@@ -295,7 +303,11 @@ export class SnapshotExpiryTask {
       },
     });
     try {
-      await gateway.deleteVolumeSnapshot(namespace, name, { uid });
+      // The resourceVersion as listed: a keep or a restore since then changed it, and the delete fails.
+      await gateway.deleteVolumeSnapshot(namespace, name, {
+        uid,
+        resourceVersion: snapshot.metadata?.resourceVersion,
+      });
     } catch (e) {
       // Deleted meanwhile (by hand, or another replica's late run): nothing left to expire.
       if (e instanceof ClusterRequestError && e.statusCode === 404) {

@@ -148,7 +148,12 @@ describe('SnapshotKeeper', () => {
   it('sets keep-until by a patch that carries the uid and resourceVersion, answers the snapshot as kept, and tells its job', async () => {
     const { keep, patches, appended, authorizePrune } = setUp(snapshot(), {
       jobs: [
-        { id: JOB, cluster: 'demo', namespace: 'shop' } as unknown as PruneJob,
+        {
+          id: JOB,
+          cluster: 'demo',
+          namespace: 'shop',
+          statefulSet: 'orders-db',
+        } as unknown as PruneJob,
       ],
     });
 

@@ -127,6 +127,39 @@ describe('SnapshotRestorer', () => {
     );
   });
 
+  it('changes the snapshot, on the resourceVersion it read, before it creates the claim: an expiry that listed it earlier then fails its delete', async () => {
+    await restore();
+    const patch = cluster.calls.indexOf(
+      `patch volumesnapshot shop/${SNAPSHOT_NAME}`,
+    );
+    expect(patch).toBeGreaterThan(-1);
+    expect(patch).toBeLessThan(
+      cluster.calls.indexOf('create claim shop/data-orders-db-3'),
+    );
+    expect(
+      cluster.snapshots.get(`shop/${SNAPSHOT_NAME}`)?.metadata?.annotations?.[
+        'pvc-pruner.backstage.io/restored-at'
+      ],
+    ).toEqual(expect.any(String));
+  });
+
+  it('creates nothing when the snapshot changed after it was read', async () => {
+    const read = cluster.gateway.readVolumeSnapshot;
+    cluster.gateway.readVolumeSnapshot = async (namespace, name) => {
+      const found = await read(namespace, name);
+      // Another writer (a keep, the expiry) changes it right after this read.
+      cluster.snapshots.set(`${namespace}/${name}`, {
+        ...found!,
+        metadata: { ...found!.metadata, resourceVersion: 'changed' },
+      });
+      return found;
+    };
+    await expect(restore()).rejects.toThrow(
+      'changed or was deleted while it was being restored from',
+    );
+    expect(cluster.created).toEqual([]);
+  });
+
   it('counts replicas from spec.ordinals.start, and says when the StatefulSet runs the ordinal already', async () => {
     cluster.statefulSets = [ordersDb({ ordinals: { start: 1 }, replicas: 5 })];
 

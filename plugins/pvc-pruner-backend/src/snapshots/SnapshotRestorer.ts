@@ -14,6 +14,7 @@ import {
   ClusterRequestError,
   KubeGateway,
   KubeGateways,
+  VolumeSnapshot,
 } from '../kubernetes';
 import {
   assertWithinTarget,
@@ -25,7 +26,13 @@ import type { OwnershipChecks } from '../ownership';
 import type { PruneJobStore } from '../database';
 import type { JobEvents } from '../jobs';
 import { boundContentProblem } from './snapshotContent';
-import { labelValue, MANAGED_BY, SNAPSHOT_LABELS } from './snapshotMetadata';
+import { jobOfSnapshot } from './SnapshotExpiryTask';
+import {
+  labelValue,
+  MANAGED_BY,
+  SNAPSHOT_ANNOTATIONS,
+  SNAPSHOT_LABELS,
+} from './snapshotMetadata';
 import { notReadyReason, restorePlan } from './restorePlan';
 
 /** The gateway calls a restore makes. */
@@ -37,6 +44,7 @@ export type RestoreCalls = Pick<
   | 'readVolumeSnapshotContent'
   | 'readClaim'
   | 'createClaim'
+  | 'patchVolumeSnapshotAnnotations'
 >;
 
 /** What a restore did: the answer, and the job whose history records it (when one does). */
@@ -44,9 +52,6 @@ export interface RestoreResult {
   response: RestoreResponse;
   jobId?: string;
 }
-
-/** Prune job ids are UUIDs; a label that is not one names no job. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SnapshotRestorerDeps {
   gateways: Pick<KubeGateways, 'for'>;
@@ -151,6 +156,7 @@ export class SnapshotRestorer {
     const taken = `A claim named ${plan.claimName} exists in ${namespace}: a restore never replaces a claim (delete or rename it first, if it is not needed)`;
     if (await gateway.readClaim(namespace, plan.claimName))
       throw new ConflictError(taken);
+    await this.markRestoring(gateway, snapshot);
     let created;
     try {
       created = await gateway.createClaim(namespace, plan.claim);
@@ -173,8 +179,7 @@ export class SnapshotRestorer {
           ]
         : []),
     ].join('; ');
-    const jobId = labels[SNAPSHOT_LABELS.job];
-    const recorded = await this.recordInJob(jobId, request, {
+    const jobId = await this.recordInJob(cluster, snapshot, {
       claimName: plan.claimName,
       message: `Claim ${plan.claimName} restored from VolumeSnapshot ${name} by ${restoredBy}; ${message}`,
     });
@@ -191,8 +196,35 @@ export class SnapshotRestorer {
         reattachesAtReplicas,
         message,
       },
-      ...(recorded ? { jobId } : {}),
+      ...(jobId ? { jobId } : {}),
     };
+  }
+
+  /**
+   * Changes the snapshot (its restored-at annotation) with the uid and
+   * resourceVersion read as preconditions, before the claim is created: an
+   * expiry run that listed it earlier deletes with the old resourceVersion,
+   * and fails, rather than delete the snapshot a claim is being restored from.
+   */
+  private async markRestoring(gateway: KubeGateway, snapshot: VolumeSnapshot) {
+    const { namespace = '', name = '', uid = '' } = snapshot.metadata ?? {};
+    try {
+      await gateway.patchVolumeSnapshotAnnotations(
+        namespace,
+        name,
+        { uid, resourceVersion: snapshot.metadata?.resourceVersion ?? '' },
+        { [SNAPSHOT_ANNOTATIONS.restoredAt]: new Date().toISOString() },
+      );
+    } catch (e) {
+      if (
+        e instanceof ClusterRequestError &&
+        [404, 409, 422].includes(e.statusCode ?? 0)
+      )
+        throw new ConflictError(
+          `VolumeSnapshot ${namespace}/${name} changed or was deleted while it was being restored from: read the snapshots again`,
+        );
+      throw e;
+    }
   }
 
   /**
@@ -201,32 +233,26 @@ export class SnapshotRestorer {
    * the claim exists whatever becomes of the record.
    */
   private async recordInJob(
-    jobId: string | undefined,
-    request: RestoreRequest,
+    cluster: string,
+    snapshot: VolumeSnapshot,
     event: { claimName: string; message: string },
-  ): Promise<boolean> {
-    if (!jobId || !UUID.test(jobId)) return false;
+  ): Promise<string | undefined> {
+    const jobId = snapshot.metadata?.labels?.[SNAPSHOT_LABELS.job];
     try {
-      const job = await this.deps.store.getJob(jobId);
-      if (
-        !job ||
-        job.cluster !== request.cluster ||
-        job.namespace !== request.namespace ||
-        job.statefulSet !== request.statefulSet
-      )
-        return false;
+      const job = await jobOfSnapshot(this.deps.store, cluster, snapshot);
+      if (!job) return undefined;
       await this.deps.events.append({
         jobId: job.id,
         type: 'snapshot-restored',
         pvc: event.claimName,
         message: event.message,
       });
-      return true;
+      return job.id;
     } catch (e) {
       this.deps.logger?.warn(
         `pvc-pruner: the restore of ${event.claimName} was not recorded in job ${jobId}: ${e}`,
       );
-      return false;
+      return undefined;
     }
   }
 }

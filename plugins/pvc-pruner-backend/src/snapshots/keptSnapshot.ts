@@ -4,7 +4,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import type { PriceList } from '../cost';
 import type { VolumeSnapshot } from '../kubernetes';
-import { SNAPSHOT_ANNOTATIONS, SNAPSHOT_LABELS } from './snapshotMetadata';
+import { SNAPSHOT_LABELS, sourceClaimOf } from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
 import { notReadyReason } from './restorePlan';
 
@@ -54,7 +54,7 @@ export function keptSnapshotOf(
     namespace: metadata.namespace ?? '',
     uid: metadata.uid ?? '',
     ...(statefulSet ? { statefulSet } : {}),
-    claimName: metadata.annotations?.[SNAPSHOT_ANNOTATIONS.claimName] ?? '',
+    claimName: sourceClaimOf(snapshot),
     ...(labels[SNAPSHOT_LABELS.claimUid]
       ? { claimUid: labels[SNAPSHOT_LABELS.claimUid] }
       : {}),

@@ -1,4 +1,7 @@
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaimSpec,
+  V1StatefulSet,
+} from '@kubernetes/client-node';
 import type { VolumeSnapshot } from '../kubernetes';
 import { notReadyReason, restorePlan } from './restorePlan';
 
@@ -181,6 +184,95 @@ describe('restorePlan', () => {
     });
     delete snapshot.status!.restoreSize;
     expect(refusal(snapshot)).toContain('says no size');
+  });
+});
+
+/** orders-db as the API server answers it: its templates with their spec. */
+function liveStatefulSet(
+  data: V1PersistentVolumeClaimSpec = {
+    accessModes: ['ReadWriteOnce'],
+    storageClassName: 'standard',
+    resources: { requests: { storage: '10Gi' } },
+  },
+): V1StatefulSet {
+  return {
+    ...STS,
+    spec: {
+      ...STS.spec!,
+      volumeClaimTemplates: [
+        { metadata: { name: 'data' }, spec: data },
+        { metadata: { name: 'wal' }, spec: data },
+      ],
+    },
+  };
+}
+
+describe('restorePlan against the live StatefulSet', () => {
+  it('creates the claim its template makes, at the larger of its request and the restore size', () => {
+    const plan = restorePlan(snapshotOf(), liveStatefulSet());
+    expect(plan.ok && plan.claim.spec).toEqual({
+      accessModes: ['ReadWriteOnce'],
+      storageClassName: 'standard',
+      resources: { requests: { storage: '20Gi' } },
+      dataSource: {
+        apiGroup: 'snapshot.storage.k8s.io',
+        kind: 'VolumeSnapshot',
+        name: 'data-orders-db-3-abcdef12',
+      },
+    });
+  });
+
+  it.each<[string, Record<string, string>, string]>([
+    [
+      'a requested size above the template and the restore size',
+      { 'pvc-pruner.backstage.io/requested-size': '100Ti' },
+      'is larger than the template',
+    ],
+    [
+      'another StorageClass',
+      { 'pvc-pruner.backstage.io/storage-class': 'premium-io2' },
+      "is not the StorageClass of the StatefulSet's template (standard)",
+    ],
+    [
+      'other access modes',
+      {
+        'pvc-pruner.backstage.io/access-modes': JSON.stringify([
+          'ReadWriteMany',
+        ]),
+      },
+      "is not the access modes of the StatefulSet's template",
+    ],
+    [
+      'another volume mode',
+      { 'pvc-pruner.backstage.io/volume-mode': 'Block' },
+      "is not the volume mode of the StatefulSet's template",
+    ],
+  ])(
+    'refuses %s, which whoever may edit the snapshot could write',
+    (_what, annotations, reason) => {
+      expect(refusal(snapshotOf(annotations), liveStatefulSet())).toContain(
+        reason,
+      );
+    },
+  );
+
+  it("leaves the class to the cluster's default when the template names none, whatever the annotation says", () => {
+    const plan = restorePlan(
+      snapshotOf({ 'pvc-pruner.backstage.io/storage-class': 'premium-io2' }),
+      liveStatefulSet({
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '10Gi' } },
+      }),
+    );
+    expect(plan.ok && plan.claim.spec?.storageClassName).toBeUndefined();
+  });
+
+  it('refuses a size that is not finite', () => {
+    expect(
+      refusal(
+        snapshotOf({ 'pvc-pruner.backstage.io/requested-size': '1e400' }),
+      ),
+    ).toContain('is not a Kubernetes quantity of storage');
   });
 });
 

@@ -1,5 +1,6 @@
 import type {
   V1PersistentVolumeClaim,
+  V1PersistentVolumeClaimSpec,
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import { parseQuantity } from 'backstage-plugin-pvc-pruner-common';
@@ -100,7 +101,12 @@ function sizeOf(
   const written = typeof text === 'number' ? String(text) : text;
   const bytes =
     typeof written === 'string' ? parseQuantity(written) : undefined;
-  if (typeof written !== 'string' || bytes === undefined || !(bytes > 0))
+  if (
+    typeof written !== 'string' ||
+    bytes === undefined ||
+    !(bytes > 0) ||
+    !Number.isFinite(bytes)
+  )
     return `its ${what} (${quoted(
       String(written),
     )}) is not a Kubernetes quantity of storage`;
@@ -159,6 +165,84 @@ function accessModesOf(json: string | undefined): string[] | string {
   return parsed as string[];
 }
 
+type Size = { text: string; bytes: number };
+
+/**
+ * The claim's class, modes and size as the StatefulSet's own template makes
+ * them (volumeClaimTemplates are immutable, so they are what the pruned claim
+ * had), the annotations only cross-checked: whoever may edit a snapshot
+ * could otherwise have a restore create a bigger disk, on another class,
+ * billed to the user who clicked. A template without a class gets the
+ * cluster's default, as the StatefulSet's own claim does. The size is the
+ * larger of the template's request and the snapshot's restoreSize (a claim
+ * expanded after its creation has the larger restoreSize); a requested-size
+ * annotation above that is refused.
+ */
+function boundToTemplate(
+  template: V1PersistentVolumeClaimSpec,
+  written: {
+    storageClass?: string;
+    accessModes: string[];
+    volumeMode?: string;
+    requested?: Size;
+    restoreSize?: Size;
+  },
+):
+  | {
+      storageClass?: string;
+      accessModes: string[];
+      volumeMode?: string;
+      size: Size;
+    }
+  | string {
+  const storageClass = template.storageClassName ?? undefined;
+  if (
+    storageClass !== undefined &&
+    written.storageClass !== undefined &&
+    written.storageClass !== storageClass
+  )
+    return `its ${SNAPSHOT_ANNOTATIONS.storageClass} annotation (${quoted(
+      written.storageClass,
+    )}) is not the StorageClass of the StatefulSet's template (${storageClass})`;
+  const accessModes = template.accessModes ?? [];
+  const sameModes =
+    accessModes.length === written.accessModes.length &&
+    accessModes.every(m => written.accessModes.includes(m));
+  if (!sameModes)
+    return `its ${
+      SNAPSHOT_ANNOTATIONS.accessModes
+    } annotation (${written.accessModes.join(
+      ', ',
+    )}) is not the access modes of the StatefulSet's template (${
+      accessModes.join(', ') || 'none'
+    })`;
+  const volumeMode = template.volumeMode ?? undefined;
+  if ((written.volumeMode ?? 'Filesystem') !== (volumeMode ?? 'Filesystem'))
+    return `its ${SNAPSHOT_ANNOTATIONS.volumeMode} annotation (${
+      written.volumeMode
+    }) is not the volume mode of the StatefulSet's template (${
+      volumeMode ?? 'Filesystem'
+    })`;
+  const fromTemplate = sizeOf(
+    "template's storage request",
+    template.resources?.requests?.storage,
+  );
+  const candidates = [fromTemplate, written.restoreSize].filter(
+    (s): s is Size => s !== undefined && typeof s !== 'string',
+  );
+  if (candidates.length === 0)
+    return "neither the StatefulSet's template nor status.restoreSize says a size";
+  const size = candidates.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  if (written.requested && written.requested.bytes > size.bytes)
+    return `its ${SNAPSHOT_ANNOTATIONS.requestedSize} annotation (${written.requested.text}) is larger than the template's request and the snapshot's restoreSize (${size.text})`;
+  return {
+    ...(storageClass !== undefined ? { storageClass } : {}),
+    accessModes,
+    ...(volumeMode !== undefined ? { volumeMode } : {}),
+    size,
+  };
+}
+
 /**
  * The claim to create from one of pvc-pruner's snapshots of `statefulSet`'s
  * claims, from what the snapshot's annotations say the claim was. They are
@@ -173,7 +257,11 @@ function accessModesOf(json: string | undefined): string[] | string {
  * - the StorageClass a name, the access modes and volume mode Kubernetes'
  *   own;
  * - the size a quantity: the larger of the original request and the
- *   snapshot's restoreSize.
+ *   snapshot's restoreSize;
+ * - against a StatefulSet whose volumeClaimTemplates carry their spec (the
+ *   live one a restore reads), the class, modes and size are the template's
+ *   ({@link boundToTemplate}); the card's list judges with template names
+ *   only, so a restore may still refuse what it showed as restorable.
  *
  * Readiness is {@link notReadyReason}'s to judge.
  */
@@ -258,7 +346,25 @@ export function restorePlan(
     return refuse(
       `it says no size (no ${SNAPSHOT_ANNOTATIONS.requestedSize} annotation, no status.restoreSize)`,
     );
-  const size = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const template = statefulSet.spec?.volumeClaimTemplates?.find(
+    t => t.metadata?.name === parsed.template,
+  );
+  const bound = template?.spec
+    ? boundToTemplate(template.spec, {
+        storageClass,
+        accessModes,
+        volumeMode,
+        requested,
+        restoreSize,
+      })
+    : {
+        storageClass,
+        accessModes,
+        volumeMode,
+        size: sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+      };
+  if (typeof bound === 'string') return refuse(bound);
+  const size = bound.size;
 
   const claim: V1PersistentVolumeClaim = {
     apiVersion: 'v1',
@@ -275,9 +381,13 @@ export function restorePlan(
       },
     },
     spec: {
-      accessModes,
-      ...(storageClass !== undefined ? { storageClassName: storageClass } : {}),
-      ...(volumeMode !== undefined ? { volumeMode } : {}),
+      accessModes: bound.accessModes,
+      ...(bound.storageClass !== undefined
+        ? { storageClassName: bound.storageClass }
+        : {}),
+      ...(bound.volumeMode !== undefined
+        ? { volumeMode: bound.volumeMode }
+        : {}),
       resources: { requests: { storage: size.text } },
       dataSource: {
         apiGroup: 'snapshot.storage.k8s.io',

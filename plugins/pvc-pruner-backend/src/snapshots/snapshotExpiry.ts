@@ -51,7 +51,7 @@ export function snapshotExpiry(
   if (!Number.isFinite(keep))
     return {
       ...(retained === undefined ? {} : { expiresAt: new Date(retained) }),
-      keepUntilUnreadable: written,
+      keepUntilUnreadable: written.slice(0, 100),
     };
   return {
     ...(retained === undefined

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { VolumeSnapshot } from '../kubernetes/volumeSnapshotTypes';
 
 /** Labels and annotations of the snapshots pvc-pruner takes, by which they are found again and restored. */
 const PREFIX = 'pvc-pruner.backstage.io';
@@ -25,6 +26,8 @@ export const SNAPSHOT_ANNOTATIONS = {
   expiresAt: `${PREFIX}/expires-at`,
   /** Set by `POST /v1/snapshots/keep` (or by hand): keep the snapshot at least until this ISO 8601 date. */
   keepUntil: `${PREFIX}/keep-until`,
+  /** Set by a restore before it creates the claim: the change makes an expiry that listed the snapshot earlier fail its delete. */
+  restoredAt: `${PREFIX}/restored-at`,
 } as const;
 
 export const MANAGED_BY = 'pvc-pruner';
@@ -111,4 +114,17 @@ export function snapshotMetadata(options: {
   };
   if (entityRef) labels[SNAPSHOT_LABELS.entity] = labelValue(entityRef);
   return { labels, annotations };
+}
+
+/**
+ * The claim a snapshot was taken of: its `spec.source` (immutable), else the
+ * claim-name annotation, at most a name's length (annotations are anyone's
+ * who may edit the snapshot, and this text goes into answers and events).
+ */
+export function sourceClaimOf(snapshot: VolumeSnapshot): string {
+  return (
+    snapshot.spec?.source?.persistentVolumeClaimName ??
+    snapshot.metadata?.annotations?.[SNAPSHOT_ANNOTATIONS.claimName] ??
+    ''
+  ).slice(0, 253);
 }
