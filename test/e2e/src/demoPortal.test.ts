@@ -8,8 +8,9 @@
  *
  * One demo (simulator + backend + frontend, test/demo/start.ts) for the whole
  * file, in a fresh temporary state folder. Each step leaves a screenshot in
- * test/e2e/artifacts/; the before/during/after ones of the prune and the
- * fleet page are copied to docs/screenshots/ for the README.
+ * test/e2e/artifacts/; the before/during/after ones of the prune, the
+ * fleet page and the snapshot pictures are copied to docs/screenshots/ for
+ * the README.
  */
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
