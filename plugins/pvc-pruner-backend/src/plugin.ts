@@ -61,6 +61,7 @@ import {
   SnapshotExpiryTask,
   SnapshotKeeper,
   SnapshotRestorer,
+  SnapshotSeal,
   SnapshotSteps,
 } from './snapshots';
 
@@ -159,6 +160,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
+        const seal = await SnapshotSeal.fromDatabase(database);
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
@@ -197,7 +199,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 pausedStatefulSets: options.pausedStatefulSets,
               },
               [new OwnershipGuards(ownership, workloads)],
-              [new SnapshotSteps({ events, options: options.snapshots })],
+              [new SnapshotSteps({ events, options: options.snapshots, seal })],
             ),
             gateways,
             lock: new LeaseLock({
@@ -225,6 +227,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           clusters: gateways,
           clientSide: cluster => clusterAuth.isClientSide(cluster),
           history: snapshotHistory,
+          seal,
           auditor,
           logger,
           retentionDays: options.snapshots.retentionDays,
@@ -253,7 +256,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               ownership,
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
-                ? new KeptSnapshotTotals({ gateways, prices })
+                ? new KeptSnapshotTotals({ gateways, prices, seal })
                 : undefined,
             }),
             unowned: new UnownedOrphans({
@@ -267,12 +270,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
               gateways,
               ownership,
               history: snapshotHistory,
+              seal,
               retentionDays: options.snapshots.retentionDays,
               maxKeepDays: options.snapshots.maxKeepDays,
               prices,
             }),
             keptSnapshots: new KeptSnapshots(
-              { orphanFinder, gateways, ownership },
+              { orphanFinder, gateways, ownership, seal },
               { retentionDays: options.snapshots.retentionDays, prices },
             ),
             restorer: new SnapshotRestorer({
@@ -280,6 +284,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               ownership,
               store,
               events,
+              seal,
               logger,
             }),
             jobs,

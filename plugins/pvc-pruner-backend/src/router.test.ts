@@ -1,3 +1,4 @@
+import { TEST_SEAL } from './__testUtils__/testSeal';
 import { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   mockCredentials,
@@ -206,6 +207,7 @@ describe('createRouter', () => {
         ownership,
         store,
         events,
+        seal: TEST_SEAL,
       }),
       ...overrides,
     });

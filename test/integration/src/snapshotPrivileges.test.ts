@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { KubeObject, KubeSim, PolicyRule } from 'kube-sim';
 import type {
   KeptSnapshot,
@@ -77,14 +80,20 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
   let pruner: Pruner | undefined;
   let tasks: ReturnType<typeof heldTasks>;
 
+  // One database for the backends a test restarts with other rules, as one
+  // Backstage's restarts share theirs (its snapshots' seal key among them).
+  let databaseDir: string;
+
   beforeEach(async () => {
     sim = await startSim(LOCAL_PATH, { recordHistory: true });
+    databaseDir = mkdtempSync(join(tmpdir(), 'pvc-pruner-rbac-'));
   });
 
   afterEach(async () => {
     await pruner?.stop();
     pruner = undefined;
     await sim?.close();
+    rmSync(databaseDir, { recursive: true, force: true });
   });
 
   async function startWith(rules: PolicyRule[]) {
@@ -95,6 +104,10 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml plus rbac/pvc-pruner-
       token,
       features: [tasks.factory],
       entities: [component('orders'), component('logs')],
+      database: {
+        client: 'better-sqlite3',
+        connection: { directory: databaseDir },
+      },
       pvcPruner: {
         snapshots: { enabled: true, required: false, timeoutSeconds: 1 },
       },

@@ -1,3 +1,4 @@
+import { TEST_SEAL } from './testSeal';
 import type {
   V1PersistentVolumeClaim,
   V1StatefulSet,
@@ -112,10 +113,13 @@ export class FakeRestoreCluster {
     this.addSnapshot(prunersSnapshot());
   }
 
-  /** Adds a snapshot and a ready content pointing back at it. */
-  addSnapshot(snapshot: VolumeSnapshot) {
+  /** Adds a snapshot (sealed as pvc-pruner's unless told) and a ready content pointing back at it. */
+  addSnapshot(snapshot: VolumeSnapshot, options: { sealed?: boolean } = {}) {
     const { namespace, name, uid } = snapshot.metadata!;
-    this.snapshots.set(`${namespace}/${name}`, snapshot);
+    this.snapshots.set(
+      `${namespace}/${name}`,
+      options.sealed === false ? snapshot : TEST_SEAL.sealed(snapshot),
+    );
     const contentName = snapshot.status?.boundVolumeSnapshotContentName;
     if (contentName)
       this.contents.set(contentName, {

@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { PriceList } from '../cost';
 import {
   ClusterRequestError,
@@ -15,17 +16,18 @@ const kept = (
   namespace: string,
   statefulSet: string,
   restoreSize?: string,
-): VolumeSnapshot => ({
-  metadata: {
-    name: `snap-${Math.random()}`,
-    namespace,
-    labels: {
-      'app.kubernetes.io/managed-by': 'pvc-pruner',
-      'pvc-pruner.backstage.io/statefulset': statefulSet,
+): VolumeSnapshot =>
+  TEST_SEAL.sealed({
+    metadata: {
+      name: `snap-${Math.random()}`,
+      namespace,
+      labels: {
+        'app.kubernetes.io/managed-by': 'pvc-pruner',
+        'pvc-pruner.backstage.io/statefulset': statefulSet,
+      },
     },
-  },
-  ...(restoreSize ? { status: { restoreSize } } : {}),
-});
+    ...(restoreSize ? { status: { restoreSize } } : {}),
+  });
 
 function gatewayOf(
   cluster: string,
@@ -58,6 +60,7 @@ function setUp(
         gateways.find(g => g.gateway.cluster === c.name)!.gateway,
     },
     prices,
+    seal: TEST_SEAL,
     now: () => now,
   });
   const clusters = gateways.map(g => located(g.gateway.cluster));

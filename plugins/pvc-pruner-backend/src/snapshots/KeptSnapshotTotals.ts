@@ -8,6 +8,7 @@ import type { KubeGateway, LocatedCluster } from '../kubernetes';
 import { SharedInFlight } from '../orphans/SharedInFlight';
 import { labelValue, SNAPSHOT_LABELS } from './snapshotMetadata';
 import { MANAGED_SNAPSHOTS } from './SnapshotExpiryTask';
+import type { SnapshotSeal } from './SnapshotSeal';
 
 /** How long one cluster's list of kept snapshots answers the fleet before it is read again. */
 export const KEPT_SNAPSHOTS_CACHE_MS = 30_000;
@@ -54,6 +55,7 @@ export class KeptSnapshotTotals {
           requestAuth?: KubernetesRequestAuth,
         ): KubeGateway;
       };
+      seal: Pick<SnapshotSeal, 'isSealed'>;
       prices?: PriceList;
       cacheMs?: number;
       now?: () => number;
@@ -111,28 +113,36 @@ export class KeptSnapshotTotals {
     requestAuth: KubernetesRequestAuth,
   ): Promise<Kept[]> {
     const gateway = this.deps.gateways.forCluster(cluster, requestAuth);
-    if (gateway.actsForUser) return listKept(gateway);
+    if (gateway.actsForUser) return listKept(gateway, this.deps.seal);
     const hit = this.cached.get(cluster.name);
     const ttl = this.deps.cacheMs ?? KEPT_SNAPSHOTS_CACHE_MS;
     // A gateway replaced (the cluster's URL or credentials changed) is read anew.
     if (hit && hit.gateway === gateway && this.now() - hit.at < ttl)
       return hit.kept;
     return this.inFlight.run(cluster.name, async () => {
-      const kept = await listKept(gateway);
+      const kept = await listKept(gateway, this.deps.seal);
       this.cached.set(cluster.name, { at: this.now(), gateway, kept });
       return kept;
     });
   }
 }
 
-async function listKept(gateway: KubeGateway): Promise<Kept[]> {
+async function listKept(
+  gateway: KubeGateway,
+  seal: Pick<SnapshotSeal, 'isSealed'>,
+): Promise<Kept[]> {
   const snapshots = await gateway.listVolumeSnapshots(
     undefined,
     MANAGED_SNAPSHOTS,
   );
   return snapshots.flatMap(s => {
     const statefulSet = s.metadata?.labels?.[SNAPSHOT_LABELS.statefulSet];
-    if (!statefulSet || !s.metadata?.namespace || s.metadata.deletionTimestamp)
+    if (
+      !statefulSet ||
+      !s.metadata?.namespace ||
+      s.metadata.deletionTimestamp ||
+      !seal.isSealed(s)
+    )
       return [];
     const size = s.status?.restoreSize;
     return [

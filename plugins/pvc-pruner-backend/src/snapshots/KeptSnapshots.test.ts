@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { PriceList } from '../cost';
 import { mockCredentials } from '@backstage/backend-test-utils';
 import type {
@@ -79,6 +80,7 @@ describe('KeptSnapshots', () => {
         orphanFinder: { findForEntity },
         gateways: { for: async () => cluster.asGateway() },
         ownership: { readable },
+        seal: TEST_SEAL,
       },
       { retentionDays: 7, ...options },
     ).list(TARGET, mockCredentials.user());
@@ -151,6 +153,12 @@ describe('KeptSnapshots', () => {
       c.ok ? c.statefulSets.flatMap(s => s.snapshots.map(k => k.name)) : [],
     );
     expect(names).toEqual([]);
+  });
+
+  it('leaves out a snapshot only labelled as pvc-pruner’s, without its seal', async () => {
+    cluster.addSnapshot(prunersSnapshot(), { sealed: false });
+    const response = await list();
+    expect(response.totals.snapshots).toBe(0);
   });
 
   it('lists newest first, at most the cap, and counts the rest', async () => {

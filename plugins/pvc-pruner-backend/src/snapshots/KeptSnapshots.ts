@@ -17,14 +17,10 @@ import {
 import { EntityWorkloadTarget, errorSection, OrphanFinder } from '../orphans';
 import type { OwnershipChecks } from '../ownership';
 import { mapLimited } from '../mapLimited';
-import {
-  labelValue,
-  MANAGED_BY,
-  sourceClaimOf,
-  SNAPSHOT_LABELS,
-} from './snapshotMetadata';
+import { MANAGED_BY, sourceClaimOf, SNAPSHOT_LABELS } from './snapshotMetadata';
 import { restorePlan } from './restorePlan';
 import { keptSnapshotOf } from './keptSnapshot';
+import type { SnapshotSeal } from './SnapshotSeal';
 import type { PriceList } from '../cost';
 
 /** The most snapshots listed per StatefulSet (the newest); the rest are left out of the answer. */
@@ -95,6 +91,7 @@ export class KeptSnapshots {
       orphanFinder: Pick<OrphanFinder, 'findForEntity'>;
       gateways: Pick<KubeGateways, 'for'>;
       ownership: Pick<OwnershipChecks, 'readable'>;
+      seal: Pick<SnapshotSeal, 'isTakenOf'>;
     },
     private readonly options: KeptSnapshotsOptions,
   ) {
@@ -194,11 +191,10 @@ export class KeptSnapshots {
     const statefulSets: StatefulSetSnapshots[] = [];
     let notListedBytes = 0;
     for (const report of reports) {
-      const label = labelValue(report.name);
       const mine = (byNamespace.get(report.namespace) ?? []).filter(
         s =>
           s.metadata?.namespace === report.namespace &&
-          s.metadata?.labels?.[SNAPSHOT_LABELS.statefulSet] === label,
+          this.deps.seal.isTakenOf(s, report.name),
       );
       if (mine.length === 0) continue;
       mine.sort(

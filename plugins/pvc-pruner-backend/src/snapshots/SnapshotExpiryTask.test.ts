@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
@@ -20,7 +21,7 @@ function snapshot(
   ageDays: number | undefined,
   more: { keepUntil?: string; namespace?: string; uid?: string } = {},
 ): VolumeSnapshot {
-  return {
+  return TEST_SEAL.sealed({
     metadata: {
       name,
       resourceVersion: `rv-${name}`,
@@ -46,7 +47,7 @@ function snapshot(
       },
     },
     spec: { source: { persistentVolumeClaimName: `claim-of-${name}` } },
-  };
+  });
 }
 
 /** A gateway serving these snapshots and claims, recording deletions. */
@@ -114,6 +115,7 @@ function setUp(
     },
     auditor,
     logger,
+    seal: TEST_SEAL,
     retentionDays: options.retentionDays ?? 7,
     now: () => NOW,
     maxDeletionsPerCluster: options.maxDeletionsPerCluster,
@@ -148,6 +150,29 @@ describe('SnapshotExpiryTask', () => {
       { namespace: 'shop', name: 'exactly', uid: 'uid-exactly' },
     ]);
     expect(result.deleted).toEqual(['shop/old', 'shop/exactly']);
+  });
+
+  it('never deletes a snapshot only labelled as pvc-pruner’s, without its seal, and says why', async () => {
+    const { metadata, spec } = snapshot('planted', 30);
+    const planted: VolumeSnapshot = {
+      spec,
+      metadata: {
+        ...metadata,
+        annotations: {
+          'pvc-pruner.backstage.io/claim-name': 'claim-of-planted',
+        },
+      },
+    };
+    const demo = fakeGateway('demo', [planted]);
+    const { expiry } = setUp([demo]);
+    const [result] = await expiry.run();
+    expect(demo.deleted).toEqual([]);
+    expect(result.kept).toEqual([
+      {
+        snapshot: 'shop/planted',
+        reason: expect.stringContaining('pvc-pruner did not take it'),
+      },
+    ]);
   });
 
   it('deletes with the resourceVersion it listed, so a keep or a restore since the list makes the delete fail', async () => {

@@ -19,6 +19,7 @@ import {
   sourceClaimOf,
 } from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
+import type { SnapshotSeal } from './SnapshotSeal';
 
 export const SNAPSHOT_EXPIRY_TASK_ID = 'pvc-pruner-snapshot-expiry';
 
@@ -122,6 +123,7 @@ export class SnapshotExpiryTask {
       /** Whether a cluster's provider authenticates each user (google, oidc, aks). */
       clientSide: (cluster: LocatedCluster) => boolean;
       history: SnapshotJobHistory;
+      seal: Pick<SnapshotSeal, 'isSealed'>;
       auditor: AuditorService;
       logger: LoggerService;
       retentionDays: number;
@@ -236,6 +238,14 @@ export class SnapshotExpiryTask {
       const uid = snapshot.metadata?.uid;
       if (!namespace || !name || !uid || snapshot.metadata?.deletionTimestamp)
         continue;
+      // Labelled as pvc-pruner's by someone else, or its labels edited since: not ours to delete.
+      if (!this.deps.seal.isSealed(snapshot)) {
+        result.kept.push({
+          snapshot: nameOf(snapshot),
+          reason: `it has no valid ${SNAPSHOT_ANNOTATIONS.seal} annotation: pvc-pruner did not take it, or its labels were changed since`,
+        });
+        continue;
+      }
       const expiry = snapshotExpiry(snapshot, this.deps.retentionDays);
       if (expiry.keepUntilUnreadable !== undefined) {
         result.kept.push({

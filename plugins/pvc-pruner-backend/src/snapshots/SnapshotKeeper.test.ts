@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { mockCredentials } from '@backstage/backend-test-utils';
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import type { V1StatefulSet } from '@kubernetes/client-node';
@@ -45,7 +46,7 @@ function snapshot(
     uid?: string;
   } = {},
 ): VolumeSnapshot {
-  return {
+  return TEST_SEAL.sealed({
     metadata: {
       name: 'data-orders-db-3-6f1c2a3b',
       namespace: 'shop',
@@ -70,7 +71,7 @@ function snapshot(
       restoreSize: '20Gi',
       boundVolumeSnapshotContentName: 'snapcontent-0a9b8c7d',
     },
-  };
+  });
 }
 
 function setUp(
@@ -127,6 +128,7 @@ function setUp(
       getJob: async id => (options.jobs ?? []).find(j => j.id === id),
       append: async e => void appended.push(e),
     },
+    seal: TEST_SEAL,
     retentionDays: 7,
     maxKeepDays: 90,
     prices: PriceList.of({ currency: 'EUR', snapshotPricePerGiBMonth: 0.05 }),

@@ -15,14 +15,10 @@ import {
 import type { VolumeSnapshot } from '../kubernetes/volumeSnapshotTypes';
 import type { EntityWorkloadTarget } from '../orphans';
 import type { OwnershipChecks } from '../ownership';
-import {
-  labelValue,
-  MANAGED_BY,
-  SNAPSHOT_ANNOTATIONS,
-  SNAPSHOT_LABELS,
-} from './snapshotMetadata';
+import { SNAPSHOT_ANNOTATIONS } from './snapshotMetadata';
 import { snapshotExpiry } from './snapshotExpiry';
 import { keptSnapshotOf } from './keptSnapshot';
+import type { SnapshotSeal } from './SnapshotSeal';
 import { jobOfSnapshot, type SnapshotJobHistory } from './SnapshotExpiryTask';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -50,6 +46,7 @@ export class SnapshotKeeper {
       };
       ownership: Pick<OwnershipChecks, 'authorizePrune'>;
       history: SnapshotJobHistory;
+      seal: Pick<SnapshotSeal, 'isTakenOf'>;
       retentionDays: number;
       maxKeepDays: number;
       prices?: PriceList;
@@ -108,12 +105,7 @@ export class SnapshotKeeper {
 
     const what = `Snapshot ${namespace}/${ref.name} in cluster "${cluster}"`;
     const snapshot = await gateway.readVolumeSnapshot(namespace, ref.name);
-    const labels = snapshot?.metadata?.labels ?? {};
-    if (
-      !snapshot ||
-      labels[SNAPSHOT_LABELS.managedBy] !== MANAGED_BY ||
-      labels[SNAPSHOT_LABELS.statefulSet] !== labelValue(statefulSet)
-    )
+    if (!snapshot || !this.deps.seal.isTakenOf(snapshot, statefulSet))
       throw new NotFoundError(
         `${what} is not one pvc-pruner took of StatefulSet ${statefulSet}'s claims`,
       );

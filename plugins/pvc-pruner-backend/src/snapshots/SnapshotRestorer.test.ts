@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { mockCredentials } from '@backstage/backend-test-utils';
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import type {
@@ -61,6 +62,7 @@ describe('SnapshotRestorer', () => {
       ownership: { authorizePrune },
       store: { getJob },
       events: { append },
+      seal: TEST_SEAL,
     });
   });
 
@@ -294,6 +296,12 @@ describe('SnapshotRestorer', () => {
       expect(cluster.created).toEqual([]);
     },
   );
+
+  it('refuses a snapshot only labelled as pvc-pruner’s, without its seal: whoever may label snapshots cannot plant one to restore', async () => {
+    cluster.addSnapshot(prunersSnapshot(), { sealed: false });
+    await expect(restore()).rejects.toThrow(NotFoundError);
+    expect(cluster.created).toEqual([]);
+  });
 
   it('refuses a StatefulSet the entity does not select, and what ownership refuses, before reading the snapshot', async () => {
     await expect(restore({ statefulSet: 'payments-db' })).rejects.toThrow(

@@ -27,12 +27,8 @@ import type { PruneJobStore } from '../database';
 import type { JobEvents } from '../jobs';
 import { boundContentProblem } from './snapshotContent';
 import { jobOfSnapshot } from './SnapshotExpiryTask';
-import {
-  labelValue,
-  MANAGED_BY,
-  SNAPSHOT_ANNOTATIONS,
-  SNAPSHOT_LABELS,
-} from './snapshotMetadata';
+import type { SnapshotSeal } from './SnapshotSeal';
+import { SNAPSHOT_ANNOTATIONS, SNAPSHOT_LABELS } from './snapshotMetadata';
 import { notReadyReason, restorePlan } from './restorePlan';
 
 /** The gateway calls a restore makes. */
@@ -59,6 +55,7 @@ export interface SnapshotRestorerDeps {
   ownership: Pick<OwnershipChecks, 'authorizePrune'>;
   store: Pick<PruneJobStore, 'getJob'>;
   events: Pick<JobEvents, 'append'>;
+  seal: Pick<SnapshotSeal, 'isTakenOf'>;
   logger?: LoggerService;
 }
 
@@ -120,12 +117,7 @@ export class SnapshotRestorer {
     const stsName = request.statefulSet;
     const name = request.snapshot.name;
     const snapshot = await gateway.readVolumeSnapshot(namespace, name);
-    const labels = snapshot?.metadata?.labels ?? {};
-    if (
-      !snapshot ||
-      labels[SNAPSHOT_LABELS.managedBy] !== MANAGED_BY ||
-      labels[SNAPSHOT_LABELS.statefulSet] !== labelValue(stsName)
-    )
+    if (!snapshot || !this.deps.seal.isTakenOf(snapshot, stsName))
       throw new NotFoundError(
         `No VolumeSnapshot ${namespace}/${name} that pvc-pruner took of a claim of StatefulSet ${stsName} in cluster "${cluster}"`,
       );

@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
@@ -189,11 +190,13 @@ async function run(
       new SnapshotSteps({
         events,
         options: snapshots,
+        seal: TEST_SEAL,
         taker: new SnapshotTaker({
           timeoutMs: snapshots.timeoutMs,
           retentionDays: snapshots.retentionDays,
           firstPollMs: 5,
           maxPollMs: 20,
+          seal: TEST_SEAL,
         }),
       }),
     ],

@@ -11,6 +11,7 @@ import type {
 } from '../jobs';
 import { mapLimited } from '../mapLimited';
 import type { SnapshotOptions } from '../options';
+import type { SnapshotSeal } from './SnapshotSeal';
 import {
   SnapshotClassResolver,
   UNBOUND_NO_SNAPSHOT,
@@ -225,6 +226,7 @@ export class SnapshotSteps implements BeforeDeleteStepFactory {
     private readonly deps: {
       events: JobEvents;
       options: SnapshotOptions;
+      seal: SnapshotSeal;
       /** Replaces the taker (tests: shorter polls). */
       taker?: SnapshotTaker;
     },
@@ -234,6 +236,7 @@ export class SnapshotSteps implements BeforeDeleteStepFactory {
       new SnapshotTaker({
         timeoutMs: deps.options.timeoutMs,
         retentionDays: deps.options.retentionDays,
+        seal: deps.seal,
       });
   }
 

@@ -1,3 +1,4 @@
+import { TEST_SEAL } from '../__testUtils__/testSeal';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { FakeSnapshotter } from '../__testUtils__/fakeSnapshotter';
 import { ClusterRequestError } from '../kubernetes';
@@ -53,6 +54,7 @@ const taker = (timeoutMs = 200) =>
     retentionDays: 7,
     firstPollMs: 5,
     maxPollMs: 10,
+    seal: TEST_SEAL,
   });
 
 const running = () => new AbortController().signal;
@@ -102,7 +104,10 @@ describe('SnapshotTaker', () => {
       [SNAPSHOT_ANNOTATIONS.requestedBy]: 'user:default/alice',
       [SNAPSHOT_ANNOTATIONS.expiresAt]: (result as { expiresAt: string })
         .expiresAt,
+      [SNAPSHOT_ANNOTATIONS.seal]: expect.any(String),
     });
+    // Sealed as pvc-pruner's: what the list, a restore, a keep and the expiry trust.
+    expect(TEST_SEAL.isSealed(stored)).toBe(true);
     // Read until ready, then its content once.
     expect(fake.calls).toEqual([
       'create shop/data-orders-db-3-3f2a9c1e',

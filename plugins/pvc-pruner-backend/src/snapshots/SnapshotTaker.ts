@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SnapshotSeal } from './SnapshotSeal';
 import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
@@ -84,6 +85,8 @@ export interface SnapshotTakerOptions {
   /** The first wait between reads of a snapshot not ready yet; it doubles up to `maxPollMs`. */
   firstPollMs?: number;
   maxPollMs?: number;
+  /** Seals each snapshot as pvc-pruner's. */
+  seal: SnapshotSeal;
 }
 
 const TIMEOUT_KEY = 'pvcPruner.snapshots.timeoutSeconds';
@@ -125,7 +128,7 @@ export class SnapshotTaker {
     try {
       created = await calls.createVolumeSnapshot(
         namespace,
-        {
+        this.options.seal.sealed({
           apiVersion: 'snapshot.storage.k8s.io/v1',
           kind: 'VolumeSnapshot',
           metadata: { name, namespace, labels, annotations },
@@ -133,7 +136,7 @@ export class SnapshotTaker {
             volumeSnapshotClassName: order.className,
             source: { persistentVolumeClaimName: claimName },
           },
-        },
+        }),
         order.dryRun,
       );
     } catch (e) {

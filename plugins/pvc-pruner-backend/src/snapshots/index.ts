@@ -47,3 +47,4 @@ export {
   type RestoreResult,
   type SnapshotRestorerDeps,
 } from './SnapshotRestorer';
+export { SnapshotSeal } from './SnapshotSeal';

@@ -28,6 +28,8 @@ export const SNAPSHOT_ANNOTATIONS = {
   keepUntil: `${PREFIX}/keep-until`,
   /** Set by a restore before it creates the claim: the change makes an expiry that listed the snapshot earlier fail its delete. */
   restoredAt: `${PREFIX}/restored-at`,
+  /** What tells pvc-pruner's snapshots from any labelled as its own (see SnapshotSeal). */
+  seal: `${PREFIX}/seal`,
 } as const;
 
 export const MANAGED_BY = 'pvc-pruner';
