@@ -1,4 +1,5 @@
-import { TestDatabases } from '@backstage/backend-test-utils';
+import { TestDatabaseId } from '@backstage/backend-test-utils';
+import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import type { VolumeSnapshot } from '../kubernetes/volumeSnapshotTypes';
 import { SnapshotSeal } from './SnapshotSeal';
 
@@ -17,7 +18,7 @@ const taken: VolumeSnapshot = {
 };
 
 const seal = new SnapshotSeal(Buffer.alloc(32, 1));
-const databases = TestDatabases.create({ ids: ['SQLITE_3'] });
+const databases = storeTestDatabases();
 
 describe('SnapshotSeal', () => {
   it('knows the snapshots it sealed, and the StatefulSet they were taken of', () => {
@@ -64,14 +65,17 @@ describe('SnapshotSeal', () => {
     expect(seal.isSealed(change(seal.sealed(taken)))).toBe(false);
   });
 
-  it('shares one key, made once, between the replicas of one database', async () => {
-    const knex = await databases.init('SQLITE_3');
-    const database = {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    };
-    const first = await SnapshotSeal.fromDatabase(database);
-    const second = await SnapshotSeal.fromDatabase(database);
-    expect(second.isSealed(first.sealed(taken))).toBe(true);
-  });
+  it.each(databases.eachSupportedId())(
+    'shares one key, made once, between the replicas of one database (%s)',
+    async (databaseId: TestDatabaseId) => {
+      const knex = await databases.init(databaseId);
+      const database = {
+        getClient: async () => knex,
+        migrations: { skip: false },
+      };
+      const first = await SnapshotSeal.fromDatabase(database);
+      const second = await SnapshotSeal.fromDatabase(database);
+      expect(second.isSealed(first.sealed(taken))).toBe(true);
+    },
+  );
 });
