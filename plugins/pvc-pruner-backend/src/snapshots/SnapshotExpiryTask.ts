@@ -182,7 +182,7 @@ export class SnapshotExpiryTask {
       if (!this.loggedUserClusters.has(cluster.name)) {
         this.loggedUserClusters.add(cluster.name);
         logger.info(
-          `pvc-pruner: snapshot expiry skips cluster "${cluster.name}": its auth provider needs a signed-in user's token, which a background task does not have; delete its expired snapshots by hand (label ${MANAGED_SNAPSHOTS})`,
+          `pvc-pruner: snapshot expiry skips cluster "${cluster.name}": its auth provider needs a signed-in user's token, which a background task does not have; delete its expired snapshots by hand (label ${MANAGED_SNAPSHOTS}, and only those with a ${SNAPSHOT_ANNOTATIONS.seal} annotation: anyone may set the label)`,
         );
       }
       return { ...result, skipped: 'needs a user token' };

@@ -65,6 +65,22 @@ describe('SnapshotSeal', () => {
     expect(seal.isSealed(change(seal.sealed(taken)))).toBe(false);
   });
 
+  it('keeps its seal when keep-until or restored-at change, which they do legitimately', () => {
+    const sealed = seal.sealed(taken);
+    const kept = {
+      ...sealed,
+      metadata: {
+        ...sealed.metadata,
+        annotations: {
+          ...sealed.metadata!.annotations,
+          'pvc-pruner.backstage.io/keep-until': '2027-01-01T00:00:00.000Z',
+          'pvc-pruner.backstage.io/restored-at': '2026-12-03T00:00:00.000Z',
+        },
+      },
+    };
+    expect(seal.isSealed(kept)).toBe(true);
+  });
+
   it.each(databases.eachSupportedId())(
     'shares one key, made once, between the replicas of one database (%s)',
     async (databaseId: TestDatabaseId) => {

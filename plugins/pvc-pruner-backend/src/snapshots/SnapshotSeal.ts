@@ -10,12 +10,27 @@ import {
 } from './snapshotMetadata';
 
 const KEY_NAME = 'snapshot-seal';
+const SEAL_VERSION = 'pvc-pruner snapshot seal v1';
+const SEALED_LABELS = [
+  SNAPSHOT_LABELS.managedBy,
+  SNAPSHOT_LABELS.job,
+  SNAPSHOT_LABELS.claimUid,
+  SNAPSHOT_LABELS.statefulSet,
+];
+const SEALED_ANNOTATIONS = [
+  SNAPSHOT_ANNOTATIONS.claimName,
+  SNAPSHOT_ANNOTATIONS.claimLabels,
+  SNAPSHOT_ANNOTATIONS.storageClass,
+  SNAPSHOT_ANNOTATIONS.accessModes,
+  SNAPSHOT_ANNOTATIONS.volumeMode,
+  SNAPSHOT_ANNOTATIONS.requestedSize,
+];
 
 /**
  * Tells pvc-pruner's own VolumeSnapshots from any that someone labelled
  * `app.kubernetes.io/managed-by: pvc-pruner`: each one the job takes carries
  * an HMAC, with a key only the backend's database holds, of its namespace,
- * name, source claim and pvc-pruner labels. Without it, whoever may label
+ * name, source claim, pvc-pruner labels and the annotations a restore reads. Without it, whoever may label
  * snapshots in a namespace (but not delete them) could have the expiry task
  * delete any snapshot with the plugin's own rights, or show one on an owner's
  * card to restore from. A snapshot whose labels were edited loses its seal:
@@ -30,7 +45,12 @@ export class SnapshotSeal {
       .onConflict('name')
       .ignore();
     const row = await db('pvc_pruner_keys').where({ name: KEY_NAME }).first();
-    return new SnapshotSeal(Buffer.from(row.secret, 'base64'));
+    const key = Buffer.from(row?.secret ?? '', 'base64');
+    if (key.length < 32)
+      throw new Error(
+        `pvc-pruner: the snapshot seal key in table pvc_pruner_keys is missing or shorter than 32 bytes`,
+      );
+    return new SnapshotSeal(key);
   }
 
   constructor(private readonly key: Buffer) {}
@@ -78,14 +98,15 @@ export class SnapshotSeal {
   private sealOf(snapshot: VolumeSnapshot): string {
     const metadata = snapshot.metadata ?? {};
     const labels = metadata.labels ?? {};
+    const annotations = metadata.annotations ?? {};
     const covered = [
+      SEAL_VERSION,
       metadata.namespace,
       metadata.name,
       snapshot.spec?.source?.persistentVolumeClaimName,
-      labels[SNAPSHOT_LABELS.managedBy],
-      labels[SNAPSHOT_LABELS.job],
-      labels[SNAPSHOT_LABELS.claimUid],
-      labels[SNAPSHOT_LABELS.statefulSet],
+      ...SEALED_LABELS.map(key => labels[key]),
+      // What a restore reads; keep-until and restored-at change legitimately.
+      ...SEALED_ANNOTATIONS.map(key => annotations[key]),
     ].map(field => field ?? '');
     return createHmac('sha256', this.key)
       .update(JSON.stringify(covered))

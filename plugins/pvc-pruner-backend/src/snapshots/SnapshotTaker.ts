@@ -118,6 +118,14 @@ export class SnapshotTaker {
     this.maxPollMs = options.maxPollMs ?? MAX_POLL_MS;
   }
 
+  /** A dry run's snapshot is never stored: its seal would only be shown to admission webhooks and audit logs. */
+  private sealedUnlessDryRun(
+    snapshot: VolumeSnapshot,
+    dryRun: boolean | undefined,
+  ): VolumeSnapshot {
+    return dryRun ? snapshot : this.options.seal.sealed(snapshot);
+  }
+
   async take(
     calls: SnapshotCalls,
     order: SnapshotOrder,
@@ -138,15 +146,18 @@ export class SnapshotTaker {
     try {
       created = await calls.createVolumeSnapshot(
         namespace,
-        this.options.seal.sealed({
-          apiVersion: 'snapshot.storage.k8s.io/v1',
-          kind: 'VolumeSnapshot',
-          metadata: { name, namespace, labels, annotations },
-          spec: {
-            volumeSnapshotClassName: order.className,
-            source: { persistentVolumeClaimName: claimName },
+        this.sealedUnlessDryRun(
+          {
+            apiVersion: 'snapshot.storage.k8s.io/v1',
+            kind: 'VolumeSnapshot',
+            metadata: { name, namespace, labels, annotations },
+            spec: {
+              volumeSnapshotClassName: order.className,
+              source: { persistentVolumeClaimName: claimName },
+            },
           },
-        }),
+          order.dryRun,
+        ),
         order.dryRun,
       );
     } catch (e) {
