@@ -121,6 +121,98 @@ describe('ApiHistory', () => {
     expect(unbound.volume).toBeUndefined();
   });
 
+  it('records each volume deletion as the delete met it, by a client or by the reclaimer, with the policy change before it', async () => {
+    const volume = (name: string, phase: string, claimUid?: string) => {
+      const pv = sim.store.create(
+        'persistentvolumes',
+        manifest({
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: {
+            name,
+            annotations: {
+              'pv.kubernetes.io/provisioned-by': 'ebs.csi.aws.com',
+            },
+          },
+          spec: {
+            capacity: { storage: '1Gi' },
+            accessModes: ['ReadWriteOnce'],
+            csi: { driver: 'ebs.csi.aws.com', volumeHandle: `vol-${name}` },
+            persistentVolumeReclaimPolicy: 'Retain',
+            ...(claimUid
+              ? {
+                  claimRef: {
+                    namespace: 'default',
+                    name: 'data-gone-0',
+                    uid: claimUid,
+                  },
+                }
+              : {}),
+          },
+        }),
+      );
+      return sim.store.update('persistentvolumes', {
+        ...pv,
+        status: { phase },
+      });
+    };
+    const released = volume('pv-released', 'Released', 'uid-gone');
+    const free = volume('pv-free', 'Available');
+    const volumes = '/api/v1/persistentvolumes';
+    const patched = await call('PATCH', `${volumes}/pv-released`, {
+      spec: { persistentVolumeReclaimPolicy: 'Delete' },
+    });
+    expect(patched.ok).toBe(true);
+    // The provisioner (a controller: no request) deletes the Released volume.
+    sim.store.delete('persistentvolumes', undefined, 'pv-released', {
+      preconditions: { uid: released.metadata.uid },
+    });
+    expect((await call('DELETE', `${volumes}/pv-free`)).ok).toBe(true);
+
+    const [reclaimed, deleted] = sim.history!.volumeDeletions();
+    expect(reclaimed).toEqual({
+      at: expect.any(Number),
+      name: 'pv-released',
+      uid: released.metadata.uid,
+      claimRef: { namespace: 'default', name: 'data-gone-0', uid: 'uid-gone' },
+      phase: 'Released',
+      reclaimPolicy: 'Delete',
+      provisionedBy: 'ebs.csi.aws.com',
+      finalizers: ['kubernetes.io/pv-protection'],
+      by: 'controller',
+      policyChange: {
+        at: expect.any(Number),
+        request: expect.objectContaining({
+          verb: 'patch',
+          resource: 'persistentvolumes',
+          name: 'pv-released',
+          userAgent: 'history-test/1',
+          status: 200,
+        }),
+        from: 'Retain',
+        to: 'Delete',
+        phase: 'Released',
+        claimUid: 'uid-gone',
+      },
+    });
+    expect(reclaimed.policyChange!.at).toBeLessThan(reclaimed.at);
+    expect(deleted).toMatchObject({
+      name: 'pv-free',
+      uid: free.metadata.uid,
+      phase: 'Available',
+      reclaimPolicy: 'Retain',
+      by: 'request',
+      request: { verb: 'delete', name: 'pv-free', status: 202 },
+    });
+    expect(deleted.claimRef).toBeUndefined();
+    expect(deleted.policyChange).toBeUndefined();
+    // Marked only (pv-protection holds them): a second delete records nothing new.
+    sim.store.delete('persistentvolumes', undefined, 'pv-free');
+    expect(sim.history!.volumeDeletions()).toHaveLength(2);
+    sim.history!.clear();
+    expect(sim.history!.volumeDeletions()).toEqual([]);
+  });
+
   it('dates a running ordinal from the scale that brought it into range', async () => {
     const before = performance.timeOrigin + performance.now();
     const scale = await call(

@@ -14,8 +14,9 @@ import { KubeObject, StoreEvent } from './types';
  * mount it, the namespace's StatefulSets with their labels and since when
  * they are paused, the ordinals they run and the autoscalers whose range
  * covers it, each dated), every write to a Lease with the Lease before
- * and after, and each VolumeSnapshot's life (created, ready, no longer
- * ready, failed, deleted).
+ * and after, each VolumeSnapshot's life (created, ready, no longer
+ * ready, failed, deleted), and every PersistentVolume deletion, by a client
+ * or by the provisioner reclaiming it, with the volume as the delete met it.
  */
 
 /** Milliseconds since the epoch, with sub-millisecond precision; one clock for the simulator and an in-process campaign. */
@@ -151,6 +152,46 @@ export interface ReadySnapshot {
   readySince: number;
 }
 
+/** A change of a PersistentVolume's `persistentVolumeReclaimPolicy`. */
+export interface ReclaimPolicyChange {
+  /** When the store committed it (historyNow()). */
+  at: number;
+  /** The client request that made it (absent: not a client's). */
+  request?: RecordedRequest;
+  from?: string;
+  to?: string;
+  /** The volume's phase, and the claim uid its claimRef named, as the change met them. */
+  phase?: string;
+  claimUid?: string;
+}
+
+/**
+ * A PersistentVolume marked for deletion (or deleted at once, having no
+ * finalizer), with the volume as the delete met it: the first time the store
+ * set its deletionTimestamp.
+ */
+export interface VolumeDeletion {
+  /** When the store marked it (historyNow()). */
+  at: number;
+  name: string;
+  uid: string;
+  /** The claim its claimRef named (the uid absent: not bound to one). */
+  claimRef?: { namespace?: string; name?: string; uid?: string };
+  phase?: string;
+  reclaimPolicy?: string;
+  /** `pv.kubernetes.io/provisioned-by` (absent: statically provisioned). */
+  provisionedBy?: string;
+  finalizers: string[];
+  /**
+   * `request`: a client's DELETE (in `request`); `controller`: no request,
+   * the provisioner reclaiming a Released volume whose policy is Delete.
+   */
+  by: 'request' | 'controller';
+  request?: RecordedRequest;
+  /** The last change of its reclaim policy before the delete (absent: none since it was created, or since the history began). */
+  policyChange?: ReclaimPolicyChange;
+}
+
 /** A create, update, patch or delete of a Lease. */
 export interface LeaseWrite {
   request: RecordedRequest;
@@ -161,6 +202,7 @@ export interface LeaseWrite {
 const CANONICAL_ORDINAL = /^(0|[1-9][0-9]*)$/;
 const PVC = 'persistentvolumeclaims';
 const LEASES = 'coordination.k8s.io/leases';
+const PV = 'persistentvolumes';
 const HPAS = 'autoscaling/horizontalpodautoscalers';
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
 
@@ -214,6 +256,11 @@ export class ApiHistory {
   private seq = 0;
   private log: RecordedRequest[] = [];
   private deletions: ClaimDeletion[] = [];
+  private volumeLog: VolumeDeletion[] = [];
+  /** Volume uid → the last change of its reclaim policy. */
+  private readonly policyChanges = new Map<string, ReclaimPolicyChange>();
+  /** The request being served: store changes made meanwhile are its (the store serves each synchronously). */
+  private serving?: RecordedRequest;
   private leases: LeaseWrite[] = [];
   private snapshotLog: SnapshotRecord[] = [];
   /** Snapshot uid → what was last recorded of it. */
@@ -254,6 +301,8 @@ export class ApiHistory {
         ? this.store.get(SNAPSHOTS, ref.namespace, ref.name)
         : undefined;
       if (snapshot) this.observeSnapshot(snapshot, false);
+    } else if (event.resource === PV) {
+      this.observeVolume(event);
     } else if (event.resource === 'pods') {
       if (event.type === 'ADDED') this.podSince.set(metadata.uid, historyNow());
       if (event.type === 'DELETED') this.podSince.delete(metadata.uid);
@@ -288,6 +337,52 @@ export class ApiHistory {
         changes.push({ at: historyNow(), ...now });
       this.reachHistory.set(metadata.uid, changes);
     }
+  }
+
+  private observeVolume({ type, object, previous }: StoreEvent) {
+    const { uid } = object.metadata;
+    const before = previous ?? object;
+    const from = previous?.spec?.persistentVolumeReclaimPolicy;
+    const to = object.spec?.persistentVolumeReclaimPolicy;
+    if (type === 'MODIFIED' && from !== to)
+      this.policyChanges.set(uid, {
+        at: historyNow(),
+        ...(this.serving ? { request: this.serving } : {}),
+        from,
+        to,
+        phase: previous?.status?.phase,
+        claimUid: previous?.spec?.claimRef?.uid,
+      });
+    if (
+      object.metadata.deletionTimestamp &&
+      !previous?.metadata.deletionTimestamp
+    ) {
+      const ref = before.spec?.claimRef;
+      const policyChange = this.policyChanges.get(uid);
+      this.volumeLog.push({
+        at: historyNow(),
+        name: object.metadata.name,
+        uid,
+        ...(ref
+          ? {
+              claimRef: {
+                namespace: ref.namespace,
+                name: ref.name,
+                uid: ref.uid,
+              },
+            }
+          : {}),
+        phase: before.status?.phase,
+        reclaimPolicy: before.spec?.persistentVolumeReclaimPolicy,
+        provisionedBy:
+          before.metadata.annotations?.['pv.kubernetes.io/provisioned-by'],
+        finalizers: [...(before.metadata.finalizers ?? [])],
+        by: this.serving ? 'request' : 'controller',
+        ...(this.serving ? { request: this.serving } : {}),
+        ...(policyChange ? { policyChange } : {}),
+      });
+    }
+    if (type === 'DELETED') this.policyChanges.delete(uid);
   }
 
   /** Bound to a content that names it back and still exists: the claim's uid it holds, if ready. */
@@ -454,6 +549,9 @@ export class ApiHistory {
       at: historyNow(),
     };
     this.log.push(recorded);
+    // Served synchronously up to served(): the store's changes meanwhile are this request's.
+    if (WRITES.has(request.verb) || request.verb === 'deletecollection')
+      this.serving = recorded;
     if (request.resource === PVC && request.verb === 'delete' && request.name)
       this.deletions.push({
         ...this.claimDeletion(recorded),
@@ -474,6 +572,7 @@ export class ApiHistory {
   served(seq: number, status: number, name?: string) {
     const recorded = this.log[this.log.length - 1 - (this.seq - seq)];
     if (recorded?.seq === seq) recorded.status = status;
+    if (this.serving?.seq === seq) this.serving = undefined;
     const write = this.pending.get(seq);
     if (write) {
       this.pending.delete(seq);
@@ -589,14 +688,25 @@ export class ApiHistory {
     return [...this.deletions];
   }
 
+  /**
+   * Every PersistentVolume deletion, oldest first: by whom (a client's request,
+   * or the provisioner reclaiming it), and its phase, reclaim policy, claimRef
+   * and finalizers as the delete met it, with the last change of its policy.
+   * An oracle's "no volume was reclaimed while Bound or bound to another claim".
+   */
+  volumeDeletions(): VolumeDeletion[] {
+    return [...this.volumeLog];
+  }
+
   leaseWrites(): LeaseWrite[] {
     return [...this.leases];
   }
 
-  /** Forgets everything recorded so far (the pod, ordinal and snapshot timelines stay: they describe live objects). */
+  /** Forgets everything recorded so far (the pod, ordinal, snapshot and reclaim-policy timelines stay: they describe live objects). */
   clear() {
     this.log = [];
     this.deletions = [];
+    this.volumeLog = [];
     this.leases = [];
     // Records of snapshots that are gone answer no later question.
     this.snapshotLog = this.snapshotLog.filter(r =>

@@ -77,8 +77,10 @@ export type {
   SnapshotRecord,
   LeaseWrite,
   PodReference,
+  ReclaimPolicyChange,
   RecordedRequest,
   StatefulSetState,
+  VolumeDeletion,
 } from './history';
 export {
   horizontalPodAutoscaler,

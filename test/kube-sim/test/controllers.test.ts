@@ -623,4 +623,65 @@ describe('the demo scenario', () => {
       message: 'controllers idle',
     });
   });
+
+  it("reclaims the Retain volumes of search-index's left-behind claims once they are pruned and patched to Delete", async () => {
+    const store = h.sim.store;
+    const left = ['data-search-index-2', 'data-search-index-3'];
+    await eventually(
+      () =>
+        left.every(
+          n =>
+            store.get('persistentvolumeclaims', 'search', n)?.status?.phase ===
+            'Bound',
+        ),
+      { message: 'search claims bound' },
+    );
+    const volumes = left.map(
+      n => store.get('persistentvolumeclaims', 'search', n)!.spec.volumeName,
+    );
+    const kept = store.get(
+      'persistentvolumeclaims',
+      'search',
+      'data-search-index-0',
+    )!.spec.volumeName;
+    const phase = (pv: string) =>
+      store.get('persistentvolumes', undefined, pv)?.status?.phase;
+    const listed = async () => {
+      const result = await h.kubectl(['get', 'pv', '-o', 'name']);
+      expect(result.code).toBe(0);
+      return result.stdout.trim().split('\n');
+    };
+
+    // The prune: the claims go, their Retain volumes stay Released (still billed).
+    expect(
+      (await h.kubectl(['delete', 'pvc', '-n', 'search', ...left])).code,
+    ).toBe(0);
+    await eventually(() => volumes.every(pv => phase(pv) === 'Released'), {
+      message: 'volumes released',
+    });
+    expect(await listed()).toEqual(
+      expect.arrayContaining(volumes.map(pv => `persistentvolume/${pv}`)),
+    );
+
+    // The reclaim: the provisioner deletes them; the live StatefulSet's volume is untouched.
+    for (const pv of volumes) {
+      const patched = await h.kubectl([
+        'patch',
+        'pv',
+        pv,
+        '-p',
+        '{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}',
+      ]);
+      expect(patched.stdout.trim()).toBe(`persistentvolume/${pv} patched`);
+    }
+    await eventually(
+      async () => {
+        const names = await listed();
+        return volumes.every(pv => !names.includes(`persistentvolume/${pv}`));
+      },
+      { message: 'reclaimed volumes gone from kubectl get pv' },
+    );
+    expect(await listed()).toContain(`persistentvolume/${kept}`);
+    expect(phase(kept)).toBe('Bound');
+  });
 });

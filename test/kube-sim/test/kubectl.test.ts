@@ -1,5 +1,6 @@
 import { KubeObject } from '../src';
 import {
+  consistently,
   eventually,
   expectNoDiscoveryWarnings,
   KubectlResult,
@@ -1287,5 +1288,199 @@ describe('kubectl describe shows the events the controllers record', () => {
       code: 0,
       stdout: 'Stopping container main',
     });
+  });
+});
+
+/**
+ * Issue 19's reclaim of a Retain volume, by hand as platform teams do it:
+ * `kubectl patch pv … Delete` on a Released volume, against the simulator's
+ * PV controller and provisioner (controllers on).
+ */
+describe('kubectl patch of a volume reclaim policy to Delete', () => {
+  let h: SimHarness;
+  const volumeOf = (claim: string) =>
+    h.sim.store.get('persistentvolumeclaims', 'default', claim)!.spec
+      .volumeName as string;
+  const phaseOf = (pv: string) =>
+    h.sim.store.get('persistentvolumes', undefined, pv)?.status?.phase;
+
+  async function ok(args: string[]): Promise<string> {
+    const result = await h.kubectl(args);
+    expect({ args, code: result.code, stderr: result.stderr }).toEqual({
+      args,
+      code: 0,
+      stderr: '',
+    });
+    return result.stdout;
+  }
+  const listedVolumes = async () =>
+    (await ok(['get', 'pv', '-o', 'name'])).trim().split('\n');
+  const toDelete = (pv: string) =>
+    ok([
+      'patch',
+      'pv',
+      pv,
+      '-p',
+      '{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}',
+    ]);
+
+  beforeAll(async () => {
+    h = await startHarness({ timeFactor: 0.01, recordHistory: true });
+    h.sim.store.create('storage.k8s.io/storageclasses', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: 'keep' } as KubeObject['metadata'],
+      provisioner: 'sim.csi.k8s.io',
+      reclaimPolicy: 'Retain',
+      volumeBindingMode: 'Immediate',
+    });
+    for (const name of ['released-0', 'bound-0'])
+      h.sim.store.create(
+        'persistentvolumeclaims',
+        pvc(name, 'default', { storageClassName: 'keep' }),
+      );
+    // A statically provisioned volume (no provisioned-by annotation), pre-bound to its claim.
+    h.sim.store.create('persistentvolumes', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'static-pv' } as KubeObject['metadata'],
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        csi: { driver: 'sim.csi.k8s.io', volumeHandle: 'vol-static' },
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: '',
+        claimRef: { namespace: 'default', name: 'static-0' },
+      },
+    });
+    const staticClaim = pvc('static-0', 'default');
+    staticClaim.spec.storageClassName = '';
+    staticClaim.spec.volumeName = 'static-pv';
+    h.sim.store.create('persistentvolumeclaims', staticClaim);
+    await eventually(
+      () =>
+        ['released-0', 'bound-0', 'static-0'].every(
+          c =>
+            h.sim.store.get('persistentvolumeclaims', 'default', c)?.status
+              ?.phase === 'Bound',
+        ),
+      { message: 'claims bound' },
+    );
+    await ok(['delete', 'pvc', 'released-0', 'static-0']);
+    await eventually(
+      () =>
+        phaseOf(volumeOf('bound-0')) === 'Bound' &&
+        phaseOf('static-pv') === 'Released' &&
+        h.sim.store
+          .list('persistentvolumes')
+          .items.filter(pv => pv.status?.phase === 'Released').length === 2,
+      { message: 'volumes released' },
+    );
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('deletes a Released, dynamically provisioned volume: kubectl get pv no longer lists it', async () => {
+    const released = h.sim.store
+      .list('persistentvolumes')
+      .items.find(pv => pv.spec.claimRef?.name === 'released-0')!;
+    const name = released.metadata.name;
+    expect(await listedVolumes()).toContain(`persistentvolume/${name}`);
+    await sleep(100);
+    expect(phaseOf(name)).toBe('Released');
+
+    expect((await toDelete(name)).trim()).toBe(
+      `persistentvolume/${name} patched`,
+    );
+    await eventually(
+      async () => !(await listedVolumes()).includes(`persistentvolume/${name}`),
+      { message: `${name} gone from kubectl get pv` },
+    );
+    const gone = await h.kubectl(['get', 'pv', name]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(
+      `Error from server (NotFound): persistentvolumes "${name}" not found`,
+    );
+
+    // The oracle's record: the provisioner deleted it Released, to its old claim, after kubectl's patch.
+    const [deletion] = h.sim
+      .history!.volumeDeletions()
+      .filter(d => d.name === name);
+    expect(deletion).toMatchObject({
+      uid: released.metadata.uid,
+      by: 'controller',
+      phase: 'Released',
+      reclaimPolicy: 'Delete',
+      provisionedBy: 'sim.csi.k8s.io',
+      claimRef: { name: 'released-0', uid: released.spec.claimRef.uid },
+      policyChange: {
+        from: 'Retain',
+        to: 'Delete',
+        phase: 'Released',
+        request: {
+          verb: 'patch',
+          name,
+          userAgent: expect.stringMatching(/^kubectl/),
+        },
+      },
+    });
+  });
+
+  it('leaves a Bound volume patched to Delete with its claim', async () => {
+    const name = volumeOf('bound-0');
+    await toDelete(name);
+    await consistently(
+      () =>
+        phaseOf(name) === 'Bound' &&
+        !h.sim.store.get('persistentvolumes', undefined, name)!.metadata
+          .deletionTimestamp,
+      300,
+      `${name} bound`,
+    );
+    expect(await listedVolumes()).toContain(`persistentvolume/${name}`);
+    expect(
+      (
+        await ok([
+          'get',
+          'pvc',
+          'bound-0',
+          '-o',
+          'jsonpath={.status.phase} {.spec.volumeName}',
+        ])
+      ).trim(),
+    ).toBe(`Bound ${name}`);
+    expect(
+      h.sim.history!.volumeDeletions().filter(d => d.name === name),
+    ).toEqual([]);
+  });
+
+  it('fails a statically provisioned volume patched to Delete, and keeps it', async () => {
+    await toDelete('static-pv');
+    await eventually(() => phaseOf('static-pv') === 'Failed', {
+      message: 'static-pv failed',
+    });
+    await sleep(300);
+    expect(
+      (
+        await ok([
+          'get',
+          'pv',
+          'static-pv',
+          '-o',
+          'jsonpath={.status.phase}: {.status.message}',
+        ])
+      ).trim(),
+    ).toBe(
+      'Failed: error getting deleter volume plugin for volume "static-pv": no deletable volume plugin matched',
+    );
+    const described = await ok(['describe', 'pv', 'static-pv']);
+    expect(described).toMatch(
+      /Warning\s+VolumeFailedDelete\s+.*persistentvolume-controller\s+error getting deleter volume plugin for volume "static-pv"/,
+    );
+    expect(
+      h.sim.history!.volumeDeletions().filter(d => d.name === 'static-pv'),
+    ).toEqual([]);
   });
 });

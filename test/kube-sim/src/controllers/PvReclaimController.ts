@@ -1,5 +1,6 @@
 import { KubeObject, StoreEvent } from '../types';
 import { Controller, ControllerContext, keyOf } from './Controller';
+import { EventRecorder } from './EventRecorder';
 import { hasFinalizer, removeFinalizer, tolerate } from './util';
 import {
   ANN_BOUND_BY_CONTROLLER,
@@ -16,6 +17,15 @@ const CLAIMS = 'persistentvolumeclaims';
  * external provisioner's deleter: volumes become Available, Bound, or
  * Released when their claim is gone; a Released volume with reclaim policy
  * Delete is deleted after a delay (the disk goes with it), Retain keeps it.
+ *
+ * Every change to a volume is a re-sync, so a Released volume whose policy a
+ * client changes from Retain to Delete is reclaimed as one released with
+ * Delete: the provisioner deletes what it provisioned, and a volume no
+ * provisioner made goes Failed (VolumeFailedDelete) and stays. As
+ * sig-storage-lib-external-provisioner's handleProtectionFinalizer does for
+ * the CSI volumes it provisioned, the provisioner's finalizer is added to a
+ * Bound volume whose policy is Delete and removed from one whose policy is
+ * Retain or Recycle.
  */
 export class PvReclaimController extends Controller {
   readonly name = 'persistentvolume-reclaimer';
@@ -23,6 +33,11 @@ export class PvReclaimController extends Controller {
     const ref = pv.spec?.claimRef;
     return ref ? [`${ref.namespace}/${ref.name}`] : [];
   });
+
+  private readonly events = new EventRecorder(
+    this.ctx.store,
+    'persistentvolume-controller',
+  );
 
   constructor(ctx: ControllerContext, private readonly reclaimSeconds: number) {
     super(ctx);
@@ -45,8 +60,10 @@ export class PvReclaimController extends Controller {
 
   protected reconcile(name: string) {
     const store = this.ctx.store;
-    const pv = store.get(VOLUMES, undefined, name);
-    if (!pv) return;
+    const found = store.get(VOLUMES, undefined, name);
+    if (!found) return;
+    const pv = this.protectionFinalizer(found);
+    if (!store.get(VOLUMES, undefined, name)) return;
     const ref = pv.spec.claimRef;
     const phase = pv.status?.phase;
     if (!ref?.uid) {
@@ -65,6 +82,37 @@ export class PvReclaimController extends Controller {
       return;
     }
     if (phase === 'Released') this.reclaim(pv);
+  }
+
+  /**
+   * The external provisioner's finalizer on a CSI volume it provisioned:
+   * added while the volume is Bound with policy Delete and not being deleted,
+   * removed when the policy is Retain or Recycle (which lets a volume marked
+   * for deletion go once nothing else holds it). Returns the volume as stored.
+   */
+  private protectionFinalizer(pv: KubeObject): KubeObject {
+    if (!pv.metadata.annotations?.[ANN_PROVISIONED_BY] || !pv.spec.csi)
+      return pv;
+    const policy = pv.spec.persistentVolumeReclaimPolicy;
+    const has = hasFinalizer(pv, PROVISIONER_FINALIZER);
+    if (policy === 'Retain' || policy === 'Recycle')
+      return has
+        ? removeFinalizer(this.ctx.store, VOLUMES, pv, PROVISIONER_FINALIZER)
+        : pv;
+    if (
+      policy === 'Delete' &&
+      !has &&
+      !pv.metadata.deletionTimestamp &&
+      pv.status?.phase === 'Bound'
+    ) {
+      const copy = structuredClone(pv);
+      copy.metadata.finalizers = [
+        ...(copy.metadata.finalizers ?? []),
+        PROVISIONER_FINALIZER,
+      ];
+      return this.ctx.store.update(VOLUMES, copy);
+    }
+    return pv;
   }
 
   private syncWithClaim(pv: KubeObject, claim: KubeObject) {
@@ -108,8 +156,11 @@ export class PvReclaimController extends Controller {
       return;
     }
     if (!pv.metadata.annotations?.[ANN_PROVISIONED_BY]) {
+      // findDeletablePlugin: no provisioner to defer to, and no in-tree
+      // plugin deletes this kind of volume. The disk is left, and so is the object.
       const message = `error getting deleter volume plugin for volume "${pv.metadata.name}": no deletable volume plugin matched`;
-      store.update(VOLUMES, withPhase(pv, 'Failed', message));
+      const failed = store.update(VOLUMES, withPhase(pv, 'Failed', message));
+      this.events.warning(failed, 'VolumeFailedDelete', message);
       return;
     }
     if (
