@@ -29,7 +29,8 @@
  */
 exports.up = async function up(knex) {
   await knex.schema.createTable('pvc_pruner_keys', table => {
-    table.comment("pvc-pruner's secret keys, made by the backend itself");
+    // No apostrophe: knex writes a PostgreSQL table comment into the SQL unescaped.
+    table.comment('The secret keys of pvc-pruner, made by the backend itself');
     table.string('name', 64).primary().notNullable();
     table.string('secret', 128).notNullable().comment('base64');
   });
