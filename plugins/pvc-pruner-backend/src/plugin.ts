@@ -28,6 +28,7 @@ import {
   RetentionCleaner,
 } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
+import { ClaimLineageStore } from './lineage';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -160,11 +161,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
+        const lineage = await ClaimLineageStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
           sightings,
+          lineage,
           logger,
           retentionDays: options.retentionDays,
         });

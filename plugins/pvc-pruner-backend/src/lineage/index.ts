@@ -1,0 +1,6 @@
+export {
+  ClaimLineageStore,
+  MAX_STORED_CLAIMANTS,
+  type ClaimLineage,
+  type ClaimLineageRecord,
+} from './ClaimLineageStore';
