@@ -28,7 +28,7 @@ import {
   RetentionCleaner,
 } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
-import { ClaimLineageStore } from './lineage';
+import { ClaimLineageStore, LineageRecorder } from './lineage';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -173,14 +173,15 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         const prices = PriceList.fromConfig(config);
         const annotator = new OrphanAnnotator(sightings, prices);
+        const workloads = new WorkloadCatalog({ catalog, auth, logger });
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,
           annotator,
           { pausedStatefulSets: options.pausedStatefulSets },
           new OrphanSnapshotPlanner(options.snapshots),
+          new LineageRecorder({ store: lineage, workloads, logger }),
         );
-        const workloads = new WorkloadCatalog({ catalog, auth, logger });
         const ownership = new OwnershipChecks({
           permissions,
           workloads,

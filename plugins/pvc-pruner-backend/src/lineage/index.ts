@@ -4,3 +4,8 @@ export {
   type ClaimLineage,
   type ClaimLineageRecord,
 } from './ClaimLineageStore';
+export {
+  claimsOfStatefulSet,
+  LineageRecorder,
+  type SeenStatefulSet,
+} from './LineageRecorder';
