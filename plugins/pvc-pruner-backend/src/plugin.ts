@@ -28,7 +28,11 @@ import {
   RetentionCleaner,
 } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
-import { ClaimLineageStore, LineageRecorder } from './lineage';
+import {
+  ClaimLineageStore,
+  LineageRecorder,
+  WatchCacheLineage,
+} from './lineage';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -174,13 +178,19 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const prices = PriceList.fromConfig(config);
         const annotator = new OrphanAnnotator(sightings, prices);
         const workloads = new WorkloadCatalog({ catalog, auth, logger });
+        const recorder = new LineageRecorder({
+          store: lineage,
+          workloads,
+          logger,
+        });
+        await WatchCacheLineage.schedule(scheduler, { caches, recorder });
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,
           annotator,
           { pausedStatefulSets: options.pausedStatefulSets },
           new OrphanSnapshotPlanner(options.snapshots),
-          new LineageRecorder({ store: lineage, workloads, logger }),
+          recorder,
         );
         const ownership = new OwnershipChecks({
           permissions,

@@ -9,3 +9,7 @@ export {
   LineageRecorder,
   type SeenStatefulSet,
 } from './LineageRecorder';
+export {
+  WATCH_CACHE_LINEAGE_TASK_ID,
+  WatchCacheLineage,
+} from './WatchCacheLineage';
