@@ -273,7 +273,7 @@ describe('LineageRecorder', () => {
         'demo',
         [0, 1, 2].map(i => uidOf(`data-orders-db-${i}`)),
       );
-      const statefulSet = {
+      const ordersDb = {
         name: 'orders-db',
         uid: sim.store.get('apps/statefulsets', 'shop', 'orders-db')!.metadata!
           .uid,
@@ -287,9 +287,9 @@ describe('LineageRecorder', () => {
           .map(l => [l.claimName, l.ordinal, l.statefulSet, l.claimants])
           .sort(),
       ).toEqual([
-        ['data-orders-db-0', 0, statefulSet, claimants],
-        ['data-orders-db-1', 1, statefulSet, claimants],
-        ['data-orders-db-2', 2, statefulSet, claimants],
+        ['data-orders-db-0', 0, ordersDb, claimants],
+        ['data-orders-db-1', 1, ordersDb, claimants],
+        ['data-orders-db-2', 2, ordersDb, claimants],
       ]);
     });
 
