@@ -29,6 +29,11 @@ import {
 } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
 import {
+  ClaimLineageStore,
+  LineageRecorder,
+  WatchCacheLineage,
+} from './lineage';
+import {
   InterruptedJobSweeper,
   JobEvents,
   LeaseLock,
@@ -160,24 +165,33 @@ export const pvcPrunerPlugin = createBackendPlugin({
         lifecycle.addShutdownHook(() => caches.stop());
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
+        const lineage = await ClaimLineageStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
           sightings,
+          lineage,
           logger,
           retentionDays: options.retentionDays,
         });
         const prices = PriceList.fromConfig(config);
         const annotator = new OrphanAnnotator(sightings, prices);
+        const workloads = new WorkloadCatalog({ catalog, auth, logger });
+        const recorder = new LineageRecorder({
+          store: lineage,
+          workloads,
+          logger,
+        });
+        await WatchCacheLineage.schedule(scheduler, { caches, recorder });
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,
           annotator,
           { pausedStatefulSets: options.pausedStatefulSets },
           new OrphanSnapshotPlanner(options.snapshots),
+          recorder,
         );
-        const workloads = new WorkloadCatalog({ catalog, auth, logger });
         const ownership = new OwnershipChecks({
           permissions,
           workloads,

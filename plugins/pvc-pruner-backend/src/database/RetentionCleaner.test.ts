@@ -1,6 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
+import { ClaimLineageStore } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 import { RETENTION_TASK_ID, RetentionCleaner } from './RetentionCleaner';
@@ -15,6 +16,7 @@ let knex: Knex;
 let clock: Date;
 let jobs: PruneJobStore;
 let sightings: OrphanSightingStore;
+let lineage: ClaimLineageStore;
 
 beforeEach(async () => {
   knex = knexFactory({
@@ -29,6 +31,7 @@ beforeEach(async () => {
   clock = T0;
   jobs = await PruneJobStore.create({ database, now: () => clock });
   sightings = await OrphanSightingStore.create({ database, now: () => clock });
+  lineage = await ClaimLineageStore.create({ database, now: () => clock });
 });
 
 afterEach(async () => {
@@ -54,6 +57,7 @@ describe('RetentionCleaner', () => {
       scheduler,
       jobs,
       sightings,
+      lineage,
       logger: mockServices.logger.mock(),
       retentionDays: 90,
     });
@@ -67,7 +71,7 @@ describe('RetentionCleaner', () => {
     );
   });
 
-  it('deletes finished jobs, their events and unseen sightings older than retentionDays when the scheduler runs it, and keeps a running job', async () => {
+  it('deletes finished jobs, their events, unseen sightings and unseen lineage older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
     const scheduler = mockServices.scheduler.mock();
     const logger = mockServices.logger.mock();
     const done = await newJob();
@@ -80,10 +84,24 @@ describe('RetentionCleaner', () => {
     await sightings.record([
       { uid: 'u1', cluster: 'demo', namespace: 'shop', name: 'data-web-1' },
     ]);
+    const lineageOf = (claimUid: string) => ({
+      cluster: 'demo',
+      namespace: 'shop',
+      claimUid,
+      statefulSet: { name: 'web', uid: 'sts-1' },
+      template: 'data',
+      ordinal: 1,
+      claimants: ['component:default/web'],
+    });
+    await lineage.record([lineageOf('old')]);
+    clock = days(20);
+    await lineage.record([lineageOf('fresh')]);
+    clock = T0;
     await RetentionCleaner.schedule({
       scheduler,
       jobs,
       sightings,
+      lineage,
       logger,
       retentionDays: 30,
     });
@@ -96,8 +114,13 @@ describe('RetentionCleaner', () => {
     expect(await jobs.listEvents(done.id)).toEqual([]);
     expect((await jobs.getJob(running.id))?.status).toBe('running');
     expect(await knex('pvc_pruner_orphan_sightings')).toEqual([]);
+    expect(
+      (await knex('pvc_pruner_claim_lineage').select('claim_uid')).map(
+        r => r.claim_uid,
+      ),
+    ).toEqual(['fresh']);
     expect(logger.info).toHaveBeenCalledWith(
-      'pvc-pruner: deleted 1 finished prune jobs (with their events) and 1 orphan sightings older than 30 days (pvcPruner.retentionDays)',
+      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings and the lineage of 1 claims older than 30 days (pvcPruner.retentionDays)',
     );
   });
 });

@@ -1,4 +1,5 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
+import type { ClaimLineageStore } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 
@@ -8,8 +9,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
- * their events, and the sightings of claims no scan has seen as orphans for
- * that long. Daily upkeep on Backstage's scheduler with `scope: 'global'`,
+ * their events, the sightings of claims no scan has seen as orphans for
+ * that long, and the lineage of claims no scan has seen for that long. Daily upkeep on Backstage's scheduler with `scope: 'global'`,
  * so one replica cleans at a time, as the notifications backend's
  * NotificationCleaner does. Age is judged by the database's clock, as the
  * stores judge it everywhere.
@@ -18,6 +19,7 @@ export class RetentionCleaner {
   private constructor(
     private readonly jobs: PruneJobStore,
     private readonly sightings: OrphanSightingStore,
+    private readonly lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>,
     private readonly logger: LoggerService,
     private readonly retentionDays: number,
   ) {}
@@ -27,12 +29,14 @@ export class RetentionCleaner {
     scheduler: SchedulerService;
     jobs: PruneJobStore;
     sightings: OrphanSightingStore;
+    lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
     const cleaner = new RetentionCleaner(
       options.jobs,
       options.sightings,
+      options.lineage,
       options.logger,
       options.retentionDays,
     );
@@ -52,9 +56,10 @@ export class RetentionCleaner {
     try {
       const jobs = await this.jobs.deleteFinishedFor(olderThanMs);
       const sightings = await this.sightings.deleteNotSeenFor(olderThanMs);
-      if (jobs > 0 || sightings > 0)
+      const lineage = await this.lineage.deleteNotSeenFor(olderThanMs);
+      if (jobs > 0 || sightings > 0 || lineage > 0)
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events) and ${sightings} orphan sightings older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings and the lineage of ${lineage} claims older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);

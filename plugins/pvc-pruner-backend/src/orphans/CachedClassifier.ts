@@ -59,7 +59,7 @@ export class CachedClassifier {
       return kept.report;
     const report = classifyInSnapshot(
       sts,
-      this.snapshot(cache, namespace, `${claims}/${pods}/${statefulSets}`),
+      this.snapshotOf(cache, namespace),
       cache.volumes.inNamespace(''),
       {
         autoscalers: cache.autoscalersIn(namespace),
@@ -77,7 +77,13 @@ export class CachedClassifier {
     return report;
   }
 
-  private snapshot(cache: ClusterCache, namespace: string, generation: string) {
+  /** The namespace as the rule reads it, kept until its claims, pods or StatefulSets change. */
+  snapshotOf(cache: ClusterCache, namespace: string): NamespaceSnapshot {
+    const generation = `${cache.claims.generation(
+      namespace,
+    )}/${cache.pods.generation(namespace)}/${cache.statefulSets.generation(
+      namespace,
+    )}`;
     let ofCache = this.snapshots.get(cache);
     if (!ofCache) {
       ofCache = new Map();

@@ -26,6 +26,7 @@ import {
 } from '../kubernetes';
 import { readAutoscalers } from '../autoscaling';
 import type { OrphanSnapshotPlanner } from '../snapshots';
+import type { LineageRecorder } from '../lineage';
 import {
   claimAsTheRuleReadsIt,
   classifyInSnapshot,
@@ -83,7 +84,8 @@ export interface ClusterScan {
  * Resource could otherwise have the backend follow a cluster nobody reads).
  * With an annotator, every scan records its orphans as seen and adds their
  * first sightings and costs. `rule` holds the orphan rule's settings
- * (pvcPruner.pausedStatefulSets).
+ * (pvcPruner.pausedStatefulSets). With a lineage recorder, every scan
+ * records what each claim of the StatefulSets it saw belongs to.
  */
 export class OrphanFinder {
   private readonly cached: CachedClassifier;
@@ -103,6 +105,8 @@ export class OrphanFinder {
     },
     /** Tells an entity's card what a prune with snapshots would do with each orphan. */
     private readonly snapshotPlanner?: OrphanSnapshotPlanner,
+    /** Records what each claim of every StatefulSet scanned belongs to. */
+    private readonly lineage?: LineageRecorder,
   ) {
     this.cached = new CachedClassifier(rule.pausedStatefulSets);
   }
@@ -238,6 +242,7 @@ export class OrphanFinder {
     let reports = cache
       ? all.map(sts => this.cached.classify(cache, sts))
       : await this.classify(gateway, all);
+    if (cache) await this.recordCachedLineage(cluster, cache, all);
     if (this.annotator)
       reports = await this.annotator.annotate(cluster, reports);
     const byUid = new Map(reports.map(r => [r.uid, r]));
@@ -312,6 +317,7 @@ export class OrphanFinder {
         target.namespace,
       );
       if (cache && cached) {
+        await this.recordCachedLineage(cluster.name, cache, cached);
         const staleness = cache.staleness();
         return {
           section: {
@@ -390,6 +396,13 @@ export class OrphanFinder {
         }),
       ),
     );
+    await this.lineage?.saw(
+      gateway.cluster,
+      statefulSets.map(statefulSet => ({
+        statefulSet,
+        snapshot: read.get(statefulSet.metadata?.namespace ?? '')!.snapshot,
+      })),
+    );
     const firstPass = statefulSets.map(sts => {
       const { snapshot, autoscalers } = read.get(
         sts.metadata?.namespace ?? '',
@@ -412,6 +425,25 @@ export class OrphanFinder {
     );
     pvs.forEach((pv, i) => pv && volumes.set(volumeNames[i], pv));
     return sorted(firstPass.map(report => withVolumes(report, volumes)));
+  }
+
+  /** Records the lineage of the claims of StatefulSets read from a watch cache, as its namespaces are there. */
+  private async recordCachedLineage(
+    cluster: string,
+    cache: ClusterCache,
+    statefulSets: V1StatefulSet[],
+  ): Promise<void> {
+    if (!this.lineage) return;
+    await this.lineage.saw(
+      cluster,
+      statefulSets.map(statefulSet => ({
+        statefulSet,
+        snapshot: this.cached.snapshotOf(
+          cache,
+          statefulSet.metadata?.namespace ?? '',
+        ),
+      })),
+    );
   }
 
   /** The same classification from a synced watch cache: no request to the cluster. */

@@ -30,7 +30,7 @@ export interface CacheUse {
 export class ClusterCaches {
   private readonly caches = new Map<
     string,
-    { identity: string; cache: ClusterCache }
+    { identity: string; name: string; cache: ClusterCache }
   >();
   private stopped = false;
 
@@ -84,6 +84,13 @@ export class ClusterCaches {
       : undefined;
   }
 
+  /** The caches that are ready to answer, with their cluster's name; none is started. */
+  readyCaches(): Array<{ cluster: string; cache: ClusterCache }> {
+    return [...this.caches.values()]
+      .filter(c => c.cache.ready)
+      .map(c => ({ cluster: c.name, cache: c.cache }));
+  }
+
   /** Stops the caches of clusters that are no longer located (a Resource removed from the catalog). */
   retain(clusters: LocatedCluster[]) {
     const places = new Set(clusters.map(c => c.place));
@@ -114,7 +121,11 @@ export class ClusterCaches {
       { ...DEFAULT_TIMING, ...this.options.timing },
       this.options.logger,
     );
-    this.caches.set(cluster.place, { identity: cluster.identity, cache });
+    this.caches.set(cluster.place, {
+      identity: cluster.identity,
+      name: cluster.name,
+      cache,
+    });
     cache.start();
     return cache;
   }
