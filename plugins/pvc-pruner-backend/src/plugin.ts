@@ -33,6 +33,7 @@ import {
   LineageRecorder,
   WatchCacheLineage,
 } from './lineage';
+import { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -199,6 +200,17 @@ export const pvcPrunerPlugin = createBackendPlugin({
             options.namespaceOwnerAnnotation,
           ),
         });
+        const leftBehindFinder = new LeftBehindFinder({
+          gateways,
+          lineage,
+          workloads,
+          annotator,
+        });
+        const leftBehind = new LeftBehindAccess({
+          permissions,
+          finder: leftBehindFinder,
+          ownership,
+        });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const jobs = new PruneJobs(
@@ -227,6 +239,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             }),
             logger,
             ownership,
+            leftBehind,
           },
           {
             heartbeatMs: leaseMs / 3,
@@ -261,6 +274,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
             orphanFinder,
+            leftBehind: { finder: leftBehindFinder, access: leftBehind },
             fleet: new FleetService({
               catalog,
               permissions,

@@ -18,6 +18,7 @@ import {
   KeptSnapshot,
 } from 'backstage-plugin-pvc-pruner-common';
 import { SnapshotKeeper } from './snapshots';
+import { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import express from 'express';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -108,6 +109,10 @@ describe('createRouter', () => {
     [EntityWorkloadTarget, KubernetesRequestAuth?]
   >;
   let start: jest.Mock<Promise<PruneJob>, [JobStart]>;
+  const findLeftBehind = jest.fn<
+    ReturnType<LeftBehindFinder['findForEntity']>,
+    Parameters<LeftBehindFinder['findForEntity']>
+  >(async target => ({ entityRef: target.entityRef, clusters: [] }));
   const keepSnapshot = jest.fn<
     Promise<KeptSnapshot>,
     Parameters<SnapshotKeeper['keep']>
@@ -147,6 +152,14 @@ describe('createRouter', () => {
         catalogServiceMock({ entities: ENTITIES }),
       ),
       orphanFinder: { findForEntity } as unknown as OrphanFinder,
+      leftBehind: {
+        finder: { findForEntity: findLeftBehind },
+        access: new LeftBehindAccess({
+          permissions,
+          finder: { groupsIn: async () => [] },
+          ownership,
+        }),
+      },
       jobs: { start } as unknown as PruneJobs,
       store,
       events,

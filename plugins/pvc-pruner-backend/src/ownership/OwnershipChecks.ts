@@ -67,8 +67,15 @@ function claimantsWith(
   index: ClaimantIndex,
   item: ClaimedStatefulSet,
   through?: EntityWorkloadTarget,
+  alsoClaimedBy: readonly string[] = [],
 ): WorkloadEntity[] {
   const claimants = index.claimantsOf(item.cluster, item.statefulSet);
+  // Recorded claimants still in the catalog; one that left it cannot be asked about.
+  for (const ref of alsoClaimedBy) {
+    const entity = index.get(ref);
+    if (entity && !claimants.some(c => c.entityRef === ref))
+      claimants.push(entity);
+  }
   if (through && !claimants.some(c => c.entityRef === through.entityRef))
     claimants.push({ ...through, owner: ownerOf(through.entity) });
   return claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
@@ -178,10 +185,17 @@ export class OwnershipChecks {
     statefulSet: V1StatefulSet;
     gateway: KubeGateway;
     index?: ClaimantIndex;
+    /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones). */
+    alsoClaimedBy?: readonly string[];
   }): Promise<AuthorizedPrune> {
     const { credentials, target, cluster, statefulSet } = options;
     const index = options.index ?? (await this.deps.workloads.warm());
-    const claimants = claimantsWith(index, { cluster, statefulSet }, target);
+    const claimants = claimantsWith(
+      index,
+      { cluster, statefulSet },
+      target,
+      options.alsoClaimedBy,
+    );
     const refs = claimants.map(c => c.entityRef);
     const what = nameOf(cluster, statefulSet);
     if (refs.length > MAX_CLAIMANTS)

@@ -1,0 +1,20 @@
+export { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
+export { LeftBehindAccess } from './LeftBehindAccess';
+export {
+  claimantsByLabels,
+  LeftBehindFinder,
+  wireGroup,
+  type AdmitGroups,
+} from './LeftBehindFinder';
+export {
+  leftBehindIn,
+  MAX_GROUP_CLAIMS,
+  type FoundGroup,
+  type LeftBehindInput,
+} from './leftBehindGroups';
+export {
+  claimNameParses,
+  classifyLeftBehind,
+  deletedStatefulSet,
+  type LeftBehindEvidence,
+} from './leftBehindRule';
