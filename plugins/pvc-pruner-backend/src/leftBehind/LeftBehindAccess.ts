@@ -95,7 +95,9 @@ export class LeftBehindAccess {
           `Only their names and labels say these claims were ${where}'s, so each must be confirmed by typing its name (leftBy.typedNames); not typed: ${untyped
             .slice(0, 5)
             .map(p => p.name)
-            .join(', ')}${untyped.length > 5 ? ` and ${untyped.length - 5} more` : ''}`,
+            .join(', ')}${
+            untyped.length > 5 ? ` and ${untyped.length - 5} more` : ''
+          }`,
         );
     }
     const group = (

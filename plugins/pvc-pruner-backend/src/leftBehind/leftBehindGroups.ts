@@ -234,11 +234,7 @@ function unrecordedGroups(
       new Set(group.claims.map(c => c.metadata?.uid ?? '')),
     );
     if (report.orphans.length === 0) continue;
-    const claimants = unionClaimants(
-      [],
-      group.claims,
-      input.claimantsByLabels,
-    );
+    const claimants = unionClaimants([], group.claims, input.claimantsByLabels);
     groups.push({
       namespace: input.namespace,
       statefulSet: { name },

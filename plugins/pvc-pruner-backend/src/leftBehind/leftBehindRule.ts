@@ -1,10 +1,7 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import {
-  classifyInSnapshot,
-  NamespaceSnapshot,
-} from '../orphans/orphanRule';
+import { classifyInSnapshot, NamespaceSnapshot } from '../orphans/orphanRule';
 import type { KnownAutoscalers } from '../autoscaling';
 
 /** How a claim is known to be a deleted StatefulSet's: its recorded lineage, or only its name and labels. */
@@ -32,8 +29,7 @@ export function claimNameParses(name: string): ClaimNameParse[] {
   const cut = name.lastIndexOf('-');
   if (cut <= 0) return [];
   const suffix = name.slice(cut + 1);
-  if (!ORDINAL.test(suffix) || !Number.isSafeInteger(Number(suffix)))
-    return [];
+  if (!ORDINAL.test(suffix) || !Number.isSafeInteger(Number(suffix))) return [];
   const head = name.slice(0, cut);
   const parses: ClaimNameParse[] = [];
   for (
