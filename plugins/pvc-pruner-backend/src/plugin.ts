@@ -33,7 +33,11 @@ import {
   LineageRecorder,
   WatchCacheLineage,
 } from './lineage';
-import { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
+import {
+  FleetLeftBehindReader,
+  LeftBehindAccess,
+  LeftBehindFinder,
+} from './leftBehind';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -282,6 +286,12 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
+              leftBehind: new FleetLeftBehindReader({
+                gateways,
+                lineage,
+                finder: leftBehindFinder,
+                access: leftBehind,
+              }),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })

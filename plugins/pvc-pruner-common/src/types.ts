@@ -12,6 +12,7 @@ export type {
   ClusterStaleness,
   FleetCluster,
   FleetEntity,
+  FleetLeftBehind,
   FleetOwner,
   FleetResponse,
   FleetStatefulSet,

@@ -124,9 +124,9 @@ describe('claims of deleted StatefulSets over HTTP', () => {
     expect(group.lastSeenAt).toEqual(expect.any(String));
     expect(group.report.orphans.map(o => o.name)).toEqual(INVOICES_CLAIMS);
     // Another entity does not see them.
-    expect((await leftBehind(pruner, 'component:default/orders')).groups).toEqual(
-      [],
-    );
+    expect(
+      (await leftBehind(pruner, 'component:default/orders')).groups,
+    ).toEqual([]);
 
     const id = await pruner.prune(pruneGroup(group));
     const job = await pruner.waitForJob(id);
@@ -198,15 +198,58 @@ describe('claims of deleted StatefulSets over HTTP', () => {
     });
     const job = await pruner.waitForJob(id);
     expect(job.status).toBe('aborted');
-    expect(job.reason).toMatch(
-      /StatefulSet shop\/invoices-db exists again/,
-    );
+    expect(job.reason).toMatch(/StatefulSet shop\/invoices-db exists again/);
     // At most the claim in flight was deleted; the others were not attempted.
     const deleted = claimDeletes(sim);
     expect([[], [INVOICES_CLAIMS[0]]]).toContainEqual(deleted);
     INVOICES_CLAIMS.slice(1).forEach(name =>
       expect(claimOf(sim, 'shop', name)).toBeDefined(),
     );
+  });
+
+  it('counts them on the fleet page under their entity and owner, as their own kind, and unclaimed ones as unowned', async () => {
+    // The fleet's scan sees a StatefulSet no entity claims, and records its claims' lineage too.
+    sim.store.create(
+      'apps/statefulsets',
+      structuredClone(
+        statefulSetObjects({
+          name: 'stray-db',
+          namespace: 'shop',
+          kubernetesId: 'nobody',
+          replicas: 1,
+        })[0],
+      ) as KubeObject,
+    );
+    await waitFor('stray-db to run', () =>
+      Boolean(
+        sim.store.get('persistentvolumeclaims', 'shop', 'data-stray-db-0'),
+      ),
+    );
+    await pruner.get('/v1/fleet');
+    await deleteStatefulSet(sim, 'invoices-db');
+    await deleteStatefulSet(sim, 'stray-db');
+
+    const { status, body } = await pruner.get('/v1/fleet');
+    expect(status).toBe(200);
+    const invoices = body.items.find((e: any) => e.entityRef === INVOICES_REF);
+    expect(invoices.leftBehind.statefulSets).toEqual([
+      expect.objectContaining({
+        name: 'invoices-db',
+        evidence: 'lineage',
+        orphans: 3,
+      }),
+    ]);
+    expect(invoices.leftBehind.totals.orphans).toBe(3);
+    // Not mixed into the orphans of live StatefulSets.
+    expect(invoices.totals.orphans).toBe(0);
+    expect(body.totals.leftBehind.orphans).toBe(3);
+    const owner = body.owners.find(
+      (o: any) => o.owner === 'group:default/team-a',
+    );
+    expect(owner.leftBehind.orphans).toBe(3);
+    expect(body.unowned.leftBehind.statefulSets).toEqual([
+      expect.objectContaining({ name: 'stray-db', orphans: 1 }),
+    ]);
   });
 
   it('refuses claims that are not the group’s, and a StatefulSet that exists', async () => {

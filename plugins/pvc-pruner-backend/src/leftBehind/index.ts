@@ -1,3 +1,9 @@
+export {
+  fleetLeftBehind,
+  FleetLeftBehindReader,
+  totalsOnce,
+  type KeyedRow,
+} from './FleetLeftBehind';
 export { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
 export { LeftBehindAccess } from './LeftBehindAccess';
 export {

@@ -281,9 +281,20 @@ export class ClaimLineageStore {
       .andWhereRaw(`claimants like ? escape '\\'`, [`%${quoted}%`])
       .orderBy('last_seen_at', 'desc')
       .limit(limit);
-    return rows
-      .map(lineageOfRow)
-      .filter(l => l.claimants.includes(entityRef));
+    return rows.map(lineageOfRow).filter(l => l.claimants.includes(entityRef));
+  }
+
+  /** The namespaces of a cluster where claims have lineage, at most `limit`, by name. */
+  async namespacesWithLineage(
+    cluster: string,
+    limit: number,
+  ): Promise<string[]> {
+    const rows = await this.db<LineageRow>(LINEAGE)
+      .where('cluster', cluster)
+      .distinct('namespace')
+      .orderBy('namespace')
+      .limit(limit);
+    return rows.map(r => r.namespace);
   }
 
   /**

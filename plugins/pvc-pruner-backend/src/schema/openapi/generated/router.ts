@@ -2432,6 +2432,40 @@ export const spec = {
             format: 'date-time',
             description: 'The earliest first sighting of one of its orphans.',
           },
+          leftBehind: {
+            $ref: '#/components/schemas/FleetLeftBehind',
+          },
+        },
+      },
+      FleetLeftBehind: {
+        description:
+          'Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of\ntheir own beside the orphans of live StatefulSets and not in `totals`: listed under\neach claimant the caller may read when they may read every one, counted once in each\ntotal. The fleet page looks for them in the namespaces where pvc-pruner recorded\nlineage (claims known only by name and labels in other namespaces show on the card).\n',
+        type: 'object',
+        required: ['statefulSets', 'totals'],
+        properties: {
+          statefulSets: {
+            type: 'array',
+            maxItems: 100,
+            items: {
+              allOf: [
+                {
+                  $ref: '#/components/schemas/FleetStatefulSet',
+                },
+                {
+                  type: 'object',
+                  required: ['evidence'],
+                  properties: {
+                    evidence: {
+                      $ref: '#/components/schemas/LeftBehindEvidence',
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
         },
       },
       FleetOwner: {
@@ -2453,6 +2487,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'The claims deleted StatefulSets left, of its entities, each group counted once.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/OrphanTotals',
+              },
+            ],
           },
         },
       },
@@ -2498,6 +2541,15 @@ export const spec = {
               statefulSets: {
                 type: 'integer',
               },
+              leftBehind: {
+                description:
+                  'The claims deleted StatefulSets left, of the entities listed, each group counted once.',
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/OrphanTotals',
+                  },
+                ],
+              },
               snapshots: {
                 allOf: [
                   {
@@ -2529,6 +2581,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/FleetLeftBehind',
+              },
+            ],
           },
           prunable: {
             type: 'boolean',

@@ -977,6 +977,20 @@ export interface components {
        * The earliest first sighting of one of its orphans.
        */
       firstSeenOrphanedAt?: string;
+      leftBehind?: components['schemas']['FleetLeftBehind'];
+    };
+    /**
+     * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+     *     their own beside the orphans of live StatefulSets and not in `totals`: listed under
+     *     each claimant the caller may read when they may read every one, counted once in each
+     *     total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+     *     lineage (claims known only by name and labels in other namespaces show on the card).
+     */
+    FleetLeftBehind: {
+      statefulSets: (components['schemas']['FleetStatefulSet'] & {
+        evidence: components['schemas']['LeftBehindEvidence'];
+      })[];
+      totals: components['schemas']['OrphanTotals'];
     };
     /** The entities of one owner, summed over every page. */
     FleetOwner: {
@@ -986,6 +1000,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** The claims deleted StatefulSets left, of its entities, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
     };
     /** A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error. */
     FleetCluster:
@@ -1003,6 +1019,8 @@ export interface components {
     FleetTotals: components['schemas']['OrphanTotals'] & {
       entities: number;
       statefulSets: number;
+      /** The claims deleted StatefulSets left, of the entities listed, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
       /**
        * pvc-pruner's kept snapshots of the StatefulSets listed, apart from the claims:
        *     what the undo window costs. Absent when no cluster could be read for them.
@@ -1019,6 +1037,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels. */
+      leftBehind?: components['schemas']['FleetLeftBehind'];
       /** Whether the caller holds `pvc-pruner.unowned.prune`, and so may prune these from the fleet page. */
       prunable: boolean;
     };
@@ -1426,6 +1446,16 @@ export type FleetStatefulSet = components['schemas']['FleetStatefulSet'];
  * @public
  */
 export type FleetEntity = components['schemas']['FleetEntity'];
+/**
+ * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+ * their own beside the orphans of live StatefulSets and not in `totals`: listed under
+ * each claimant the caller may read when they may read every one, counted once in each
+ * total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+ * lineage (claims known only by name and labels in other namespaces show on the card).
+ *
+ * @public
+ */
+export type FleetLeftBehind = components['schemas']['FleetLeftBehind'];
 /**
  * The entities of one owner, summed over every page.
  *
