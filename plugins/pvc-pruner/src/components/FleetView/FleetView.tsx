@@ -35,6 +35,7 @@ import {
   ownerTitle,
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
+import { LeftBehindFleet } from '../LeftBehindFleet';
 
 function TotalsLine(props: {
   totals: OrphanTotals;
@@ -304,6 +305,7 @@ export function FleetView() {
             }))}
           />
         )}
+        <LeftBehindFleet fleet={fleet} currency={currency} />
         {unowned && (
           <Box mt={4} component="section" aria-label="Unowned">
             <Typography variant="h6" component="h3">
