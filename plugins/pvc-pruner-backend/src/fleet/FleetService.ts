@@ -291,8 +291,8 @@ export class FleetService {
       priced,
     );
     const leftBehindOnce = (owned: typeof entities) => {
-      const rows = owned.flatMap(e => leftBehindOf(e.entityRef));
-      return rows.length ? { leftBehind: totalsOnce(rows, priced) } : {};
+      const left = owned.flatMap(e => leftBehindOf(e.entityRef));
+      return left.length ? { leftBehind: totalsOnce(left, priced) } : {};
     };
     const snapshots =
       snapshotReads &&
