@@ -15,6 +15,10 @@ import {
   waitFor,
   writesTo,
 } from './__testUtils__/harness';
+import {
+  DELETED_STATEFULSET,
+  leaveDeletedStatefulSet,
+} from '../../demo/deletedStatefulSet';
 
 jest.setTimeout(40000);
 
@@ -337,5 +341,38 @@ describe('claims with no lineage over HTTP', () => {
     const job = await pruner.waitForJob(id);
     expect(job.status).toBe('succeeded');
     names.forEach(n => expect(claimOf(sim, 'shop', n)).toBeUndefined());
+  });
+});
+
+describe('the demo’s deleted StatefulSet, against the real plugin', () => {
+  let sim: KubeSim;
+  let pruner: Pruner;
+
+  afterEach(async () => {
+    await pruner?.stop();
+    await sim?.close();
+  });
+
+  it('leaves claims with lineage that the entity’s card lists, recorded by a scan and nothing else', async () => {
+    sim = await startSim();
+    pruner = await startPruner({ sim, entities: [component('cart')] });
+    const { name, entityRef } = DELETED_STATEFULSET;
+    await leaveDeletedStatefulSet(sim, {
+      scan: async ref => {
+        await pruner.scan(ref);
+      },
+      leftBehind: async ref =>
+        (await leftBehind(pruner, ref)).groups.map(g => g.statefulSet.name),
+    });
+    const [group] = (await leftBehind(pruner, entityRef)).groups;
+    expect(group).toMatchObject({
+      statefulSet: { name },
+      evidence: 'lineage',
+      claimants: [entityRef],
+    });
+    expect(group.report.orphans.map(o => o.name)).toEqual([
+      `data-${name}-0`,
+      `data-${name}-1`,
+    ]);
   });
 });
