@@ -15,6 +15,8 @@ import {
   waitFor,
   writesTo,
 } from './__testUtils__/harness';
+// The demo's own code path, run against the real plugin.
+// eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import {
   DELETED_STATEFULSET,
   leaveDeletedStatefulSet,
