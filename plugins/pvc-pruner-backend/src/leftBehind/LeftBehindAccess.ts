@@ -4,12 +4,10 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { InputError, NotAllowedError } from '@backstage/errors';
 import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import { pvcPrunerOrphansReadPermission } from 'backstage-plugin-pvc-pruner-common';
 import type { SubjectGuardFactory } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
-import { listRefs, OwnershipChecks } from '../ownership';
-import { authorizeEntities } from '../permissions';
+import { listRefs, OwnershipChecks, refusedReads } from '../ownership';
 import { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
 import type { FoundGroup } from './leftBehindGroups';
 import type { LeftBehindFinder } from './LeftBehindFinder';
@@ -38,28 +36,13 @@ export class LeftBehindAccess {
     groups: FoundGroup[],
     readable: ReadonlySet<string> = new Set(),
   ): Promise<Array<{ refused: string[]; crowded: boolean }>> {
-    const unknown = [
-      ...new Set(
-        groups
-          .filter(g => !g.crowded)
-          .flatMap(g => g.claimants)
-          .filter(ref => !readable.has(ref)),
-      ),
-    ];
-    const { allowed } = unknown.length
-      ? await authorizeEntities({
-          permissions: this.deps.permissions,
-          permission: pvcPrunerOrphansReadPermission,
-          entityRefs: unknown,
-          credentials,
-        })
-      : { allowed: new Set<string>() };
-    return groups.map(g => ({
-      crowded: g.crowded,
-      refused: g.crowded
-        ? g.claimants
-        : g.claimants.filter(r => !readable.has(r) && !allowed.has(r)),
-    }));
+    const refused = await refusedReads(
+      this.deps.permissions,
+      credentials,
+      groups,
+      readable,
+    );
+    return groups.map((g, i) => ({ crowded: g.crowded, refused: refused[i] }));
   }
 
   /**

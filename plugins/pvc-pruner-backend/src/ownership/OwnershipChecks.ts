@@ -92,6 +92,41 @@ function vouchedFor(claimants: WorkloadEntity[]): boolean {
 }
 
 /**
+ * For each list of claimants, those the caller may not
+ * `pvc-pruner.orphans.read`, asked in one batch; `readable` are known to be
+ * readable and not asked again. A crowded list is not asked about: all of
+ * it is refused.
+ */
+export async function refusedReads(
+  permissions: PermissionsService,
+  credentials: BackstageCredentials,
+  lists: Array<{ claimants: string[]; crowded: boolean }>,
+  readable: ReadonlySet<string>,
+): Promise<string[][]> {
+  const unknown = [
+    ...new Set(
+      lists
+        .filter(l => !l.crowded)
+        .flatMap(l => l.claimants)
+        .filter(ref => !readable.has(ref)),
+    ),
+  ];
+  const { allowed } = unknown.length
+    ? await authorizeEntities({
+        permissions,
+        permission: pvcPrunerOrphansReadPermission,
+        entityRefs: unknown,
+        credentials,
+      })
+    : { allowed: new Set<string>() };
+  return lists.map(l =>
+    l.crowded
+      ? l.claimants
+      : l.claimants.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+  );
+}
+
+/**
  * Ownership checked from every side. An entity's annotations are written by
  * whoever writes its catalog YAML, so they prove nothing alone: a
  * StatefulSet may be read or pruned only by a caller permitted on every
@@ -137,30 +172,20 @@ export class OwnershipChecks {
       claimantsWith(index, item, options.through),
     );
     const crowded = claimants.map(c => c.length > MAX_CLAIMANTS);
-    const unknown = [
-      ...new Set(
-        claimants
-          .filter((_, i) => !crowded[i])
-          .flat()
-          .map(c => c.entityRef)
-          .filter(ref => !readable.has(ref)),
-      ),
-    ];
-    const { allowed } = unknown.length
-      ? await authorizeEntities({
-          permissions: this.deps.permissions,
-          permission: pvcPrunerOrphansReadPermission,
-          entityRefs: unknown,
-          credentials,
-        })
-      : { allowed: new Set<string>() };
+    const refused = await refusedReads(
+      this.deps.permissions,
+      credentials,
+      claimants.map((c, i) => ({
+        claimants: c.map(e => e.entityRef),
+        crowded: crowded[i],
+      })),
+      readable,
+    );
     return claimants.map((entities, i) => {
       const refs = entities.map(e => e.entityRef);
       return {
         claimants: refs,
-        refused: crowded[i]
-          ? refs
-          : refs.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+        refused: refused[i],
         crowded: crowded[i],
         pruneNeeds: vouchedFor(entities)
           ? []
