@@ -115,6 +115,33 @@ function snapshotNote(
   }
 }
 
+/** A field in which the user types a name to confirm a prune. */
+function NameToType(props: {
+  label: string;
+  ariaLabel: string;
+  value: string;
+  onChange: (value: string) => void;
+  disabled: boolean;
+}) {
+  return (
+    <TextField
+      fullWidth
+      margin="dense"
+      variant="outlined"
+      size="small"
+      label={props.label}
+      value={props.value}
+      onChange={e => props.onChange(e.target.value)}
+      disabled={props.disabled}
+      inputProps={{
+        'aria-label': props.ariaLabel,
+        autoComplete: 'off',
+        spellCheck: false,
+      }}
+    />
+  );
+}
+
 function defaultSelection(orphans: OrphanedPvc[]): Set<string> {
   return new Set(orphans.map(o => o.uid));
 }
@@ -326,42 +353,27 @@ export function PruneDialog(props: PruneDialogProps) {
               claim's name to confirm it.
             </Typography>
             {chosen.map(o => (
-              <TextField
+              <NameToType
                 key={o.uid}
-                fullWidth
-                margin="dense"
-                variant="outlined"
-                size="small"
                 label={`Type ${o.name}`}
+                ariaLabel={`Type the claim name ${o.name} to confirm`}
                 value={typedNames[o.uid] ?? ''}
-                onChange={e =>
-                  setTypedNames(t => ({ ...t, [o.uid]: e.target.value }))
+                onChange={value =>
+                  setTypedNames(t => ({ ...t, [o.uid]: value }))
                 }
                 disabled={submitting}
-                inputProps={{
-                  'aria-label': `Type the claim name ${o.name} to confirm`,
-                  autoComplete: 'off',
-                  spellCheck: false,
-                }}
               />
             ))}
           </Box>
         )}
         {!dryRun && (
           <Box mt={2}>
-            <TextField
-              fullWidth
-              variant="outlined"
-              size="small"
+            <NameToType
               label={`Type ${sts.name} to confirm`}
+              ariaLabel={`Type the StatefulSet name ${sts.name} to confirm`}
               value={typed}
-              onChange={e => setTyped(e.target.value)}
+              onChange={setTyped}
               disabled={submitting}
-              inputProps={{
-                'aria-label': `Type the StatefulSet name ${sts.name} to confirm`,
-                autoComplete: 'off',
-                spellCheck: false,
-              }}
             />
           </Box>
         )}
