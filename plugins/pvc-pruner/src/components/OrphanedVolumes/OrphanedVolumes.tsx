@@ -123,6 +123,9 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
   const following = Object.keys(active.jobs).length > 0;
   const nothingToPrune =
     data !== undefined && data.totals.orphans === 0 && !following;
+  // Claims of deleted StatefulSets are something to prune too (their section says so).
+  const leftBehindShown =
+    leftBehind.value?.clusters.some(c => c.ok && c.groups.length > 0) ?? false;
   // A cluster that withholds StatefulSets says so even when nothing is left to prune.
   const withheld = data?.clusters.some(c => c.ok && c.withheld) ?? false;
   const keepsForScaleUp = (data?.clusters ?? []).some(
@@ -152,7 +155,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           )}
           <Totals data={data} />
-          {nothingToPrune && !keepsForScaleUp && (
+          {nothingToPrune && !keepsForScaleUp && !leftBehindShown && (
             <EmptyState
               missing="data"
               title="Nothing to prune"
