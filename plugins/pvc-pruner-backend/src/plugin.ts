@@ -209,6 +209,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           lineage,
           workloads,
           annotator,
+          caches,
         });
         const leftBehind = new LeftBehindAccess({
           permissions,

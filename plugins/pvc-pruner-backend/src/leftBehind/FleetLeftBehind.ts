@@ -68,7 +68,7 @@ export class FleetLeftBehindReader {
     private readonly deps: {
       gateways: KubeGateways;
       lineage: Pick<ClaimLineageStore, 'namespacesWithLineage'>;
-      finder: Pick<LeftBehindFinder, 'groupsIn'>;
+      finder: Pick<LeftBehindFinder, 'groupsIn' | 'cacheOf'>;
       access: Pick<LeftBehindAccess, 'readable'>;
     },
   ) {}
@@ -94,7 +94,15 @@ export class FleetLeftBehindReader {
               MAX_NAMESPACES,
             )
           ).filter(ns => !options.namespace || ns === options.namespace);
-          const groups = await this.deps.finder.groupsIn(gateway, namespaces);
+          // As the fleet's scan: a cluster the catalog locator found gets no cache started.
+          const cache = await this.deps.finder.cacheOf(details, gateway, {
+            start: details.locatorType !== 'catalog',
+          });
+          const groups = await this.deps.finder.groupsIn(
+            gateway,
+            namespaces,
+            cache,
+          );
           return groups.map(group => ({ cluster: details.name, group }));
         } catch {
           // The cluster's failure is the orphan scan's to report.

@@ -1,21 +1,26 @@
-import type {
-  V1PersistentVolume,
-  V1PersistentVolumeClaim,
-} from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type { LocatedCluster } from '../kubernetes';
 import type {
   ClusterLeftBehind,
   LeftBehindGroup,
   LeftBehindResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 import { readAutoscalers } from '../autoscaling';
-import type { KubeGateway, KubeGateways } from '../kubernetes';
+import {
+  ClusterCache,
+  ClusterCaches,
+  KubeGateway,
+  KubeGateways,
+  parseLabelSelector,
+} from '../kubernetes';
 import type { ClaimLineageStore } from '../lineage';
 import { mapLimited } from '../mapLimited';
 import type { EntityWorkloadTarget, OrphanAnnotator } from '../orphans';
 import { errorSection } from '../orphans/OrphanFinder';
 import {
   claimAsTheRuleReadsIt,
+  claimWithLabels,
   podAsTheRuleReadsIt,
   withVolumes,
 } from '../orphans/orphanRule';
@@ -37,17 +42,6 @@ const NAMED_REFUSED = 20;
 export type AdmitGroups = (
   groups: FoundGroup[],
 ) => Promise<Array<{ refused: string[]; crowded: boolean }>>;
-
-/** The claim with its labels, which decide who claims it now, beside what the orphan rule reads. */
-export function claimWithLabels(
-  claim: V1PersistentVolumeClaim,
-): V1PersistentVolumeClaim {
-  const trimmed = claimAsTheRuleReadsIt(claim);
-  return {
-    ...trimmed,
-    metadata: { ...trimmed.metadata, labels: claim.metadata?.labels },
-  };
-}
 
 /** The entities (refs) whose selectors and scope match a claim's labels in a cluster and namespace. */
 export function claimantsByLabels(
@@ -77,24 +71,46 @@ export class LeftBehindFinder {
       /** The catalog read claimants come from (WorkloadCatalog). */
       workloads: { warm(): Promise<ClaimantIndex> };
       annotator?: OrphanAnnotator;
+      /** Read from a cluster's watch cache once it is synced, as scans are. */
+      caches?: ClusterCaches;
     },
   ) {}
 
-  /** Every group of left-behind claims in these namespaces of the gateway's cluster. */
+  /** The cluster's watch cache when it is synced (never for a user's own token), as the orphan finder reads it. */
+  async cacheOf(
+    details: LocatedCluster,
+    gateway: KubeGateway,
+    use?: { start: boolean },
+  ): Promise<ClusterCache | undefined> {
+    return this.deps.caches?.whenReady(details, gateway, use);
+  }
+
+  /**
+   * Every group of left-behind claims in these namespaces of the gateway's
+   * cluster, from its synced watch cache when given, else live.
+   */
   async groupsIn(
     gateway: KubeGateway,
     namespaces: string[],
+    cache?: ClusterCache,
   ): Promise<FoundGroup[]> {
     const cluster = gateway.cluster;
     const index = await this.deps.workloads.warm();
     const found = (
       await mapLimited(namespaces, NAMESPACE_CONCURRENCY, async namespace => {
-        const [claims, pods, statefulSets, autoscalers] = await Promise.all([
-          gateway.listClaims(namespace, claimWithLabels),
-          gateway.listPods(namespace, podAsTheRuleReadsIt),
-          gateway.listStatefulSets('', namespace),
-          readAutoscalers(gateway, namespace),
-        ]);
+        const [claims, pods, statefulSets, autoscalers] = cache
+          ? [
+              [...cache.claims.inNamespace(namespace).values()],
+              [...cache.pods.inNamespace(namespace).values()],
+              [...cache.statefulSets.inNamespace(namespace).values()],
+              cache.autoscalersIn(namespace),
+            ]
+          : await Promise.all([
+              gateway.listClaims(namespace, claimWithLabels),
+              gateway.listPods(namespace, podAsTheRuleReadsIt),
+              gateway.listStatefulSets('', namespace),
+              readAutoscalers(gateway, namespace),
+            ]);
         const lineage = await this.deps.lineage.lineageOf(
           cluster,
           claims.map(c => c.metadata?.uid ?? ''),
@@ -110,25 +126,29 @@ export class LeftBehindFinder {
         });
       })
     ).flat();
-    return this.withVolumesAndCosts(gateway, found);
+    return this.withVolumesAndCosts(gateway, found, cache);
   }
 
   /** The namespaces of a cluster where an entity may have claims left behind. */
   async namespacesOf(
     gateway: KubeGateway,
     target: EntityWorkloadTarget,
+    cache?: ClusterCache,
   ): Promise<string[]> {
+    const matches = cache && parseLabelSelector(target.labelSelector);
     const [recorded, labelled] = await Promise.all([
       this.deps.lineage.lineageClaimedBy(
         gateway.cluster,
         target.entityRef,
         MAX_LINEAGE_ROWS,
       ),
-      gateway.listClaimsMatching(
-        target.labelSelector,
-        target.namespace,
-        claimAsTheRuleReadsIt,
-      ),
+      cache && matches
+        ? [...cache.claims.all()].filter(c => matches(c.metadata?.labels))
+        : gateway.listClaimsMatching(
+            target.labelSelector,
+            target.namespace,
+            claimAsTheRuleReadsIt,
+          ),
     ]);
     const namespaces = new Set([
       ...recorded.map(l => l.namespace),
@@ -157,10 +177,12 @@ export class LeftBehindFinder {
       clusters.map(async (details): Promise<ClusterLeftBehind> => {
         try {
           const gateway = this.deps.gateways.forCluster(details, requestAuth);
+          const cache = await this.cacheOf(details, gateway);
           const groups = (
             await this.groupsIn(
               gateway,
-              await this.namespacesOf(gateway, target),
+              await this.namespacesOf(gateway, target, cache),
+              cache,
             )
           ).filter(g => g.claimants.includes(target.entityRef));
           return sectionOf(details.name, groups, await admit(groups));
@@ -175,6 +197,7 @@ export class LeftBehindFinder {
   private async withVolumesAndCosts(
     gateway: KubeGateway,
     groups: FoundGroup[],
+    cache?: ClusterCache,
   ): Promise<FoundGroup[]> {
     const names = [
       ...new Set(
@@ -183,8 +206,8 @@ export class LeftBehindFinder {
         ),
       ),
     ];
-    const read = await mapLimited(names, VOLUME_READ_CONCURRENCY, name =>
-      gateway.readVolume(name),
+    const read = await mapLimited(names, VOLUME_READ_CONCURRENCY, async name =>
+      cache ? cache.volumes.get(undefined, name) : gateway.readVolume(name),
     );
     const volumes = new Map<string, V1PersistentVolume>();
     read.forEach((pv, i) => pv && volumes.set(names[i], pv));
