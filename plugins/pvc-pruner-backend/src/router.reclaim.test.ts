@@ -77,7 +77,7 @@ describe('the reclaim routes', () => {
     app = express().use(router).use(mockErrorHandler());
   });
 
-  const post = (body: unknown, auth = mockCredentials.user.header(ALICE)) =>
+  const post = (body: object, auth = mockCredentials.user.header(ALICE)) =>
     request(app).post('/v1/reclaim-jobs').set('authorization', auth).send(body);
 
   describe('POST /v1/reclaim-jobs', () => {

@@ -13,6 +13,9 @@ import {
   kubectl,
   pruneAll,
   Pruner,
+  reclaimRequest,
+  releasedVolumesOf,
+  SEARCH_REF,
   PrunerOptions,
   startPruner,
   startSim,
@@ -25,7 +28,6 @@ import {
 jest.setTimeout(30000);
 
 /** The demo's search/search-index: claims of ordinals 2 and 3 left behind, on premium-retain (Retain) volumes. */
-const SEARCH_REF = 'component:default/search';
 const SEARCH_ORPHANS = ['data-search-index-2', 'data-search-index-3'];
 const GI100 = 100 * 2 ** 30;
 
@@ -41,24 +43,6 @@ async function listedVolumes(sim: KubeSim): Promise<string[]> {
   return JSON.parse(await kubectl(sim, ['get', 'pv', '-o', 'json'])).items.map(
     (pv: any) => pv.metadata.name,
   );
-}
-
-function reclaimOf(
-  volumes: ReleasedVolume[],
-  more: Partial<ReclaimRequest> = {},
-): ReclaimRequest {
-  return {
-    cluster: 'demo',
-    namespace: 'search',
-    entityRef: SEARCH_REF,
-    volumes: volumes.map(v => ({
-      name: v.name,
-      uid: v.uid,
-      resourceVersion: v.resourceVersion,
-      claimUid: v.claim.uid,
-    })),
-    ...more,
-  };
 }
 
 describe('reclaiming Released volumes, judged from the simulator', () => {
@@ -107,14 +91,13 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
   }
 
   /** The entity's Released volumes, once the plugin lists all of `names`. */
-  async function listedReleased(names: string[], user?: string) {
-    return waitFor('the Released volumes to be listed', async () => {
-      const { items } = await released(user);
-      return names.every(n => items.some(v => v.name === n))
-        ? items.filter(v => names.includes(v.name))
-        : undefined;
-    });
-  }
+  const listedReleased = (names: string[], user?: string) =>
+    releasedVolumesOf(pruner, SEARCH_REF, names.length, user);
+
+  const reclaimOf = (
+    volumes: ReleasedVolume[],
+    more: Partial<ReclaimRequest> = {},
+  ) => reclaimRequest(volumes, SEARCH_REF, more);
 
   it('lists the Released volumes of pruned claims under their entity, and reclaims them: the policy is patched, then the provisioner deletes them', async () => {
     const names = await pruneSearchIndex();
@@ -254,7 +237,7 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
     const items = await listedReleased(names);
     // A statically provisioned Released volume: no provisioned-by annotation.
     const staticPv = structuredClone(volumeOf(sim, items[0].name)!);
-    delete staticPv.metadata.annotations['pv.kubernetes.io/provisioned-by'];
+    delete staticPv.metadata.annotations!['pv.kubernetes.io/provisioned-by'];
     sim.store.update('persistentvolumes', staticPv);
 
     const listed = await waitFor('the static volume listed as such', async () =>
