@@ -20,6 +20,7 @@ import {
   useSnapshotActions,
 } from '../../hooks/SnapshotActionsContext';
 import { formatTime, plural, summaryCounts } from '../../utils/format';
+import { ReleasedVolumesOffer } from '../ReleasedVolumesOffer';
 
 /** Props of {@link PruneOutcome}. */
 export interface PruneOutcomeProps {
@@ -29,6 +30,8 @@ export interface PruneOutcomeProps {
   summary: PruneSummary;
   /** List the deleted claims one by one (off where a progress table already shows them). */
   listDeleted?: boolean;
+  /** The entity the prune went through: its Released volumes are offered for reclaiming. */
+  entityRef?: string;
 }
 
 function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
@@ -192,6 +195,11 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
  */
 export function PruneOutcome(props: PruneOutcomeProps) {
   const { dryRun, status, reason, summary, listDeleted = true } = props;
+  const released = dryRun
+    ? []
+    : summary.deleted.flatMap(o =>
+        o.volume?.fate === 'released' ? [o.volume.name] : [],
+      );
   const { deleted, skipped, failed, bytesReclaimed } = summary;
   const terminating = summary.terminating ?? [];
   const counts = summaryCounts(summary, dryRun);
@@ -253,6 +261,12 @@ export function PruneOutcome(props: PruneOutcomeProps) {
       <Typography variant="body2">
         <strong>{reclaimed}</strong> across {plural(deleted.length, 'claim')}.
       </Typography>
+      {props.entityRef && released.length > 0 && (
+        <ReleasedVolumesOffer
+          entityRef={props.entityRef}
+          volumeNames={released}
+        />
+      )}
     </Box>
   );
 }
