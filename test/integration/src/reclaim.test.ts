@@ -292,4 +292,59 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
       ),
     );
   });
+
+  it('lists a volume no entity can be traced to on the fleet page only, and reclaims it only for a holder of pvc-pruner.unowned.prune', async () => {
+    const UNOWNED = 'pvc-0d5e1a7c-released-before-the-demo';
+    const permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async (requests, options) => {
+      const user = (options.credentials.principal as { userEntityRef?: string })
+        .userEntityRef;
+      return requests.map(r => ({
+        result:
+          user === ALICE && r.permission.name === 'pvc-pruner.unowned.prune'
+            ? 'DENY'
+            : 'ALLOW',
+      })) as any;
+    });
+    sim = await startSim([], { recordHistory: true });
+    pruner = await startPruner({
+      sim,
+      entities: [component('search', 'search-index')],
+      features: [permissions.factory],
+    });
+    // The demo's volume whose claim was deleted before pvc-pruner ever saw it.
+    const fleet = await waitFor('the unowned volume on the fleet page', async () => {
+      const { items } = await released(ALICE, '');
+      return items.find(v => v.name === UNOWNED);
+    });
+    expect(fleet).toMatchObject({
+      claim: { namespace: 'shop', name: 'data-orders-db-7' },
+      claimants: [],
+      reclaimable: true,
+      canReclaim: false,
+      bytes: 50 * 2 ** 30,
+    });
+    expect(fleet.entityRef).toBeUndefined();
+    expect(fleet.reason).toContain('pvc-pruner.unowned.prune');
+    expect((await released(BOB)).items.map(v => v.name)).not.toContain(UNOWNED);
+    sim.clearRequests();
+
+    const refused = await pruner.post(
+      '/v1/reclaim-jobs',
+      reclaimRequest([fleet]),
+      ALICE,
+    );
+    expect(refused.status).toBe(403);
+    expect(volumePatches(sim)).toEqual([]);
+
+    const job = await pruner.waitForJob(
+      (await pruner.post('/v1/reclaim-jobs', reclaimRequest([fleet]), BOB)).body
+        .id,
+    );
+    expect(job.status).toBe('succeeded');
+    expect(job.entityRef).toBeUndefined();
+    expect(volumeOf(sim, UNOWNED)).toBeUndefined();
+    // An unowned job is read with pvc-pruner.fleet.unowned.read, as an unowned prune is.
+    expect((await pruner.get(`/v1/prune-jobs/${job.id}`, BOB)).status).toBe(200);
+  });
 });
