@@ -60,7 +60,9 @@ describe('the reclaim routes', () => {
     );
     audit = recordingAuditor();
     list = jest.fn(async () => EMPTY);
-    start = jest.fn(async () => ({ id: '7b0c2c43-0a51-4d43-9b57-6f1f1a1f3a11' } as PruneJob));
+    start = jest.fn(
+      async () => ({ id: '7b0c2c43-0a51-4d43-9b57-6f1f1a1f3a11' } as PruneJob),
+    );
     const router = await createRouter({
       httpAuth: mockServices.httpAuth(),
       permissions,
@@ -103,12 +105,47 @@ describe('the reclaim routes', () => {
 
     it.each([
       ['no volumes', { volumes: [] }],
-      ['a volume without the claim uid seen', { volumes: [{ name: 'pvc-1', uid: 'u', resourceVersion: '1' }] }],
-      ['a volume without its resourceVersion', { volumes: [{ name: 'pvc-1', uid: 'u', claimUid: 'c' }] }],
-      ['a volume name that is not a Kubernetes name', { volumes: [{ name: '../x', uid: 'u', resourceVersion: '1', claimUid: 'c' }] }],
+      [
+        'a volume without the claim uid seen',
+        { volumes: [{ name: 'pvc-1', uid: 'u', resourceVersion: '1' }] },
+      ],
+      [
+        'a volume without its resourceVersion',
+        { volumes: [{ name: 'pvc-1', uid: 'u', claimUid: 'c' }] },
+      ],
+      [
+        'a volume name that is not a Kubernetes name',
+        {
+          volumes: [
+            { name: '../x', uid: 'u', resourceVersion: '1', claimUid: 'c' },
+          ],
+        },
+      ],
       ['an unknown field', { force: true }],
-      ['too many volumes', { volumes: Array.from({ length: 101 }, (_, i) => ({ name: `pvc-${i}`, uid: 'u', resourceVersion: '1', claimUid: 'c' })) }],
-      ['a resourceVersion longer than any real one', { volumes: [{ name: 'pvc-1', uid: 'u', resourceVersion: '9'.repeat(65), claimUid: 'c' }] }],
+      [
+        'too many volumes',
+        {
+          volumes: Array.from({ length: 101 }, (_, i) => ({
+            name: `pvc-${i}`,
+            uid: 'u',
+            resourceVersion: '1',
+            claimUid: 'c',
+          })),
+        },
+      ],
+      [
+        'a resourceVersion longer than any real one',
+        {
+          volumes: [
+            {
+              name: 'pvc-1',
+              uid: 'u',
+              resourceVersion: '9'.repeat(65),
+              claimUid: 'c',
+            },
+          ],
+        },
+      ],
     ])('refuses %s with 400, starting nothing', async (_, more) => {
       const res = await post({ ...validReclaim(), ...more });
       expect(res.status).toBe(400);

@@ -241,9 +241,9 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
     sim.store.update('persistentvolumes', staticPv);
 
     const listed = await waitFor('the static volume listed as such', async () =>
-      (await released()).items.find(
-        v => v.name === items[0].name && !v.reclaimable,
-      ),
+      (
+        await released()
+      ).items.find(v => v.name === items[0].name && !v.reclaimable),
     );
     expect(listed.canReclaim).toBe(false);
     expect(listed.reason).toContain(
@@ -313,10 +313,13 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
       features: [permissions.factory],
     });
     // The demo's volume whose claim was deleted before pvc-pruner ever saw it.
-    const fleet = await waitFor('the unowned volume on the fleet page', async () => {
-      const { items } = await released(ALICE, '');
-      return items.find(v => v.name === UNOWNED);
-    });
+    const fleet = await waitFor(
+      'the unowned volume on the fleet page',
+      async () => {
+        const { items } = await released(ALICE, '');
+        return items.find(v => v.name === UNOWNED);
+      },
+    );
     expect(fleet).toMatchObject({
       claim: { namespace: 'shop', name: 'data-orders-db-7' },
       claimants: [],
@@ -338,13 +341,16 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
     expect(volumePatches(sim)).toEqual([]);
 
     const job = await pruner.waitForJob(
-      (await pruner.post('/v1/reclaim-jobs', reclaimRequest([fleet]), BOB)).body
-        .id,
+      (
+        await pruner.post('/v1/reclaim-jobs', reclaimRequest([fleet]), BOB)
+      ).body.id,
     );
     expect(job.status).toBe('succeeded');
     expect(job.entityRef).toBeUndefined();
     expect(volumeOf(sim, UNOWNED)).toBeUndefined();
     // An unowned job is read with pvc-pruner.fleet.unowned.read, as an unowned prune is.
-    expect((await pruner.get(`/v1/prune-jobs/${job.id}`, BOB)).status).toBe(200);
+    expect((await pruner.get(`/v1/prune-jobs/${job.id}`, BOB)).status).toBe(
+      200,
+    );
   });
 });

@@ -151,9 +151,11 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 function queuedMessage(input: NewPruneJob): string {
   const n = input.pvcs.length;
   if (input.kind === 'reclaim')
-    return `Queued ${input.dryRun ? 'a dry run of reclaiming' : 'reclaiming'} ${n} Released ${
-      n === 1 ? 'volume' : 'volumes'
-    } of claims in ${input.namespace} by ${input.requestedBy}`;
+    return `Queued ${
+      input.dryRun ? 'a dry run of reclaiming' : 'reclaiming'
+    } ${n} Released ${n === 1 ? 'volume' : 'volumes'} of claims in ${
+      input.namespace
+    } by ${input.requestedBy}`;
   const claims = `${n} ${n === 1 ? 'claim' : 'claims'}`;
   return `Queued ${
     input.dryRun ? 'a dry run' : 'a prune'

@@ -9,16 +9,17 @@ const credentials = mockCredentials.user('user:default/alice');
 /** A permission framework granting exactly `granted`: "<permission> <entity ref>" or a basic permission's name. */
 function permissionsGranting(granted: string[]) {
   const permissions = mockServices.permissions.mock();
-  permissions.authorize.mockImplementation(async requests =>
-    requests.map(r => ({
-      result: granted.includes(
-        'resourceRef' in r && r.resourceRef
-          ? `${r.permission.name} ${r.resourceRef}`
-          : r.permission.name,
-      )
-        ? AuthorizeResult.ALLOW
-        : AuthorizeResult.DENY,
-    })) as any,
+  permissions.authorize.mockImplementation(
+    async requests =>
+      requests.map(r => ({
+        result: granted.includes(
+          'resourceRef' in r && r.resourceRef
+            ? `${r.permission.name} ${r.resourceRef}`
+            : r.permission.name,
+        )
+          ? AuthorizeResult.ALLOW
+          : AuthorizeResult.DENY,
+      })) as any,
   );
   return new ReclaimPermissions(permissions);
 }
@@ -48,7 +49,9 @@ describe('ReclaimPermissions', () => {
       checks.authorize(credentials, [
         { name: 'pvc-2', attribution: traced([ORDERS, TWIN]) },
       ]),
-    ).rejects.toThrow(/You may not reclaim volume pvc-2: .*pvc-pruner.volumes.reclaim/);
+    ).rejects.toThrow(
+      /You may not reclaim volume pvc-2: .*pvc-pruner.volumes.reclaim/,
+    );
   });
 
   it('shows a traced volume only to who may read every claimant', async () => {

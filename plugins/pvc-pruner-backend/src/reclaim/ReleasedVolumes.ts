@@ -181,8 +181,8 @@ export class ReleasedVolumes {
     const exists = cache
       ? released.map(
           f =>
-            cache.claims.get(f.claim.namespace, f.claim.name)?.metadata
-              ?.uid === f.claim.uid,
+            cache.claims.get(f.claim.namespace, f.claim.name)?.metadata?.uid ===
+            f.claim.uid,
         )
       : await this.liveClaimsExist(gateway, released);
     return released

@@ -19,9 +19,7 @@ const UNTRACED: Attribution = { claimants: [], crowded: false };
  * as the lineage recorded them while the claim existed.
  */
 export class VolumeAttribution {
-  constructor(
-    private readonly lineage: Pick<ClaimLineageStore, 'lineageOf'>,
-  ) {}
+  constructor(private readonly lineage: Pick<ClaimLineageStore, 'lineageOf'>) {}
 
   /** By claim uid; a claim without lineage is untraced. */
   async of(

@@ -3,22 +3,14 @@ import type {
   BackstageCredentials,
   BackstageUserPrincipal,
 } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotFoundError,
-} from '@backstage/errors';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type {
   PruneJob,
   ReclaimRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import { PruneJobStore } from '../database';
-import {
-  clusterFailure,
-  KubeGateway,
-  KubeGateways,
-} from '../kubernetes';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { JobOutcomeReporter, LeaseLock, PruneJobs } from '../jobs';
 import type { RunningJobLimits } from '../limits';
 import { mapLimited } from '../mapLimited';

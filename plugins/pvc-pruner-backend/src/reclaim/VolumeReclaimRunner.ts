@@ -61,7 +61,11 @@ export class VolumeReclaimRunner {
         status: 'running',
         startedAt: new Date().toISOString(),
       });
-      await this.append(job, 'job-started', `${what} ${volumes.length} Released volume(s) on cluster ${job.cluster}`);
+      await this.append(
+        job,
+        'job-started',
+        `${what} ${volumes.length} Released volume(s) on cluster ${job.cluster}`,
+      );
       await this.append(
         job,
         'lease-acquired',
@@ -116,7 +120,11 @@ export class VolumeReclaimRunner {
     await this.append(
       job,
       'volume-reclaiming',
-      `${job.dryRun ? 'Dry run: reclaiming' : 'Reclaiming'} ${seen.name} once a last check shows it is still Released to claim uid ${seen.claimUid}`,
+      `${job.dryRun ? 'Dry run: reclaiming' : 'Reclaiming'} ${
+        seen.name
+      } once a last check shows it is still Released to claim uid ${
+        seen.claimUid
+      }`,
       seen.name,
     );
     await lease.confirm();
@@ -164,7 +172,9 @@ export class VolumeReclaimRunner {
       ) {
         await this.skip(job, summary, {
           ...base,
-          reason: `it changed after it was checked (${e.reason ?? e.statusCode}), so it was not patched`,
+          reason: `it changed after it was checked (${
+            e.reason ?? e.statusCode
+          }), so it was not patched`,
         });
         return;
       }
@@ -210,7 +220,8 @@ export class VolumeReclaimRunner {
     } else {
       summary.terminating.push({
         ...outcome,
-        reason: 'its reclaim policy is Delete, but it was still there when pvc-pruner stopped following it',
+        reason:
+          'its reclaim policy is Delete, but it was still there when pvc-pruner stopped following it',
       });
       await this.append(
         job,
@@ -224,7 +235,14 @@ export class VolumeReclaimRunner {
 
   private append(
     job: PruneJob,
-    type: 'job-started' | 'lease-acquired' | 'volume-reclaiming' | 'volume-deleted' | 'volume-released' | 'volume-skipped' | 'volume-failed',
+    type:
+      | 'job-started'
+      | 'lease-acquired'
+      | 'volume-reclaiming'
+      | 'volume-deleted'
+      | 'volume-released'
+      | 'volume-skipped'
+      | 'volume-failed',
     message: string,
     volume?: string,
     outcome?: PvcOutcome,
@@ -238,14 +256,34 @@ export class VolumeReclaimRunner {
     });
   }
 
-  private async skip(job: PruneJob, summary: PruneSummary, outcome: PvcOutcome) {
+  private async skip(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
     summary.skipped.push(outcome);
-    await this.append(job, 'volume-skipped', `Skipped ${outcome.name}: ${outcome.reason}`, outcome.name, outcome);
+    await this.append(
+      job,
+      'volume-skipped',
+      `Skipped ${outcome.name}: ${outcome.reason}`,
+      outcome.name,
+      outcome,
+    );
   }
 
-  private async fail(job: PruneJob, summary: PruneSummary, outcome: PvcOutcome) {
+  private async fail(
+    job: PruneJob,
+    summary: PruneSummary,
+    outcome: PvcOutcome,
+  ) {
     summary.failed.push(outcome);
-    await this.append(job, 'volume-failed', `Could not reclaim ${outcome.name}: ${outcome.reason}`, outcome.name, outcome);
+    await this.append(
+      job,
+      'volume-failed',
+      `Could not reclaim ${outcome.name}: ${outcome.reason}`,
+      outcome.name,
+      outcome,
+    );
   }
 
   private async finish(
@@ -258,18 +296,20 @@ export class VolumeReclaimRunner {
     const { status, reason } = ending ?? completion(summary);
     const counts = `${summary.deleted.length} ${
       job.dryRun ? 'would be reclaimed' : 'reclaimed'
-    }, ${summary.terminating.length > 0 ? `${summary.terminating.length} not seen deleted yet, ` : ''}${
-      summary.skipped.length
-    } skipped, ${summary.failed.length} failed`;
+    }, ${
+      summary.terminating.length > 0
+        ? `${summary.terminating.length} not seen deleted yet, `
+        : ''
+    }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
     await this.events.finish(
       job.id,
       { status, reason, summary, finishedAt: new Date().toISOString() },
       {
         type: 'job-finished',
         status,
-        message: `${job.dryRun ? 'Dry run of reclaiming' : 'Reclaim'} ${status}: ${counts}${
-          reason ? `. ${reason}` : ''
-        }`,
+        message: `${
+          job.dryRun ? 'Dry run of reclaiming' : 'Reclaim'
+        } ${status}: ${counts}${reason ? `. ${reason}` : ''}`,
       },
     );
     return { status, reason, summary };
@@ -277,7 +317,10 @@ export class VolumeReclaimRunner {
 }
 
 /** failed when a volume failed; incomplete when one was not seen deleted; else succeeded. */
-function completion(summary: PruneSummary): { status: PruneJobStatus; reason?: string } {
+function completion(summary: PruneSummary): {
+  status: PruneJobStatus;
+  reason?: string;
+} {
   if (summary.failed.length > 0)
     return {
       status: 'failed',
@@ -286,7 +329,9 @@ function completion(summary: PruneSummary): { status: PruneJobStatus; reason?: s
   if (summary.terminating.length > 0)
     return {
       status: 'incomplete',
-      reason: `Not seen deleted yet: ${summary.terminating.map(o => o.name).join(', ')}`,
+      reason: `Not seen deleted yet: ${summary.terminating
+        .map(o => o.name)
+        .join(', ')}`,
     };
   return { status: 'succeeded' };
 }

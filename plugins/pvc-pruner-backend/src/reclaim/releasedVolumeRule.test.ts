@@ -50,8 +50,18 @@ const seen = { uid: 'pv-uid-1', claimUid: CLAIM_UID };
 describe('whyNotReclaimable, judged live right before the patch', () => {
   it.each([
     ['gone', undefined, false, 'it no longer exists'],
-    ['Bound again', released({ phase: 'Bound' }), false, 'it is Bound, not Released to a claim'],
-    ['Available', released({ phase: 'Available' }), false, 'it is Available, not Released to a claim'],
+    [
+      'Bound again',
+      released({ phase: 'Bound' }),
+      false,
+      'it is Bound, not Released to a claim',
+    ],
+    [
+      'Available',
+      released({ phase: 'Available' }),
+      false,
+      'it is Available, not Released to a claim',
+    ],
     [
       'Released to another claim uid',
       released({ claimUid: 'other' }),
@@ -64,8 +74,18 @@ describe('whyNotReclaimable, judged live right before the patch', () => {
       true,
       `its claim search/data-search-index-2 (uid ${CLAIM_UID}) exists`,
     ],
-    ['statically provisioned', released({ annotations: {} }), false, STATIC_VOLUME_REASON],
-    ['being deleted', released({ deleting: true }), false, 'it is already being deleted'],
+    [
+      'statically provisioned',
+      released({ annotations: {} }),
+      false,
+      STATIC_VOLUME_REASON,
+    ],
+    [
+      'being deleted',
+      released({ deleting: true }),
+      false,
+      'it is already being deleted',
+    ],
   ])('refuses a volume %s', (_, pv, claimExists, reason) => {
     expect(whyNotReclaimable(pv, seen, claimExists)).toBe(reason);
   });
@@ -87,7 +107,11 @@ describe('releasedVolumeFacts', () => {
       name: 'pvc-1',
       uid: 'pv-uid-1',
       resourceVersion: '42',
-      claim: { namespace: 'search', name: 'data-search-index-2', uid: CLAIM_UID },
+      claim: {
+        namespace: 'search',
+        name: 'data-search-index-2',
+        uid: CLAIM_UID,
+      },
       bytes: 100 * 2 ** 30,
       storageClass: 'premium-retain',
       reclaimPolicy: 'Retain',
@@ -106,7 +130,9 @@ describe('releasedVolumeFacts', () => {
   });
 
   it('does not keep a provisioner name longer than any real one: the volume counts as static', () => {
-    const pv = released({ annotations: { [PROVISIONED_BY]: 'p'.repeat(10_000) } });
+    const pv = released({
+      annotations: { [PROVISIONED_BY]: 'p'.repeat(10_000) },
+    });
     expect(releasedVolumeFacts(pv)!.provisionedBy).toBeUndefined();
   });
 });
@@ -120,7 +146,9 @@ describe('withReclaimFields, what the watch cache keeps of a volume', () => {
       },
     });
     const kept = withReclaimFields(WATCH_CACHE_TRIMMERS.volume)(pv);
-    expect(kept.metadata!.annotations).toEqual({ [PROVISIONED_BY]: 'ebs.csi.aws.com' });
+    expect(kept.metadata!.annotations).toEqual({
+      [PROVISIONED_BY]: 'ebs.csi.aws.com',
+    });
     expect(releasedVolumeFacts(kept)).toEqual(releasedVolumeFacts(pv));
   });
 });

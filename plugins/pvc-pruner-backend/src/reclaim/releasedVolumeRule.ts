@@ -16,6 +16,15 @@ const capped = (value: unknown): string | undefined =>
     ? value
     : undefined;
 
+/** A time the cluster sent (a Date once parsed by client-node, else a string), as ISO; undefined when it is none. */
+function isoOf(value: unknown): string | undefined {
+  const time =
+    value instanceof Date || typeof value === 'string'
+      ? new Date(value)
+      : undefined;
+  return time && !Number.isNaN(time.getTime()) ? time.toISOString() : undefined;
+}
+
 /** A Released volume's claim, as its claimRef names it. */
 export interface ReleasedClaimRef {
   namespace: string;
@@ -58,13 +67,7 @@ export function releasedVolumeFacts(
   if (!name || !uid || !resourceVersion) return undefined;
   if (!claim.namespace || !claim.name || !claim.uid) return undefined;
   const bytes = parseQuantity(pv.spec?.capacity?.storage) ?? 0;
-  const since = pv.status?.lastPhaseTransitionTime as unknown;
-  const releasedSince =
-    since instanceof Date
-      ? since.toISOString()
-      : typeof since === 'string' && !Number.isNaN(Date.parse(since))
-      ? new Date(since).toISOString()
-      : undefined;
+  const releasedSince = isoOf(pv.status?.lastPhaseTransitionTime);
   return {
     name,
     uid,
@@ -140,7 +143,9 @@ export function whyNotReclaimable(
   if (pv.metadata?.deletionTimestamp) return 'it is already being deleted';
   const facts = releasedVolumeFacts(pv);
   if (!facts)
-    return `it is ${capped(pv.status?.phase) ?? 'in no phase'}, not Released to a claim`;
+    return `it is ${
+      capped(pv.status?.phase) ?? 'in no phase'
+    }, not Released to a claim`;
   if (facts.claim.uid !== seen.claimUid)
     return `it is now Released to another claim (uid ${facts.claim.uid}), not the one seen`;
   if (claimExists)

@@ -54,8 +54,7 @@ function JobDetails({ job }: { job: PruneJob }) {
     <Box>
       <Typography variant="body2">
         {plural(job.pvcs.length, job.kind === 'reclaim' ? 'volume' : 'claim')}{' '}
-        confirmed:{' '}
-        {job.pvcs.map(p => p.name).join(', ')}
+        confirmed: {job.pvcs.map(p => p.name).join(', ')}
       </Typography>
       {finished && (
         <PruneOutcome
@@ -106,11 +105,7 @@ function JobRow({ job }: { job: PruneJob }) {
             <JobStatusLabel status={job.status} />
           </Box>
           <Box className={classes.kind}>
-            <Chip
-              size="small"
-              variant="outlined"
-              label={jobKindLabel(job)}
-            />
+            <Chip size="small" variant="outlined" label={jobKindLabel(job)} />
           </Box>
           <Typography variant="body2">
             {job.kind === 'reclaim'

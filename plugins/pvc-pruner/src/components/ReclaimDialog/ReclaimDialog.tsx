@@ -39,7 +39,11 @@ export interface ReclaimDialogProps {
 }
 
 /** One started job: its events, its status, and its outcome line once it finished. */
-function ReclaimJob(props: { jobId: string; dryRun: boolean; onFinished?: () => void }) {
+function ReclaimJob(props: {
+  jobId: string;
+  dryRun: boolean;
+  onFinished?: () => void;
+}) {
   const { jobId, dryRun } = props;
   const api = useApi(pvcPrunerApiRef);
   const stream = useJobStream(jobId);
@@ -71,15 +75,20 @@ function ReclaimJob(props: { jobId: string; dryRun: boolean; onFinished?: () => 
           role="status"
         >
           {finished.message}
-          {job.value && job.value.summary.skipped.length + job.value.summary.failed.length > 0 && (
-            <List dense disablePadding>
-              {[...job.value.summary.skipped, ...job.value.summary.failed].map(o => (
-                <ListItem key={o.uid || o.name} disableGutters>
-                  <ListItemText primary={o.name} secondary={o.reason} />
-                </ListItem>
-              ))}
-            </List>
-          )}
+          {job.value &&
+            job.value.summary.skipped.length + job.value.summary.failed.length >
+              0 && (
+              <List dense disablePadding>
+                {[
+                  ...job.value.summary.skipped,
+                  ...job.value.summary.failed,
+                ].map(o => (
+                  <ListItem key={o.uid || o.name} disableGutters>
+                    <ListItemText primary={o.name} secondary={o.reason} />
+                  </ListItem>
+                ))}
+              </List>
+            )}
         </Alert>
       )}
       {stream.error && (
@@ -136,7 +145,9 @@ export function ReclaimDialog(props: ReclaimDialogProps) {
 
   return (
     <Dialog open={open} onClose={onClose} maxWidth="md" fullWidth>
-      <DialogTitle>Reclaim {plural(reclaimable.length, 'Released volume')}</DialogTitle>
+      <DialogTitle>
+        Reclaim {plural(reclaimable.length, 'Released volume')}
+      </DialogTitle>
       <DialogContent>
         <Typography variant="body2">
           Each volume&apos;s claim is gone, but its disk is kept and billed
@@ -196,7 +207,9 @@ export function ReclaimDialog(props: ReclaimDialogProps) {
           color="secondary"
           variant="contained"
           onClick={() => start(false)}
-          disabled={busy || reclaimable.length === 0 || (started && !started.dryRun)}
+          disabled={
+            busy || reclaimable.length === 0 || (started && !started.dryRun)
+          }
         >
           Reclaim {formatBytes(bytes)}
         </Button>

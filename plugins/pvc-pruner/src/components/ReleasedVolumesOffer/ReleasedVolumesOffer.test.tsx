@@ -2,10 +2,7 @@ import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { PruneOutcome } from '../PruneOutcome';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
-import {
-  eventFactory,
-  makeReleasedVolume,
-} from '../../__testUtils__/fixtures';
+import { eventFactory, makeReleasedVolume } from '../../__testUtils__/fixtures';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
 const SEARCH = 'component:default/search';
@@ -22,7 +19,11 @@ function retainedPrune(dryRun = false) {
           name: `data-search-index-${n}`,
           uid: `claim-uid-${n}`,
           bytes: 100 * 2 ** 30,
-          volume: { name: `pvc-${n}`, reclaimPolicy: 'Retain', fate: 'released' },
+          volume: {
+            name: `pvc-${n}`,
+            reclaimPolicy: 'Retain',
+            fate: 'released',
+          },
         })),
         terminating: [],
         skipped: [],
@@ -67,7 +68,9 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
       expect.stringContaining('pvc-1 — 100 GiB on premium-retain'),
       expect.stringContaining('pvc-2 — 100 GiB on premium-retain'),
     ]);
-    await userEvent.click(within(dialog).getByRole('button', { name: 'Dry run' }));
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Dry run' }),
+    );
     expect(api.reclaims).toEqual([
       {
         cluster: 'demo',
@@ -85,10 +88,14 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
     const event = eventFactory('reclaim-1');
     act(() =>
       api.emit(
-        event('volume-deleted', { pvc: 'pvc-1', message: 'Dry run: pvc-1 would be reclaimed' }),
+        event('volume-deleted', {
+          pvc: 'pvc-1',
+          message: 'Dry run: pvc-1 would be reclaimed',
+        }),
         event('job-finished', {
           status: 'succeeded',
-          message: 'Dry run of reclaiming succeeded: 2 would be reclaimed, 0 skipped, 0 failed',
+          message:
+            'Dry run of reclaiming succeeded: 2 would be reclaimed, 0 skipped, 0 failed',
         }),
       ),
     );
@@ -112,7 +119,9 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
     await renderWithApis(retainedPrune(), { api });
 
     expect(
-      await screen.findByText(/pvc-1 is not offered: reclaiming it needs pvc-pruner.volumes.reclaim/),
+      await screen.findByText(
+        /pvc-1 is not offered: reclaiming it needs pvc-pruner.volumes.reclaim/,
+      ),
     ).toBeInTheDocument();
     expect(
       screen.queryByRole('button', { name: 'Also reclaim these volumes' }),
@@ -131,7 +140,9 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
     await renderWithApis(retainedPrune(), { api });
 
     expect(
-      await screen.findByText(/deleting the PersistentVolume object would leave the disk/),
+      await screen.findByText(
+        /deleting the PersistentVolume object would leave the disk/,
+      ),
     ).toBeInTheDocument();
     expect(screen.queryByRole('button')).not.toBeInTheDocument();
   });

@@ -50,8 +50,8 @@ export function ReleasedVolumesOffer(props: ReleasedVolumesOfferProps) {
         <Box display="flex" alignItems="center" gridGap={16} flexWrap="wrap">
           <Typography variant="body2">
             {plural(offered.length, 'Released volume')} ({formatBytes(bytes)})
-            still billed: their disks are kept until their PersistentVolumes
-            are deleted.
+            still billed: their disks are kept until their PersistentVolumes are
+            deleted.
           </Typography>
           <Button
             variant="outlined"

@@ -31,10 +31,12 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
       { api },
     );
 
-    const table = await screen.findByRole('table', { name: 'Released volumes' });
-    expect(
-      screen.getByText(/still billed until reclaimed/).textContent,
-    ).toBe('2 Released volumes · 200 GiB ($34.00 a month) still billed until reclaimed');
+    const table = await screen.findByRole('table', {
+      name: 'Released volumes',
+    });
+    expect(screen.getByText(/still billed until reclaimed/).textContent).toBe(
+      '2 Released volumes · 200 GiB ($34.00 a month) still billed until reclaimed',
+    );
     const [, owned, unowned] = within(table).getAllByRole('row');
     expect(owned).toHaveTextContent('pvc-2');
     expect(owned).toHaveTextContent('100 GiB');
@@ -42,12 +44,16 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
     expect(owned).toHaveTextContent('$17.00 a month');
     expect(owned).toHaveTextContent('search/data-search-index-2');
     expect(owned).toHaveTextContent('of StatefulSet search-index');
-    expect(within(owned).getByRole('link', { name: 'search' })).toBeInTheDocument();
+    expect(
+      within(owned).getByRole('link', { name: 'search' }),
+    ).toBeInTheDocument();
     expect(unowned).toHaveTextContent('Unowned');
     expect(unowned).toHaveTextContent('needs pvc-pruner.unowned.prune');
     expect(within(unowned).queryByRole('button')).not.toBeInTheDocument();
 
-    await userEvent.click(within(owned).getByRole('button', { name: 'Reclaim pvc-2' }));
+    await userEvent.click(
+      within(owned).getByRole('button', { name: 'Reclaim pvc-2' }),
+    );
     await userEvent.click(
       within(screen.getByRole('dialog')).getByRole('button', {
         name: 'Reclaim 100 GiB',
@@ -59,7 +65,9 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
         namespace: 'search',
         entityRef: 'component:default/search',
         dryRun: false,
-        volumes: [expect.objectContaining({ name: 'pvc-2', claimUid: 'claim-uid-2' })],
+        volumes: [
+          expect.objectContaining({ name: 'pvc-2', claimUid: 'claim-uid-2' }),
+        ],
       }),
     ]);
   });
@@ -71,8 +79,8 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
       { api },
     );
     expect(await screen.findByText('None.')).toBeInTheDocument();
-    expect(
-      screen.getByText(/still billed until reclaimed/).textContent,
-    ).toBe('0 Released volumes · 0 B still billed until reclaimed');
+    expect(screen.getByText(/still billed until reclaimed/).textContent).toBe(
+      '0 Released volumes · 0 B still billed until reclaimed',
+    );
   });
 });
