@@ -45,6 +45,20 @@ async function listedVolumes(sim: KubeSim): Promise<string[]> {
   );
 }
 
+/** A permission framework that denies alice one permission, and allows everything else. */
+function aliceDenied(permission: string) {
+  const permissions = mockServices.permissions.mock();
+  permissions.authorize.mockImplementation(async (requests, options) => {
+    const user = (options.credentials.principal as { userEntityRef?: string })
+      .userEntityRef;
+    return requests.map(r => ({
+      result:
+        user === ALICE && r.permission.name === permission ? 'DENY' : 'ALLOW',
+    })) as any;
+  });
+  return permissions;
+}
+
 describe('reclaiming Released volumes, judged from the simulator', () => {
   let sim: KubeSim;
   let pruner: Pruner;
@@ -262,17 +276,7 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
   });
 
   it('refuses, with 403 and nothing patched, a user without pvc-pruner.volumes.reclaim on an entity the volume is traced to', async () => {
-    const permissions = mockServices.permissions.mock();
-    permissions.authorize.mockImplementation(async (requests, options) => {
-      const user = (options.credentials.principal as { userEntityRef?: string })
-        .userEntityRef;
-      return requests.map(r => ({
-        result:
-          user === ALICE && r.permission.name === 'pvc-pruner.volumes.reclaim'
-            ? 'DENY'
-            : 'ALLOW',
-      })) as any;
-    });
+    const permissions = aliceDenied('pvc-pruner.volumes.reclaim');
     const names = await pruneSearchIndex({ features: [permissions.factory] });
     const items = await listedReleased(names, ALICE);
     items.forEach(v => {
@@ -295,17 +299,7 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
 
   it('lists a volume no entity can be traced to on the fleet page only, and reclaims it only for a holder of pvc-pruner.unowned.prune', async () => {
     const UNOWNED = 'pvc-0d5e1a7c-released-before-the-demo';
-    const permissions = mockServices.permissions.mock();
-    permissions.authorize.mockImplementation(async (requests, options) => {
-      const user = (options.credentials.principal as { userEntityRef?: string })
-        .userEntityRef;
-      return requests.map(r => ({
-        result:
-          user === ALICE && r.permission.name === 'pvc-pruner.unowned.prune'
-            ? 'DENY'
-            : 'ALLOW',
-      })) as any;
-    });
+    const permissions = aliceDenied('pvc-pruner.unowned.prune');
     sim = await startSim([], { recordHistory: true });
     pruner = await startPruner({
       sim,

@@ -239,4 +239,18 @@ describe('VolumeReclaimRunner', () => {
       'its provisioner could not delete it, and it went Failed: disk vol-1 is attached',
     );
   });
+
+  it('reports a patch the cluster refused as failed, the volume left as it was', async () => {
+    const pv = releasedVolume();
+    sim.addFault({ verb: 'patch', resource: VOLUMES, status: 503, times: 1 });
+    const { result } = await run([pv]);
+    expect(result.status).toBe('failed');
+    expect(result.summary.failed[0].reason).toContain(
+      `refused patch persistentvolume ${pv.metadata.name}: 503`,
+    );
+    expect(
+      sim.store.get(VOLUMES, undefined, pv.metadata.name)!.spec
+        .persistentVolumeReclaimPolicy,
+    ).toBe('Retain');
+  });
 });

@@ -7,7 +7,7 @@ import {
   ReclaimVolumeRef,
 } from 'backstage-plugin-pvc-pruner-common';
 import { PruneJobStore } from '../database';
-import { ClusterRequestError, KubeGateway } from '../kubernetes';
+import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import type { JobEvents, PruneResult, VolumeFollower } from '../jobs';
 import { HeldLease, LeaseLostError } from '../jobs/LeaseLock';
 import { releasedVolumeFacts, whyNotReclaimable } from './releasedVolumeRule';
@@ -166,20 +166,22 @@ export class VolumeReclaimRunner {
         throw new LeaseLostError(
           `the check before reclaiming ${seen.name} outlasted the time a lease renewal can be trusted`,
         );
-      if (
-        e instanceof ClusterRequestError &&
-        (e.statusCode === 409 || e.statusCode === 404)
-      ) {
+      const changed = changedSinceChecked(e);
+      if (changed) {
         await this.skip(job, summary, {
           ...base,
-          reason: `it changed after it was checked (${
-            e.reason ?? e.statusCode
-          }), so it was not patched`,
+          reason: `it changed after it was checked (${changed}), so it was not patched`,
         });
         return;
       }
-      await this.fail(job, summary, { ...base, reason: (e as Error).message });
-      return;
+      // A lost answer (a timeout, a dropped connection) is not a refused patch: ask the cluster.
+      if (job.dryRun || !(await patchWentThrough(gateway, seen))) {
+        await this.fail(job, summary, {
+          ...base,
+          reason: (e as Error).message,
+        });
+        return;
+      }
     }
     if (job.dryRun) {
       outcome.volume!.fate = 'deleted';
@@ -313,6 +315,23 @@ export class VolumeReclaimRunner {
       },
     );
     return { status, reason, summary };
+  }
+}
+
+/** Whether a patch whose answer was lost went through: the volume is gone, or is this one and now says Delete. */
+async function patchWentThrough(
+  gateway: KubeGateway,
+  seen: SeenVolume,
+): Promise<boolean> {
+  try {
+    const pv = await gateway.readVolume(seen.name);
+    return (
+      !pv ||
+      (pv.metadata?.uid === seen.uid &&
+        pv.spec?.persistentVolumeReclaimPolicy === 'Delete')
+    );
+  } catch {
+    return false;
   }
 }
 
