@@ -203,12 +203,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
           new OrphanSnapshotPlanner(options.snapshots),
           recorder,
         );
+        const namespaceOwners = new NamespaceOwners(
+          options.namespaceOwnerAnnotation,
+        );
         const ownership = new OwnershipChecks({
           permissions,
           workloads,
-          namespaceOwners: new NamespaceOwners(
-            options.namespaceOwnerAnnotation,
-          ),
+          namespaceOwners,
         });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
@@ -342,6 +343,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 jobs,
                 attribution,
                 permissions: reclaimPermissions,
+                namespaceOwners,
+                workloads,
               }),
             },
           }),

@@ -347,4 +347,42 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
       200,
     );
   });
+
+  it("with the namespace binding on, refuses a reclaim once the claims' Namespace no longer names the entity's owner", async () => {
+    const annotate = (owner: string) => {
+      const search = structuredClone(
+        sim.store.require('namespaces', undefined, 'search'),
+      );
+      search.metadata.annotations = { 'backstage.io/owner': owner };
+      sim.store.update('namespaces', search);
+    };
+    sim = await startSim([], { recordHistory: true });
+    annotate('group:default/team-a');
+    pruner = await startPruner({
+      sim,
+      entities: [component('search', 'search-index')],
+      pvcPruner: {
+        ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' },
+      },
+    });
+    const sts = statefulSetIn(
+      await pruner.scan(SEARCH_REF),
+      'search',
+      'search-index',
+    );
+    await pruner.waitForJob(
+      await pruner.prune(pruneAll(sts, false, SEARCH_REF), BOB),
+    );
+    const items = await releasedVolumesOf(pruner, SEARCH_REF, 2);
+    annotate('group:default/team-b');
+    sim.clearRequests();
+
+    const res = await pruner.post('/v1/reclaim-jobs', reclaimOf(items), BOB);
+
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toContain(
+      'Namespace search names group:default/team-b',
+    );
+    expect(volumePatches(sim)).toEqual([]);
+  });
 });

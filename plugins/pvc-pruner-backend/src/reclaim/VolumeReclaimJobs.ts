@@ -14,6 +14,11 @@ import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { JobOutcomeReporter, LeaseLock, PruneJobs } from '../jobs';
 import type { RunningJobLimits } from '../limits';
 import { mapLimited } from '../mapLimited';
+import type {
+  NamespaceOwners,
+  WorkloadCatalog,
+  WorkloadEntity,
+} from '../ownership';
 import { ReclaimPermissions } from './ReclaimPermissions';
 import {
   releasedVolumeFacts,
@@ -56,6 +61,9 @@ export class VolumeReclaimJobs {
       jobs: Pick<PruneJobs, 'adopt'>;
       attribution: VolumeAttribution;
       permissions: ReclaimPermissions;
+      /** The platform's binding of namespaces to owners, checked as for a prune. */
+      namespaceOwners: NamespaceOwners;
+      workloads: Pick<WorkloadCatalog, 'warm'>;
     },
   ) {}
 
@@ -97,6 +105,11 @@ export class VolumeReclaimJobs {
       throw new InputError(
         `Not every volume's claim belonged to ${request.entityRef}: reclaim them from the fleet page`,
       );
+    await this.checkNamespaceOwners(
+      gateway,
+      request.namespace,
+      [...attributions.values()].flatMap(a => a.claimants),
+    );
     const statefulSets = new Set(
       [...attributions.values()].map(a => a.statefulSet?.name ?? ''),
     );
@@ -146,6 +159,25 @@ export class VolumeReclaimJobs {
       throw e;
     }
     return job;
+  }
+
+  /** With the namespace binding on, the claims' Namespace must name the owner of every entity the volumes are traced to. */
+  private async checkNamespaceOwners(
+    gateway: KubeGateway,
+    namespace: string,
+    claimants: string[],
+  ) {
+    if (!this.deps.namespaceOwners.enabled || claimants.length === 0) return;
+    const index = await this.deps.workloads.warm();
+    // A claimant gone from the catalog has no owner to name: only its own ref can be named.
+    const entities = [...new Set(claimants)].map(
+      ref => index.get(ref) ?? ({ entityRef: ref } as WorkloadEntity),
+    );
+    await this.deps.namespaceOwners
+      .check(gateway, namespace, entities)
+      .catch(e => {
+        throw clusterFailure(e);
+      });
   }
 
   private async gatewayFor(
