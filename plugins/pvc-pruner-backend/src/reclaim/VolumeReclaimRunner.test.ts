@@ -6,7 +6,7 @@ import { PruneJobStore } from '../database';
 import { KubeGateway } from '../kubernetes';
 import { JobEvents, LeaseLock, VolumeFollower } from '../jobs';
 import type { HeldLease } from '../jobs/LeaseLock';
-import { PROVISIONED_BY } from './releasedVolumeRule';
+import { releasedVolume as releasedOne } from '../__testUtils__/releasedVolume';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
 import { RECLAIM_LEASE } from './VolumeReclaimJobs';
 
@@ -22,34 +22,7 @@ let counter = 0;
 
 /** A Released volume of a deleted claim of shop, dynamically provisioned unless told. */
 function releasedVolume(options: { provisionedBy?: string | null } = {}) {
-  const n = ++counter;
-  const created = sim.store.create(VOLUMES, {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: {
-      name: `pvc-${n}`,
-      annotations:
-        options.provisionedBy === null
-          ? {}
-          : { [PROVISIONED_BY]: options.provisionedBy ?? 'ebs.csi.aws.com' },
-    },
-    spec: {
-      capacity: { storage: '10Gi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Retain',
-      storageClassName: 'premium-retain',
-      claimRef: {
-        kind: 'PersistentVolumeClaim',
-        namespace: 'shop',
-        name: `data-web-${n}`,
-        uid: `claim-${n}`,
-      },
-      csi: { driver: 'ebs.csi.aws.com', volumeHandle: `vol-${n}` },
-    },
-  } as unknown as KubeObject);
-  const withStatus = structuredClone(created);
-  withStatus.status = { phase: 'Released' };
-  return sim.store.update(VOLUMES, withStatus);
+  return releasedOne(sim, `pvc-${++counter}`, options);
 }
 
 const seenOf = (pv: KubeObject): SeenVolume => ({
