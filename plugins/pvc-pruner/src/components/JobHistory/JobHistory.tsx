@@ -63,6 +63,7 @@ function JobDetails({ job }: { job: PruneJob }) {
           reason={job.reason}
           summary={job.summary}
           entityRef={job.kind === 'reclaim' ? undefined : job.entityRef}
+          jobKind={job.kind}
         />
       )}
       <Box mt={2}>

@@ -32,6 +32,8 @@ export interface PruneOutcomeProps {
   listDeleted?: boolean;
   /** The entity the prune went through: its Released volumes are offered for reclaiming. */
   entityRef?: string;
+  /** `reclaim`: the job reclaimed Released volumes (its outcomes are volumes). */
+  jobKind?: 'prune' | 'reclaim';
 }
 
 function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
@@ -186,6 +188,12 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
   );
 }
 
+/** "Prune", "Dry run", "Reclaim" or "Dry run of a reclaim". */
+function jobTitle(dryRun: boolean, jobKind?: 'prune' | 'reclaim'): string {
+  if (jobKind === 'reclaim') return dryRun ? 'Dry run of a reclaim' : 'Reclaim';
+  return dryRun ? 'Dry run' : 'Prune';
+}
+
 /**
  * The end of a prune: what was deleted (and what became of each volume),
  * what is still terminating and what holds it, what was skipped and why,
@@ -206,7 +214,7 @@ export function PruneOutcome(props: PruneOutcomeProps) {
   const reclaimed = `${formatBytes(bytesReclaimed)} ${
     dryRun ? 'would be reclaimed' : 'reclaimed'
   }`;
-  const kind = dryRun ? 'Dry run' : 'Prune';
+  const kind = jobTitle(dryRun, props.jobKind);
   return (
     <Box mt={2}>
       {status === 'aborted' && (
