@@ -39,7 +39,7 @@ import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
  */
 export const RECLAIM_LEASE = 'reclaim.pvc-pruner.backstage.io';
 
-/** How reclaim jobs are counted against the running-jobs limits: as jobs of this (impossible) StatefulSet name. */
+/** Before the volumes are traced, a reclaim is counted against the user's limit only (no StatefulSet has this name). */
 const RECLAIM_SCOPE = '';
 
 const READ_CONCURRENCY = 8;
@@ -126,10 +126,12 @@ export class VolumeReclaimJobs {
       .catch(e => {
         throw clusterFailure(e);
       });
+    // Counted, once stored, with the jobs of the StatefulSet the volumes were traced to.
+    const statefulSet = statefulSets.size === 1 ? [...statefulSets][0] : '';
     let job: PruneJob;
     try {
       job = await this.deps.limits.admit(
-        scope,
+        { ...scope, statefulSet },
         () =>
           this.deps.store.createJob({
             id,
@@ -137,7 +139,7 @@ export class VolumeReclaimJobs {
             entityRef: request.entityRef,
             cluster: request.cluster,
             namespace: request.namespace,
-            statefulSet: statefulSets.size === 1 ? [...statefulSets][0] : '',
+            statefulSet,
             dryRun: Boolean(request.dryRun),
             requestedBy,
             pvcs: request.volumes.map(v => ({ name: v.name, uid: v.uid })),
