@@ -154,4 +154,28 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
     expect(await screen.findByText('Dry run finished')).toBeInTheDocument();
     expect(listed).not.toHaveBeenCalled();
   });
+
+  it('reads the list again when the watch cache has not seen the volumes Released yet', async () => {
+    const api = apiListing(makeReleasedVolume(1), makeReleasedVolume(2));
+    const later = api.releasedVolumes;
+    let calls = 0;
+    api.releasedVolumes = async ref =>
+      ++calls === 1
+        ? {
+            items: [],
+            truncated: false,
+            totals: { volumes: 0, bytes: 0 },
+            errors: [],
+          }
+        : later(ref);
+    await renderWithApis(retainedPrune(), { api });
+    expect(
+      await screen.findByRole(
+        'button',
+        { name: 'Also reclaim these volumes' },
+        { timeout: 3000 },
+      ),
+    ).toBeInTheDocument();
+    expect(calls).toBe(2);
+  });
 });

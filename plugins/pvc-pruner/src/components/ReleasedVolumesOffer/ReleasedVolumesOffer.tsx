@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Box, Button, Typography } from '@material-ui/core';
 import { Alert } from '@material-ui/lab';
 import { useApi } from '@backstage/core-plugin-api';
@@ -8,6 +8,10 @@ import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { describeError } from '../../utils/errors';
 import { plural } from '../../utils/format';
 import { ReclaimDialog } from '../ReclaimDialog';
+
+/** Lists read again while some of the prune's volumes are not listed yet, this far apart. */
+const MAX_RETRIES = 3;
+const RETRY_MS = 1000;
 
 /** Props of {@link ReleasedVolumesOffer}. */
 export interface ReleasedVolumesOfferProps {
@@ -31,6 +35,21 @@ export function ReleasedVolumesOffer(props: ReleasedVolumesOfferProps) {
     () => api.listReleasedVolumes(entityRef),
     [api, entityRef],
   );
+  // The list is read from the watch cache, which may see a volume Released a moment after the prune did.
+  const [retries, setRetries] = useState(0);
+  const found = (listed.value?.items ?? []).filter(v =>
+    volumeNames.includes(v.name),
+  ).length;
+  const { retry } = listed;
+  useEffect(() => {
+    if (!listed.value || found >= volumeNames.length) return undefined;
+    if (retries >= MAX_RETRIES) return undefined;
+    const timer = setTimeout(() => {
+      setRetries(n => n + 1);
+      retry();
+    }, RETRY_MS);
+    return () => clearTimeout(timer);
+  }, [listed.value, found, volumeNames.length, retries, retry]);
   if (listed.error)
     return (
       <Alert severity="warning">
