@@ -35,6 +35,7 @@ import {
   ownerTitle,
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
+import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
 function TotalsLine(props: {
   totals: OrphanTotals;
@@ -340,6 +341,7 @@ export function FleetView() {
             )}
           </Box>
         )}
+        <ReleasedVolumesSection currency={currency} entityPath={entityPath} />
       </>
     );
   }
