@@ -21,6 +21,14 @@ import {
   RunningJobLimits,
 } from './limits';
 import { createRouter } from './router';
+import {
+  ReclaimPermissions,
+  ReleasedVolumes,
+  VolumeAttribution,
+  VolumeReclaimJobs,
+  VolumeReclaimRunner,
+  withReclaimFields,
+} from './reclaim';
 import { PriceList } from './cost';
 import {
   OrphanSightingStore,
@@ -162,7 +170,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options.clusterRequestTimeoutMs,
         );
         const caches = new ClusterCaches({
-          trim: WATCH_CACHE_TRIMMERS,
+          trim: {
+            ...WATCH_CACHE_TRIMMERS,
+            volume: withReclaimFields(WATCH_CACHE_TRIMMERS.volume),
+          },
           logger,
           // As long as a cluster may take to answer at all.
           syncWaitMs: options.clusterRequestTimeoutMs,
@@ -197,12 +208,13 @@ export const pvcPrunerPlugin = createBackendPlugin({
           new OrphanSnapshotPlanner(options.snapshots),
           recorder,
         );
+        const namespaceOwners = new NamespaceOwners(
+          options.namespaceOwnerAnnotation,
+        );
         const ownership = new OwnershipChecks({
           permissions,
           workloads,
-          namespaceOwners: new NamespaceOwners(
-            options.namespaceOwnerAnnotation,
-          ),
+          namespaceOwners,
         });
         const leftBehindFinder = new LeftBehindFinder({
           gateways,
@@ -218,13 +230,23 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
+        const follower = new VolumeFollower(options.volumeWaitTimeoutMs);
+        const lock = new LeaseLock({
+          leaseDurationSeconds: options.leaseDurationSeconds,
+          holderPrefix: `backstage-${hostname()}-${process.pid}`,
+          clock: store,
+        });
+        const limits = new RunningJobLimits(store, {
+          perUser: options.runningJobsPerUser,
+          perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
+        });
         const jobs = new PruneJobs(
           {
             store,
             runner: new PruneRunner(
               store,
               events,
-              new VolumeFollower(options.volumeWaitTimeoutMs),
+              follower,
               {
                 renewIntervalMs: leaseMs / 3,
                 pausedStatefulSets: options.pausedStatefulSets,
@@ -233,15 +255,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
               [new SnapshotSteps({ events, options: options.snapshots, seal })],
             ),
             gateways,
-            lock: new LeaseLock({
-              leaseDurationSeconds: options.leaseDurationSeconds,
-              holderPrefix: `backstage-${hostname()}-${process.pid}`,
-              clock: store,
-            }),
-            limits: new RunningJobLimits(store, {
-              perUser: options.runningJobsPerUser,
-              perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
-            }),
+            lock,
+            limits,
             logger,
             ownership,
             leftBehind,
@@ -271,6 +286,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
+        const attribution = new VolumeAttribution(lineage);
+        const reclaimPermissions = new ReclaimPermissions(permissions);
 
         httpRouter.use(
           await createRouter({
@@ -332,6 +349,29 @@ export const pvcPrunerPlugin = createBackendPlugin({
             clusters,
             eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
+            reclaim: {
+              volumes: new ReleasedVolumes({
+                gateways,
+                caches,
+                attribution,
+                permissions: reclaimPermissions,
+                prices,
+              }),
+              jobs: new VolumeReclaimJobs({
+                store,
+                runner: new VolumeReclaimRunner(store, events, follower, {
+                  renewIntervalMs: leaseMs / 3,
+                }),
+                gateways,
+                lock,
+                limits,
+                jobs,
+                attribution,
+                permissions: reclaimPermissions,
+                namespaceOwners,
+                workloads,
+              }),
+            },
           }),
         );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

@@ -362,6 +362,8 @@ describe('createRouter', () => {
       '/v1/snapshots',
       '/v1/snapshots/keep',
       '/v1/restores',
+      '/v1/released-volumes',
+      '/v1/reclaim-jobs',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
       'cluster',

@@ -196,6 +196,24 @@ export class PruneJobs {
     return job;
   }
 
+  /**
+   * Runs a job of another concern (a reclaim), stored and holding its Lease,
+   * as prunes run: claimed by this instance, heartbeated while it runs, and
+   * told through `stop` when the instance shuts down. A ServiceUnavailableError
+   * once shutdown has begun.
+   */
+  async adopt(
+    jobId: string,
+    run: (stop: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    if (this.stopping.signal.aborted)
+      throw new ServiceUnavailableError(
+        'This Backstage instance is shutting down; try again in a moment',
+      );
+    await this.deps.store.claim(jobId, this.instanceId);
+    this.track(jobId, run(this.stopping.signal));
+  }
+
   private async lockStatefulSet(
     request: PruneRequest,
     target: EntityWorkloadTarget | undefined,

@@ -474,6 +474,32 @@ export class KubeGateway {
     );
   }
 
+  /**
+   * Sets a volume's reclaim policy to Delete by a merge patch carrying its
+   * uid and resourceVersion: the API server answers 409 when the volume
+   * changed since it was read. `beforeSend` as for `deleteClaim`.
+   */
+  patchVolumeReclaimPolicyToDelete(
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+    dryRun: boolean,
+    beforeSend?: () => void,
+  ): Promise<V1PersistentVolume> {
+    const path = `${apiPath('persistentvolumes', { name })}${
+      dryRun ? '?dryRun=All' : ''
+    }`;
+    return this.call(`patch persistentvolume ${name}`, signal =>
+      this.api.mergePatchJson<V1PersistentVolume>(
+        path,
+        {
+          metadata: preconditions,
+          spec: { persistentVolumeReclaimPolicy: 'Delete' },
+        },
+        { signal, beforeSend, maxBytes: this.limits.objectBytes },
+      ),
+    );
+  }
+
   /** The StorageClass, or undefined when it does not exist. */
   async readStorageClass(name: string): Promise<V1StorageClass | undefined> {
     return this.orUndefined(() =>

@@ -15,6 +15,8 @@ import {
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  ReclaimRequest,
+  ReleasedVolumesResponse,
   RestoreRequest,
   RestoreResponse,
   SnapshotsResponse,
@@ -171,6 +173,21 @@ export class PvcPrunerClient implements PvcPrunerApi {
     });
     if (!response.ok) throw await ResponseError.fromResponse(response);
     return (await response.json()) as T;
+  }
+
+  async listReleasedVolumes(
+    entityRef?: string,
+  ): Promise<ReleasedVolumesResponse> {
+    return this.get(
+      `/v1/released-volumes${
+        entityRef ? `?${new URLSearchParams({ entityRef })}` : ''
+      }`,
+      await this.clusterTokens.headers(undefined),
+    );
+  }
+
+  async startReclaim(request: ReclaimRequest): Promise<{ id: string }> {
+    return this.post('/v1/reclaim-jobs', request, request.cluster);
   }
 
   async getJob(jobId: string): Promise<PruneJob> {

@@ -36,6 +36,7 @@ import {
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
 import { LeftBehindFleet } from '../LeftBehindFleet';
+import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
 function TotalsLine(props: {
   totals: OrphanTotals;
@@ -342,6 +343,7 @@ export function FleetView() {
             )}
           </Box>
         )}
+        <ReleasedVolumesSection currency={currency} entityPath={entityPath} />
       </>
     );
   }

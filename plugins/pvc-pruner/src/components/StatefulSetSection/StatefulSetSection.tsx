@@ -245,6 +245,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         <PruneProgress
           key={shownJob.id}
           job={shownJob}
+          entityRef={entityRef}
           onFinished={finished}
           onDismiss={dismissed}
         />

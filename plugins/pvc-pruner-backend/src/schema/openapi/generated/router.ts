@@ -737,6 +737,128 @@ export const spec = {
         },
       },
     },
+    '/v1/released-volumes': {
+      get: {
+        operationId: 'ListReleasedVolumes',
+        summary:
+          'Released PersistentVolumes whose claim is gone, and whether each may be reclaimed.',
+        description:
+          'Every PersistentVolume in phase `Released` whose `spec.claimRef.uid` names a claim\nthat no longer exists (a claim of the same name with another uid is another\nclaim), read from the same watch cache as the scans (live when there is none).\nEach is traced by the recorded lineage of that claim uid to the StatefulSet and\nthe catalog entities that claimed it.\n\nWith `entityRef`: the volumes traced to that entity (needs\n`pvc-pruner.orphans.read` on it, and a volume is listed only when the caller\nmay read every claimant). Without it (the fleet page): every such volume the\ncaller may read, and those no entity can be traced to only with\n`pvc-pruner.fleet.unowned.read`. Users only. At most 500 volumes, largest first;\n`truncated` says when there were more.\n\nA volume is `reclaimable` only when it was dynamically provisioned (annotation\n`pv.kubernetes.io/provisioned-by`): a statically provisioned one is listed with\nthe reason, since deleting its PersistentVolume object would leave the disk.\n',
+        parameters: [
+          {
+            name: 'entityRef',
+            in: 'query',
+            allowReserved: true,
+            required: false,
+            description: 'A catalog entity ref; without it, the whole fleet.',
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The volumes, largest first.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ReleasedVolumesResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+        },
+      },
+    },
+    '/v1/reclaim-jobs': {
+      post: {
+        operationId: 'CreateReclaimJob',
+        summary:
+          'Start reclaiming (or a dry run of reclaiming) Released volumes.',
+        description:
+          "Reclaims Released volumes whose claim is gone by setting their\n`spec.persistentVolumeReclaimPolicy` to `Delete`, after which their provisioner\ndeletes the disk. A job, like a prune: validated, authorized, locked (the Lease\n`reclaim.pvc-pruner.backstage.io` in the claims' namespace), stored and audited\nbefore the 202; its events and outcome are read from `/v1/prune-jobs/{id}`.\n\nBefore the 202 each volume is read live and must still be `Released` to the claim\nuid the caller saw, that claim must still not exist, and the volume must be\ndynamically provisioned: otherwise a 409 (or 400) and nothing is patched. Right\nbefore each patch it is checked again; the merge patch carries the volume's\n`resourceVersion`, so a volume changed since that check is refused by the API\nserver (409) and skipped. The job then follows each volume until it is gone;\none that goes `Failed` is reported with the reason its status gives.\n\nNeeds a user holding `pvc-pruner.volumes.reclaim` on every entity the volume's\nclaim is traced to (the StatefulSet's recorded claimants), and\n`pvc-pruner.unowned.prune` for a volume no entity can be traced to. Volumes\nwhose StatefulSet had more claimants than pvc-pruner keeps are reclaimed by\nnobody.\n",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ReclaimRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '202': {
+            description: 'The job is stored and running.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['id'],
+                  properties: {
+                    id: {
+                      type: 'string',
+                      format: 'uuid',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '409': {
+            description:
+              'A volume changed since the caller saw it (re-bound, another claim uid, its claim exists again, gone), or another reclaim in the namespace holds the Lease.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '413': {
+            description: 'The body is larger than 64 KiB.',
+          },
+          '429': {
+            description:
+              'The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -881,6 +1003,237 @@ export const spec = {
             type: 'string',
             minLength: 1,
             maxLength: 64,
+          },
+        },
+      },
+      ReclaimVolumeRef: {
+        description: 'A Released volume as the caller saw it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'uid', 'resourceVersion', 'claimUid'],
+        properties: {
+          name: {
+            $ref: '#/components/schemas/KubernetesName',
+          },
+          uid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+          },
+          resourceVersion: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              "The volume's `metadata.resourceVersion`; the patch carries it as a precondition.",
+          },
+          claimUid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              'The uid its `spec.claimRef` named, a claim that no longer exists.',
+          },
+        },
+      },
+      ReclaimRequest: {
+        description: 'Body of `POST /v1/reclaim-jobs`.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['cluster', 'namespace', 'volumes'],
+        properties: {
+          cluster: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+          },
+          namespace: {
+            allOf: [
+              {
+                $ref: '#/components/schemas/KubernetesName',
+              },
+            ],
+            maxLength: 63,
+            description:
+              "The namespace of the volumes' claims (their `spec.claimRef.namespace`); every volume must be of it.",
+          },
+          entityRef: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            description:
+              'The entity whose card the reclaim comes from, recorded with the job (its history); the permission is checked on every entity each volume is traced to.',
+          },
+          volumes: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              $ref: '#/components/schemas/ReclaimVolumeRef',
+            },
+          },
+          dryRun: {
+            type: 'boolean',
+            description:
+              'Run the whole flow with `dryRun=All` on the patch; nothing changes.',
+          },
+        },
+      },
+      ReleasedVolume: {
+        description:
+          'A Released PersistentVolume whose claim no longer exists.',
+        type: 'object',
+        required: [
+          'cluster',
+          'name',
+          'uid',
+          'resourceVersion',
+          'bytes',
+          'claim',
+          'claimants',
+          'reclaimable',
+          'canReclaim',
+        ],
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          name: {
+            type: 'string',
+          },
+          uid: {
+            type: 'string',
+          },
+          resourceVersion: {
+            type: 'string',
+          },
+          bytes: {
+            type: 'number',
+            description: '`spec.capacity.storage`.',
+          },
+          storageClass: {
+            type: 'string',
+          },
+          reclaimPolicy: {
+            type: 'string',
+          },
+          monthlyCost: {
+            type: 'number',
+            description:
+              'What its disk costs a month, from `pvcPruner.pricing`, when the StorageClass is priced.',
+          },
+          releasedSince: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              '`status.lastPhaseTransitionTime` (Kubernetes 1.31 and later), when the volume says.',
+          },
+          claim: {
+            type: 'object',
+            description:
+              'The claim its `spec.claimRef` names, which no longer exists.',
+            required: ['namespace', 'name', 'uid'],
+            properties: {
+              namespace: {
+                type: 'string',
+              },
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+              },
+            },
+          },
+          statefulSet: {
+            type: 'object',
+            description:
+              'The StatefulSet the claim belonged to, from its recorded lineage.',
+            required: ['name', 'uid'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+              },
+            },
+          },
+          entityRef: {
+            type: 'string',
+            description:
+              'The entity the claim belonged to (the first of its claimants); absent when no entity can be traced.',
+          },
+          claimants: {
+            type: 'array',
+            description:
+              "Every entity recorded as claiming the claim's StatefulSet; empty when none.",
+            items: {
+              type: 'string',
+            },
+          },
+          reclaimable: {
+            type: 'boolean',
+            description:
+              'Whether reclaiming it deletes the disk (it was dynamically provisioned).',
+          },
+          reason: {
+            type: 'string',
+            description:
+              'Why it is not reclaimable, or why the caller may not reclaim it.',
+          },
+          canReclaim: {
+            type: 'boolean',
+            description:
+              'Whether the caller holds what reclaiming it needs (and it is reclaimable).',
+          },
+        },
+      },
+      ReleasedVolumesResponse: {
+        type: 'object',
+        required: ['items', 'truncated', 'totals', 'errors'],
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ReleasedVolume',
+            },
+          },
+          truncated: {
+            type: 'boolean',
+            description: 'More volumes than the 500 listed.',
+          },
+          totals: {
+            type: 'object',
+            required: ['volumes', 'bytes'],
+            properties: {
+              volumes: {
+                type: 'integer',
+                description: 'Reclaimable volumes listed.',
+              },
+              bytes: {
+                type: 'number',
+              },
+              monthlyCost: {
+                type: 'number',
+              },
+            },
+          },
+          errors: {
+            type: 'array',
+            description: 'Clusters that could not be read.',
+            items: {
+              type: 'object',
+              required: ['cluster', 'message'],
+              properties: {
+                cluster: {
+                  type: 'string',
+                },
+                message: {
+                  type: 'string',
+                },
+              },
+            },
           },
         },
       },
@@ -2211,6 +2564,12 @@ export const spec = {
             type: 'string',
             format: 'uuid',
           },
+          kind: {
+            type: 'string',
+            enum: ['prune', 'reclaim'],
+            description:
+              '`reclaim`: a reclaim of Released volumes (`POST /v1/reclaim-jobs`), whose `pvcs`\nare the volumes (name and uid), whose summary counts volumes, and whose\n`statefulSet` is the StatefulSet they were traced to, when one. Absent: a prune.\n',
+          },
           entityRef: {
             type: 'string',
             description:
@@ -2308,6 +2667,9 @@ export const spec = {
           'pvc-failed',
           'volume-deleted',
           'volume-released',
+          'volume-reclaiming',
+          'volume-skipped',
+          'volume-failed',
           'job-finished',
         ],
       },
@@ -2334,6 +2696,8 @@ export const spec = {
           },
           pvc: {
             type: 'string',
+            description:
+              'The claim (in a reclaim job, the volume) the event is about.',
           },
           message: {
             type: 'string',

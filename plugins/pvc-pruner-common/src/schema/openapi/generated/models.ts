@@ -292,6 +292,79 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/released-volumes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Released PersistentVolumes whose claim is gone, and whether each may be reclaimed.
+     * Every PersistentVolume in phase `Released` whose `spec.claimRef.uid` names a claim
+     *     that no longer exists (a claim of the same name with another uid is another
+     *     claim), read from the same watch cache as the scans (live when there is none).
+     *     Each is traced by the recorded lineage of that claim uid to the StatefulSet and
+     *     the catalog entities that claimed it.
+     *
+     *     With `entityRef`: the volumes traced to that entity (needs
+     *     `pvc-pruner.orphans.read` on it, and a volume is listed only when the caller
+     *     may read every claimant). Without it (the fleet page): every such volume the
+     *     caller may read, and those no entity can be traced to only with
+     *     `pvc-pruner.fleet.unowned.read`. Users only. At most 500 volumes, largest first;
+     *     `truncated` says when there were more.
+     *
+     *     A volume is `reclaimable` only when it was dynamically provisioned (annotation
+     *     `pv.kubernetes.io/provisioned-by`): a statically provisioned one is listed with
+     *     the reason, since deleting its PersistentVolume object would leave the disk.
+     */
+    get: operations['ListReleasedVolumes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/reclaim-jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start reclaiming (or a dry run of reclaiming) Released volumes.
+     * Reclaims Released volumes whose claim is gone by setting their
+     *     `spec.persistentVolumeReclaimPolicy` to `Delete`, after which their provisioner
+     *     deletes the disk. A job, like a prune: validated, authorized, locked (the Lease
+     *     `reclaim.pvc-pruner.backstage.io` in the claims' namespace), stored and audited
+     *     before the 202; its events and outcome are read from `/v1/prune-jobs/{id}`.
+     *
+     *     Before the 202 each volume is read live and must still be `Released` to the claim
+     *     uid the caller saw, that claim must still not exist, and the volume must be
+     *     dynamically provisioned: otherwise a 409 (or 400) and nothing is patched. Right
+     *     before each patch it is checked again; the merge patch carries the volume's
+     *     `resourceVersion`, so a volume changed since that check is refused by the API
+     *     server (409) and skipped. The job then follows each volume until it is gone;
+     *     one that goes `Failed` is reported with the reason its status gives.
+     *
+     *     Needs a user holding `pvc-pruner.volumes.reclaim` on every entity the volume's
+     *     claim is traced to (the StatefulSet's recorded claimants), and
+     *     `pvc-pruner.unowned.prune` for a volume no entity can be traced to. Volumes
+     *     whose StatefulSet had more claimants than pvc-pruner keeps are reclaimed by
+     *     nobody.
+     */
+    post: operations['CreateReclaimJob'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 /**
@@ -317,6 +390,81 @@ export interface components {
     ClaimRef: {
       name: components['schemas']['KubernetesName'];
       uid: string;
+    };
+    /** A Released volume as the caller saw it. */
+    ReclaimVolumeRef: {
+      name: components['schemas']['KubernetesName'];
+      uid: string;
+      /** The volume's `metadata.resourceVersion`; the patch carries it as a precondition. */
+      resourceVersion: string;
+      /** The uid its `spec.claimRef` named, a claim that no longer exists. */
+      claimUid: string;
+    };
+    /** Body of `POST /v1/reclaim-jobs`. */
+    ReclaimRequest: {
+      cluster: string;
+      /** The namespace of the volumes' claims (their `spec.claimRef.namespace`); every volume must be of it. */
+      namespace: components['schemas']['KubernetesName'];
+      /** The entity whose card the reclaim comes from, recorded with the job (its history); the permission is checked on every entity each volume is traced to. */
+      entityRef?: string;
+      volumes: components['schemas']['ReclaimVolumeRef'][];
+      /** Run the whole flow with `dryRun=All` on the patch; nothing changes. */
+      dryRun?: boolean;
+    };
+    /** A Released PersistentVolume whose claim no longer exists. */
+    ReleasedVolume: {
+      cluster: string;
+      name: string;
+      uid: string;
+      resourceVersion: string;
+      /** `spec.capacity.storage`. */
+      bytes: number;
+      storageClass?: string;
+      reclaimPolicy?: string;
+      /** What its disk costs a month, from `pvcPruner.pricing`, when the StorageClass is priced. */
+      monthlyCost?: number;
+      /**
+       * Format: date-time
+       * `status.lastPhaseTransitionTime` (Kubernetes 1.31 and later), when the volume says.
+       */
+      releasedSince?: string;
+      /** The claim its `spec.claimRef` names, which no longer exists. */
+      claim: {
+        namespace: string;
+        name: string;
+        uid: string;
+      };
+      /** The StatefulSet the claim belonged to, from its recorded lineage. */
+      statefulSet?: {
+        name: string;
+        uid: string;
+      };
+      /** The entity the claim belonged to (the first of its claimants); absent when no entity can be traced. */
+      entityRef?: string;
+      /** Every entity recorded as claiming the claim's StatefulSet; empty when none. */
+      claimants: string[];
+      /** Whether reclaiming it deletes the disk (it was dynamically provisioned). */
+      reclaimable: boolean;
+      /** Why it is not reclaimable, or why the caller may not reclaim it. */
+      reason?: string;
+      /** Whether the caller holds what reclaiming it needs (and it is reclaimable). */
+      canReclaim: boolean;
+    };
+    ReleasedVolumesResponse: {
+      items: components['schemas']['ReleasedVolume'][];
+      /** More volumes than the 500 listed. */
+      truncated: boolean;
+      totals: {
+        /** Reclaimable volumes listed. */
+        volumes: number;
+        bytes: number;
+        monthlyCost?: number;
+      };
+      /** Clusters that could not be read. */
+      errors: {
+        cluster: string;
+        message: string;
+      }[];
     };
     /** Body of `POST /v1/prune-jobs`. */
     PruneRequest: {
@@ -881,6 +1029,12 @@ export interface components {
     PruneJob: {
       /** Format: uuid */
       id: string;
+      /**
+       * `reclaim`: a reclaim of Released volumes (`POST /v1/reclaim-jobs`), whose `pvcs`
+       *     are the volumes (name and uid), whose summary counts volumes, and whose
+       *     `statefulSet` is the StatefulSet they were traced to, when one. Absent: a prune.
+       */
+      kind?: 'prune' | 'reclaim';
       /** The entity the prune went through; absent for a StatefulSet no entity claims. */
       entityRef?: string;
       cluster: string;
@@ -930,6 +1084,9 @@ export interface components {
       | 'pvc-failed'
       | 'volume-deleted'
       | 'volume-released'
+      | 'volume-reclaiming'
+      | 'volume-skipped'
+      | 'volume-failed'
       | 'job-finished';
     /** One entry in a job's ordered event log (and one SSE frame). */
     PruneEvent: {
@@ -939,6 +1096,7 @@ export interface components {
       type: components['schemas']['PruneEventType'];
       /** Format: date-time */
       at: string;
+      /** The claim (in a reclaim job, the volume) the event is about. */
       pvc?: string;
       message: string;
       /** For job-finished: the final status. */
@@ -1142,6 +1300,31 @@ export type KubernetesName = components['schemas']['KubernetesName'];
  * @public
  */
 export type ClaimRef = components['schemas']['ClaimRef'];
+/**
+ * A Released volume as the caller saw it.
+ *
+ * @public
+ */
+export type ReclaimVolumeRef = components['schemas']['ReclaimVolumeRef'];
+/**
+ * Body of `POST /v1/reclaim-jobs`.
+ *
+ * @public
+ */
+export type ReclaimRequest = components['schemas']['ReclaimRequest'];
+/**
+ * A Released PersistentVolume whose claim no longer exists.
+ *
+ * @public
+ */
+export type ReleasedVolume = components['schemas']['ReleasedVolume'];
+/**
+ * The ReleasedVolumesResponse schema.
+ *
+ * @public
+ */
+export type ReleasedVolumesResponse =
+  components['schemas']['ReleasedVolumesResponse'];
 /**
  * Body of `POST /v1/prune-jobs`.
  *
@@ -1954,6 +2137,89 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  ListReleasedVolumes: {
+    parameters: {
+      query?: {
+        /** A catalog entity ref; without it, the whole fleet. */
+        entityRef?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The volumes, largest first. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReleasedVolumesResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+    };
+  };
+  CreateReclaimJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReclaimRequest'];
+      };
+    };
+    responses: {
+      /** The job is stored and running. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      /** A volume changed since the caller saw it (re-bound, another claim uid, its claim exists again, gone), or another reclaim in the namespace holds the Lease. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       503: components['responses']['ClusterUnavailable'];
     };
