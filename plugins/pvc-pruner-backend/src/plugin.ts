@@ -42,6 +42,11 @@ import {
   WatchCacheLineage,
 } from './lineage';
 import {
+  FleetLeftBehindReader,
+  LeftBehindAccess,
+  LeftBehindFinder,
+} from './leftBehind';
+import {
   InterruptedJobSweeper,
   JobEvents,
   LeaseLock,
@@ -211,6 +216,18 @@ export const pvcPrunerPlugin = createBackendPlugin({
           workloads,
           namespaceOwners,
         });
+        const leftBehindFinder = new LeftBehindFinder({
+          gateways,
+          lineage,
+          workloads,
+          annotator,
+          caches,
+        });
+        const leftBehind = new LeftBehindAccess({
+          permissions,
+          finder: leftBehindFinder,
+          ownership,
+        });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
         const follower = new VolumeFollower(options.volumeWaitTimeoutMs);
@@ -242,6 +259,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             limits,
             logger,
             ownership,
+            leftBehind,
           },
           {
             heartbeatMs: leaseMs / 3,
@@ -278,6 +296,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
             orphanFinder,
+            leftBehind: { finder: leftBehindFinder, access: leftBehind },
             fleet: new FleetService({
               catalog,
               permissions,
@@ -285,6 +304,12 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
+              leftBehind: new FleetLeftBehindReader({
+                gateways,
+                lineage,
+                finder: leftBehindFinder,
+                access: leftBehind,
+              }),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })

@@ -34,6 +34,7 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
+import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import { ReleasedVolumes, VolumeReclaimJobs } from './reclaim';
 import {
   KeptSnapshots,
@@ -59,6 +60,11 @@ export interface RouterOptions {
   auditor: AuditorService;
   entityWorkloads: EntityWorkloads;
   orphanFinder: OrphanFinder;
+  /** The claims deleted StatefulSets left behind (`GET /v1/left-behind`). */
+  leftBehind: {
+    finder: Pick<LeftBehindFinder, 'findForEntity'>;
+    access: Pick<LeftBehindAccess, 'readable'>;
+  };
   jobs: PruneJobs;
   store: PruneJobStore;
   events: JobEvents;
@@ -240,6 +246,43 @@ export async function createRouter(
     sendJsonText(res, keptJson.stringify(result, new Set(reports)));
   });
 
+  api.get('/v1/left-behind', async (req, res) => {
+    const { entityRef } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'left-behind-read', meta: { entityRef } },
+        async credentials => {
+          const target = await permittedTarget(
+            entityRef,
+            pvcPrunerOrphansReadPermission,
+            credentials,
+          );
+          // A group is shown only to who may read every one of its claimants.
+          const found = await options.leftBehind.finder.findForEntity(
+            target,
+            requestAuthFromHeaders(req.headers),
+            groups =>
+              options.leftBehind.access.readable(
+                credentials,
+                groups,
+                new Set([target.entityRef]),
+              ),
+          );
+          const claims = found.clusters.reduce(
+            (n, c) =>
+              n +
+              (c.ok
+                ? c.groups.reduce((m, g) => m + g.report.orphans.length, 0)
+                : 0),
+            0,
+          );
+          return { result: found, meta: { claims } };
+        },
+      ),
+    );
+  });
+
   api.get('/v1/fleet', async (req, res) => {
     const query = req.query;
     const result = await auditedRead(
@@ -305,6 +348,16 @@ export async function createRouter(
         pvcs: body.pvcs.map(p => p.name),
         dryRun: Boolean(body.dryRun),
         snapshot: Boolean(body.snapshot),
+        ...(body.leftBy
+          ? {
+              leftBy: {
+                evidence: body.leftBy.evidence,
+                ...(body.leftBy.statefulSetUid
+                  ? { statefulSetUid: body.leftBy.statefulSetUid }
+                  : {}),
+              },
+            }
+          : {}),
       },
     });
     try {

@@ -346,6 +346,20 @@ export class KubeGateway {
     );
   }
 
+  /** The claims a label selector matches, in one namespace or all, each trimmed by `pick` if given. */
+  listClaimsMatching(
+    labelSelector: string,
+    namespace?: string,
+    pick?: (claim: V1PersistentVolumeClaim) => V1PersistentVolumeClaim,
+  ): Promise<V1PersistentVolumeClaim[]> {
+    return this.listAll(
+      `list persistentvolumeclaims${namespace ? ` in ${namespace}` : ''}`,
+      apiPath('persistentvolumeclaims', { namespace }),
+      { labelSelector },
+      pick,
+    );
+  }
+
   /** The namespace's pods, each trimmed by `pick` if given. */
   listPods(namespace: string, pick?: (pod: V1Pod) => V1Pod): Promise<V1Pod[]> {
     return this.listAll(

@@ -70,6 +70,15 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
     return this.orphans(entityRef, options);
   };
 
+  /** Answers getLeftBehind; by default nothing left behind. */
+  leftBehind: PvcPrunerApi['getLeftBehind'] = async entityRef => ({
+    entityRef,
+    clusters: [],
+  });
+
+  getLeftBehind: PvcPrunerApi['getLeftBehind'] = (entityRef, options) =>
+    this.leftBehind(entityRef, options);
+
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
     return this.fleet(request);

@@ -3,6 +3,7 @@ import {
   FleetResponse,
   KeepSnapshotRequest,
   KeptSnapshot,
+  LeftBehindResponse,
   OrphansResponse,
   PruneEvent,
   PruneJob,
@@ -87,6 +88,15 @@ export interface PvcPrunerApi {
     entityRef: string,
     options?: GetOrphansOptions,
   ): Promise<OrphansResponse>;
+
+  /**
+   * The claims that deleted StatefulSets left behind, of which the entity is
+   * a claimant, per cluster (groups the user may not read are only counted).
+   */
+  getLeftBehind(
+    entityRef: string,
+    options?: GetOrphansOptions,
+  ): Promise<LeftBehindResponse>;
 
   /** One page of what every entity the user may read could reclaim, across clusters. */
   getFleet(request?: FleetRequest): Promise<FleetResponse>;

@@ -8,6 +8,7 @@ import {
   FleetResponse,
   KeepSnapshotRequest,
   KeptSnapshot,
+  LeftBehindResponse,
   OrphansResponse,
   PVC_PRUNER_PLUGIN_ID,
   PruneEvent,
@@ -98,6 +99,16 @@ export class PvcPrunerClient implements PvcPrunerApi {
     // Only the tokens of the clusters the entity maps to: one if it names one, else all.
     return this.get(
       `/v1/orphans?${new URLSearchParams({ entityRef })}`,
+      await this.clusterTokens.headers(options.cluster || undefined),
+    );
+  }
+
+  async getLeftBehind(
+    entityRef: string,
+    options: GetOrphansOptions = {},
+  ): Promise<LeftBehindResponse> {
+    return this.get(
+      `/v1/left-behind?${new URLSearchParams({ entityRef })}`,
       await this.clusterTokens.headers(options.cluster || undefined),
     );
   }

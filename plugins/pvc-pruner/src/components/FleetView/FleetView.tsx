@@ -35,6 +35,7 @@ import {
   ownerTitle,
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
+import { LeftBehindFleet } from '../LeftBehindFleet';
 import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
 function TotalsLine(props: {
@@ -305,6 +306,7 @@ export function FleetView() {
             }))}
           />
         )}
+        <LeftBehindFleet fleet={fleet} currency={currency} />
         {unowned && (
           <Box mt={4} component="section" aria-label="Unowned">
             <Typography variant="h6" component="h3">

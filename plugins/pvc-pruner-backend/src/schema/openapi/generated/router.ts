@@ -144,6 +144,48 @@ export const spec = {
         },
       },
     },
+    '/v1/left-behind': {
+      get: {
+        operationId: 'GetLeftBehind',
+        summary:
+          'The claims that deleted StatefulSets left behind, of which the entity is a claimant.',
+        description:
+          "A claim is left by a deleted StatefulSet when its lineage names a StatefulSet (by uid)\nthat no longer exists, no StatefulSet of that name exists now, no pod references it and\nit is not being deleted. Claims with no lineage are offered as `name-and-labels` when\ntheir name reads as `<template>-<name>-<ordinal>` under no existing StatefulSet and their\nlabels match an entity's selector. A group is shown only when the entity is among its\nclaimants (its recorded ones and every entity whose selector matches the claims' labels)\nand the caller holds `pvc-pruner.orphans.read` on every one of them.\n",
+        parameters: [
+          {
+            $ref: '#/components/parameters/entityRef',
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              'One section per cluster; a cluster that failed has `ok false` and an error.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/LeftBehindResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
     '/v1/fleet': {
       get: {
         operationId: 'GetFleet',
@@ -1238,10 +1280,193 @@ export const spec = {
             type: 'boolean',
             description: 'Run the whole flow with `dryRun=All` on every write.',
           },
+          leftBy: {
+            $ref: '#/components/schemas/LeftBy',
+          },
           snapshot: {
             type: 'boolean',
             description:
               'Keep a CSI VolumeSnapshot of each claim, in its namespace, for\n`pvcPruner.snapshots.retentionDays`: each claim is deleted only once its\nsnapshot is `readyToUse`, and one whose snapshot fails or times out is not\ndeleted (the job ends `incomplete`, naming it). A 400 while\n`pvcPruner.snapshots.enabled` is not true. A dry run creates the snapshots\nwith `dryRun=All` and does not wait.\n',
+          },
+        },
+      },
+      LeftBy: {
+        description:
+          'Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of\norphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the\nLease of that name, so it and a prune of a StatefulSet created again under the name\nexclude each other; before each delete it checks that no StatefulSet of that name\nexists (and stops the job when one appears), and judges each claim as the listing did.\nA claim not in the group is refused (400); a group whose StatefulSet exists is refused.\n',
+        type: 'object',
+        additionalProperties: false,
+        required: ['evidence'],
+        properties: {
+          evidence: {
+            $ref: '#/components/schemas/LeftBehindEvidence',
+          },
+          statefulSetUid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              "With `lineage`, the deleted StatefulSet's uid, as its group names it.",
+          },
+          typedNames: {
+            type: 'array',
+            maxItems: 1000,
+            description:
+              'With `name-and-labels`, the name of every claim in `pvcs`, as the user typed it to\nconfirm: a request without each is a 400. Such claims are never pruned automatically.\n',
+            items: {
+              $ref: '#/components/schemas/KubernetesName',
+            },
+          },
+        },
+      },
+      LeftBehindEvidence: {
+        type: 'string',
+        enum: ['lineage', 'name-and-labels'],
+        description:
+          "`lineage`: the backend recorded the claim as the StatefulSet's while it existed.\n`name-and-labels`: nothing was recorded (the claim is older than the records, say); only\nits name and labels suggest whose it was, so it is pruned only with the typed\nconfirmation of each claim's name, and never by automatic pruning.\n",
+      },
+      LeftBehindGroup: {
+        description:
+          'The claims one deleted StatefulSet left behind, as the orphan rule judges them.',
+        type: 'object',
+        required: [
+          'namespace',
+          'statefulSet',
+          'evidence',
+          'claimants',
+          'report',
+        ],
+        properties: {
+          namespace: {
+            type: 'string',
+          },
+          statefulSet: {
+            type: 'object',
+            required: ['name'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+                description: "With `lineage`: the deleted StatefulSet's uid.",
+              },
+            },
+          },
+          evidence: {
+            $ref: '#/components/schemas/LeftBehindEvidence',
+          },
+          lastSeenAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'With `lineage`, when a scan last saw the StatefulSet with these claims.',
+          },
+          claimants: {
+            type: 'array',
+            description:
+              "Entity refs: the recorded claimants and every entity whose selector matches the\nclaims' labels, sorted; at most 20.\n",
+            items: {
+              type: 'string',
+            },
+          },
+          nameEvidence: {
+            description: 'With `name-and-labels`, what the guess rests on.',
+            type: 'object',
+            required: ['template', 'labels', 'otherParses'],
+            properties: {
+              template: {
+                type: 'string',
+                description: 'The template the name was read with.',
+              },
+              labels: {
+                type: 'object',
+                additionalProperties: {
+                  type: 'string',
+                },
+                description:
+                  "The claims' labels the claimants' selectors matched (at most 20).",
+              },
+              otherParses: {
+                type: 'array',
+                description:
+                  'Other ways the names read (template and StatefulSet); no StatefulSet of those names exists either. At most 10.',
+                items: {
+                  type: 'object',
+                  required: ['template', 'statefulSet'],
+                  properties: {
+                    template: {
+                      type: 'string',
+                    },
+                    statefulSet: {
+                      type: 'string',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          report: {
+            description:
+              "The deleted StatefulSet's claims, with sizes and costs as orphans have them (only `orphans` is filled).",
+            allOf: [
+              {
+                $ref: '#/components/schemas/StatefulSetOrphans',
+              },
+            ],
+          },
+        },
+      },
+      ClusterLeftBehind: {
+        description:
+          "One cluster's section; a cluster that failed has `ok false` and an error.",
+        oneOf: [
+          {
+            type: 'object',
+            required: ['cluster', 'ok', 'groups'],
+            properties: {
+              cluster: {
+                type: 'string',
+              },
+              ok: {
+                type: 'boolean',
+                enum: [true],
+              },
+              groups: {
+                type: 'array',
+                maxItems: 100,
+                items: {
+                  $ref: '#/components/schemas/LeftBehindGroup',
+                },
+              },
+              withheld: {
+                description:
+                  'Groups of which the entity is a claimant, not shown (see WithheldStatefulSets).',
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/WithheldStatefulSets',
+                  },
+                ],
+              },
+            },
+          },
+          {
+            $ref: '#/components/schemas/ClusterOrphansFailed',
+          },
+        ],
+      },
+      LeftBehindResponse: {
+        description: 'Response of `GET /v1/left-behind?entityRef=`.',
+        type: 'object',
+        required: ['entityRef', 'clusters'],
+        properties: {
+          entityRef: {
+            type: 'string',
+          },
+          clusters: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ClusterLeftBehind',
+            },
           },
         },
       },
@@ -2571,6 +2796,40 @@ export const spec = {
             format: 'date-time',
             description: 'The earliest first sighting of one of its orphans.',
           },
+          leftBehind: {
+            $ref: '#/components/schemas/FleetLeftBehind',
+          },
+        },
+      },
+      FleetLeftBehind: {
+        description:
+          'Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of\ntheir own beside the orphans of live StatefulSets and not in `totals`: listed under\neach claimant the caller may read when they may read every one, counted once in each\ntotal. The fleet page looks for them in the namespaces where pvc-pruner recorded\nlineage (claims known only by name and labels in other namespaces show on the card).\n',
+        type: 'object',
+        required: ['statefulSets', 'totals'],
+        properties: {
+          statefulSets: {
+            type: 'array',
+            maxItems: 100,
+            items: {
+              allOf: [
+                {
+                  $ref: '#/components/schemas/FleetStatefulSet',
+                },
+                {
+                  type: 'object',
+                  required: ['evidence'],
+                  properties: {
+                    evidence: {
+                      $ref: '#/components/schemas/LeftBehindEvidence',
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
         },
       },
       FleetOwner: {
@@ -2592,6 +2851,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'The claims deleted StatefulSets left, of its entities, each group counted once.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/OrphanTotals',
+              },
+            ],
           },
         },
       },
@@ -2637,6 +2905,15 @@ export const spec = {
               statefulSets: {
                 type: 'integer',
               },
+              leftBehind: {
+                description:
+                  'The claims deleted StatefulSets left, of the entities listed, each group counted once.',
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/OrphanTotals',
+                  },
+                ],
+              },
               snapshots: {
                 allOf: [
                   {
@@ -2668,6 +2945,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/FleetLeftBehind',
+              },
+            ],
           },
           prunable: {
             type: 'boolean',

@@ -63,6 +63,32 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/left-behind': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The claims that deleted StatefulSets left behind, of which the entity is a claimant.
+     * A claim is left by a deleted StatefulSet when its lineage names a StatefulSet (by uid)
+     *     that no longer exists, no StatefulSet of that name exists now, no pod references it and
+     *     it is not being deleted. Claims with no lineage are offered as `name-and-labels` when
+     *     their name reads as `<template>-<name>-<ordinal>` under no existing StatefulSet and their
+     *     labels match an entity's selector. A group is shown only when the entity is among its
+     *     claimants (its recorded ones and every entity whose selector matches the claims' labels)
+     *     and the caller holds `pvc-pruner.orphans.read` on every one of them.
+     */
+    get: operations['GetLeftBehind'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/fleet': {
     parameters: {
       query?: never;
@@ -455,6 +481,7 @@ export interface components {
       pvcs: components['schemas']['ClaimRef'][];
       /** Run the whole flow with `dryRun=All` on every write. */
       dryRun?: boolean;
+      leftBy?: components['schemas']['LeftBy'];
       /**
        * Keep a CSI VolumeSnapshot of each claim, in its namespace, for
        *     `pvcPruner.snapshots.retentionDays`: each claim is deleted only once its
@@ -464,6 +491,82 @@ export interface components {
        *     with `dryRun=All` and does not wait.
        */
       snapshot?: boolean;
+    };
+    /**
+     * Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of
+     *     orphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the
+     *     Lease of that name, so it and a prune of a StatefulSet created again under the name
+     *     exclude each other; before each delete it checks that no StatefulSet of that name
+     *     exists (and stops the job when one appears), and judges each claim as the listing did.
+     *     A claim not in the group is refused (400); a group whose StatefulSet exists is refused.
+     */
+    LeftBy: {
+      evidence: components['schemas']['LeftBehindEvidence'];
+      /** With `lineage`, the deleted StatefulSet's uid, as its group names it. */
+      statefulSetUid?: string;
+      /**
+       * With `name-and-labels`, the name of every claim in `pvcs`, as the user typed it to
+       *     confirm: a request without each is a 400. Such claims are never pruned automatically.
+       */
+      typedNames?: components['schemas']['KubernetesName'][];
+    };
+    /**
+     * `lineage`: the backend recorded the claim as the StatefulSet's while it existed.
+     *     `name-and-labels`: nothing was recorded (the claim is older than the records, say); only
+     *     its name and labels suggest whose it was, so it is pruned only with the typed
+     *     confirmation of each claim's name, and never by automatic pruning.
+     */
+    LeftBehindEvidence: 'lineage' | 'name-and-labels';
+    /** The claims one deleted StatefulSet left behind, as the orphan rule judges them. */
+    LeftBehindGroup: {
+      namespace: string;
+      statefulSet: {
+        name: string;
+        /** With `lineage`: the deleted StatefulSet's uid. */
+        uid?: string;
+      };
+      evidence: components['schemas']['LeftBehindEvidence'];
+      /**
+       * Format: date-time
+       * With `lineage`, when a scan last saw the StatefulSet with these claims.
+       */
+      lastSeenAt?: string;
+      /**
+       * Entity refs: the recorded claimants and every entity whose selector matches the
+       *     claims' labels, sorted; at most 20.
+       */
+      claimants: string[];
+      /** With `name-and-labels`, what the guess rests on. */
+      nameEvidence?: {
+        /** The template the name was read with. */
+        template: string;
+        /** The claims' labels the claimants' selectors matched (at most 20). */
+        labels: {
+          [key: string]: string;
+        };
+        /** Other ways the names read (template and StatefulSet); no StatefulSet of those names exists either. At most 10. */
+        otherParses: {
+          template: string;
+          statefulSet: string;
+        }[];
+      };
+      /** The deleted StatefulSet's claims, with sizes and costs as orphans have them (only `orphans` is filled). */
+      report: components['schemas']['StatefulSetOrphans'];
+    };
+    /** One cluster's section; a cluster that failed has `ok false` and an error. */
+    ClusterLeftBehind:
+      | {
+          cluster: string;
+          ok: true;
+          groups: components['schemas']['LeftBehindGroup'][];
+          /** Groups of which the entity is a claimant, not shown (see WithheldStatefulSets). */
+          withheld?: components['schemas']['WithheldStatefulSets'];
+        }
+      | components['schemas']['ClusterOrphansFailed'];
+    /** Response of `GET /v1/left-behind?entityRef=`. */
+    LeftBehindResponse: {
+      entityRef: string;
+      clusters: components['schemas']['ClusterLeftBehind'][];
     };
     /** Response of `GET /v1/unowned/orphans`. */
     UnownedOrphansResponse: {
@@ -1032,6 +1135,20 @@ export interface components {
        * The earliest first sighting of one of its orphans.
        */
       firstSeenOrphanedAt?: string;
+      leftBehind?: components['schemas']['FleetLeftBehind'];
+    };
+    /**
+     * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+     *     their own beside the orphans of live StatefulSets and not in `totals`: listed under
+     *     each claimant the caller may read when they may read every one, counted once in each
+     *     total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+     *     lineage (claims known only by name and labels in other namespaces show on the card).
+     */
+    FleetLeftBehind: {
+      statefulSets: (components['schemas']['FleetStatefulSet'] & {
+        evidence: components['schemas']['LeftBehindEvidence'];
+      })[];
+      totals: components['schemas']['OrphanTotals'];
     };
     /** The entities of one owner, summed over every page. */
     FleetOwner: {
@@ -1041,6 +1158,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** The claims deleted StatefulSets left, of its entities, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
     };
     /** A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error. */
     FleetCluster:
@@ -1058,6 +1177,8 @@ export interface components {
     FleetTotals: components['schemas']['OrphanTotals'] & {
       entities: number;
       statefulSets: number;
+      /** The claims deleted StatefulSets left, of the entities listed, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
       /**
        * pvc-pruner's kept snapshots of the StatefulSets listed, apart from the claims:
        *     what the undo window costs. Absent when no cluster could be read for them.
@@ -1074,6 +1195,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels. */
+      leftBehind?: components['schemas']['FleetLeftBehind'];
       /** Whether the caller holds `pvc-pruner.unowned.prune`, and so may prune these from the fleet page. */
       prunable: boolean;
     };
@@ -1208,6 +1331,44 @@ export type ReleasedVolumesResponse =
  * @public
  */
 export type PruneRequest = components['schemas']['PruneRequest'];
+/**
+ * Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of
+ * orphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the
+ * Lease of that name, so it and a prune of a StatefulSet created again under the name
+ * exclude each other; before each delete it checks that no StatefulSet of that name
+ * exists (and stops the job when one appears), and judges each claim as the listing did.
+ * A claim not in the group is refused (400); a group whose StatefulSet exists is refused.
+ *
+ * @public
+ */
+export type LeftBy = components['schemas']['LeftBy'];
+/**
+ * `lineage`: the backend recorded the claim as the StatefulSet's while it existed.
+ * `name-and-labels`: nothing was recorded (the claim is older than the records, say); only
+ * its name and labels suggest whose it was, so it is pruned only with the typed
+ * confirmation of each claim's name, and never by automatic pruning.
+ *
+ * @public
+ */
+export type LeftBehindEvidence = components['schemas']['LeftBehindEvidence'];
+/**
+ * The claims one deleted StatefulSet left behind, as the orphan rule judges them.
+ *
+ * @public
+ */
+export type LeftBehindGroup = components['schemas']['LeftBehindGroup'];
+/**
+ * One cluster's section; a cluster that failed has `ok false` and an error.
+ *
+ * @public
+ */
+export type ClusterLeftBehind = components['schemas']['ClusterLeftBehind'];
+/**
+ * Response of `GET /v1/left-behind?entityRef=`.
+ *
+ * @public
+ */
+export type LeftBehindResponse = components['schemas']['LeftBehindResponse'];
 /**
  * Response of `GET /v1/unowned/orphans`.
  *
@@ -1469,6 +1630,16 @@ export type FleetStatefulSet = components['schemas']['FleetStatefulSet'];
  */
 export type FleetEntity = components['schemas']['FleetEntity'];
 /**
+ * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+ * their own beside the orphans of live StatefulSets and not in `totals`: listed under
+ * each claimant the caller may read when they may read every one, counted once in each
+ * total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+ * lineage (claims known only by name and labels in other namespaces show on the card).
+ *
+ * @public
+ */
+export type FleetLeftBehind = components['schemas']['FleetLeftBehind'];
+/**
  * The entities of one owner, summed over every page.
  *
  * @public
@@ -1584,6 +1755,34 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OrphansResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  GetLeftBehind: {
+    parameters: {
+      query: {
+        /** A catalog entity ref, e.g. `component:default/orders`. */
+        entityRef: components['parameters']['entityRef'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** One section per cluster; a cluster that failed has `ok false` and an error. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LeftBehindResponse'];
         };
       };
       400: components['responses']['BadRequest'];
