@@ -16,15 +16,12 @@ import {
 import { base64, DemoRun, ROOT } from './demoRun';
 
 /**
- * The rules of the plugin's snapshot ClusterRole
- * (plugins/pvc-pruner-backend/rbac/pvc-pruner-snapshots-rbac.yaml), read from
- * the manifest so the demo grants what a platform team would apply.
+ * The rules of a ClusterRole the plugin ships (plugins/pvc-pruner-backend/rbac/),
+ * read from the manifest so the demo grants what a platform team would apply,
+ * and a rule added there reaches the demo.
  */
-function snapshotRules(): PolicyRule[] {
-  const file = join(
-    ROOT,
-    'plugins/pvc-pruner-backend/rbac/pvc-pruner-snapshots-rbac.yaml',
-  );
+function shippedRules(manifest: string): PolicyRule[] {
+  const file = join(ROOT, 'plugins/pvc-pruner-backend/rbac', manifest);
   const role = parseAllDocuments(readFileSync(file, 'utf8'))
     .map(d => d.toJS())
     .find(d => d?.kind === 'ClusterRole');
@@ -34,12 +31,12 @@ function snapshotRules(): PolicyRule[] {
 
 /**
  * What Backstage's service account may do in the demo cluster: read what the
- * Kubernetes tab shows and what pvc-pruner inspects, delete claims, reclaim
- * Released volumes, hold the pvc-pruner Lease, and take the snapshots a prune keeps
- * (`pvcPruner.snapshots` is on in app-config.yaml). A real cluster would bind
- * these rules to a ClusterRole.
+ * Kubernetes tab shows, and what pvc-pruner's ClusterRoles grant: read what it
+ * inspects, delete claims, reclaim Released volumes, hold its Leases, and take
+ * the snapshots a prune keeps (`pvcPruner.snapshots` is on in app-config.yaml).
  */
 export const BACKSTAGE_RULES: PolicyRule[] = [
+  // Backstage's Kubernetes tab.
   {
     apiGroups: [''],
     resources: [
@@ -48,14 +45,9 @@ export const BACKSTAGE_RULES: PolicyRule[] = [
       'configmaps',
       'limitranges',
       'resourcequotas',
-      'persistentvolumeclaims',
-      'persistentvolumes',
     ],
     verbs: ['get', 'list', 'watch'],
   },
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['delete'] },
-  // Reclaiming a Released volume sets its reclaim policy to Delete (rbac/pvc-pruner-rbac.yaml).
-  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['patch'] },
   {
     apiGroups: ['apps'],
     resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
@@ -76,12 +68,8 @@ export const BACKSTAGE_RULES: PolicyRule[] = [
     resources: ['ingresses'],
     verbs: ['get', 'list', 'watch'],
   },
-  {
-    apiGroups: ['coordination.k8s.io'],
-    resources: ['leases'],
-    verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-  },
-  ...snapshotRules(),
+  ...shippedRules('pvc-pruner-rbac.yaml'),
+  ...shippedRules('pvc-pruner-snapshots-rbac.yaml'),
 ];
 
 /**
