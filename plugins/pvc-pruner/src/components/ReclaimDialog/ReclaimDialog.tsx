@@ -144,8 +144,14 @@ export function ReclaimDialog(props: ReclaimDialogProps) {
   };
 
   return (
-    <Dialog open={open} onClose={onClose} maxWidth="md" fullWidth>
-      <DialogTitle>
+    <Dialog
+      open={open}
+      onClose={onClose}
+      maxWidth="md"
+      fullWidth
+      aria-labelledby="reclaim-dialog-title"
+    >
+      <DialogTitle id="reclaim-dialog-title">
         Reclaim {plural(reclaimable.length, 'Released volume')}
       </DialogTitle>
       <DialogContent>

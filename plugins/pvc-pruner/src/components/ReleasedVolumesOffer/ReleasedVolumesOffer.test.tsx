@@ -59,7 +59,9 @@ describe('Also reclaim these volumes, after a prune of Retain claims', () => {
     await userEvent.click(
       await screen.findByRole('button', { name: 'Also reclaim these volumes' }),
     );
-    const dialog = screen.getByRole('dialog');
+    const dialog = screen.getByRole('dialog', {
+      name: 'Reclaim 2 Released volumes',
+    });
     expect(
       within(dialog)
         .getAllByRole('listitem')
