@@ -227,6 +227,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           permissions,
           finder: leftBehindFinder,
           ownership,
+          workloads,
         });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;

@@ -96,6 +96,7 @@ function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
     permissions,
     finder: { groupsIn: async () => groups },
     ownership,
+    workloads,
   });
 }
 
