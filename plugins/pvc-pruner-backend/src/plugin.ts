@@ -321,6 +321,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               orphanFinder,
               ownership,
               annotator,
+              leftBehind: leftBehindFinder,
             }),
             ownership,
             snapshotKeeper: new SnapshotKeeper({

@@ -5,6 +5,9 @@ import type {
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
+  ALICE,
+  aliceDenied,
+  BOB,
   claimOf,
   component,
   Pruner,
@@ -279,6 +282,69 @@ describe('claims of deleted StatefulSets over HTTP', () => {
     });
     expect(asLive.status).toBe(400);
     expect(claimDeletes(sim)).toEqual([]);
+  });
+});
+
+describe('claims of a deleted StatefulSet that no entity claims, over HTTP', () => {
+  let sim: KubeSim;
+  let pruner: Pruner;
+
+  afterEach(async () => {
+    await pruner?.stop();
+    await sim?.close();
+  });
+
+  it('are pruned without an entity (leftBy) by a holder of pvc-pruner.unowned.prune, and refused to whoever lacks it', async () => {
+    sim = await startSim(
+      statefulSetObjects({
+        name: 'stray-db',
+        namespace: 'shop',
+        kubernetesId: 'nobody',
+        replicas: 2,
+      }),
+    );
+    pruner = await startPruner({
+      sim,
+      entities: [component('orders')],
+      features: [aliceDenied('pvc-pruner.unowned.prune').factory],
+      pvcPruner: { volumeWaitTimeoutSeconds: 2 },
+    });
+    await waitFor('stray-db to run', () =>
+      Boolean(
+        sim.store.get('persistentvolumeclaims', 'shop', 'data-stray-db-1'),
+      ),
+    );
+    // The fleet's scan sees stray-db, which no entity claims, and records its claims' lineage.
+    await pruner.get('/v1/fleet');
+    await deleteStatefulSet(sim, 'stray-db');
+
+    const read = await pruner.get(
+      '/v1/unowned/orphans?cluster=demo&namespace=shop&statefulSet=stray-db&leftBy=lineage',
+      BOB,
+    );
+    expect(read.status).toBe(200);
+    const group: LeftBehindGroup = read.body.leftBehind;
+    expect(group).toMatchObject({
+      statefulSet: { name: 'stray-db' },
+      evidence: 'lineage',
+      claimants: [],
+    });
+    expect(group.report.orphans.map(o => o.name).sort()).toEqual([
+      'data-stray-db-0',
+      'data-stray-db-1',
+    ]);
+    const { entityRef: _none, ...request } = pruneGroup(group);
+
+    const refused = await pruner.post('/v1/prune-jobs', request, ALICE);
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('pvc-pruner.unowned.prune');
+    expect(claimDeletes(sim)).toEqual([]);
+
+    const job = await pruner.waitForJob(await pruner.prune(request, BOB));
+    expect(job.status).toBe('succeeded');
+    expect(job.entityRef).toBeUndefined();
+    expect(claimOf(sim, 'shop', 'data-stray-db-0')).toBeUndefined();
+    expect(claimOf(sim, 'shop', 'data-stray-db-1')).toBeUndefined();
   });
 });
 

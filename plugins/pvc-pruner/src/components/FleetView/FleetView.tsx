@@ -306,7 +306,7 @@ export function FleetView() {
             }))}
           />
         )}
-        <LeftBehindFleet fleet={fleet} currency={currency} />
+        <LeftBehindFleet fleet={fleet} currency={currency} onPruned={retry} />
         {unowned && (
           <Box mt={4} component="section" aria-label="Unowned">
             <Typography variant="h6" component="h3">

@@ -1,5 +1,7 @@
+import { Fragment, useState } from 'react';
 import {
   Box,
+  Button,
   Table,
   TableBody,
   TableCell,
@@ -16,6 +18,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { plural } from '../../utils/format';
 import { formatMonthly } from '../../utils/money';
+import { UnownedPrune } from '../UnownedPrune';
 
 /** "3 claims · 60 GiB · $10.20 a month" of some claims of deleted StatefulSets. */
 export function leftBehindSummary(
@@ -32,31 +35,69 @@ export function leftBehindSummary(
   }`;
 }
 
+type Row = FleetLeftBehind['statefulSets'][number];
+
+const keyOf = (s: Row) =>
+  JSON.stringify([s.cluster, s.namespace, s.name, s.evidence]);
+
 function Rows(props: {
   entityRef?: string;
   leftBehind: FleetLeftBehind;
   currency?: string;
+  /** Unowned rows the user may prune here (pvc-pruner.unowned.prune). */
+  prunable?: boolean;
+  onPruned?: () => void;
 }) {
-  const { entityRef, leftBehind, currency } = props;
+  const { entityRef, leftBehind, currency, prunable, onPruned } = props;
+  const [pruning, setPruning] = useState<string[]>([]);
   return (
     <>
       {leftBehind.statefulSets.map(s => (
-        <TableRow
-          key={`${entityRef}/${s.cluster}/${s.namespace}/${s.name}/${s.evidence}`}
-        >
-          <TableCell>
-            {entityRef ? <EntityLinks entityRefs={[entityRef]} /> : 'Unowned'}
-          </TableCell>
-          <TableCell>
-            {s.cluster} / {s.namespace} / {s.name}
-          </TableCell>
-          <TableCell>
-            {s.evidence === 'lineage'
-              ? 'recorded (lineage)'
-              : 'name and labels only'}
-          </TableCell>
-          <TableCell align="right">{leftBehindSummary(s, currency)}</TableCell>
-        </TableRow>
+        <Fragment key={`${entityRef}/${keyOf(s)}`}>
+          <TableRow>
+            <TableCell>
+              {entityRef ? <EntityLinks entityRefs={[entityRef]} /> : 'Unowned'}
+            </TableCell>
+            <TableCell>
+              {s.cluster} / {s.namespace} / {s.name}
+            </TableCell>
+            <TableCell>
+              {s.evidence === 'lineage'
+                ? 'recorded (lineage)'
+                : 'name and labels only'}
+            </TableCell>
+            <TableCell align="right">
+              {leftBehindSummary(s, currency)}
+            </TableCell>
+            <TableCell>
+              {prunable && (
+                <Button
+                  size="small"
+                  variant="outlined"
+                  color="secondary"
+                  disabled={pruning.includes(keyOf(s))}
+                  onClick={() => setPruning(open => [...open, keyOf(s)])}
+                  aria-label={`Prune the claims deleted StatefulSet ${s.namespace}/${s.name} left in ${s.cluster}`}
+                >
+                  Prune…
+                </Button>
+              )}
+            </TableCell>
+          </TableRow>
+          {pruning.includes(keyOf(s)) && (
+            <TableRow>
+              <TableCell colSpan={5}>
+                <UnownedPrune
+                  statefulSet={s}
+                  onClose={pruned => {
+                    setPruning(open => open.filter(k => k !== keyOf(s)));
+                    if (pruned) onPruned?.();
+                  }}
+                />
+              </TableCell>
+            </TableRow>
+          )}
+        </Fragment>
       ))}
     </>
   );
@@ -66,13 +107,15 @@ function Rows(props: {
 export interface LeftBehindFleetProps {
   fleet: FleetResponse;
   currency?: string;
+  /** Called once a prune of unowned claims finished here, to load the fleet again. */
+  onPruned?: () => void;
 }
 
 /**
  * The fleet page's claims of deleted StatefulSets: a kind of their own,
  * beside the orphans of live StatefulSets, with their totals, per entity
  * (pruned from its card) and, for holders of the unowned read, those no
- * entity claims.
+ * entity claims (pruned here by holders of the unowned prune).
  */
 export function LeftBehindFleet(props: LeftBehindFleetProps) {
   const { fleet, currency } = props;
@@ -86,8 +129,11 @@ export function LeftBehindFleet(props: LeftBehindFleetProps) {
       </Typography>
       <Typography variant="body2" color="textSecondary" paragraph>
         Claims that StatefulSets left behind when they were deleted, not in the
-        totals above. Prune them from their entity's card.
-        {total && ` In all: ${leftBehindSummary(total, currency)}.`}
+        totals above. Prune them from their entity's card
+        {fleet.unowned?.prunable && unowned
+          ? ', or here when no entity claims them'
+          : ''}
+        .{total && ` In all: ${leftBehindSummary(total, currency)}.`}
       </Typography>
       {fleet.owners.some(o => o.leftBehind) && (
         <Typography variant="body2" paragraph>
@@ -110,6 +156,7 @@ export function LeftBehindFleet(props: LeftBehindFleetProps) {
             <TableCell>Deleted StatefulSet</TableCell>
             <TableCell>Known by</TableCell>
             <TableCell align="right">Claims</TableCell>
+            <TableCell />
           </TableRow>
         </TableHead>
         <TableBody>
@@ -123,7 +170,14 @@ export function LeftBehindFleet(props: LeftBehindFleetProps) {
                 currency={currency}
               />
             ))}
-          {unowned && <Rows leftBehind={unowned} currency={currency} />}
+          {unowned && (
+            <Rows
+              leftBehind={unowned}
+              currency={currency}
+              prunable={fleet.unowned?.prunable}
+              onPruned={props.onPruned}
+            />
+          )}
         </TableBody>
       </Table>
     </Box>
