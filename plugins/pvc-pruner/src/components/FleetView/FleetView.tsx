@@ -63,10 +63,9 @@ function TotalsLine(props: {
           · plus {formatBytes(totals.retainedBytes)} on Retain volumes
           {currency &&
             totals.retainedMonthlyCost !== undefined &&
-            ` (${formatMonthly(
-              totals.retainedMonthlyCost,
-              currency,
-            )}), still billed after a prune until their PersistentVolumes are deleted`}
+            ` (${formatMonthly(totals.retainedMonthlyCost, currency)})`}
+          : a prune leaves their disks billed, under Released volumes below,
+          until you reclaim them there
         </>
       )}
     </Typography>
