@@ -1,7 +1,6 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
 import type { CatalogService } from '@backstage/plugin-catalog-node';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
@@ -12,7 +11,8 @@ import {
   WorkloadCatalog,
   workloadEntityOf,
 } from '../ownership';
-import type { FoundGroup } from './leftBehindGroups';
+import { ledgerGroup } from '../__testUtils__/ledgerGroup';
+import { permissionsOn } from '../__testUtils__/permissionsOn';
 import { LeftBehindAccess } from './LeftBehindAccess';
 
 const ledger = componentEntity('ledger', { owner: 'payments' });
@@ -33,54 +33,12 @@ const claim: V1PersistentVolumeClaim = {
   },
 };
 
-const group: FoundGroup = {
-  namespace: 'payments',
-  statefulSet: { name: 'ledger-db', uid: 'deleted-uid' },
-  evidence: 'lineage',
-  lastSeenAt: '2026-12-03T10:00:00.000Z',
-  claimants: [ref(ledger)],
-  crowded: false,
-  report: {
-    name: 'ledger-db',
-    namespace: 'payments',
-    uid: 'deleted-uid',
-    replicas: 0,
-    ordinals: { start: 0, end: 0 },
-    readyReplicas: 0,
-    retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-    templates: ['data'],
-    orphans: [
-      {
-        name: 'data-ledger-db-0',
-        uid: 'claim-0',
-        resourceVersion: '1',
-        ordinal: 0,
-        template: 'data',
-        requestedBytes: 1,
-        reattachesAtReplicas: 1,
-      },
-    ],
-    inUse: [],
-    kept: [],
-    reclaimableBytes: 1,
-    retainedBytes: 0,
-  },
-};
+const group = ledgerGroup();
 
 /** A prune of the ledger's left-behind claim by a guest who may prune `mine`; `catalog` is what the catalog holds now. */
 async function startedJob(mine: Entity[]) {
   const catalog = { entities: [ledger] };
-  const permissions = mockServices.permissions.mock();
-  permissions.authorize.mockImplementation(async requests =>
-    requests.map(r => ({
-      result:
-        'resourceRef' in r &&
-        r.resourceRef &&
-        mine.map(ref).includes(r.resourceRef)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
-    })),
-  );
+  const permissions = permissionsOn(mine);
   const workloads = new WorkloadCatalog(
     {
       catalog: {

@@ -34,7 +34,7 @@ import {
   FleetTable,
   ownerTitle,
 } from '../FleetTable';
-import { UnownedPrune } from '../UnownedPrune';
+import { UnownedPrune, UnownedPruneButton } from '../UnownedPrune';
 import { LeftBehindFleet } from '../LeftBehindFleet';
 import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
@@ -147,16 +147,11 @@ export function FleetView() {
         ? {
             title: 'Prune',
             render: s => (
-              <Button
-                size="small"
-                variant="outlined"
-                color="secondary"
-                disabled={pruning.includes(keyOf(s))}
-                onClick={() => setPruning(open => [...open, keyOf(s)])}
-                aria-label={`Prune unowned ${s.namespace}/${s.name} in ${s.cluster}`}
-              >
-                Prune…
-              </Button>
+              <UnownedPruneButton
+                open={pruning.includes(keyOf(s))}
+                onOpen={() => setPruning(open => [...open, keyOf(s)])}
+                label={`Prune unowned ${s.namespace}/${s.name} in ${s.cluster}`}
+              />
             ),
             detail: s =>
               pruning.includes(keyOf(s)) ? (

@@ -1,7 +1,6 @@
 import { Fragment, useState } from 'react';
 import {
   Box,
-  Button,
   Table,
   TableBody,
   TableCell,
@@ -18,7 +17,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { plural } from '../../utils/format';
 import { formatMonthly } from '../../utils/money';
-import { UnownedPrune } from '../UnownedPrune';
+import { UnownedPrune, UnownedPruneButton } from '../UnownedPrune';
 
 /** "3 claims · 60 GiB · $10.20 a month" of some claims of deleted StatefulSets. */
 export function leftBehindSummary(
@@ -71,16 +70,11 @@ function Rows(props: {
             </TableCell>
             <TableCell>
               {prunable && (
-                <Button
-                  size="small"
-                  variant="outlined"
-                  color="secondary"
-                  disabled={pruning.includes(keyOf(s))}
-                  onClick={() => setPruning(open => [...open, keyOf(s)])}
-                  aria-label={`Prune the claims deleted StatefulSet ${s.namespace}/${s.name} left in ${s.cluster}`}
-                >
-                  Prune…
-                </Button>
+                <UnownedPruneButton
+                  open={pruning.includes(keyOf(s))}
+                  onOpen={() => setPruning(open => [...open, keyOf(s)])}
+                  label={`Prune the claims deleted StatefulSet ${s.namespace}/${s.name} left in ${s.cluster}`}
+                />
               )}
             </TableCell>
           </TableRow>

@@ -118,3 +118,24 @@ export function UnownedPrune(props: UnownedPruneProps) {
     </Box>
   );
 }
+
+/** The fleet page's "Prune…" of an unowned row: opens its UnownedPrune, disabled while open. */
+export function UnownedPruneButton(props: {
+  open: boolean;
+  onOpen: () => void;
+  /** What it prunes, for screen readers. */
+  label: string;
+}) {
+  return (
+    <Button
+      size="small"
+      variant="outlined"
+      color="secondary"
+      disabled={props.open}
+      onClick={props.onOpen}
+      aria-label={props.label}
+    >
+      Prune…
+    </Button>
+  );
+}
