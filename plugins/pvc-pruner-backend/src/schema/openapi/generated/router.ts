@@ -303,6 +303,7 @@ export const spec = {
           {
             name: 'leftBy',
             in: 'query',
+            allowReserved: true,
             required: false,
             description:
               'Read the claims a deleted StatefulSet of that name left, known by this evidence.',
