@@ -227,6 +227,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           permissions,
           finder: leftBehindFinder,
           ownership,
+          workloads,
         });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
@@ -320,6 +321,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               orphanFinder,
               ownership,
               annotator,
+              leftBehind: leftBehindFinder,
             }),
             ownership,
             snapshotKeeper: new SnapshotKeeper({

@@ -158,6 +158,7 @@ describe('createRouter', () => {
           permissions,
           finder: { groupsIn: async () => [] },
           ownership,
+          workloads,
         }),
       },
       jobs: { start } as unknown as PruneJobs,

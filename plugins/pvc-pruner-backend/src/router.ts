@@ -304,18 +304,23 @@ export async function createRouter(
   });
 
   api.get('/v1/unowned/orphans', async (req, res) => {
-    const { cluster, namespace, statefulSet } = req.query;
+    const { cluster, namespace, statefulSet, leftBy } = req.query;
     res.json(
       await auditedRead(
         req,
         {
           eventId: 'unowned-orphans-read',
-          meta: { cluster, namespace, statefulSet },
+          meta: {
+            cluster,
+            namespace,
+            statefulSet,
+            ...(leftBy ? { leftBy } : {}),
+          },
         },
         async credentials => {
           const found = await unowned.read(
             credentials,
-            { cluster, namespace, statefulSet },
+            { cluster, namespace, statefulSet, leftBy },
             requestAuthFromHeaders(req.headers),
           );
           return {

@@ -1,18 +1,24 @@
 import type { KubeObject, KubeSim } from 'kube-sim';
+import { snapshotNames } from 'kube-sim';
 import type {
   LeftBehindGroup,
   LeftBehindResponse,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
+  ALICE,
+  aliceDenied,
+  BOB,
   claimOf,
   component,
+  heldTasks,
   Pruner,
   readSse,
   startPruner,
   startSim,
   statefulSetObjects,
   waitFor,
+  withClockAhead,
   writesTo,
 } from './__testUtils__/harness';
 // The demo's own code path, run against the real plugin.
@@ -279,6 +285,169 @@ describe('claims of deleted StatefulSets over HTTP', () => {
     });
     expect(asLive.status).toBe(400);
     expect(claimDeletes(sim)).toEqual([]);
+  });
+});
+
+describe('a prune of claims of a deleted StatefulSet that keeps a snapshot of each', () => {
+  let sim: KubeSim;
+  let pruner: Pruner;
+
+  afterEach(async () => {
+    await pruner?.stop();
+    await sim?.close();
+  });
+
+  it('deletes each claim only after a ready, sealed snapshot of it exists; restores none (no StatefulSet to mount it), and lets it expire as any other', async () => {
+    sim = await startSim(invoicesDb(), { recordHistory: true });
+    const tasks = heldTasks();
+    pruner = await startPruner({
+      sim,
+      entities: [component('orders'), component('invoices')],
+      pvcPruner: {
+        volumeWaitTimeoutSeconds: 2,
+        snapshots: { enabled: true, retentionDays: 7 },
+      },
+      features: [tasks.factory],
+    });
+    await pruner.scan(INVOICES_REF);
+    await deleteStatefulSet(sim, 'invoices-db');
+    const [group] = (await leftBehind(pruner)).groups;
+    const uids = new Map(
+      INVOICES_CLAIMS.map(n => [n, claimOf(sim, 'shop', n)!.metadata.uid]),
+    );
+
+    const id = await pruner.prune(pruneGroup(group, { snapshot: true }));
+    const job = await pruner.waitForJob(id);
+
+    expect(job.status).toBe('succeeded');
+    // The simulator's word: each claim's DELETE met a ready snapshot of that claim.
+    const deletes = sim
+      .history!.claimDeletions()
+      .filter(d => d.request.namespace === 'shop');
+    expect(deletes.map(d => d.request.name).sort()).toEqual(INVOICES_CLAIMS);
+    const snapshots = sim.store.list(snapshotNames.SNAPSHOTS, {
+      namespace: 'shop',
+    }).items;
+    for (const deletion of deletes) {
+      const name = deletion.request.name!;
+      expect(deletion.claim?.uid).toBe(uids.get(name));
+      expect(deletion.readySnapshots).toHaveLength(1);
+      const [ready] = deletion.readySnapshots!;
+      expect(ready.readySince).toBeLessThan(deletion.request.at);
+      const snapshot = snapshots.find(s => s.metadata.name === ready.name)!;
+      // Sealed, as the snapshots of a live StatefulSet's claims are, and named in the job's outcome.
+      expect(snapshot.metadata.labels).toMatchObject({
+        'pvc-pruner.backstage.io/job': id,
+        'pvc-pruner.backstage.io/statefulset': 'invoices-db',
+        'pvc-pruner.backstage.io/claim-uid': uids.get(name),
+      });
+      expect(
+        snapshot.metadata.annotations?.['pvc-pruner.backstage.io/seal'],
+      ).toEqual(expect.any(String));
+      expect(
+        job.summary.deleted.find(d => d.name === name)?.snapshot?.name,
+      ).toBe(ready.name);
+    }
+
+    // No StatefulSet of that name exists to mount a restored claim: the snapshot is not offered for a
+    // restore (the job's outcome lists it)...
+    const kept = await pruner.get(
+      `/v1/snapshots?entityRef=${encodeURIComponent(INVOICES_REF)}`,
+    );
+    expect(kept.status).toBe(200);
+    expect(
+      kept.body.clusters.flatMap((c: any) => c.statefulSets ?? []),
+    ).toEqual([]);
+    // ...and a restore asked for all the same creates nothing.
+    const [first] = snapshots;
+    const restore = await pruner.post('/v1/restores', {
+      entityRef: INVOICES_REF,
+      cluster: 'demo',
+      namespace: 'shop',
+      statefulSet: 'invoices-db',
+      snapshot: { name: first.metadata.name, uid: first.metadata.uid },
+    });
+    expect(restore.status).toBe(403);
+    expect(restore.text).toContain('is not one of component:default/invoices');
+    expect(
+      writesTo(sim).filter(
+        r => r.method === 'POST' && r.resource === 'persistentvolumeclaims',
+      ),
+    ).toEqual([]);
+
+    // Past the retention, the expiry task deletes them as any other.
+    await withClockAhead(8 * 86_400_000, () =>
+      tasks.run('pvc-pruner-snapshot-expiry'),
+    );
+    await waitFor(
+      'the expired snapshots to go',
+      () =>
+        sim.store.list(snapshotNames.SNAPSHOTS, { namespace: 'shop' }).items
+          .length === 0,
+    );
+  });
+});
+
+describe('claims of a deleted StatefulSet that no entity claims, over HTTP', () => {
+  let sim: KubeSim;
+  let pruner: Pruner;
+
+  afterEach(async () => {
+    await pruner?.stop();
+    await sim?.close();
+  });
+
+  it('are pruned without an entity (leftBy) by a holder of pvc-pruner.unowned.prune, and refused to whoever lacks it', async () => {
+    sim = await startSim(
+      statefulSetObjects({
+        name: 'stray-db',
+        namespace: 'shop',
+        kubernetesId: 'nobody',
+        replicas: 2,
+      }),
+    );
+    pruner = await startPruner({
+      sim,
+      entities: [component('orders')],
+      features: [aliceDenied('pvc-pruner.unowned.prune').factory],
+      pvcPruner: { volumeWaitTimeoutSeconds: 2 },
+    });
+    await waitFor('stray-db to run', () =>
+      Boolean(
+        sim.store.get('persistentvolumeclaims', 'shop', 'data-stray-db-1'),
+      ),
+    );
+    // The fleet's scan sees stray-db, which no entity claims, and records its claims' lineage.
+    await pruner.get('/v1/fleet');
+    await deleteStatefulSet(sim, 'stray-db');
+
+    const read = await pruner.get(
+      '/v1/unowned/orphans?cluster=demo&namespace=shop&statefulSet=stray-db&leftBy=lineage',
+      BOB,
+    );
+    expect(read.status).toBe(200);
+    const group: LeftBehindGroup = read.body.leftBehind;
+    expect(group).toMatchObject({
+      statefulSet: { name: 'stray-db' },
+      evidence: 'lineage',
+      claimants: [],
+    });
+    expect(group.report.orphans.map(o => o.name).sort()).toEqual([
+      'data-stray-db-0',
+      'data-stray-db-1',
+    ]);
+    const { entityRef: _none, ...request } = pruneGroup(group);
+
+    const refused = await pruner.post('/v1/prune-jobs', request, ALICE);
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('pvc-pruner.unowned.prune');
+    expect(claimDeletes(sim)).toEqual([]);
+
+    const job = await pruner.waitForJob(await pruner.prune(request, BOB));
+    expect(job.status).toBe('succeeded');
+    expect(job.entityRef).toBeUndefined();
+    expect(claimOf(sim, 'shop', 'data-stray-db-0')).toBeUndefined();
+    expect(claimOf(sim, 'shop', 'data-stray-db-1')).toBeUndefined();
   });
 });
 

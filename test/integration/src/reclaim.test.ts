@@ -1,4 +1,3 @@
-import { mockServices } from '@backstage/backend-test-utils';
 import type { KubeSim } from 'kube-sim';
 import type {
   ReclaimRequest,
@@ -7,6 +6,7 @@ import type {
 } from 'backstage-plugin-pvc-pruner-common';
 import {
   ALICE,
+  aliceDenied,
   BOB,
   claimOf,
   component,
@@ -43,20 +43,6 @@ async function listedVolumes(sim: KubeSim): Promise<string[]> {
   return JSON.parse(await kubectl(sim, ['get', 'pv', '-o', 'json'])).items.map(
     (pv: any) => pv.metadata.name,
   );
-}
-
-/** A permission framework that denies alice one permission, and allows everything else. */
-function aliceDenied(permission: string) {
-  const permissions = mockServices.permissions.mock();
-  permissions.authorize.mockImplementation(async (requests, options) => {
-    const user = (options.credentials.principal as { userEntityRef?: string })
-      .userEntityRef;
-    return requests.map(r => ({
-      result:
-        user === ALICE && r.permission.name === permission ? 'DENY' : 'ALLOW',
-    })) as any;
-  });
-  return permissions;
 }
 
 describe('reclaiming Released volumes, judged from the simulator', () => {

@@ -5,9 +5,12 @@ import type {
 import { InputError, NotAllowedError, NotFoundError } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import {
+  LeftBehindEvidence,
   pvcPrunerFleetUnownedReadPermission,
   UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
+import type { LocatedCluster } from '../kubernetes';
+import { LeftBehindFinder, wireGroup } from '../leftBehind';
 import { OrphanAnnotator, OrphanFinder } from '../orphans';
 import { listRefs, OwnershipChecks } from '../ownership';
 import { requireBasicPermission } from '../permissions';
@@ -25,12 +28,20 @@ export class UnownedOrphans {
       orphanFinder: OrphanFinder;
       ownership: OwnershipChecks;
       annotator?: OrphanAnnotator;
+      /** Finds the claims of deleted StatefulSets (`leftBy`). */
+      leftBehind?: Pick<LeftBehindFinder, 'groupsNamed'>;
     },
   ) {}
 
   async read(
     credentials: BackstageCredentials,
-    where: { cluster: string; namespace: string; statefulSet: string },
+    where: {
+      cluster: string;
+      namespace: string;
+      statefulSet: string;
+      /** The claims a deleted StatefulSet of that name left, known by this evidence. */
+      leftBy?: LeftBehindEvidence;
+    },
     requestAuth: KubernetesRequestAuth = {},
   ): Promise<UnownedOrphansResponse> {
     const { orphanFinder } = this.deps;
@@ -43,6 +54,12 @@ export class UnownedOrphans {
     const [details] = await orphanFinder.clustersOf({ cluster: where.cluster });
     if (!details) throw new InputError(`Unknown cluster "${where.cluster}"`);
     const what = `StatefulSet ${where.namespace}/${where.statefulSet} in cluster "${where.cluster}"`;
+    if (where.leftBy)
+      return this.leftBehind(
+        details,
+        { ...where, leftBy: where.leftBy },
+        requestAuth,
+      );
     const found = await orphanFinder.findStatefulSet(
       details,
       where.namespace,
@@ -66,6 +83,45 @@ export class UnownedOrphans {
       statefulSet: found.report,
       ...(pricing ? { pricing } : {}),
       ...orphanFinder.snapshotSettings(),
+    };
+  }
+
+  /** The claims a deleted StatefulSet left that no entity claims (none recorded, no selector matching). */
+  private async leftBehind(
+    details: LocatedCluster,
+    where: {
+      cluster: string;
+      namespace: string;
+      statefulSet: string;
+      leftBy: LeftBehindEvidence;
+    },
+    requestAuth: KubernetesRequestAuth,
+  ): Promise<UnownedOrphansResponse> {
+    const what = `The deleted StatefulSet ${where.namespace}/${where.statefulSet} in cluster "${where.cluster}"`;
+    const groups = (
+      (await this.deps.leftBehind?.groupsNamed(details, requestAuth, where)) ??
+      []
+    ).filter(g => g.evidence === where.leftBy);
+    const unclaimed = groups.find(g => g.claimants.length === 0 && !g.crowded);
+    if (!unclaimed) {
+      const claimants = groups.flatMap(g => g.claimants);
+      if (claimants.length > 0)
+        throw new NotAllowedError(
+          `${what} left claims that ${listRefs(
+            claimants,
+          )} claim: they are on the card of the entity they belong to`,
+        );
+      throw new NotFoundError(
+        `${what} left no claims that can be pruned (it exists again, or a pod uses them)`,
+      );
+    }
+    const pricing = this.deps.annotator?.pricing([unclaimed.report]);
+    return {
+      cluster: where.cluster,
+      statefulSet: unclaimed.report,
+      leftBehind: wireGroup(unclaimed),
+      ...(pricing ? { pricing } : {}),
+      ...this.deps.orphanFinder.snapshotSettings(),
     };
   }
 }

@@ -15,6 +15,8 @@ export interface JobRequest {
   subject?: SubjectGuardFactory;
   /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones), authorized too. */
   alsoClaimedBy?: string[];
+  /** Guards of this request's own kind (a deleted StatefulSet's claimants), started with the job's others. */
+  guards?: DeleteGuardFactory[];
 }
 
 /** Watches the StatefulSet whose claims a job prunes, and says what the orphan rule judges them by. */

@@ -58,7 +58,7 @@ export class JobGuards {
     }
     const others: DeleteGuard[] = [];
     try {
-      for (const factory of factories)
+      for (const factory of [...factories, ...(request?.guards ?? [])])
         others.push(
           await factory.start({
             job,

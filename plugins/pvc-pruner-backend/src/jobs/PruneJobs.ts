@@ -72,7 +72,7 @@ export class PruneJobs {
           target?: EntityWorkloadTarget;
           credentials: BackstageCredentials;
           gateway: KubeGateway;
-        }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy'>>;
+        }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>>;
       };
     },
     private readonly options: PruneJobsOptions,
@@ -233,12 +233,7 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
-    const subject = await this.authorize(
-      request,
-      target,
-      credentials,
-      gateway,
-    );
+    const subject = await this.authorize(request, target, credentials, gateway);
     const lease = await this.deps.lock.acquire(gateway, {
       namespace: request.namespace,
       statefulSet: request.statefulSet,
@@ -255,7 +250,7 @@ export class PruneJobs {
     target: EntityWorkloadTarget | undefined,
     credentials: BackstageCredentials,
     gateway: KubeGateway,
-  ): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy'>> {
+  ): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>> {
     if (request.leftBy) {
       if (!this.deps.leftBehind)
         throw new InputError(

@@ -6,10 +6,9 @@ import {
   PruneJobStatus,
   PruneSummary,
   PvcOutcome,
-  TERMINAL_JOB_STATUSES,
 } from 'backstage-plugin-pvc-pruner-common';
-import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
+import { JobEnding, PruneResult } from './JobEnding';
 import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import { HeldLease, LeaseLostError } from './LeaseLock';
 import { PausedStatefulSets, parseClaimName } from '../orphans';
@@ -33,11 +32,7 @@ export interface PruneRunnerOptions {
   pausedStatefulSets?: PausedStatefulSets;
 }
 
-export interface PruneResult {
-  status: PruneJobStatus;
-  reason?: string;
-  summary: PruneSummary;
-}
+export type { PruneResult } from './JobEnding';
 
 /** A claim that passed its live check. */
 type Checked = Extract<Rechecked, { kind: 'orphan' }>;
@@ -144,7 +139,11 @@ export class PruneRunner {
     private readonly guardFactories: DeleteGuardFactory[] = [],
     /** What other concerns do for each claim before its last check (a snapshot, …), in this order. */
     private readonly stepFactories: BeforeDeleteStepFactory[] = [],
-  ) {}
+  ) {
+    this.ending = new JobEnding(store, events);
+  }
+
+  private readonly ending: JobEnding;
 
   /**
    * `stop` aborts when the Backstage instance shuts down: the job stops
@@ -237,7 +236,7 @@ export class PruneRunner {
           await this.announce(job, this.notAttempted(rest, summary, why));
           return this.finish(job, summary, settle, status, reason);
         };
-        const ended = await this.endedElsewhere(job.id);
+        const ended = await this.ending.endedElsewhere(job.id);
         if (ended) {
           // No events: the log already ended with the other replica's job-finished.
           this.notAttempted(
@@ -828,15 +827,6 @@ export class PruneRunner {
     });
   }
 
-  /** The job as stored, when something else has ended it: another replica's sweep that took this instance for dead. */
-  private async endedElsewhere(jobId: string): Promise<PruneJob | undefined> {
-    // A failed read is not a reason to stop: the next write would fail as clearly.
-    const stored = await this.store.getJob(jobId).catch(() => undefined);
-    return stored && TERMINAL_JOB_STATUSES.includes(stored.status)
-      ? stored
-      : undefined;
-  }
-
   /** Leaves the job as it was ended elsewhere, but records what this run did before it noticed. */
   private async keepEnding(
     ended: PruneJob,
@@ -845,8 +835,7 @@ export class PruneRunner {
   ): Promise<PruneResult> {
     await settle();
     sortDeleted(summary);
-    await this.store.updateJob(ended.id, { summary });
-    return { status: ended.status, reason: ended.reason, summary };
+    return this.ending.keepEnding(ended, summary);
   }
 
   /** Ends the job; without a status, it is decided from the summary once every follow-up has settled. */
@@ -869,24 +858,16 @@ export class PruneRunner {
         ? `${summary.terminating.length} still terminating, `
         : ''
     }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
-    try {
-      await this.events.finish(
-        job.id,
-        { status, reason, summary, finishedAt: new Date().toISOString() },
-        {
-          type: 'job-finished',
-          status,
-          message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${
-            reason ? `. ${reason}` : ''
-          }`,
-        },
-      );
-    } catch (e) {
-      const ended =
-        e instanceof ConflictError && (await this.endedElsewhere(job.id));
-      if (!ended) throw e;
-      return await this.keepEnding(ended, summary, settle);
-    }
-    return { status, reason, summary };
+    return this.ending.finish(
+      job.id,
+      { status, reason, summary, finishedAt: new Date().toISOString() },
+      {
+        type: 'job-finished',
+        status,
+        message: `${job.dryRun ? 'Dry run' : 'Prune'} ${status}: ${counts}${
+          reason ? `. ${reason}` : ''
+        }`,
+      },
+    );
   }
 }

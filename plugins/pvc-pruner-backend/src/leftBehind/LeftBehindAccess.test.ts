@@ -2,7 +2,6 @@ import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
 import { InputError, NotAllowedError } from '@backstage/errors';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
 import { componentEntity } from '../__testUtils__/catalogEntities';
@@ -13,6 +12,8 @@ import {
   workloadEntityOf,
 } from '../ownership';
 import type { FoundGroup } from './leftBehindGroups';
+import { ledgerGroup as group } from '../__testUtils__/ledgerGroup';
+import { permissionsOn } from '../__testUtils__/permissionsOn';
 import { LeftBehindAccess } from './LeftBehindAccess';
 
 const GUEST = mockCredentials.user('user:default/guest');
@@ -27,58 +28,6 @@ const grabber = componentEntity('grabber', {
   annotations: { 'backstage.io/kubernetes-label-selector': 'app=ledger' },
 });
 const ref = (e: Entity) => stringifyEntityRef(e);
-
-function group(overrides: Partial<FoundGroup> = {}): FoundGroup {
-  return {
-    namespace: 'payments',
-    statefulSet: { name: 'ledger-db', uid: 'deleted-uid' },
-    evidence: 'lineage',
-    lastSeenAt: '2026-12-03T10:00:00.000Z',
-    claimants: [ref(ledger)],
-    crowded: false,
-    report: {
-      name: 'ledger-db',
-      namespace: 'payments',
-      uid: 'deleted-uid',
-      replicas: 0,
-      ordinals: { start: 0, end: 0 },
-      readyReplicas: 0,
-      retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-      templates: ['data'],
-      orphans: [
-        {
-          name: 'data-ledger-db-0',
-          uid: 'claim-0',
-          resourceVersion: '1',
-          ordinal: 0,
-          template: 'data',
-          requestedBytes: 1,
-          reattachesAtReplicas: 1,
-        },
-      ],
-      inUse: [],
-      kept: [],
-      reclaimableBytes: 1,
-      retainedBytes: 0,
-    },
-    ...overrides,
-  };
-}
-
-/** The guest may act on `mine` only. */
-function permissionsOn(mine: Entity[]) {
-  const refs = new Set(mine.map(ref));
-  const permissions = mockServices.permissions.mock();
-  permissions.authorize.mockImplementation(async requests =>
-    requests.map(r => ({
-      result:
-        'resourceRef' in r && r.resourceRef && refs.has(r.resourceRef)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
-    })),
-  );
-  return permissions;
-}
 
 function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
   const permissions = permissionsOn(mine);
@@ -96,6 +45,7 @@ function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
     permissions,
     finder: { groupsIn: async () => groups },
     ownership,
+    workloads,
   });
 }
 

@@ -4,10 +4,16 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { InputError, NotAllowedError } from '@backstage/errors';
 import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import type { SubjectGuardFactory } from '../jobs';
+import type { JobRequest } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
-import { listRefs, OwnershipChecks, refusedReads } from '../ownership';
+import {
+  listRefs,
+  OwnershipChecks,
+  refusedReads,
+  WorkloadCatalog,
+} from '../ownership';
+import { LeftBehindClaimantsGuard } from './LeftBehindClaimantsGuard';
 import { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
 import type { FoundGroup } from './leftBehindGroups';
 import type { LeftBehindFinder } from './LeftBehindFinder';
@@ -19,7 +25,8 @@ import { deletedStatefulSet } from './leftBehindRule';
  * its claims' labels, and the caller must hold `pvc-pruner.orphans.read`
  * on every one to see it and `pvc-pruner.prune` on every one to prune it,
  * as for a live StatefulSet (OwnershipChecks). A claimant added by a
- * selector only adds a check.
+ * selector only adds a check, and is looked for again before each delete
+ * (LeftBehindClaimantsGuard).
  */
 export class LeftBehindAccess {
   constructor(
@@ -27,6 +34,8 @@ export class LeftBehindAccess {
       permissions: PermissionsService;
       finder: Pick<LeftBehindFinder, 'groupsIn'>;
       ownership: Pick<OwnershipChecks, 'authorizePrune'>;
+      /** The catalog a running job's claimants are found in again before each delete. */
+      workloads: Pick<WorkloadCatalog, 'warm'>;
     },
   ) {}
 
@@ -58,7 +67,7 @@ export class LeftBehindAccess {
     target?: EntityWorkloadTarget;
     credentials: BackstageCredentials;
     gateway: KubeGateway;
-  }): Promise<{ subject: SubjectGuardFactory; alsoClaimedBy: string[] }> {
+  }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>> {
     const { request, target, credentials, gateway } = options;
     const leftBy = request.leftBy!;
     const where = `StatefulSet ${request.namespace}/${request.statefulSet}`;
@@ -134,6 +143,19 @@ export class LeftBehindAccess {
     return {
       subject: DeletedStatefulSetGuard.of(deleted),
       alsoClaimedBy: group.claimants,
+      guards: [
+        LeftBehindClaimantsGuard.factory(
+          { workloads: this.deps.workloads, ownership: this.deps.ownership },
+          {
+            credentials,
+            target,
+            cluster: request.cluster,
+            deleted,
+            claimUids: request.pvcs.map(p => p.uid),
+            claimants: group.claimants,
+          },
+        ),
+      ],
     };
   }
 }

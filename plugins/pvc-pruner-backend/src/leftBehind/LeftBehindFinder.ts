@@ -129,6 +129,19 @@ export class LeftBehindFinder {
     return this.withVolumesAndCosts(gateway, found, cache);
   }
 
+  /** The groups of claims a deleted StatefulSet of this name left in a namespace of the cluster. */
+  async groupsNamed(
+    details: LocatedCluster,
+    requestAuth: KubernetesRequestAuth,
+    where: { namespace: string; statefulSet: string },
+  ): Promise<FoundGroup[]> {
+    const gateway = this.deps.gateways.forCluster(details, requestAuth);
+    const cache = await this.cacheOf(details, gateway);
+    return (await this.groupsIn(gateway, [where.namespace], cache)).filter(
+      g => g.statefulSet.name === where.statefulSet,
+    );
+  }
+
   /** The namespaces of a cluster where an entity may have claims left behind. */
   async namespacesOf(
     gateway: KubeGateway,

@@ -50,7 +50,12 @@ function newJob(volumes: KubeObject[], dryRun = false): Promise<PruneJob> {
 
 async function run(
   volumes: KubeObject[],
-  options: { dryRun?: boolean; lease?: (held: HeldLease) => HeldLease } = {},
+  options: {
+    dryRun?: boolean;
+    lease?: (held: HeldLease) => HeldLease;
+    /** Called with the job and its events before it runs. */
+    watch?: (job: PruneJob, events: JobEvents) => void;
+  } = {},
 ) {
   const job = await newJob(volumes, options.dryRun);
   const held = await new LeaseLock({
@@ -65,9 +70,11 @@ async function run(
     requestedBy: 'user:default/alice',
     dryRun: Boolean(options.dryRun),
   });
+  const events = new JobEvents(store);
+  options.watch?.(job, events);
   const result = await new VolumeReclaimRunner(
     store,
-    new JobEvents(store),
+    events,
     new VolumeFollower(300),
     { renewIntervalMs: 60_000 },
   ).run(
@@ -225,5 +232,56 @@ describe('VolumeReclaimRunner', () => {
       sim.store.get(VOLUMES, undefined, pv.metadata.name)!.spec
         .persistentVolumeReclaimPolicy,
     ).toBe('Retain');
+  });
+
+  describe('when another replica ended the job, taking this one for dead', () => {
+    const reason = 'The Backstage instance running this job stopped';
+    /** Another replica's sweep, as the first volume is reclaimed. */
+    const sweepAtFirstVolume = (job: PruneJob, events: JobEvents) => {
+      let swept: Promise<unknown> | undefined;
+      events.subscribe(job.id, event => {
+        if (event.type === 'volume-reclaiming')
+          swept ??= store.markInterrupted({ staleAfterMs: -60_000, reason });
+      });
+    };
+
+    it('reclaims no further volume, and leaves the job as it was ended', async () => {
+      const [first, second] = [releasedVolume(), releasedVolume()];
+      const { job, result } = await run([first, second], {
+        watch: sweepAtFirstVolume,
+      });
+
+      expect(result.status).toBe('interrupted');
+      expect(volumePatches().map(r => r.path.split('/').pop())).toEqual([
+        first.metadata.name,
+      ]);
+      const stored = await store.getJob(job.id);
+      expect(stored).toMatchObject({ status: 'interrupted', reason });
+      expect(stored?.summary?.skipped).toEqual([
+        expect.objectContaining({
+          name: second.metadata.name,
+          reason: 'not attempted: the job was ended elsewhere (interrupted)',
+        }),
+      ]);
+      const finished = (await store.listEvents(job.id)).filter(
+        e => e.type === 'job-finished',
+      );
+      expect(finished).toEqual([
+        expect.objectContaining({ status: 'interrupted', message: reason }),
+      ]);
+    });
+
+    it('keeps that ending when it was written while the last volume was reclaimed', async () => {
+      const pv = releasedVolume();
+      const { job, result } = await run([pv], { watch: sweepAtFirstVolume });
+
+      expect(result.status).toBe('interrupted');
+      const stored = await store.getJob(job.id);
+      expect(stored).toMatchObject({ status: 'interrupted', reason });
+      // What this run did before it noticed is kept.
+      expect(stored?.summary?.terminating.map(o => o.name)).toEqual([
+        pv.metadata.name,
+      ]);
+    });
   });
 });

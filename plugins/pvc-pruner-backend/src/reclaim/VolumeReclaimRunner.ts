@@ -9,6 +9,7 @@ import {
 import { PruneJobStore } from '../database';
 import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import type { JobEvents, PruneResult, VolumeFollower } from '../jobs';
+import { JobEnding } from '../jobs/JobEnding';
 import { HeldLease, LeaseLostError } from '../jobs/LeaseLock';
 import { releasedVolumeFacts, whyNotReclaimable } from './releasedVolumeRule';
 
@@ -35,7 +36,11 @@ export class VolumeReclaimRunner {
     private readonly events: JobEvents,
     private readonly follower: VolumeFollower,
     private readonly options: { renewIntervalMs: number },
-  ) {}
+  ) {
+    this.ending = new JobEnding(store, events);
+  }
+
+  private readonly ending: JobEnding;
 
   async run(
     job: PruneJob,
@@ -75,6 +80,19 @@ export class VolumeReclaimRunner {
       );
       const queue = [...volumes];
       for (const [i, volume] of queue.entries()) {
+        const ended = await this.ending.endedElsewhere(job.id);
+        if (ended) {
+          // No events: the log already ended with the other replica's job-finished.
+          summary.skipped.push(
+            ...queue.slice(i).map(rest => ({
+              name: rest.name,
+              uid: rest.uid,
+              reason: `not attempted: the job was ended elsewhere (${ended.status})`,
+            })),
+          );
+          await settle();
+          return await this.ending.keepEnding(ended, summary);
+        }
         const stopped = stop.aborted
           ? { status: 'interrupted' as const, reason: INTERRUPTED }
           : (gateway.userTokenRefused?.message ?? leaseLost) && {
@@ -303,7 +321,7 @@ export class VolumeReclaimRunner {
         ? `${summary.terminating.length} not seen deleted yet, `
         : ''
     }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
-    await this.events.finish(
+    return this.ending.finish(
       job.id,
       { status, reason, summary, finishedAt: new Date().toISOString() },
       {
@@ -314,7 +332,6 @@ export class VolumeReclaimRunner {
         } ${status}: ${counts}${reason ? `. ${reason}` : ''}`,
       },
     );
-    return { status, reason, summary };
   }
 }
 

@@ -3,6 +3,7 @@ import {
   FleetResponse,
   KeepSnapshotRequest,
   KeptSnapshot,
+  LeftBehindEvidence,
   LeftBehindResponse,
   OrphansResponse,
   PruneEvent,
@@ -75,6 +76,8 @@ export interface UnownedOrphansRequest {
   namespace: string;
   /** The StatefulSet's name. */
   statefulSet: string;
+  /** The claims a deleted StatefulSet of that name left, known by this evidence, instead of a live one's. */
+  leftBy?: LeftBehindEvidence;
 }
 
 /**

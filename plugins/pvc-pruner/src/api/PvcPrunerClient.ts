@@ -128,12 +128,13 @@ export class PvcPrunerClient implements PvcPrunerApi {
   async getUnownedOrphans(
     request: UnownedOrphansRequest,
   ): Promise<UnownedOrphansResponse> {
-    const { cluster, namespace, statefulSet } = request;
+    const { cluster, namespace, statefulSet, leftBy } = request;
     return this.get(
       `/v1/unowned/orphans?${new URLSearchParams({
         cluster,
         namespace,
         statefulSet,
+        ...(leftBy ? { leftBy } : {}),
       })}`,
       await this.clusterTokens.headers(cluster),
     );

@@ -6,6 +6,8 @@ import { ConfirmedPvc } from '../state/pruneProgressReducer';
 export interface ActiveJob {
   id: string;
   dryRun: boolean;
+  /** A reclaim of Released volumes (traced to this StatefulSet) rather than a prune; a prune unless told. */
+  kind?: PruneJob['kind'];
   cluster: string;
   namespace: string;
   statefulSet: string;
@@ -52,6 +54,7 @@ export function useActiveJobs(history: PruneJob[]) {
         next[key] = {
           id: job.id,
           dryRun: job.dryRun,
+          kind: job.kind,
           cluster: job.cluster,
           namespace: job.namespace,
           statefulSet: job.statefulSet,

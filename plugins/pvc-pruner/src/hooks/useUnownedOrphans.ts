@@ -8,9 +8,15 @@ import { UnownedOrphansRequest, pvcPrunerApiRef } from '../api/PvcPrunerApi';
  */
 export function useUnownedOrphans(where: UnownedOrphansRequest) {
   const api = useApi(pvcPrunerApiRef);
-  const { cluster, namespace, statefulSet } = where;
+  const { cluster, namespace, statefulSet, leftBy } = where;
   return useAsyncRetry(
-    () => api.getUnownedOrphans({ cluster, namespace, statefulSet }),
-    [api, cluster, namespace, statefulSet],
+    () =>
+      api.getUnownedOrphans({
+        cluster,
+        namespace,
+        statefulSet,
+        ...(leftBy ? { leftBy } : {}),
+      }),
+    [api, cluster, namespace, statefulSet, leftBy],
   );
 }

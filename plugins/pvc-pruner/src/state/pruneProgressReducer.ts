@@ -9,6 +9,7 @@ import {
   PruneSummary,
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
+import type { JobKind } from '../utils/format';
 
 /** A claim the user confirmed for a prune. */
 export interface ConfirmedPvc {
@@ -53,14 +54,41 @@ export interface PruneProgressState {
   finishedEvent?: PruneEvent;
 }
 
-const FINAL: Partial<Record<PruneEvent['type'], PvcState>> = {
-  'pvc-deleted': 'deleted',
-  'pvc-terminating': 'terminating',
-  'pvc-skipped': 'skipped',
-  'pvc-failed': 'failed',
+/** The events of each kind of job: the one that says an item is under way, and those that end it. */
+const EVENTS_OF: Record<
+  JobKind,
+  {
+    underWay: PruneEvent['type'];
+    final: Partial<Record<PruneEvent['type'], PvcState>>;
+  }
+> = {
+  prune: {
+    underWay: 'pvc-deleting',
+    final: {
+      'pvc-deleted': 'deleted',
+      'pvc-terminating': 'terminating',
+      'pvc-skipped': 'skipped',
+      'pvc-failed': 'failed',
+    },
+  },
+  // A reclaim job's items are volumes (in a prune, these events follow a deleted claim's volume).
+  reclaim: {
+    underWay: 'volume-reclaiming',
+    final: {
+      'volume-deleted': 'deleted',
+      'volume-released': 'terminating',
+      'volume-skipped': 'skipped',
+      'volume-failed': 'failed',
+    },
+  },
 };
 
-function applyToPvc(pvc: PvcProgress, event: PruneEvent): PvcProgress {
+function applyToPvc(
+  pvc: PvcProgress,
+  event: PruneEvent,
+  kind: JobKind,
+): PvcProgress {
+  const { underWay, final: FINAL } = EVENTS_OF[kind];
   const outcome = event.outcome;
   const next: PvcProgress = { ...pvc, message: event.message };
   if (outcome?.bytes !== undefined) next.bytes = outcome.bytes;
@@ -70,7 +98,7 @@ function applyToPvc(pvc: PvcProgress, event: PruneEvent): PvcProgress {
   if (final) {
     next.state = final;
     if (outcome?.reason) next.reason = outcome.reason;
-  } else if (event.type === 'pvc-deleting' && pvc.state === 'pending') {
+  } else if (event.type === underWay && pvc.state === 'pending') {
     next.state = 'deleting';
   }
   return next;
@@ -78,12 +106,13 @@ function applyToPvc(pvc: PvcProgress, event: PruneEvent): PvcProgress {
 
 /**
  * Folds a job's events into per-claim progress: `done` counts the claims
- * with a pvc-deleted, pvc-terminating, pvc-skipped or pvc-failed event, over the confirmed
- * count. Events about claims that were not confirmed are listed after them.
+ * with a pvc-deleted, pvc-terminating, pvc-skipped or pvc-failed event (for
+ * a reclaim, the volumes with a volume-* one), over the confirmed count. Events about claims that were not confirmed are listed after them.
  */
 export function deriveProgress(
   confirmed: ConfirmedPvc[],
   events: PruneEvent[],
+  kind: JobKind = 'prune',
 ): PruneProgressState {
   const byName = new Map<string, PvcProgress>();
   for (const pvc of confirmed)
@@ -99,7 +128,7 @@ export function deriveProgress(
       uid: event.outcome?.uid ?? '',
       state: 'pending' as const,
     };
-    byName.set(event.pvc, applyToPvc(current, event));
+    byName.set(event.pvc, applyToPvc(current, event, kind));
   }
   const pvcs = [...byName.values()];
   const done = pvcs.filter(

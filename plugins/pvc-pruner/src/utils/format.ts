@@ -65,16 +65,31 @@ export function formatTime(iso: string | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
+/** What a job does: prunes claims, or reclaims Released volumes. */
+export type JobKind = 'prune' | 'reclaim';
+
+/** "Prune", "Dry run", "Reclaim" or "Dry run of a reclaim". */
+export function jobTitle(dryRun: boolean, kind?: JobKind): string {
+  if (kind === 'reclaim') return dryRun ? 'Dry run of a reclaim' : 'Reclaim';
+  return dryRun ? 'Dry run' : 'Prune';
+}
+
 /**
- * "4 deleted, 1 still terminating, 0 skipped, 0 failed": a job's counts as
- * the backend words them. Claims still terminating are named only when there
- * are some (`?? []`: an older backend replica may answer without them).
+ * "4 deleted, 1 still terminating, 0 skipped, 0 failed" (for a reclaim, "4
+ * reclaimed, 1 not seen deleted yet, …"): a job's counts as the backend words
+ * them. Those still terminating are named only when there are some (`?? []`:
+ * an older backend replica may answer without them).
  */
-export function summaryCounts(summary: PruneSummary, dryRun: boolean): string {
+export function summaryCounts(
+  summary: PruneSummary,
+  dryRun: boolean,
+  kind?: JobKind,
+): string {
   const terminating = summary.terminating ?? [];
-  return `${summary.deleted.length} ${
-    dryRun ? 'would be deleted' : 'deleted'
-  }, ${
-    terminating.length > 0 ? `${terminating.length} still terminating, ` : ''
+  const reclaim = kind === 'reclaim';
+  const done = reclaim ? 'reclaimed' : 'deleted';
+  const pending = reclaim ? 'not seen deleted yet' : 'still terminating';
+  return `${summary.deleted.length} ${dryRun ? `would be ${done}` : done}, ${
+    terminating.length > 0 ? `${terminating.length} ${pending}, ` : ''
   }${summary.skipped.length} skipped, ${summary.failed.length} failed`;
 }

@@ -54,6 +54,20 @@ export const ORDERS_DB_ORPHANS = [
 export const ALICE = 'user:default/alice';
 export const BOB = 'user:default/bob';
 
+/** A permission framework that denies alice one permission, and allows everything else. */
+export function aliceDenied(permission: string) {
+  const permissions = mockServices.permissions.mock();
+  permissions.authorize.mockImplementation(async (requests, options) => {
+    const user = (options.credentials.principal as { userEntityRef?: string })
+      .userEntityRef;
+    return requests.map(r => ({
+      result:
+        user === ALICE && r.permission.name === permission ? 'DENY' : 'ALLOW',
+    })) as any;
+  });
+  return permissions;
+}
+
 /** The catalog entity whose StatefulSet is the demo's shop/orders-db (`backstage.io/kubernetes-id: orders`). */
 export function component(
   name: string,

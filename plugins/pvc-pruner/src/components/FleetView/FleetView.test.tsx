@@ -13,7 +13,10 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
-import { makeStatefulSet } from '../../__testUtils__/fixtures';
+import {
+  makeReleasedVolume,
+  makeStatefulSet,
+} from '../../__testUtils__/fixtures';
 import { FleetView } from './FleetView';
 
 // Material UI tables in jsdom are slow on a busy machine.
@@ -239,6 +242,37 @@ describe('FleetView', () => {
       ),
     ).toBeInTheDocument();
     expect(api.fleetRequests).toEqual([{ limit: 500 }]);
+  });
+
+  it('says where the Retain volumes’ cost goes: into Released volumes once pruned, and to 0 once reclaimed there', async () => {
+    const api = new FakePvcPrunerApi();
+    const fleet = pricedFleet();
+    fleet.totals = {
+      ...fleet.totals,
+      retainedBytes: 200 * GIB,
+      retainedMonthlyCost: 34,
+    };
+    api.fleet = async () => fleet;
+    api.releasedVolumes = async () => ({
+      items: [makeReleasedVolume(2), makeReleasedVolume(3)],
+      truncated: false,
+      totals: { volumes: 2, bytes: 200 * GIB, monthlyCost: 34 },
+      errors: [],
+    });
+    await render(api);
+
+    expect(
+      await screen.findByText(/plus 200 GiB on Retain volumes/, {
+        selector: 'p',
+      }),
+    ).toHaveTextContent(
+      'plus 200 GiB on Retain volumes ($34.00 a month): a prune leaves their disks billed, under Released volumes below, until you reclaim them there',
+    );
+    expect(
+      await screen.findByText(/still billed until reclaimed/),
+    ).toHaveTextContent(
+      '2 Released volumes · 200 GiB ($34.00 a month) still billed until reclaimed. Pruned claims on Retain volumes land here; reclaiming brings this to 0.',
+    );
   });
 
   it('sorts by storage, cost and first sighting, both ways', async () => {

@@ -34,7 +34,7 @@ import {
   FleetTable,
   ownerTitle,
 } from '../FleetTable';
-import { UnownedPrune } from '../UnownedPrune';
+import { UnownedPrune, UnownedPruneButton } from '../UnownedPrune';
 import { LeftBehindFleet, leftBehindSummary } from '../LeftBehindFleet';
 import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
@@ -63,10 +63,9 @@ function TotalsLine(props: {
           · plus {formatBytes(totals.retainedBytes)} on Retain volumes
           {currency &&
             totals.retainedMonthlyCost !== undefined &&
-            ` (${formatMonthly(
-              totals.retainedMonthlyCost,
-              currency,
-            )}), still billed after a prune until their PersistentVolumes are deleted`}
+            ` (${formatMonthly(totals.retainedMonthlyCost, currency)})`}
+          : a prune leaves their disks billed, under Released volumes below,
+          until you reclaim them there
         </>
       )}
     </Typography>
@@ -148,16 +147,11 @@ export function FleetView() {
         ? {
             title: 'Prune',
             render: s => (
-              <Button
-                size="small"
-                variant="outlined"
-                color="secondary"
-                disabled={pruning.includes(keyOf(s))}
-                onClick={() => setPruning(open => [...open, keyOf(s)])}
-                aria-label={`Prune unowned ${s.namespace}/${s.name} in ${s.cluster}`}
-              >
-                Prune…
-              </Button>
+              <UnownedPruneButton
+                open={pruning.includes(keyOf(s))}
+                onOpen={() => setPruning(open => [...open, keyOf(s)])}
+                label={`Prune unowned ${s.namespace}/${s.name} in ${s.cluster}`}
+              />
             ),
             detail: s =>
               pruning.includes(keyOf(s)) ? (
@@ -320,7 +314,7 @@ export function FleetView() {
             }))}
           />
         )}
-        <LeftBehindFleet fleet={fleet} currency={currency} />
+        <LeftBehindFleet fleet={fleet} currency={currency} onPruned={retry} />
         {unowned && (
           <Box mt={4} component="section" aria-label="Unowned">
             <Typography variant="h6" component="h3">

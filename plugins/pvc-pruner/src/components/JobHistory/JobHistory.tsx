@@ -124,7 +124,7 @@ function JobRow({ job }: { job: PruneJob }) {
           </Typography>
           {finished && (
             <Typography variant="body2" className={classes.muted}>
-              {summaryCounts(job.summary, job.dryRun)}
+              {summaryCounts(job.summary, job.dryRun, job.kind)}
             </Typography>
           )}
         </Box>

@@ -1,7 +1,10 @@
 import { screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { FleetResponse } from 'backstage-plugin-pvc-pruner-common';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
+import { makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
+import { pruneButton } from '../../__testUtils__/pruneControls';
 import { LeftBehindFleet } from './LeftBehindFleet';
 
 const GiB = 2 ** 30;
@@ -88,5 +91,85 @@ describe('LeftBehindFleet', () => {
         name: 'Unowned claims of deleted StatefulSets',
       }),
     ).not.toBeInTheDocument();
+  });
+
+  it('prunes unowned claims of a deleted StatefulSet here, without an entity, for holders of the unowned prune', async () => {
+    const api = new FakePvcPrunerApi();
+    const strayDb = makeStatefulSet('stray-db', {
+      namespace: 'shop',
+      replicas: 0,
+      orphans: [makeOrphan('stray-db', 0)],
+    });
+    api.unownedOrphans = async () => ({
+      cluster: 'prod',
+      statefulSet: strayDb,
+      leftBehind: {
+        namespace: 'shop',
+        statefulSet: { name: 'stray-db', uid: 'uid-of-deleted-stray-db' },
+        evidence: 'lineage',
+        lastSeenAt: '2026-12-03T10:00:00.000Z',
+        claimants: [],
+        report: strayDb,
+      },
+    });
+    const onPruned = jest.fn();
+    await renderWithApis(
+      <LeftBehindFleet
+        fleet={{ ...fleet, unowned: { ...fleet.unowned!, prunable: true } }}
+        onPruned={onPruned}
+      />,
+      { api },
+    );
+    // Claimed ones are pruned from their entity's card.
+    expect(
+      screen.queryByRole('button', { name: /invoices-db/ }),
+    ).not.toBeInTheDocument();
+    await userEvent.click(
+      screen.getByRole('button', {
+        name: 'Prune the claims deleted StatefulSet shop/stray-db left in prod',
+      }),
+    );
+
+    expect(
+      await screen.findByText(
+        'Left by StatefulSet stray-db, deleted; last seen 3 Dec',
+      ),
+    ).toBeInTheDocument();
+    expect(api.unownedRequests).toEqual([
+      {
+        cluster: 'prod',
+        namespace: 'shop',
+        statefulSet: 'stray-db',
+        leftBy: 'lineage',
+      },
+    ]);
+    await userEvent.click(pruneButton('stray-db'));
+    const dialog = screen.getByRole('dialog');
+    const confirm = within(dialog).getByRole('button', {
+      name: 'Delete 1 claim',
+    });
+    expect(confirm).toBeDisabled();
+    await userEvent.type(within(dialog).getByRole('textbox'), 'stray-db');
+    await userEvent.click(confirm);
+
+    expect(api.started).toHaveLength(1);
+    expect(api.started[0]).not.toHaveProperty('entityRef');
+    expect(api.started[0]).toMatchObject({
+      cluster: 'prod',
+      namespace: 'shop',
+      statefulSet: 'stray-db',
+      pvcs: [{ name: 'data-stray-db-0', uid: 'uid-data-stray-db-0' }],
+      leftBy: {
+        evidence: 'lineage',
+        statefulSetUid: 'uid-of-deleted-stray-db',
+      },
+    });
+  });
+
+  it('offers no prune to who lacks the unowned prune', async () => {
+    await renderWithApis(<LeftBehindFleet fleet={fleet} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    expect(screen.queryByRole('button', { name: /^Prune/ })).toBeNull();
   });
 });

@@ -28,7 +28,11 @@ export function shortDate(iso: string, now = new Date()): string {
 }
 
 /** What says whose the claims were: their lineage, or only their name and labels. */
-function GroupHeader(props: { group: LeftBehindGroup; entityRef: string }) {
+export function LeftBehindGroupHeader(props: {
+  group: LeftBehindGroup;
+  /** The entity whose card shows it; none on the fleet page's Unowned. */
+  entityRef?: string;
+}) {
   const { group, entityRef } = props;
   const classes = useStyles();
   const name = group.statefulSet.name;
@@ -79,6 +83,14 @@ function GroupHeader(props: { group: LeftBehindGroup; entityRef: string }) {
       </Typography>
     </Box>
   );
+}
+
+/** What a prune of the group's claims names them by. */
+export function leftByOf(group: LeftBehindGroup) {
+  return {
+    evidence: group.evidence,
+    ...(group.statefulSet.uid ? { statefulSetUid: group.statefulSet.uid } : {}),
+  };
 }
 
 /** Props of {@link LeftBehindSection}. */
@@ -158,13 +170,13 @@ export function LeftBehindSection(props: LeftBehindSectionProps) {
                   cluster={c.cluster}
                   statefulSet={group.report}
                   pruneDeniedReason={pruneDeniedReason}
-                  header={<GroupHeader group={group} entityRef={entityRef} />}
-                  leftBy={{
-                    evidence: group.evidence,
-                    ...(group.statefulSet.uid
-                      ? { statefulSetUid: group.statefulSet.uid }
-                      : {}),
-                  }}
+                  header={
+                    <LeftBehindGroupHeader
+                      group={group}
+                      entityRef={entityRef}
+                    />
+                  }
+                  leftBy={leftByOf(group)}
                 />
               ))}
           </Box>

@@ -1,4 +1,6 @@
 export {
+  LeftBehindGroupHeader,
   LeftBehindSection,
+  leftByOf,
   type LeftBehindSectionProps,
 } from './LeftBehindSection';

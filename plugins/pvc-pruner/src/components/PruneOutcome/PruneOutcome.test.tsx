@@ -162,4 +162,67 @@ describe('PruneOutcome', () => {
     ).toBeInTheDocument();
     expect(screen.queryByText('Prune finished')).not.toBeInTheDocument();
   });
+
+  it("speaks of a reclaim job's volumes: reclaimed and gone, skipped with why, failed with the volume's status message", () => {
+    const volume = (name: string, overrides: Partial<PvcOutcome> = {}) => ({
+      name,
+      uid: `uid-${name}`,
+      bytes: 10 * GiB,
+      volume: {
+        name,
+        reclaimPolicy: 'Delete' as const,
+        fate: 'deleted' as const,
+      },
+      ...overrides,
+    });
+    render(
+      <PruneOutcome
+        dryRun={false}
+        status="failed"
+        reason="pvc-3: its provisioner could not delete it"
+        jobKind="reclaim"
+        summary={{
+          ...emptyPruneSummary(),
+          deleted: [volume('pvc-1')],
+          skipped: [
+            volume('pvc-2', {
+              reason: 'it is Bound, not Released to a claim',
+            }),
+          ],
+          failed: [
+            volume('pvc-3', {
+              reason:
+                'its provisioner could not delete it, and it went Failed: disk vol-3 is attached',
+            }),
+          ],
+          bytesReclaimed: 10 * GiB,
+        }}
+      />,
+    );
+    expect(screen.getByRole('alert')).toHaveTextContent(
+      'Reclaim failed: pvc-3: its provisioner could not delete it',
+    );
+    expect(screen.getByRole('alert')).toHaveTextContent(
+      '1 reclaimed, 1 skipped, 1 failed',
+    );
+    expect(screen.getByText('Reclaimed (1)')).toBeInTheDocument();
+    expect(screen.queryByText(/^Deleted/)).not.toBeInTheDocument();
+    expect(screen.getByText('pvc-1 — 10 GiB')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'PersistentVolume gone: its provisioner deleted its disk',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText('Skipped (1)')).toBeInTheDocument();
+    expect(
+      screen.getByText('it is Bound, not Released to a claim'),
+    ).toBeInTheDocument();
+    expect(screen.getByText('Failed (1)')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'its provisioner could not delete it, and it went Failed: disk vol-3 is attached',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText(/across 1 volume\.$/)).toBeInTheDocument();
+  });
 });

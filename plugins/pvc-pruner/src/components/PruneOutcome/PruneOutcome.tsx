@@ -19,7 +19,13 @@ import {
   SnapshotEntry,
   useSnapshotActions,
 } from '../../hooks/SnapshotActionsContext';
-import { formatTime, plural, summaryCounts } from '../../utils/format';
+import {
+  JobKind,
+  formatTime,
+  jobTitle,
+  plural,
+  summaryCounts,
+} from '../../utils/format';
 import { ReleasedVolumesOffer } from '../ReleasedVolumesOffer';
 
 /** Props of {@link PruneOutcome}. */
@@ -33,7 +39,7 @@ export interface PruneOutcomeProps {
   /** The entity the prune went through: its Released volumes are offered for reclaiming. */
   entityRef?: string;
   /** `reclaim`: the job reclaimed Released volumes (its outcomes are volumes). */
-  jobKind?: 'prune' | 'reclaim';
+  jobKind?: JobKind;
 }
 
 function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
@@ -54,17 +60,68 @@ function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
   }
 }
 
-function abortedProgress(dryRun: boolean, deleted: PvcOutcome[]): string {
+function abortedProgress(
+  dryRun: boolean,
+  deleted: PvcOutcome[],
+  words: OutcomeWords,
+): string {
   const names = deleted.map(d => d.name).join(', ');
   if (dryRun) {
     return deleted.length > 0
-      ? `Found deletable before it stopped: ${names}.`
-      : 'It found nothing deletable before it stopped.';
+      ? `Found ${words.doable} before it stopped: ${names}.`
+      : `It found nothing ${words.doable} before it stopped.`;
   }
   return deleted.length > 0
-    ? `Already deleted before it stopped: ${names}.`
-    : 'Nothing was deleted before it stopped.';
+    ? `Already ${words.done} before it stopped: ${names}.`
+    : `Nothing was ${words.done} before it stopped.`;
 }
+
+/** What a reclaim did to one volume: gone, its disk deleted by its provisioner. */
+function reclaimedFate(dryRun: boolean): string {
+  return dryRun
+    ? 'its reclaim policy would be set to Delete, and its provisioner would delete the PersistentVolume and its disk'
+    : 'PersistentVolume gone: its provisioner deleted its disk';
+}
+
+/** How an outcome speaks of what its job handled: claims a prune deleted, or volumes a reclaim reclaimed. */
+interface OutcomeWords {
+  /** What each item is. */
+  item: string;
+  /** Done to an item: "deleted", "reclaimed". */
+  done: string;
+  /** What a dry run found: "deletable", "reclaimable". */
+  doable: string;
+  /** The title of those not done yet. */
+  notYet: string;
+  /** What became of one done. */
+  fate: (o: PvcOutcome, dryRun: boolean) => string;
+  /** Why one is not done yet. */
+  pending: (o: PvcOutcome) => string;
+}
+
+const WORDS: Record<JobKind, OutcomeWords> = {
+  prune: {
+    item: 'claim',
+    done: 'deleted',
+    doable: 'deletable',
+    notYet: 'Still terminating, not deleted',
+    fate: volumeFate,
+    pending: o =>
+      `${describeFinalizers(
+        o.finalizers ?? [],
+      )}: its deletion was accepted, and the claim and its disk stay until it finishes`,
+  },
+  reclaim: {
+    item: 'volume',
+    done: 'reclaimed',
+    doable: 'reclaimable',
+    notYet: 'Not seen deleted yet',
+    fate: (_o, dryRun) => reclaimedFate(dryRun),
+    pending: o =>
+      o.reason ??
+      'its reclaim policy is Delete, but its provisioner had not deleted it yet',
+  },
+};
 
 function OutcomeList(props: {
   title: string;
@@ -188,21 +245,20 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
   );
 }
 
-/** "Prune", "Dry run", "Reclaim" or "Dry run of a reclaim". */
-function jobTitle(dryRun: boolean, jobKind?: 'prune' | 'reclaim'): string {
-  if (jobKind === 'reclaim') return dryRun ? 'Dry run of a reclaim' : 'Reclaim';
-  return dryRun ? 'Dry run' : 'Prune';
+function capitalized(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
 }
 
 /**
  * The end of a prune: what was deleted (and what became of each volume),
  * what is still terminating and what holds it, what was skipped and why,
  * what failed, each claim's snapshot (or why it has none), and the bytes
- * reclaimed. An
- * aborted job leads with its reason and what it had already deleted.
+ * reclaimed. An aborted job leads with its reason and what it had already
+ * deleted. A reclaim job's outcome speaks of the volumes it reclaimed.
  */
 export function PruneOutcome(props: PruneOutcomeProps) {
   const { dryRun, status, reason, summary, listDeleted = true } = props;
+  const words = WORDS[props.jobKind ?? 'prune'];
   const released = dryRun
     ? []
     : summary.deleted.flatMap(o =>
@@ -210,7 +266,7 @@ export function PruneOutcome(props: PruneOutcomeProps) {
       );
   const { deleted, skipped, failed, bytesReclaimed } = summary;
   const terminating = summary.terminating ?? [];
-  const counts = summaryCounts(summary, dryRun);
+  const counts = summaryCounts(summary, dryRun, props.jobKind);
   const reclaimed = `${formatBytes(bytesReclaimed)} ${
     dryRun ? 'would be reclaimed' : 'reclaimed'
   }`;
@@ -222,7 +278,7 @@ export function PruneOutcome(props: PruneOutcomeProps) {
           <AlertTitle>
             {kind} aborted{reason ? `: ${reason}` : ''}
           </AlertTitle>
-          {abortedProgress(dryRun, deleted)} {counts}.
+          {abortedProgress(dryRun, deleted, words)} {counts}.
         </Alert>
       )}
       {(status === 'failed' ||
@@ -247,27 +303,24 @@ export function PruneOutcome(props: PruneOutcomeProps) {
       )}
       {listDeleted && (
         <OutcomeList
-          title={`${dryRun ? 'Would be deleted' : 'Deleted'} (${
-            deleted.length
-          })`}
+          title={`${
+            dryRun ? `Would be ${words.done}` : capitalized(words.done)
+          } (${deleted.length})`}
           items={deleted}
-          describe={o => volumeFate(o, dryRun)}
+          describe={o => words.fate(o, dryRun)}
         />
       )}
       <OutcomeList
-        title={`Still terminating, not deleted (${terminating.length})`}
+        title={`${words.notYet} (${terminating.length})`}
         items={terminating}
-        describe={o =>
-          `${describeFinalizers(
-            o.finalizers ?? [],
-          )}: its deletion was accepted, and the claim and its disk stay until it finishes`
-        }
+        describe={words.pending}
       />
       <SnapshotList summary={summary} dryRun={dryRun} />
       <ReasonList title="Skipped" items={skipped} />
       <ReasonList title="Failed" items={failed} />
       <Typography variant="body2">
-        <strong>{reclaimed}</strong> across {plural(deleted.length, 'claim')}.
+        <strong>{reclaimed}</strong> across {plural(deleted.length, words.item)}
+        .
       </Typography>
       {props.entityRef && released.length > 0 && (
         <ReleasedVolumesOffer

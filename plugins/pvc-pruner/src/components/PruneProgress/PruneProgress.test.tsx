@@ -241,4 +241,84 @@ describe('PruneProgress', () => {
     );
     expect(screen.getByText('Aborted')).toBeInTheDocument();
   });
+
+  it('follows a reclaim job by its volumes, and ends with what became of each', async () => {
+    const api = new FakePvcPrunerApi();
+    const reclaimed = {
+      name: 'pvc-1',
+      uid: 'uid-pvc-1',
+      bytes: 10 * GiB,
+      volume: {
+        name: 'pvc-1',
+        reclaimPolicy: 'Delete' as const,
+        fate: 'deleted' as const,
+      },
+    };
+    const skipped = {
+      name: 'pvc-2',
+      uid: 'uid-pvc-2',
+      reason: 'its claim exists again',
+    };
+    api.jobs = [
+      makeJob({
+        kind: 'reclaim',
+        status: 'succeeded',
+        summary: {
+          deleted: [reclaimed],
+          terminating: [],
+          skipped: [skipped],
+          failed: [],
+          bytesReclaimed: 10 * GiB,
+        },
+      }),
+    ];
+    const event = eventFactory();
+    await renderWithApis(
+      <PruneProgress
+        job={{
+          ...job,
+          kind: 'reclaim',
+          pvcs: [
+            { name: 'pvc-1', uid: 'uid-pvc-1' },
+            { name: 'pvc-2', uid: 'uid-pvc-2' },
+          ],
+        }}
+        entityRef="component:default/shop"
+      />,
+      { api },
+    );
+    const volumesDone = () =>
+      screen.getByRole('progressbar', {
+        name: 'Reclaim of 2 Released volumes of shop/db: volumes done',
+      });
+    act(() =>
+      api.emit(
+        event('job-started'),
+        event('volume-reclaiming', { pvc: 'pvc-1' }),
+        event('volume-deleted', { pvc: 'pvc-1', outcome: reclaimed }),
+      ),
+    );
+    expect(volumesDone()).toHaveAttribute('aria-valuenow', '50');
+    expect(screen.getByText('1 of 2 volumes done')).toBeInTheDocument();
+    act(() =>
+      api.emit(
+        event('volume-skipped', { pvc: 'pvc-2', outcome: skipped }),
+        event('job-finished', { status: 'succeeded' }),
+      ),
+    );
+    expect(await screen.findByText('Reclaim finished')).toBeInTheDocument();
+    expect(volumesDone()).toHaveAttribute('aria-valuenow', '100');
+    expect(await screen.findByText('Reclaimed (1)')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        'PersistentVolume gone: its provisioner deleted its disk',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText('its claim exists again')).toBeInTheDocument();
+    // No claim table, and no offer to reclaim what a reclaim just did.
+    expect(
+      screen.queryByRole('table', { name: 'Claim progress' }),
+    ).not.toBeInTheDocument();
+    expect(screen.queryByText(/Deleted/)).not.toBeInTheDocument();
+  });
 });

@@ -18,6 +18,7 @@ import {
 } from '../../state/pruneProgressReducer';
 import { useJobStream } from '../../hooks/useJobStream';
 import { describeError } from '../../utils/errors';
+import { jobTitle, plural } from '../../utils/format';
 import { EventLog } from '../EventLog';
 import { JobStatusLabel } from '../JobStatusLabel';
 import { PruneOutcome } from '../PruneOutcome';
@@ -54,8 +55,8 @@ export function PruneProgress(props: PruneProgressProps) {
   const api = useApi(pvcPrunerApiRef);
   const stream = useJobStream(job.id);
   const progress = useMemo(
-    () => deriveProgress(job.pvcs, stream.events),
-    [job.pvcs, stream.events],
+    () => deriveProgress(job.pvcs, stream.events, job.kind),
+    [job.pvcs, stream.events, job.kind],
   );
   const finished = progress.status !== undefined;
 
@@ -74,8 +75,13 @@ export function PruneProgress(props: PruneProgressProps) {
   const status = progress.status ?? (progress.started ? 'running' : 'queued');
   const percent =
     progress.total > 0 ? Math.round((progress.done / progress.total) * 100) : 0;
-  const kind = job.dryRun ? 'Dry run' : 'Prune';
-  const label = `${kind} of ${job.namespace}/${job.statefulSet}`;
+  const reclaim = job.kind === 'reclaim';
+  const kind = jobTitle(job.dryRun, job.kind);
+  const label = reclaim
+    ? `${kind} of ${plural(job.pvcs.length, 'Released volume')} of ${
+        job.namespace
+      }/${job.statefulSet}`
+    : `${kind} of ${job.namespace}/${job.statefulSet}`;
 
   return (
     <Paper
@@ -101,10 +107,11 @@ export function PruneProgress(props: PruneProgressProps) {
         <LinearProgress
           variant="determinate"
           value={percent}
-          aria-label={`${label}: claims done`}
+          aria-label={`${label}: ${reclaim ? 'volumes' : 'claims'} done`}
         />
         <Typography variant="body2" role="status">
-          {progress.done} of {progress.total} claims done
+          {progress.done} of {progress.total} {reclaim ? 'volumes' : 'claims'}{' '}
+          done
         </Typography>
       </Box>
       {finished && (
@@ -119,12 +126,16 @@ export function PruneProgress(props: PruneProgressProps) {
                 : progress.finishedEvent?.message)
             }
             summary={details.value?.summary ?? summaryFromProgress(progress)}
-            listDeleted={false}
-            entityRef={props.entityRef}
+            // A reclaim lists its volumes here: the claim table below is for prunes.
+            listDeleted={reclaim}
+            entityRef={reclaim ? undefined : props.entityRef}
+            jobKind={job.kind}
           />
         </Box>
       )}
-      <PvcProgressTable pvcs={progress.pvcs} dryRun={job.dryRun} />
+      {!reclaim && (
+        <PvcProgressTable pvcs={progress.pvcs} dryRun={job.dryRun} />
+      )}
       {stream.error && (
         <Box mt={2}>
           <Alert severity="warning">

@@ -35,7 +35,7 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
       name: 'Released volumes',
     });
     expect(screen.getByText(/still billed until reclaimed/).textContent).toBe(
-      '2 Released volumes · 200 GiB ($34.00 a month) still billed until reclaimed',
+      '2 Released volumes · 200 GiB ($34.00 a month) still billed until reclaimed. Pruned claims on Retain volumes land here; reclaiming brings this to 0.',
     );
     const [, owned, unowned] = within(table).getAllByRole('row');
     expect(owned).toHaveTextContent('pvc-2');
@@ -80,7 +80,7 @@ describe('ReleasedVolumesSection, on the fleet page', () => {
     );
     expect(await screen.findByText('None.')).toBeInTheDocument();
     expect(screen.getByText(/still billed until reclaimed/).textContent).toBe(
-      '0 Released volumes · 0 B still billed until reclaimed',
+      '0 Released volumes · 0 B still billed until reclaimed. Pruned claims on Retain volumes land here; reclaiming brings this to 0.',
     );
   });
 });

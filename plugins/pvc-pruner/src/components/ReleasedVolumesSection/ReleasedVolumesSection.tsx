@@ -93,7 +93,8 @@ export function ReleasedVolumesSection(props: ReleasedVolumesSectionProps) {
           {currency && totals.monthlyCost !== undefined && (
             <> ({formatMonthly(totals.monthlyCost, currency)})</>
           )}{' '}
-          still billed until reclaimed
+          still billed until reclaimed. Pruned claims on Retain volumes land
+          here; reclaiming brings this to 0.
         </Typography>
         {truncated && (
           <Typography variant="body2" color="textSecondary">

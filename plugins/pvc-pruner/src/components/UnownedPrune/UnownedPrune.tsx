@@ -2,13 +2,18 @@ import { useCallback, useMemo, useRef } from 'react';
 import { Box, Button, Typography } from '@material-ui/core';
 import { Alert } from '@material-ui/lab';
 import { Progress } from '@backstage/core-components';
-import { FleetStatefulSet, PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import {
+  FleetStatefulSet,
+  LeftBehindEvidence,
+  PruneJob,
+} from 'backstage-plugin-pvc-pruner-common';
 import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { useActiveJobs } from '../../hooks/useActiveJobs';
 import { useUnownedOrphans } from '../../hooks/useUnownedOrphans';
 import { describeError } from '../../utils/errors';
 import { PricingProvider } from '../MonthlyCost';
 import { StatefulSetSection } from '../StatefulSetSection';
+import { LeftBehindGroupHeader, leftByOf } from '../LeftBehindSection';
 
 /** No entity, so no history to attach to: a prune is followed from where it starts. */
 const NO_HISTORY: PruneJob[] = [];
@@ -16,7 +21,10 @@ const NO_HISTORY: PruneJob[] = [];
 /** Props of {@link UnownedPrune}. */
 export interface UnownedPruneProps {
   /** The fleet page's row of the StatefulSet. */
-  statefulSet: Pick<FleetStatefulSet, 'cluster' | 'namespace' | 'name'>;
+  statefulSet: Pick<FleetStatefulSet, 'cluster' | 'namespace' | 'name'> & {
+    /** The claims a deleted StatefulSet of that name left, known by this evidence. */
+    evidence?: LeftBehindEvidence;
+  };
   /** Closes the panel; `pruned` when a prune or dry run finished in it. */
   onClose: (pruned: boolean) => void;
 }
@@ -25,7 +33,8 @@ export interface UnownedPruneProps {
  * Prunes a StatefulSet that no catalog entity claims, from the fleet page:
  * loads it live, then shows the card's section for it (orphans, kept
  * claims, dry run, typed confirmation, live progress), pruning without an
- * entity.
+ * entity. With `evidence`, the same for the claims a deleted StatefulSet
+ * left (pruned with `leftBy`).
  */
 export function UnownedPrune(props: UnownedPruneProps) {
   const { statefulSet: row, onClose } = props;
@@ -34,6 +43,7 @@ export function UnownedPrune(props: UnownedPruneProps) {
     cluster: row.cluster,
     namespace: row.namespace,
     statefulSet: row.name,
+    leftBy: row.evidence,
   });
   const { start, finish, dismiss, jobs } = useActiveJobs(NO_HISTORY);
   const pruned = useRef(false);
@@ -51,6 +61,7 @@ export function UnownedPrune(props: UnownedPruneProps) {
     [jobs, start, finished, dismiss],
   );
 
+  const group = state.value?.leftBehind;
   let body;
   if (state.error && !state.value) {
     body = (
@@ -69,6 +80,10 @@ export function UnownedPrune(props: UnownedPruneProps) {
             cluster={state.value.cluster}
             statefulSet={state.value.statefulSet}
             snapshots={state.value.snapshots}
+            {...(group && {
+              header: <LeftBehindGroupHeader group={group} />,
+              leftBy: leftByOf(group),
+            })}
           />
         </PricingProvider>
       </ActiveJobsProvider>
@@ -82,7 +97,8 @@ export function UnownedPrune(props: UnownedPruneProps) {
     >
       <Box display="flex" alignItems="center" justifyContent="space-between">
         <Typography variant="subtitle1" component="h4">
-          Cluster {row.cluster} · no catalog entity claims {name}
+          Cluster {row.cluster} · no catalog entity claims{' '}
+          {row.evidence ? `the claims deleted StatefulSet ${name} left` : name}
         </Typography>
         <Button
           size="small"
@@ -100,5 +116,26 @@ export function UnownedPrune(props: UnownedPruneProps) {
       )}
       {body}
     </Box>
+  );
+}
+
+/** The fleet page's "Prune…" of an unowned row: opens its UnownedPrune, disabled while open. */
+export function UnownedPruneButton(props: {
+  open: boolean;
+  onOpen: () => void;
+  /** What it prunes, for screen readers. */
+  label: string;
+}) {
+  return (
+    <Button
+      size="small"
+      variant="outlined"
+      color="secondary"
+      disabled={props.open}
+      onClick={props.onOpen}
+      aria-label={props.label}
+    >
+      Prune…
+    </Button>
   );
 }

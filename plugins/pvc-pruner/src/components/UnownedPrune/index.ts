@@ -1,2 +1,2 @@
-export { UnownedPrune } from './UnownedPrune';
+export { UnownedPrune, UnownedPruneButton } from './UnownedPrune';
 export type { UnownedPruneProps } from './UnownedPrune';

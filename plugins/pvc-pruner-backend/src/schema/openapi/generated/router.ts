@@ -298,8 +298,19 @@ export const spec = {
         summary:
           "The orphans of a StatefulSet that no catalog entity claims, for the fleet page's Unowned section.",
         description:
-          'Needs `pvc-pruner.fleet.unowned.read`. A StatefulSet that some catalog entity\nclaims is a 403 naming the claimants: its claims are read from their cards.\n',
+          "Needs `pvc-pruner.fleet.unowned.read`. A StatefulSet that some catalog entity\nclaims is a 403 naming the claimants: its claims are read from their cards.\nWith `leftBy`, the claims a deleted StatefulSet of that name left (see\n`GET /v1/left-behind`) that no entity claims, in `leftBehind`, instead of a live\nStatefulSet's.\n",
         parameters: [
+          {
+            name: 'leftBy',
+            in: 'query',
+            allowReserved: true,
+            required: false,
+            description:
+              'Read the claims a deleted StatefulSet of that name left, known by this evidence.',
+            schema: {
+              $ref: '#/components/schemas/LeftBehindEvidence',
+            },
+          },
           {
             name: 'cluster',
             in: 'query',
@@ -1480,6 +1491,15 @@ export const spec = {
           },
           statefulSet: {
             $ref: '#/components/schemas/StatefulSetOrphans',
+          },
+          leftBehind: {
+            description:
+              "With `leftBy`, the deleted StatefulSet's group, whose `report` is `statefulSet`.",
+            allOf: [
+              {
+                $ref: '#/components/schemas/LeftBehindGroup',
+              },
+            ],
           },
           pricing: {
             $ref: '#/components/schemas/PricingSummary',

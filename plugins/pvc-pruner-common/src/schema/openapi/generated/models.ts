@@ -132,6 +132,9 @@ export interface paths {
      * The orphans of a StatefulSet that no catalog entity claims, for the fleet page's Unowned section.
      * Needs `pvc-pruner.fleet.unowned.read`. A StatefulSet that some catalog entity
      *     claims is a 403 naming the claimants: its claims are read from their cards.
+     *     With `leftBy`, the claims a deleted StatefulSet of that name left (see
+     *     `GET /v1/left-behind`) that no entity claims, in `leftBehind`, instead of a live
+     *     StatefulSet's.
      */
     get: operations['GetUnownedOrphans'];
     put?: never;
@@ -572,6 +575,8 @@ export interface components {
     UnownedOrphansResponse: {
       cluster: string;
       statefulSet: components['schemas']['StatefulSetOrphans'];
+      /** With `leftBy`, the deleted StatefulSet's group, whose `report` is `statefulSet`. */
+      leftBehind?: components['schemas']['LeftBehindGroup'];
       pricing?: components['schemas']['PricingSummary'];
       staleness?: components['schemas']['ClusterStaleness'];
       snapshots?: components['schemas']['SnapshotSettings'];
@@ -1838,6 +1843,8 @@ export interface operations {
   GetUnownedOrphans: {
     parameters: {
       query: {
+        /** Read the claims a deleted StatefulSet of that name left, known by this evidence. */
+        leftBy?: components['schemas']['LeftBehindEvidence'];
         cluster: string;
         namespace: components['schemas']['KubernetesName'];
         statefulSet: components['schemas']['KubernetesName'];
