@@ -9,8 +9,10 @@ import {
   KubeObject,
   KubeSim,
   LeaseWrite,
+  ReclaimPolicyChange,
   RecordedRequest,
   SnapshotRecord,
+  VolumeDeletion,
 } from 'kube-sim';
 import {
   PruneEvent,
@@ -21,6 +23,7 @@ import { BackendClient, PostOutcome } from './backendClient';
 import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
 import { chaos, cleanUp, seedCluster, settle } from './cluster';
 import { CatalogEntity } from './ownership';
+import { RECLAIM_AUDIT_EVENT } from './reclaimOracle';
 import { AuditEvent, Replica } from './replicas';
 import {
   ExtraConfirmation,
@@ -84,6 +87,10 @@ export interface ScenarioRun {
   leaseWrites: LeaseWrite[];
   /** Each VolumeSnapshot's life in the namespace, as the simulator recorded it. */
   snapshotEvents: SnapshotRecord[];
+  /** Every change of a volume's reclaim policy during the scenario (volumes have no namespace), as the simulator recorded it. */
+  policyChanges: ReclaimPolicyChange[];
+  /** Every volume deletion during the scenario, as the simulator recorded it. */
+  volumeDeletions: VolumeDeletion[];
   sent: SentPrune[];
   jobs: JobRecord[];
   finalClaims: KubeObject[];
@@ -552,7 +559,11 @@ export async function runScenario(
     .items.map(c => structuredClone(c));
   const audit = replicas
     .flatMap(r => r.auditEvents())
-    .filter(a => a.eventId === 'prune' && a.meta?.namespace === ns);
+    .filter(
+      a =>
+        (a.eventId === 'prune' || a.eventId === RECLAIM_AUDIT_EVENT) &&
+        a.meta?.namespace === ns,
+    );
   const inScenario = (r: { namespace?: string }) =>
     r.namespace === ns || r.namespace === undefined;
   const run: ScenarioRun = {
@@ -561,6 +572,8 @@ export async function runScenario(
     deletions: history.claimDeletions().filter(d => d.request.namespace === ns),
     leaseWrites: history.leaseWrites().filter(w => w.request.namespace === ns),
     snapshotEvents: history.snapshotEvents().filter(e => e.namespace === ns),
+    policyChanges: history.reclaimPolicyChanges(),
+    volumeDeletions: history.volumeDeletions(),
     sent,
     jobs,
     finalClaims,
@@ -628,6 +641,8 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     deletions: [],
     leaseWrites: [],
     snapshotEvents: [],
+    policyChanges: [],
+    volumeDeletions: [],
     sent: [],
     jobs: [],
     finalClaims: [],
