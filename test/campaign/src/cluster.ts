@@ -216,6 +216,14 @@ export async function seedCluster(sim: KubeSim, scenario: Scenario) {
       });
   }
   await settle(sim, 15000);
+  // `kubectl delete sts`: its pods go, its claims (whenDeleted: Retain) stay.
+  const deleted = scenario.statefulSets.filter(s => s.deletedBeforeScan);
+  for (const sts of deleted) {
+    const uid = store.get(STS, ns, sts.name)?.metadata.uid;
+    store.delete(STS, ns, sts.name, { propagationPolicy: 'Background' });
+    if (uid) await waitGone(sim, STS, ns, sts.name, uid);
+  }
+  if (deleted.length > 0) await settle(sim, 15000);
 }
 
 /** Applies `change` to the latest version, retrying on conflicts with the controllers. */
@@ -269,20 +277,43 @@ export const chaos = {
     });
   },
 
-  /** Deleted and created again under the same name: a new uid. */
-  async recreateStatefulSet(sim: KubeSim, scenario: Scenario, sts: string) {
+  /**
+   * Deleted and created again under the same name: a new uid, with the old
+   * one's spec and maybe `replicas` of its own, after `absentMs` gone.
+   */
+  async recreateStatefulSet(
+    sim: KubeSim,
+    scenario: Scenario,
+    sts: string,
+    change: { replicas?: number; absentMs?: number } = {},
+  ) {
     const old = sim.store.get(STS, scenario.namespace, sts);
     if (!old) return;
     const spec = structuredClone(old.spec);
+    if (change.replicas !== undefined) spec.replicas = change.replicas;
     sim.store.delete(STS, scenario.namespace, sts, {
       propagationPolicy: 'Background',
     });
     if (await waitGone(sim, STS, scenario.namespace, sts, old.metadata.uid)) {
-      const plan = scenario.statefulSets.find(s => s.name === sts)!;
-      const fresh = statefulSetManifest(plan, scenario.namespace);
-      fresh.spec = spec;
-      sim.store.create(STS, fresh);
+      if (change.absentMs) await sleep(change.absentMs);
+      chaos.createStatefulSet(sim, scenario, sts, spec.replicas, spec);
     }
+  },
+
+  /** Created (again) under its plan's name, as a user re-applying its manifest would: a new uid. */
+  createStatefulSet(
+    sim: KubeSim,
+    scenario: Scenario,
+    sts: string,
+    replicas: number,
+    spec?: KubeObject['spec'],
+  ) {
+    if (sim.store.get(STS, scenario.namespace, sts)) return;
+    const plan = scenario.statefulSets.find(s => s.name === sts)!;
+    const fresh = statefulSetManifest(plan, scenario.namespace);
+    if (spec) fresh.spec = spec;
+    fresh.spec.replicas = replicas;
+    sim.store.create(STS, fresh);
   },
 
   /** An orphan deleted and created again under the same name: a new uid. */

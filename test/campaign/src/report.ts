@@ -161,11 +161,23 @@ export function formatReport(
       merge(r => r.judgement.snapshots.keptBecause),
     )}`,
   );
+  add(
+    `Deletions judged against a StatefulSet of the claim's name deleted or re-created after the prune was sent: ${sum(
+      r => r.judgement.newStatefulSetJudged,
+    )}`,
+  );
+  add(
+    `Volume reclaims judged (a replica set a volume's reclaim policy to Delete): ${sum(
+      r => r.judgement.reclaims.reclaims,
+    )} (${sum(
+      r => r.judgement.reclaims.deletedAfter,
+    )} then deleted by their provisioner within the scenario)`,
+  );
   add('Violations by invariant:');
   const all: Violation[] = results.flatMap(r => r.judgement.violations);
   for (const invariant of INVARIANTS)
     add(
-      `  ${invariant.padEnd(44)} ${
+      `  ${invariant.padEnd(58)} ${
         all.filter(v => v.invariant === invariant).length
       }`,
     );

@@ -253,6 +253,19 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
     );
   if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
     count("cluster: a StatefulSet whose claims' names fit another's");
+  for (const s of scenario.statefulSets)
+    if (s.deletedBeforeScan)
+      count('cluster: StatefulSet deleted before the scan, claims left');
+  for (const c of scenario.chaos)
+    if (
+      c.kind === 'recreate-statefulset' &&
+      (c.replicas ?? c.absentMs) !== undefined
+    )
+      count(
+        `chaos: recreate-statefulset${
+          c.replicas !== undefined ? ', more replicas' : ''
+        }${c.absentMs !== undefined ? ', gone a while' : ''}`,
+      );
 }
 
 function usable(ctx: RunContext) {
@@ -393,7 +406,19 @@ export async function runScenario(
       else if (event.kind === 'set-start')
         chaos.setStart(sim, ns, event.statefulSet, event.start);
       else if (event.kind === 'recreate-statefulset')
-        await chaos.recreateStatefulSet(sim, scenario, event.statefulSet);
+        await chaos.recreateStatefulSet(
+          sim,
+          scenario,
+          event.statefulSet,
+          event,
+        );
+      else if (event.kind === 'create-statefulset')
+        chaos.createStatefulSet(
+          sim,
+          scenario,
+          event.statefulSet,
+          event.replicas,
+        );
       else if (event.kind === 'recreate-orphan')
         await chaos.recreateClaim(sim, scenario, event.claim);
       else if (event.kind === 'mount-orphan')

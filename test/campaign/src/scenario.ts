@@ -34,6 +34,11 @@ export interface StatefulSetPlan {
     whenScaled: 'Retain' | 'Delete';
     whenDeleted: 'Retain' | 'Delete';
   };
+  /**
+   * Deleted once the cluster is seeded, before the user scans: with
+   * `whenDeleted: Retain` its claims are left behind (`kubectl delete sts`).
+   */
+  deletedBeforeScan?: boolean;
 }
 
 /**
@@ -124,7 +129,18 @@ export interface SnapshotBehaviourPlan {
 export type ChaosEvent = { atMs: number } & (
   | { kind: 'scale'; statefulSet: string; replicas: number }
   | { kind: 'set-start'; statefulSet: string; start: number }
-  | { kind: 'recreate-statefulset'; statefulSet: string }
+  /**
+   * Deleted and created again under its name (a new uid), with its spec;
+   * `replicas` changes the new one's, and it stays gone for `absentMs` first.
+   */
+  | {
+      kind: 'recreate-statefulset';
+      statefulSet: string;
+      replicas?: number;
+      absentMs?: number;
+    }
+  /** A StatefulSet deleted before the scan is created again under its name (a new uid): it takes back the claims its ordinals name. */
+  | { kind: 'create-statefulset'; statefulSet: string; replicas: number }
   | { kind: 'recreate-orphan'; claim: string }
   | { kind: 'mount-orphan'; claim: string }
   | { kind: 'create-autoscaler'; autoscaler: AutoscalerPlan }
@@ -441,7 +457,73 @@ export function generateScenario(
   drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
   drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
   drawSnapshots(new Random(seed ^ 0x3c6ef372), scenario, orphans);
+  drawStatefulSetLifecycle(new Random(seed ^ 0x7f4a7c15), scenario, target);
   return scenario;
+}
+
+/**
+ * StatefulSets deleted and created again under their name (issue 19): the
+ * target re-created while its jobs run, maybe with more replicas and after
+ * a while gone; and a StatefulSet deleted before the user scans, whose
+ * claims are left behind (`whenDeleted: Retain`, Kubernetes' default),
+ * sometimes created again under its name while the jobs run, so that its
+ * ordinals take back the claims they name. The left-behind claims'
+ * volumes are often Retain: what a prune of them leaves Released.
+ */
+function drawStatefulSetLifecycle(
+  random: Random,
+  scenario: Scenario,
+  target: string,
+) {
+  const sts = scenario.statefulSets.find(s => s.name === target)!;
+  if (random.chance(0.3)) {
+    scenario.chaos.push({
+      atMs: random.int(0, 1200),
+      kind: 'recreate-statefulset',
+      statefulSet: target,
+      ...(random.chance(0.5)
+        ? { replicas: sts.replicas + random.int(1, 3) }
+        : {}),
+      ...(random.chance(0.5) ? { absentMs: random.int(100, 1500) } : {}),
+    });
+  }
+  const free = BASES.filter(
+    b => !scenario.statefulSets.some(s => s.name === b),
+  );
+  if (free.length > 0 && random.chance(0.35)) {
+    const name = random.pick(free);
+    const replicas = random.int(1, 3);
+    const left: StatefulSetPlan = {
+      name,
+      team: 'checkout',
+      templates: TEMPLATES.slice(0, random.int(1, 2)),
+      start: 0,
+      replicas,
+      claimOrdinals: Array.from(
+        { length: replicas + random.int(0, 2) },
+        (_, i) => i,
+      ),
+      podManagementPolicy: 'Parallel',
+      retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+      deletedBeforeScan: true,
+    };
+    scenario.statefulSets.push(left);
+    for (const ordinal of left.claimOrdinals)
+      for (const template of left.templates)
+        scenario.claims.push({
+          name: claimName(template, name, ordinal),
+          reclaimPolicy: random.chance(0.5) ? 'Retain' : 'Delete',
+          foreignFinalizer: false,
+        });
+    if (random.chance(0.4))
+      scenario.chaos.push({
+        atMs: random.int(0, 1200),
+        kind: 'create-statefulset',
+        statefulSet: name,
+        replicas: replicas + random.int(0, 2),
+      });
+  }
+  scenario.chaos.sort((a, b) => a.atMs - b.atMs);
 }
 
 const OTHER_OWNERS = [
