@@ -49,6 +49,7 @@ export const SNAPSHOT_CLASS_MAP: Record<string, string> = {
 };
 const SNAPSHOTS = 'snapshot.storage.k8s.io/volumesnapshots';
 const CLAIMS = 'persistentvolumeclaims';
+const VOLUMES = 'persistentvolumes';
 const STS = 'apps/statefulsets';
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
@@ -169,6 +170,7 @@ function claimManifest(plan: ClaimPlan, namespace: string) {
             ],
     },
     namespace,
+    plan.labels,
   );
   if (plan.foreignFinalizer) claim.metadata.finalizers = [FOREIGN_FINALIZER];
   return claim;
@@ -216,11 +218,15 @@ export async function seedCluster(sim: KubeSim, scenario: Scenario) {
       });
   }
   await settle(sim, 15000);
-  // `kubectl delete sts`: its pods go, its claims (whenDeleted: Retain) stay.
+}
+
+/** `kubectl delete sts` of the StatefulSets deleted before the scan: their pods go, their claims (whenDeleted: Retain) stay. */
+export async function deleteBeforeScan(sim: KubeSim, scenario: Scenario) {
+  const ns = scenario.namespace;
   const deleted = scenario.statefulSets.filter(s => s.deletedBeforeScan);
   for (const sts of deleted) {
-    const uid = store.get(STS, ns, sts.name)?.metadata.uid;
-    store.delete(STS, ns, sts.name, { propagationPolicy: 'Background' });
+    const uid = sim.store.get(STS, ns, sts.name)?.metadata.uid;
+    sim.store.delete(STS, ns, sts.name, { propagationPolicy: 'Background' });
     if (uid) await waitGone(sim, STS, ns, sts.name, uid);
   }
   if (deleted.length > 0) await settle(sim, 15000);
@@ -230,7 +236,7 @@ export async function seedCluster(sim: KubeSim, scenario: Scenario) {
 function mutate(
   sim: KubeSim,
   resource: string,
-  namespace: string,
+  namespace: string | undefined,
   name: string,
   change: (obj: KubeObject) => void,
 ) {
@@ -388,6 +394,53 @@ export const chaos = {
     return unsubscribe;
   },
 
+  /**
+   * A Released volume handed to a new claim, as an administrator re-uses a
+   * Retain volume: its claimRef pre-bound to claim `claim` (no uid yet),
+   * and that claim created naming the volume; the binder binds them.
+   */
+  rebindVolume(sim: KubeSim, ns: string, volume: string, claim: string) {
+    const pv = sim.store.get(VOLUMES, undefined, volume);
+    if (!pv || pv.metadata.deletionTimestamp) return false;
+    mutate(sim, VOLUMES, undefined, volume, o => {
+      o.spec.claimRef = {
+        kind: 'PersistentVolumeClaim',
+        namespace: ns,
+        name: claim,
+      };
+    });
+    if (!sim.store.get(CLAIMS, ns, claim))
+      sim.store.create(
+        CLAIMS,
+        pvc(
+          claim,
+          { storageClassName: pv.spec.storageClassName, volumeName: volume },
+          ns,
+        ),
+      );
+    return true;
+  },
+
+  /** Someone changes the volume (a label): its resourceVersion moves on. */
+  touchVolume(sim: KubeSim, volume: string) {
+    mutate(sim, VOLUMES, undefined, volume, o => {
+      o.metadata.labels = {
+        ...o.metadata.labels,
+        'campaign.example/touched': 'yes',
+      };
+    });
+  },
+
+  /** A claim created again under a released one's name: a new uid, and a new volume; the released one stays released from the old uid. */
+  recreateReleasedClaim(sim: KubeSim, scenario: Scenario, name: string) {
+    const plan = scenario.claims.find(c => c.name === name);
+    if (!plan || sim.store.get(CLAIMS, scenario.namespace, name)) return;
+    sim.store.create(
+      CLAIMS,
+      claimManifest({ ...plan, foreignFinalizer: false }, scenario.namespace),
+    );
+  },
+
   /** Its kubernetes-id label becomes another team's (or goes): other entities claim it now. */
   relabel(sim: KubeSim, ns: string, sts: string, team: Team) {
     mutate(sim, STS, ns, sts, o => {
@@ -407,6 +460,16 @@ export function cleanUp(sim: KubeSim, scenario: Scenario) {
         );
       });
   }
+  // Its Retain volumes are reclaimed once released, so they do not pile up
+  // (nor crowd the next scenarios' Released volumes out of a capped list).
+  for (const pv of sim.store.list(VOLUMES).items)
+    if (
+      pv.spec?.claimRef?.namespace === ns &&
+      pv.spec.persistentVolumeReclaimPolicy !== 'Delete'
+    )
+      mutate(sim, VOLUMES, undefined, pv.metadata.name, o => {
+        o.spec.persistentVolumeReclaimPolicy = 'Delete';
+      });
   try {
     sim.store.delete('namespaces', undefined, ns);
   } catch {

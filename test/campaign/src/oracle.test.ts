@@ -171,6 +171,7 @@ function scenarioRun(
     via: change.via ?? USER_ENTITY,
     dryRun: false,
     snapshot: change.snapshot ?? false,
+    leftBehind: false,
     confirmed: [{ name: 'data-web-3', uid: change.confirmedUid ?? 'uid-3' }],
     final: {
       id: JOB,
@@ -222,6 +223,7 @@ function scenarioRun(
     snapshotEvents: change.snapshotEvents ?? [],
     policyChanges: [],
     volumeDeletions: [],
+    reclaims: [],
     sent: [
       {
         plan: {
@@ -1118,7 +1120,26 @@ describe('the oracle on volume reclaims (volume-reclaimed-while-bound, reclaim-w
         ...change,
       },
     ];
-    if (audit)
+    run.reclaims = [
+      {
+        replica: 0,
+        sentAt: T - 500,
+        dryRun: false,
+        volumes: [
+          {
+            name: VOLUME,
+            uid: 'uid-pv-3',
+            resourceVersion: '9',
+            claimUid: 'uid-3',
+          },
+        ],
+        outcome: { kind: 'accepted', jobId: 'reclaim-1', status: 202 },
+        id: 'reclaim-1',
+        final: { id: 'reclaim-1', status: 'succeeded' } as PruneJob,
+        endedAt: T + 300,
+      },
+    ];
+    if (audit) {
       run.audit.push({
         replica: 0,
         eventId: 'volume-reclaim',
@@ -1127,6 +1148,14 @@ describe('the oracle on volume reclaims (volume-reclaimed-while-bound, reclaim-w
         meta: { namespace: NS, volumes: [VOLUME], dryRun: false },
         ...audit,
       });
+      run.audit.push({
+        replica: 0,
+        eventId: 'volume-reclaim',
+        plugin: 'pvc-pruner',
+        status: 'succeeded',
+        meta: { namespace: NS, volumes: [VOLUME], jobId: 'reclaim-1' },
+      });
+    }
     return run;
   };
 
@@ -1162,26 +1191,59 @@ describe('the oracle on volume reclaims (volume-reclaimed-while-bound, reclaim-w
     ).toEqual(['volume-reclaimed-while-bound']);
   });
 
+  it('flags a reclaim of a volume released from another claim uid than the one the user confirmed, and one no reclaim sent to that replica confirmed', () => {
+    const other = judge(
+      reclaim({
+        claimUid: 'uid-other',
+        claimRef: { namespace: NS, name: 'data-web-3', uid: 'uid-other' },
+      }),
+    ).violations;
+    expect(other.map(v => v.invariant)).toEqual([
+      'volume-reclaimed-while-bound',
+    ]);
+    expect(other[0].detail).toContain('(uid uid-3)');
+    const unasked = reclaim();
+    unasked.reclaims[0].replica = 1;
+    expect(judge(unasked).violations.map(v => v.detail)).toContainEqual(
+      expect.stringContaining('no reclaim sent to that replica confirmed it'),
+    );
+  });
+
+  it('flags an answered reclaim request without its initiated audit event, a reclaim job without its closing one, and a reclaim job that did not end', () => {
+    const unaudited = reclaim({}, null);
+    unaudited.policyChanges = [];
+    expect(invariants(unaudited)).toEqual([
+      'reclaim-without-audit-event',
+      'reclaim-without-audit-event',
+    ]);
+    const unclosed = reclaim();
+    unclosed.audit.pop();
+    expect(invariants(unclosed)).toEqual(['reclaim-without-audit-event']);
+    const endless = reclaim();
+    endless.reclaims[0].final = undefined;
+    expect(invariants(endless)).toEqual(['job-did-not-end']);
+  });
+
   it('does not judge a policy change that no replica made (the campaign by hand), a dry run, or a change back to Retain', () => {
-    const byHand = reclaim({ phase: 'Bound', request: undefined }, null);
+    const byHand = reclaim({ phase: 'Bound', request: undefined });
     expect(judge(byHand).violations).toEqual([]);
     expect(judge(byHand).reclaims.reclaims).toBe(0);
-    const dry = reclaim({ phase: 'Bound' }, null);
+    const dry = reclaim({ phase: 'Bound' });
     dry.policyChanges[0].request!.dryRun = true;
     expect(judge(dry).violations).toEqual([]);
     expect(
-      judge(reclaim({ phase: 'Bound', from: 'Delete', to: 'Retain' }, null))
+      judge(reclaim({ phase: 'Bound', from: 'Delete', to: 'Retain' }))
         .violations,
     ).toEqual([]);
   });
 
   it('flags a reclaim without its audit event on the replica that made it, naming the volume, not a dry run', () => {
-    expect(invariants(reclaim({}, null))).toEqual([
+    const flagged = (run: ScenarioRun) => [...new Set(invariants(run))];
+    expect(flagged(reclaim({}, null))).toEqual(['reclaim-without-audit-event']);
+    expect(flagged(reclaim({}, { replica: 1 }))).toEqual([
       'reclaim-without-audit-event',
     ]);
-    expect(invariants(reclaim({}, { replica: 1 }))).toEqual([
-      'reclaim-without-audit-event',
-    ]);
+    // The request's and the job's events are there: only the volume's is missing.
     expect(
       invariants(
         reclaim(

@@ -14,7 +14,8 @@ import { CLUSTER } from './backendClient';
 import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
 import { ordinalNaming, reattachingStatefulSets } from './reattach';
 import { judgeReclaims, ReclaimFigures } from './reclaimOracle';
-import { JOB_END_BOUND_MS, JobRecord, ScenarioRun } from './runScenario';
+import { JOB_END_BOUND_MS } from './polling';
+import { JobRecord, ScenarioRun } from './runScenario';
 
 /** The invariants; every count must be 0. */
 export const INVARIANTS = [
@@ -128,6 +129,8 @@ export interface Judgement {
    * re-created (a new uid), after the prune was sent.
    */
   newStatefulSetJudged: number;
+  /** Deletions by prunes of the claims a deleted StatefulSet left behind. */
+  leftBehindDeletions: number;
   /** Volume reclaims (a replica set a volume's reclaim policy to Delete), each judged. */
   reclaims: ReclaimFigures;
 }
@@ -344,6 +347,7 @@ export function judge(
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
   let newStatefulSetJudged = 0;
+  let leftBehindDeletions = 0;
   const ns = run.scenario.namespace;
   const snapshots: SnapshotFigures = {
     jobs: run.jobs.filter(j => j.snapshot && !j.dryRun).length,
@@ -718,6 +722,8 @@ export function judge(
     // reattach the claim: a job that sees its StatefulSet re-created stops
     // (issue 19), whatever the new one's ordinals were at that read.
     const sentFor = job ?? pending[0];
+    if (job ? job.leftBehind : pending[0].plan.leftBehind)
+      leftBehindDeletions++;
     const target = job ? job.statefulSet : pending[0].plan.statefulSet;
     const targetNow = d.statefulSets.find(x => x.name === target);
     if (
@@ -850,13 +856,7 @@ export function judge(
   }
 
   // 7. Volumes reclaimed only when Released from a claim that is gone, and audited.
-  const reclaims = judgeReclaims(
-    run.policyChanges,
-    new Set(run.volumeDeletions.map(v => v.uid)),
-    run.audit,
-    run.replicaOfUser,
-    flag,
-  );
+  const reclaims = judgeReclaims(run, flag);
 
   // Refused for a claimant: the answer, or the job's reason, names one the user may not prune.
   const unpermitted = run.catalog
@@ -890,6 +890,7 @@ export function judge(
     jobDurationsMs,
     snapshots,
     newStatefulSetJudged,
+    leftBehindDeletions,
     reclaims,
   };
 }

@@ -14,16 +14,24 @@ import {
   SnapshotRecord,
   VolumeDeletion,
 } from 'kube-sim';
+import { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import {
-  PruneEvent,
-  PruneJob,
-  TERMINAL_JOB_STATUSES,
-} from 'backstage-plugin-pvc-pruner-common';
-import { BackendClient, PostOutcome } from './backendClient';
+  BackendClient,
+  LeftBehindGroupView,
+  PostOutcome,
+} from './backendClient';
 import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
-import { chaos, cleanUp, seedCluster, settle } from './cluster';
+import {
+  chaos,
+  cleanUp,
+  deleteBeforeScan,
+  seedCluster,
+  settle,
+} from './cluster';
 import { CatalogEntity } from './ownership';
 import { RECLAIM_AUDIT_EVENT } from './reclaimOracle';
+import { ReclaimRecord, runReclaim } from './reclaimPhase';
+import { pollJob, usable } from './polling';
 import { AuditEvent, Replica } from './replicas';
 import {
   ExtraConfirmation,
@@ -31,6 +39,7 @@ import {
   Scenario,
   SIM_TIME_FACTOR,
   StatefulSetPlan,
+  USER_ENTITY,
 } from './scenario';
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
@@ -41,9 +50,6 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
  * that starts it still gets the old read.
  */
 const WARM_CATALOG_MS = 10_000;
-
-/** How long a job may take to reach a terminal status after its POST, its replica's death included. */
-export const JOB_END_BOUND_MS = 45_000;
 
 export interface Confirmation {
   name: string;
@@ -69,6 +75,8 @@ export interface JobRecord {
   dryRun: boolean;
   /** The campaign asked for snapshots (`snapshot: true`): from its own request, not the plugin's answer. */
   snapshot: boolean;
+  /** A prune of the claims a deleted StatefulSet left behind (`leftBy`). */
+  leftBehind: boolean;
   confirmed: Confirmation[];
   /** The job as the last replica asked answered, once terminal. */
   final?: PruneJob;
@@ -91,6 +99,8 @@ export interface ScenarioRun {
   policyChanges: ReclaimPolicyChange[];
   /** Every volume deletion during the scenario, as the simulator recorded it. */
   volumeDeletions: VolumeDeletion[];
+  /** The reclaims the campaign sent once the prunes had ended. */
+  reclaims: ReclaimRecord[];
   sent: SentPrune[];
   jobs: JobRecord[];
   finalClaims: KubeObject[];
@@ -129,6 +139,8 @@ const KEPT_TO_CONFIRM: string[] = [
 interface Scanned {
   offered: Confirmation[];
   kept: Confirmation[];
+  /** Of a deleted StatefulSet's left-behind claims: what they are traced by. */
+  leftBehind?: LeftBehindGroupView;
 }
 
 /** What the user confirms for one request: offered orphans of the scan, plus the plan's careless extras. */
@@ -268,28 +280,6 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
       );
 }
 
-function usable(ctx: RunContext) {
-  return ctx.replicas.filter(r => r.alive && !r.frozen).map(r => r.index);
-}
-
-async function pollJob(ctx: RunContext, job: JobRecord) {
-  const deadline = job.sentAt + JOB_END_BOUND_MS;
-  let turn = 0;
-  while (historyNow() < deadline) {
-    const live = usable(ctx);
-    if (live.length > 0) {
-      const index = live[turn++ % live.length];
-      const found = await ctx.clients[index].job(job.id).catch(() => undefined);
-      if (found && TERMINAL_JOB_STATUSES.includes(found.status)) {
-        job.final = found;
-        job.endedAt = historyNow();
-        return;
-      }
-    }
-    await sleep(150);
-  }
-}
-
 export async function runScenario(
   ctx: RunContext,
   scenario: Scenario,
@@ -306,6 +296,13 @@ export async function runScenario(
   const ns = scenario.namespace;
   countDraws(scenario, count);
   await seedCluster(sim, scenario);
+  // The user looked at the card while the StatefulSets deleted before the
+  // scan still existed: the scan records their claims' lineage.
+  if (scenario.statefulSets.some(s => s.deletedBeforeScan && s.lineage))
+    await clients[0]
+      .orphans(USER_ENTITY)
+      .catch(e => harnessErrors.push(`look before deletion: ${e.message}`));
+  await deleteBeforeScan(sim, scenario);
   // The driver's answers for this scenario's slow and failing snapshots.
   for (const b of scenario.snapshotBehaviours)
     sim.addSnapshotBehaviour({
@@ -341,6 +338,25 @@ export async function runScenario(
   const scanKey = (plan: PruneRequestPlan) => `${plan.via} ${plan.statefulSet}`;
   for (const plan of scenario.requests) {
     if (scans.has(scanKey(plan))) continue;
+    if (plan.leftBehind) {
+      const group = (await clients[plan.replica].leftBehind(plan.via)).find(
+        g => g.namespace === ns && g.statefulSet.name === plan.statefulSet,
+      );
+      count(
+        group
+          ? `left behind: offered, by ${group.evidence}`
+          : 'left behind: not offered',
+      );
+      scans.set(scanKey(plan), {
+        offered: (group?.report.orphans ?? []).map(o => ({
+          name: o.name,
+          uid: o.uid,
+        })),
+        kept: [],
+        leftBehind: group,
+      });
+      continue;
+    }
     const scan = await clients[plan.replica].orphans(plan.via);
     const cluster = scan.clusters.find(c => c.ok);
     const sts =
@@ -370,13 +386,19 @@ export async function runScenario(
   };
 
   for (const plan of scenario.requests) {
-    const confirmed = confirmationsFor(
-      sim,
-      scenario,
-      plan,
-      scans.get(scanKey(plan)) ?? { offered: [], kept: [] },
-    );
+    const scanned = scans.get(scanKey(plan)) ?? { offered: [], kept: [] };
+    const confirmed = confirmationsFor(sim, scenario, plan, scanned);
     if (confirmed.length === 0) continue;
+    const group = scanned.leftBehind;
+    const leftBy = group && {
+      evidence: group.evidence,
+      ...(group.statefulSet.uid
+        ? { statefulSetUid: group.statefulSet.uid }
+        : {}),
+      ...(group.evidence === 'name-and-labels' && plan.leftBehind?.typesNames
+        ? { typedNames: confirmed.map(c => c.name) }
+        : {}),
+    };
     at(plan.atMs, 'prune request', async () => {
       const record: SentPrune = {
         plan,
@@ -386,6 +408,12 @@ export async function runScenario(
         outcome: { kind: 'unknown', message: 'not answered yet' },
       };
       sent.push(record);
+      if (leftBy)
+        count(
+          `left behind: prune sent (${leftBy.evidence}${
+            'typedNames' in leftBy ? ', names typed' : ''
+          })`,
+        );
       record.outcome = await clients[plan.replica].prune({
         entityRef: plan.via,
         namespace: ns,
@@ -393,6 +421,7 @@ export async function runScenario(
         pvcs: confirmed,
         dryRun: plan.dryRun,
         ...(plan.snapshot ? { snapshot: true } : {}),
+        ...(leftBy ? { leftBy } : {}),
       });
       record.answeredAt = historyNow();
     });
@@ -508,6 +537,7 @@ export async function runScenario(
         via: s.plan.via,
         dryRun: s.plan.dryRun,
         snapshot: s.plan.snapshot,
+        leftBehind: Boolean(s.plan.leftBehind),
         confirmed: s.confirmed,
         eventsByReplica: new Map(),
         replicaKilled: false,
@@ -543,6 +573,7 @@ export async function runScenario(
           via: s.plan.via,
           dryRun: s.plan.dryRun,
           snapshot: s.plan.snapshot,
+          leftBehind: Boolean(s.plan.leftBehind),
           confirmed: s.confirmed,
           eventsByReplica: new Map(),
           replicaKilled: false,
@@ -568,6 +599,13 @@ export async function runScenario(
   }
   await sleep(300);
   await settle(sim, 5000);
+
+  // The prunes have ended: the user reclaims what they left Released.
+  const reclaims = await runReclaim(ctx, scenario, count).catch(e => {
+    harnessErrors.push(`reclaim: ${(e as Error).message}`);
+    return [] as ReclaimRecord[];
+  });
+  if (reclaims.length > 0) await settle(sim, 5000);
 
   for (const job of jobs) {
     for (const r of replicas) {
@@ -599,6 +637,7 @@ export async function runScenario(
     snapshotEvents: history.snapshotEvents().filter(e => e.namespace === ns),
     policyChanges: history.reclaimPolicyChanges(),
     volumeDeletions: history.volumeDeletions(),
+    reclaims,
     sent,
     jobs,
     finalClaims,
@@ -668,6 +707,7 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     snapshotEvents: [],
     policyChanges: [],
     volumeDeletions: [],
+    reclaims: [],
     sent: [],
     jobs: [],
     finalClaims: [],

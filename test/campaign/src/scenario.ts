@@ -39,6 +39,12 @@ export interface StatefulSetPlan {
    * `whenDeleted: Retain` its claims are left behind (`kubectl delete sts`).
    */
   deletedBeforeScan?: boolean;
+  /**
+   * With `deletedBeforeScan`: the user looked at the card while it still
+   * existed, so a scan recorded its claims' lineage; otherwise only their
+   * names and labels tell whose they were.
+   */
+  lineage?: boolean;
 }
 
 /**
@@ -56,6 +62,8 @@ export interface ClaimPlan {
   snapshotClass?: SnapshotClassPlan;
   /** Held by acc.example/backup-hold: stays Terminating after a delete. */
   foreignFinalizer: boolean;
+  /** Its labels (a StatefulSet's claims carry its template's). */
+  labels?: Record<string, string>;
 }
 
 export interface PodPlan {
@@ -112,6 +120,32 @@ export interface PruneRequestPlan {
   dryRun: boolean;
   /** The prune asks for a VolumeSnapshot of each claim (`snapshot: true`). */
   snapshot: boolean;
+  /**
+   * A prune of the claims a deleted StatefulSet left behind (`leftBy`), as
+   * `GET /v1/left-behind` offered them; `typesNames`: for claims without
+   * lineage, the user types each name (a careless one does not: a 400).
+   */
+  leftBehind?: { typesNames: boolean };
+}
+
+/**
+ * Once the prunes have ended, the user reclaims the Released volumes that
+ * `GET /v1/released-volumes` offers for this namespace, while the cluster
+ * races it: a volume re-bound to a new claim, a volume changed (its
+ * resourceVersion), a claim created again under a released one's name (a
+ * new uid: the volume stays released from the old one), a StatefulSet
+ * created again under a deleted one's name.
+ */
+export interface ReclaimPlan {
+  replica: number;
+  /** Fraction of the offered volumes confirmed. */
+  share: number;
+  dryRun: boolean;
+  races: Array<{
+    /** After the reclaim request is sent. */
+    atMs: number;
+    kind: 'rebind' | 'touch' | 'recreate-claim' | 'create-statefulset';
+  }>;
 }
 
 /**
@@ -192,6 +226,8 @@ export interface Scenario {
   processFault?: ProcessFault;
   /** Slow and failing snapshots, by claim. */
   snapshotBehaviours: SnapshotBehaviourPlan[];
+  /** Released volumes reclaimed once the prunes have ended. */
+  reclaim?: ReclaimPlan;
 }
 
 const BASES = ['db', 'web', 'cache', 'queue'];
@@ -457,7 +493,13 @@ export function generateScenario(
   drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
   drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
   drawSnapshots(new Random(seed ^ 0x3c6ef372), scenario, orphans);
-  drawStatefulSetLifecycle(new Random(seed ^ 0x7f4a7c15), scenario, target);
+  drawStatefulSetLifecycle(
+    new Random(seed ^ 0x7f4a7c15),
+    scenario,
+    target,
+    options.replicas,
+  );
+  drawReclaim(new Random(seed ^ 0x4f1bbcdc), scenario, options.replicas);
   return scenario;
 }
 
@@ -474,6 +516,7 @@ function drawStatefulSetLifecycle(
   random: Random,
   scenario: Scenario,
   target: string,
+  replicaCount: number,
 ) {
   const sts = scenario.statefulSets.find(s => s.name === target)!;
   if (random.chance(0.3)) {
@@ -514,6 +557,11 @@ function drawStatefulSetLifecycle(
           name: claimName(template, name, ordinal),
           reclaimPolicy: random.chance(0.5) ? 'Retain' : 'Delete',
           foreignFinalizer: false,
+          // Its template's labels: what ties a claim without lineage to the user's entity.
+          labels: {
+            'backstage.io/kubernetes-id': TEAM_IDS.checkout!,
+            app: name,
+          },
         });
     if (random.chance(0.4))
       scenario.chaos.push({
@@ -521,6 +569,20 @@ function drawStatefulSetLifecycle(
         kind: 'create-statefulset',
         statefulSet: name,
         replicas: replicas + random.int(0, 2),
+      });
+    left.lineage = random.chance(0.7);
+    // The user prunes what it left behind, through the team's entity.
+    if (random.chance(0.8))
+      scenario.requests.push({
+        atMs: random.int(0, 600),
+        statefulSet: name,
+        via: USER_ENTITY,
+        replica: random.int(0, replicaCount - 1),
+        share: random.chance(0.6) ? 1 : 0.5,
+        extras: [],
+        dryRun: random.chance(0.12),
+        snapshot: scenario.requests[0].snapshot,
+        leftBehind: { typesNames: random.chance(0.85) },
       });
   }
   scenario.chaos.sort((a, b) => a.atMs - b.atMs);
@@ -776,4 +838,29 @@ function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
         when: random.chance(0.5) ? 'created' : 'ready',
       });
   }
+}
+
+/**
+ * Retain volumes that are pruned and then reclaimed: in most scenarios
+ * whose prunes may leave a Retain volume Released, the user then reclaims
+ * what the card offers (a dry run now and then), with the cluster racing it.
+ */
+function drawReclaim(random: Random, scenario: Scenario, replicaCount: number) {
+  if (!scenario.claims.some(c => c.reclaimPolicy === 'Retain')) return;
+  if (!random.chance(0.7)) return;
+  const kinds = [
+    'rebind',
+    'touch',
+    'recreate-claim',
+    'create-statefulset',
+  ] as const;
+  scenario.reclaim = {
+    replica: random.int(0, replicaCount - 1),
+    share: random.chance(0.7) ? 1 : 0.5,
+    dryRun: random.chance(0.2),
+    races: Array.from({ length: random.int(0, 2) }, () => ({
+      atMs: random.int(0, 400),
+      kind: random.pick(kinds),
+    })).sort((a, b) => a.atMs - b.atMs),
+  };
 }
