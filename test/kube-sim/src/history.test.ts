@@ -1,5 +1,6 @@
 import {
   horizontalPodAutoscaler,
+  KubeObject,
   KubeSim,
   manifest,
   pvc,
@@ -46,6 +47,27 @@ describe('ApiHistory', () => {
 
   afterEach(() => sim.close());
 
+  /** A Retain volume whose claimRef names `claim` (by namespace, name and uid). */
+  const retainVolumeOf = (name: string, claim: KubeObject) =>
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          claimRef: {
+            namespace: claim.metadata.namespace,
+            name: claim.metadata.name,
+            uid: claim.metadata.uid,
+          },
+        },
+      }),
+    );
+
   it('records each claim deletion with the state it met: running ordinals, mounting pods, preconditions', async () => {
     const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
     const uid3 = sim.store.get(
@@ -91,24 +113,7 @@ describe('ApiHistory', () => {
       'persistentvolumeclaims',
       pvc('data-web-7', { volumeName: 'pv-7' }),
     );
-    sim.store.create(
-      'persistentvolumes',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-7' },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          claimRef: {
-            namespace: 'default',
-            name: 'data-web-7',
-            uid: claim.metadata.uid,
-          },
-        },
-      }),
-    );
+    retainVolumeOf('pv-7', claim);
     const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
     expect((await call('DELETE', `${claims}/data-web-7`)).ok).toBe(true);
     expect((await call('DELETE', `${claims}/data-web-3`)).ok).toBe(true);
@@ -304,24 +309,7 @@ describe('ApiHistory', () => {
       'default',
       'data-web-0',
     )!;
-    sim.store.create(
-      'persistentvolumes',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-bound' },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          claimRef: {
-            namespace: 'default',
-            name: 'data-web-0',
-            uid: claim.metadata.uid,
-          },
-        },
-      }),
-    );
+    retainVolumeOf('pv-bound', claim);
     const patched = await call('PATCH', '/api/v1/persistentvolumes/pv-bound', {
       spec: { persistentVolumeReclaimPolicy: 'Delete' },
     });

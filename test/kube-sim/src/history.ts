@@ -241,6 +241,16 @@ function reachOf(hpa: KubeObject) {
   };
 }
 
+/** The claim a volume's claimRef names, as a record keeps it (nothing when it names none). */
+function claimRefOf(pv?: KubeObject): {
+  claimRef?: { namespace?: string; name?: string; uid?: string };
+} {
+  const ref = pv?.spec?.claimRef;
+  return ref
+    ? { claimRef: { namespace: ref.namespace, name: ref.name, uid: ref.uid } }
+    : {};
+}
+
 type Timeline<T> = Array<{ at: number } & T>;
 
 /** The entry of a timeline (oldest first) in force at `at`. */
@@ -367,15 +377,7 @@ export class ApiHistory {
         to,
         phase: previous?.status?.phase,
         claimUid: ref?.uid,
-        ...(ref
-          ? {
-              claimRef: {
-                namespace: ref.namespace,
-                name: ref.name,
-                uid: ref.uid,
-              },
-            }
-          : {}),
+        ...claimRefOf(previous),
         claimExists: Boolean(ref?.uid && claim?.metadata.uid === ref.uid),
       };
       this.policyChanges.set(uid, change);
@@ -385,21 +387,12 @@ export class ApiHistory {
       object.metadata.deletionTimestamp &&
       !previous?.metadata.deletionTimestamp
     ) {
-      const ref = before.spec?.claimRef;
       const policyChange = this.policyChanges.get(uid);
       this.volumeLog.push({
         at: historyNow(),
         name: object.metadata.name,
         uid,
-        ...(ref
-          ? {
-              claimRef: {
-                namespace: ref.namespace,
-                name: ref.name,
-                uid: ref.uid,
-              },
-            }
-          : {}),
+        ...claimRefOf(before),
         phase: before.status?.phase,
         reclaimPolicy: before.spec?.persistentVolumeReclaimPolicy,
         provisionedBy:
