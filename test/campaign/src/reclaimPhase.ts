@@ -6,7 +6,11 @@
  */
 import { historyNow, KubeSim } from 'kube-sim';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
-import { PostOutcome, ReclaimVolumeRef } from './backendClient';
+import {
+  PostOutcome,
+  ReclaimVolumeRef,
+  ReleasedVolumeView,
+} from './backendClient';
 import { chaos } from './cluster';
 import { pollJob } from './polling';
 import type { RunContext } from './runScenario';
@@ -16,6 +20,8 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
 /** When the request goes out, after the listing: races drawn before it land between the listing and the request. */
 const SEND_AT_MS = 150;
+/** How often the list is read while it shows no volume of the namespace though the cluster has one Released. */
+const LIST_ATTEMPTS = 3;
 
 export interface ReclaimRecord {
   replica: number;
@@ -73,9 +79,23 @@ export async function runReclaim(
   if (!plan) return [];
   const ns = scenario.namespace;
   const client = ctx.clients[plan.replica];
-  const listed = (await client.releasedVolumes(USER_ENTITY)).filter(
-    v => v.claim.namespace === ns,
-  );
+  // As the card does: the list comes from a watch cache that may not have
+  // seen the pruned claims' volumes Released yet, so it is read again.
+  const releasedInCluster = ctx.sim.store
+    .list('persistentvolumes')
+    .items.some(
+      pv =>
+        pv.spec?.claimRef?.namespace === ns && pv.status?.phase === 'Released',
+    );
+  let listed: ReleasedVolumeView[] = [];
+  const attempts = releasedInCluster ? LIST_ATTEMPTS : 1;
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (attempt > 0) await sleep(1000);
+    listed = (await client.releasedVolumes(USER_ENTITY)).filter(
+      v => v.claim.namespace === ns,
+    );
+    if (listed.length > 0) break;
+  }
   const offered = listed.filter(v => v.canReclaim);
   if (offered.length === 0) {
     count(
