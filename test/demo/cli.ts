@@ -24,7 +24,8 @@ import {
   setStateDir,
   shown,
 } from './demoRun';
-import { waitForBackend, waitForFrontend } from './readiness';
+import { leaveDeletedStatefulSet, pluginOverHttp } from './deletedStatefulSet';
+import { guestToken, waitForBackend, waitForFrontend } from './readiness';
 import { Supervisor } from './supervisor';
 
 const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F] [--state-dir DIR] [--backend-port N] [--frontend-port N]]
@@ -136,6 +137,12 @@ async function main(run: DemoRun) {
   watchServerProcesses(run);
 
   await Promise.all([waitForBackend(run), waitForFrontend(run)]);
+  if (run.stopping) return;
+  // A StatefulSet deleted before the demo starts, its claims left behind (with lineage).
+  await leaveDeletedStatefulSet(
+    sim,
+    pluginOverHttp(backendUrl, (await guestToken(backendUrl))!),
+  );
   if (run.stopping) return;
   run.ready = true;
 

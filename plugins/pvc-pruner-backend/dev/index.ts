@@ -36,6 +36,7 @@ import { policyExtensionPoint } from '@backstage/plugin-permission-node/alpha';
 import {
   pvcPrunerOrphansReadPermission,
   pvcPrunerPrunePermission,
+  pvcPrunerVolumesReclaimPermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
   kubernetesClientCertificateModule,
@@ -66,9 +67,10 @@ const OWNERS_ONLY_ANNOTATION = 'pvc-pruner.demo/claims-visible-to';
 /**
  * Everyone may read everything, except the claims of entities marked
  * owners-only, which only their owners may read; only an entity's owners may
- * prune its claims. Everything else is allowed, pvc-pruner.fleet.unowned.read
- * included, so the guest sees the fleet page's Unowned section as a platform
- * team would.
+ * prune its claims or reclaim its Released volumes. Everything else is
+ * allowed, pvc-pruner.fleet.unowned.read and pvc-pruner.unowned.prune
+ * included, so the guest sees the fleet page's Unowned section, and reclaims
+ * the Released volumes no entity can be traced to, as a platform team would.
  */
 class DemoPermissionPolicy implements PermissionPolicy {
   async handle(
@@ -90,7 +92,10 @@ class DemoPermissionPolicy implements PermissionPolicy {
         ],
       });
     }
-    if (isPermission(request.permission, pvcPrunerPrunePermission)) {
+    if (
+      isPermission(request.permission, pvcPrunerPrunePermission) ||
+      isPermission(request.permission, pvcPrunerVolumesReclaimPermission)
+    ) {
       if (!user) return { result: AuthorizeResult.DENY };
       return createCatalogConditionalDecision(
         request.permission,

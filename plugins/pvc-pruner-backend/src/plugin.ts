@@ -21,6 +21,14 @@ import {
   RunningJobLimits,
 } from './limits';
 import { createRouter } from './router';
+import {
+  ReclaimPermissions,
+  ReleasedVolumes,
+  VolumeAttribution,
+  VolumeReclaimJobs,
+  VolumeReclaimRunner,
+  withReclaimFields,
+} from './reclaim';
 import { PriceList } from './cost';
 import {
   OrphanSightingStore,
@@ -33,6 +41,11 @@ import {
   LineageRecorder,
   WatchCacheLineage,
 } from './lineage';
+import {
+  FleetLeftBehindReader,
+  LeftBehindAccess,
+  LeftBehindFinder,
+} from './leftBehind';
 import {
   InterruptedJobSweeper,
   JobEvents,
@@ -157,7 +170,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options.clusterRequestTimeoutMs,
         );
         const caches = new ClusterCaches({
-          trim: WATCH_CACHE_TRIMMERS,
+          trim: {
+            ...WATCH_CACHE_TRIMMERS,
+            volume: withReclaimFields(WATCH_CACHE_TRIMMERS.volume),
+          },
           logger,
           // As long as a cluster may take to answer at all.
           syncWaitMs: options.clusterRequestTimeoutMs,
@@ -192,22 +208,45 @@ export const pvcPrunerPlugin = createBackendPlugin({
           new OrphanSnapshotPlanner(options.snapshots),
           recorder,
         );
+        const namespaceOwners = new NamespaceOwners(
+          options.namespaceOwnerAnnotation,
+        );
         const ownership = new OwnershipChecks({
           permissions,
           workloads,
-          namespaceOwners: new NamespaceOwners(
-            options.namespaceOwnerAnnotation,
-          ),
+          namespaceOwners,
+        });
+        const leftBehindFinder = new LeftBehindFinder({
+          gateways,
+          lineage,
+          workloads,
+          annotator,
+          caches,
+        });
+        const leftBehind = new LeftBehindAccess({
+          permissions,
+          finder: leftBehindFinder,
+          ownership,
         });
         const events = new JobEvents(store);
         const leaseMs = options.leaseDurationSeconds * 1000;
+        const follower = new VolumeFollower(options.volumeWaitTimeoutMs);
+        const lock = new LeaseLock({
+          leaseDurationSeconds: options.leaseDurationSeconds,
+          holderPrefix: `backstage-${hostname()}-${process.pid}`,
+          clock: store,
+        });
+        const limits = new RunningJobLimits(store, {
+          perUser: options.runningJobsPerUser,
+          perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
+        });
         const jobs = new PruneJobs(
           {
             store,
             runner: new PruneRunner(
               store,
               events,
-              new VolumeFollower(options.volumeWaitTimeoutMs),
+              follower,
               {
                 renewIntervalMs: leaseMs / 3,
                 pausedStatefulSets: options.pausedStatefulSets,
@@ -216,17 +255,11 @@ export const pvcPrunerPlugin = createBackendPlugin({
               [new SnapshotSteps({ events, options: options.snapshots, seal })],
             ),
             gateways,
-            lock: new LeaseLock({
-              leaseDurationSeconds: options.leaseDurationSeconds,
-              holderPrefix: `backstage-${hostname()}-${process.pid}`,
-              clock: store,
-            }),
-            limits: new RunningJobLimits(store, {
-              perUser: options.runningJobsPerUser,
-              perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
-            }),
+            lock,
+            limits,
             logger,
             ownership,
+            leftBehind,
           },
           {
             heartbeatMs: leaseMs / 3,
@@ -253,6 +286,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
+        const attribution = new VolumeAttribution(lineage);
+        const reclaimPermissions = new ReclaimPermissions(permissions);
 
         httpRouter.use(
           await createRouter({
@@ -261,6 +296,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             auditor,
             entityWorkloads: new EntityWorkloads(catalog),
             orphanFinder,
+            leftBehind: { finder: leftBehindFinder, access: leftBehind },
             fleet: new FleetService({
               catalog,
               permissions,
@@ -268,6 +304,12 @@ export const pvcPrunerPlugin = createBackendPlugin({
               annotator,
               workloads,
               ownership,
+              leftBehind: new FleetLeftBehindReader({
+                gateways,
+                lineage,
+                finder: leftBehindFinder,
+                access: leftBehind,
+              }),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })
@@ -307,6 +349,29 @@ export const pvcPrunerPlugin = createBackendPlugin({
             clusters,
             eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
+            reclaim: {
+              volumes: new ReleasedVolumes({
+                gateways,
+                caches,
+                attribution,
+                permissions: reclaimPermissions,
+                prices,
+              }),
+              jobs: new VolumeReclaimJobs({
+                store,
+                runner: new VolumeReclaimRunner(store, events, follower, {
+                  renewIntervalMs: leaseMs / 3,
+                }),
+                gateways,
+                lock,
+                limits,
+                jobs,
+                attribution,
+                permissions: reclaimPermissions,
+                namespaceOwners,
+                workloads,
+              }),
+            },
           }),
         );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

@@ -18,6 +18,7 @@ import {
   KeptSnapshot,
 } from 'backstage-plugin-pvc-pruner-common';
 import { SnapshotKeeper } from './snapshots';
+import { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import express from 'express';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -108,6 +109,10 @@ describe('createRouter', () => {
     [EntityWorkloadTarget, KubernetesRequestAuth?]
   >;
   let start: jest.Mock<Promise<PruneJob>, [JobStart]>;
+  const findLeftBehind = jest.fn<
+    ReturnType<LeftBehindFinder['findForEntity']>,
+    Parameters<LeftBehindFinder['findForEntity']>
+  >(async target => ({ entityRef: target.entityRef, clusters: [] }));
   const keepSnapshot = jest.fn<
     Promise<KeptSnapshot>,
     Parameters<SnapshotKeeper['keep']>
@@ -147,6 +152,14 @@ describe('createRouter', () => {
         catalogServiceMock({ entities: ENTITIES }),
       ),
       orphanFinder: { findForEntity } as unknown as OrphanFinder,
+      leftBehind: {
+        finder: { findForEntity: findLeftBehind },
+        access: new LeftBehindAccess({
+          permissions,
+          finder: { groupsIn: async () => [] },
+          ownership,
+        }),
+      },
       jobs: { start } as unknown as PruneJobs,
       store,
       events,
@@ -303,6 +316,7 @@ describe('createRouter', () => {
     );
     audit = recordingAuditor();
     findForEntity = jest.fn(async (_target: EntityWorkloadTarget) => SCAN);
+    findLeftBehind.mockClear();
     restoreCluster = new FakeRestoreCluster();
     listSnapshots = jest.fn(async (target: EntityWorkloadTarget) => ({
       entityRef: target.entityRef,
@@ -339,6 +353,7 @@ describe('createRouter', () => {
       '/health',
       '/v1/clusters',
       '/v1/orphans',
+      '/v1/left-behind',
       '/v1/fleet',
       '/v1/unowned/orphans',
       '/v1/prune-jobs',
@@ -347,6 +362,8 @@ describe('createRouter', () => {
       '/v1/snapshots',
       '/v1/snapshots/keep',
       '/v1/restores',
+      '/v1/released-volumes',
+      '/v1/reclaim-jobs',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
       'cluster',
@@ -623,6 +640,84 @@ describe('createRouter', () => {
         expect(scanCluster).not.toHaveBeenCalled();
       },
     );
+  });
+
+  describe('GET /v1/left-behind', () => {
+    it('checks pvc-pruner.orphans.read on the entity, and shows a group only to who may read every claimant', async () => {
+      const grabbed = {
+        namespace: 'shop',
+        statefulSet: { name: 'old-db', uid: 'u' },
+        evidence: 'lineage' as const,
+        claimants: [ORDERS, 'component:default/payments'],
+        crowded: false,
+        report: {} as any,
+      };
+      let verdicts: unknown;
+      findLeftBehind.mockImplementationOnce(async (target, _auth, admit) => {
+        verdicts = await admit([grabbed]);
+        return { entityRef: target.entityRef, clusters: [] };
+      });
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            'resourceRef' in r && r.resourceRef === ORDERS
+              ? AuthorizeResult.ALLOW
+              : AuthorizeResult.DENY,
+        })),
+      );
+
+      const response = await request(app)
+        .get('/v1/left-behind')
+        .query({ entityRef: ORDERS });
+
+      expect(response.status).toBe(200);
+      expect(verdicts).toEqual([
+        { refused: ['component:default/payments'], crowded: false },
+      ]);
+    });
+
+    it('answers 403 when orphans.read is denied on the entity, without reading a cluster', async () => {
+      denyEverything();
+      const response = await request(app)
+        .get('/v1/left-behind')
+        .query({ entityRef: ORDERS });
+      expect(response.status).toBe(403);
+      expect(findLeftBehind).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('POST /v1/prune-jobs with leftBy', () => {
+    it('hands the job the deleted StatefulSet form', async () => {
+      const body = validPrune({
+        leftBy: { evidence: 'lineage', statefulSetUid: 'deleted-uid' },
+      });
+      const response = await postPrune(body);
+      expect(response.status).toBe(202);
+      expect(start.mock.calls[0][0].request.leftBy).toEqual(body.leftBy);
+    });
+
+    it.each([
+      ['an unknown evidence', { evidence: 'hunch' }],
+      ['no evidence', { statefulSetUid: 'u' }],
+      ['an unknown field', { evidence: 'lineage', force: true }],
+      [
+        'a typed name that is no Kubernetes name',
+        { evidence: 'name-and-labels', typedNames: ['Not A Name'] },
+      ],
+    ])('answers 400 for %s, starting nothing', async (_, leftBy) => {
+      const response = await postPrune(validPrune({ leftBy } as any));
+      expect(response.status).toBe(400);
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it('answers 403 when pvc-pruner.prune is denied on the entity, starting nothing', async () => {
+      denyEverything();
+      const response = await postPrune(
+        validPrune({ leftBy: { evidence: 'lineage', statefulSetUid: 'u' } }),
+      );
+      expect(response.status).toBe(403);
+      expect(start).not.toHaveBeenCalled();
+    });
   });
 
   describe('POST /v1/prune-jobs', () => {

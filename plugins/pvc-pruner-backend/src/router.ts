@@ -34,6 +34,8 @@ import {
   userTokenKeyOf,
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
+import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
+import { ReleasedVolumes, VolumeReclaimJobs } from './reclaim';
 import {
   KeptSnapshots,
   SnapshotKeeper,
@@ -58,6 +60,11 @@ export interface RouterOptions {
   auditor: AuditorService;
   entityWorkloads: EntityWorkloads;
   orphanFinder: OrphanFinder;
+  /** The claims deleted StatefulSets left behind (`GET /v1/left-behind`). */
+  leftBehind: {
+    finder: Pick<LeftBehindFinder, 'findForEntity'>;
+    access: Pick<LeftBehindAccess, 'readable'>;
+  };
   jobs: PruneJobs;
   store: PruneJobStore;
   events: JobEvents;
@@ -73,6 +80,11 @@ export interface RouterOptions {
   restorer: Pick<SnapshotRestorer, 'restore'>;
   /** How many event streams each caller may have open. */
   eventStreams: OpenStreamLimits;
+  /** Released volumes whose claim is gone (`GET /v1/released-volumes`) and their reclaim (`POST /v1/reclaim-jobs`). */
+  reclaim?: {
+    volumes: Pick<ReleasedVolumes, 'list'>;
+    jobs: Pick<VolumeReclaimJobs, 'start'>;
+  };
   /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
   pruneDisabledReason?: string;
 }
@@ -234,6 +246,43 @@ export async function createRouter(
     sendJsonText(res, keptJson.stringify(result, new Set(reports)));
   });
 
+  api.get('/v1/left-behind', async (req, res) => {
+    const { entityRef } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'left-behind-read', meta: { entityRef } },
+        async credentials => {
+          const target = await permittedTarget(
+            entityRef,
+            pvcPrunerOrphansReadPermission,
+            credentials,
+          );
+          // A group is shown only to who may read every one of its claimants.
+          const found = await options.leftBehind.finder.findForEntity(
+            target,
+            requestAuthFromHeaders(req.headers),
+            groups =>
+              options.leftBehind.access.readable(
+                credentials,
+                groups,
+                new Set([target.entityRef]),
+              ),
+          );
+          const claims = found.clusters.reduce(
+            (n, c) =>
+              n +
+              (c.ok
+                ? c.groups.reduce((m, g) => m + g.report.orphans.length, 0)
+                : 0),
+            0,
+          );
+          return { result: found, meta: { claims } };
+        },
+      ),
+    );
+  });
+
   api.get('/v1/fleet', async (req, res) => {
     const query = req.query;
     const result = await auditedRead(
@@ -299,6 +348,16 @@ export async function createRouter(
         pvcs: body.pvcs.map(p => p.name),
         dryRun: Boolean(body.dryRun),
         snapshot: Boolean(body.snapshot),
+        ...(body.leftBy
+          ? {
+              leftBy: {
+                evidence: body.leftBy.evidence,
+                ...(body.leftBy.statefulSetUid
+                  ? { statefulSetUid: body.leftBy.statefulSetUid }
+                  : {}),
+              },
+            }
+          : {}),
       },
     });
     try {
@@ -497,6 +556,98 @@ export async function createRouter(
       },
     );
     res.status(201).json(restored);
+  });
+
+  const reclaiming = () => {
+    if (!options.reclaim)
+      throw new NotFoundError('Reclaiming volumes is not set up here');
+    return options.reclaim;
+  };
+
+  api.get('/v1/released-volumes', async (req, res) => {
+    const { entityRef } = req.query;
+    res.json(
+      await auditedRead(
+        req,
+        { eventId: 'released-volumes-read', meta: { entityRef } },
+        async credentials => {
+          const target = entityRef
+            ? await permittedTarget(
+                entityRef,
+                pvcPrunerOrphansReadPermission,
+                credentials,
+              )
+            : undefined;
+          const found = await reclaiming().volumes.list(
+            credentials,
+            { entityRef: target?.entityRef },
+            requestAuthFromHeaders(req.headers),
+          );
+          return { result: found, meta: { volumes: found.items.length } };
+        },
+        // Like the fleet: what a person may see; no service acts for one here.
+        ['user'],
+      ),
+    );
+  });
+
+  api.post('/v1/reclaim-jobs', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const body = req.body;
+    const entityRef =
+      body.entityRef === undefined
+        ? undefined
+        : parseEntityRefStrict(body.entityRef);
+    const volumeNames = body.volumes.map(v => v.name);
+    const audit = await auditor.createEvent({
+      eventId: 'volume-reclaim',
+      severityLevel: 'high',
+      request: req,
+      meta: {
+        actor: credentials.principal.userEntityRef,
+        entityRef,
+        cluster: body.cluster,
+        namespace: body.namespace,
+        volumes: volumeNames,
+        dryRun: Boolean(body.dryRun),
+      },
+    });
+    try {
+      if (options.pruneDisabledReason)
+        throw new NotAllowedError(options.pruneDisabledReason);
+      const job = await reclaiming().jobs.start({
+        request: { ...body, ...(entityRef ? { entityRef } : {}) },
+        credentials,
+        reporter: {
+          finished: (finishedJob, result) => {
+            const meta = {
+              jobId: finishedJob.id,
+              outcome: result.status,
+              reclaimed: result.summary.deleted.map(v => v.name),
+              skipped: result.summary.skipped.map(v => v.name),
+              failed: result.summary.failed.map(v => v.name),
+            };
+            void (result.status === 'succeeded' ||
+            result.status === 'incomplete'
+              ? audit.success({ meta })
+              : audit.fail({
+                  error: new Error(
+                    `reclaim ${result.status}${
+                      result.reason ? `: ${result.reason}` : ''
+                    }`,
+                  ),
+                  meta,
+                }));
+          },
+          crashed: (_job, error) => void audit.fail({ error }),
+        },
+        requestAuth: requestAuthFromHeaders(req.headers),
+      });
+      res.status(202).json({ id: job.id });
+    } catch (error) {
+      await audit.fail({ error: error as Error });
+      throw error;
+    }
   });
 
   api.get('/v1/prune-jobs', async (req, res) => {

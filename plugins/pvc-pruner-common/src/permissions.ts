@@ -56,6 +56,20 @@ export const pvcPrunerUnownedPrunePermission = createPermission({
 });
 
 /**
+ * Allows reclaiming the Released volumes of an entity's pruned claims: setting
+ * their reclaim policy to `Delete`, after which their provisioner deletes the
+ * disk. Needed on every entity a volume's claim is traced to; a volume no
+ * entity can be traced to needs `pvc-pruner.unowned.prune` instead.
+ *
+ * @public
+ */
+export const pvcPrunerVolumesReclaimPermission = createPermission({
+  name: 'pvc-pruner.volumes.reclaim',
+  attributes: { action: 'delete' },
+  resourceType: RESOURCE_TYPE_CATALOG_ENTITY,
+});
+
+/**
  * Every permission of the plugin, for `permissionsRegistry.addPermissions`.
  *
  * @public
@@ -65,4 +79,5 @@ export const pvcPrunerPermissions: Permission[] = [
   pvcPrunerPrunePermission,
   pvcPrunerFleetUnownedReadPermission,
   pvcPrunerUnownedPrunePermission,
+  pvcPrunerVolumesReclaimPermission,
 ];

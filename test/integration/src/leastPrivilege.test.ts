@@ -1,7 +1,13 @@
 import type { KubeSim } from 'kube-sim';
 import {
   claimOf,
+  component,
   grantsOf,
+  reclaim,
+  reclaimRequest,
+  releasedVolumesOf,
+  SEARCH_REF,
+  volumeOf,
   ORDERS_DB_ORPHANS,
   pruneAll,
   permissionOf,
@@ -24,7 +30,7 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     await sim?.close();
   });
 
-  it('grants exactly what a scan, a dry run and a prune use: every verb is needed, none is refused', async () => {
+  it('grants exactly what a scan, a dry run, a prune and a reclaim use: every verb is needed, none is refused', async () => {
     const rules = rbacRules();
     // Volumes are reclaimed 1 s after their claim goes, so the plugin follows them with a watch.
     sim = await startSim([], { reclaimSeconds: 50 });
@@ -33,17 +39,20 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
       rules,
     });
     // The namespace binding is on, so its rule (get namespaces) is used too.
-    const shop = structuredClone(
-      sim.store.require('namespaces', undefined, 'shop'),
-    );
-    shop.metadata.annotations = {
-      'backstage.io/owner': 'group:default/team-a',
-    };
-    sim.store.update('namespaces', shop);
+    for (const name of ['shop', 'search']) {
+      const namespace = structuredClone(
+        sim.store.require('namespaces', undefined, name),
+      );
+      namespace.metadata.annotations = {
+        'backstage.io/owner': 'group:default/team-a',
+      };
+      sim.store.update('namespaces', namespace);
+    }
     // Renewed every 333 ms, so a prune renews its lease at least once.
     pruner = await startPruner({
       sim,
       token,
+      entities: [component('orders'), component('search', 'search-index')],
       pvcPruner: {
         leaseDurationSeconds: 1,
         ownership: { namespaceOwnerAnnotation: 'backstage.io/owner' },
@@ -87,6 +96,24 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     await waitFor('the lease to be released', () =>
       sim.requests().some(r => r.verb === 'delete' && r.resource === 'leases'),
     );
+
+    // search-index's claims are on Retain volumes: pruned, their volumes are Released, then reclaimed.
+    const search = statefulSetIn(
+      await pruner.scan(SEARCH_REF),
+      'search',
+      'search-index',
+    );
+    const pruned = await pruner.waitForJob(
+      await pruner.prune(pruneAll(search, false, SEARCH_REF)),
+    );
+    expect(pruned.status).toBe('succeeded');
+    const volumes = await releasedVolumesOf(pruner, SEARCH_REF, 2);
+    const reclaimed = await pruner.waitForJob(
+      await reclaim(pruner, reclaimRequest(volumes, SEARCH_REF)),
+    );
+    expect(reclaimed.status).toBe('succeeded');
+    volumes.forEach(v => expect(volumeOf(sim, v.name)).toBeUndefined());
+
     const mine = sim
       .requests()
       .filter(r => r.user === 'system:serviceaccount:backstage:pvc-pruner');
@@ -153,6 +180,51 @@ describe('the service account of rbac/pvc-pruner-rbac.yaml', () => {
     expect(
       statefulSetIn(await pruner.scan(), 'shop', 'orders-db').orphans,
     ).toHaveLength(5);
+  });
+
+  it('without patch on persistentvolumes, a reclaim reports each volume failed and changes nothing', async () => {
+    const rules = rbacRules().map(r =>
+      r.resources?.includes('persistentvolumes')
+        ? { ...r, verbs: r.verbs.filter(v => v !== 'patch') }
+        : r,
+    );
+    sim = await startSim();
+    const token = sim.addToken({
+      user: 'system:serviceaccount:backstage:pvc-pruner',
+      rules,
+    });
+    pruner = await startPruner({
+      sim,
+      token,
+      entities: [component('search', 'search-index')],
+    });
+    const search = statefulSetIn(
+      await pruner.scan(SEARCH_REF),
+      'search',
+      'search-index',
+    );
+    await pruner.waitForJob(
+      await pruner.prune(pruneAll(search, false, SEARCH_REF)),
+    );
+    const volumes = await releasedVolumesOf(pruner, SEARCH_REF, 2);
+
+    const job = await pruner.waitForJob(
+      await reclaim(pruner, reclaimRequest(volumes, SEARCH_REF)),
+    );
+
+    expect(job.status).toBe('failed');
+    expect(job.summary.failed.map(f => f.reason)).toEqual(
+      volumes.map(v =>
+        expect.stringContaining(
+          `cluster "demo" refused patch persistentvolume ${v.name}: 403 Forbidden`,
+        ),
+      ),
+    );
+    volumes.forEach(v =>
+      expect(volumeOf(sim, v.name)!.spec.persistentVolumeReclaimPolicy).toBe(
+        'Retain',
+      ),
+    );
   });
 
   it('with an older binding that cannot read HorizontalPodAutoscalers, keeps every claim an autoscaler could bring back and offers none', async () => {

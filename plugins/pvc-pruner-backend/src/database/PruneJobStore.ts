@@ -40,6 +40,8 @@ export interface NewPruneJob {
   dryRun: boolean;
   requestedBy: string;
   pvcs: Array<{ name: string; uid: string }>;
+  /** `reclaim`: `pvcs` are Released volumes (see `PruneJob.kind`); a prune unless told. */
+  kind?: 'prune' | 'reclaim';
 }
 
 /** The fields of a job that change while it runs. */
@@ -65,6 +67,7 @@ interface JobRow {
   last_seq: number | string;
   owner_instance: string | null;
   heartbeat_at: Timestamp | null;
+  kind: 'prune' | 'reclaim';
 }
 
 interface EventRow {
@@ -96,6 +99,7 @@ function optionalIso(value: Timestamp | null): string | undefined {
 function rowToJob(row: JobRow): PruneJob {
   const job: PruneJob = {
     id: row.id,
+    ...(row.kind === 'reclaim' ? { kind: 'reclaim' } : {}),
     ...(row.entity_ref ? { entityRef: row.entity_ref } : {}),
     cluster: row.cluster,
     namespace: row.namespace,
@@ -146,6 +150,12 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 
 function queuedMessage(input: NewPruneJob): string {
   const n = input.pvcs.length;
+  if (input.kind === 'reclaim')
+    return `Queued ${
+      input.dryRun ? 'a dry run of reclaiming' : 'reclaiming'
+    } ${n} Released ${n === 1 ? 'volume' : 'volumes'} of claims in ${
+      input.namespace
+    } by ${input.requestedBy}`;
   const claims = `${n} ${n === 1 ? 'claim' : 'claims'}`;
   return `Queued ${
     input.dryRun ? 'a dry run' : 'a prune'
@@ -202,6 +212,7 @@ export class PruneJobStore {
     const createdAt = await this.now();
     const job: PruneJob = {
       id: input.id ?? randomUUID(),
+      ...(input.kind === 'reclaim' ? { kind: 'reclaim' as const } : {}),
       ...(input.entityRef ? { entityRef: input.entityRef } : {}),
       cluster: input.cluster,
       namespace: input.namespace,
@@ -227,6 +238,7 @@ export class PruneJobStore {
         created_at: createdAt,
         summary: JSON.stringify(job.summary),
         last_seq: 0,
+        kind: input.kind ?? 'prune',
       });
       await this.appendEventIn(tx, {
         jobId: job.id,

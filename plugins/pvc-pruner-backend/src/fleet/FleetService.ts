@@ -41,6 +41,11 @@ import { authorizeEntities } from '../permissions';
 import { decodePageCursor, encodePageCursor } from '../pageCursor';
 import { countedOnce, FleetRow } from './countedOnce';
 import type { KeptSnapshotTotals } from '../snapshots/KeptSnapshotTotals';
+import {
+  fleetLeftBehind,
+  totalsOnce,
+  type FleetLeftBehindReader,
+} from '../leftBehind/FleetLeftBehind';
 
 /** The filters and page of `GET /v1/fleet`, shape-checked by the router. */
 export interface FleetQuery {
@@ -130,6 +135,8 @@ export class FleetService {
       ownership: OwnershipChecks;
       /** The kept snapshots of the listed StatefulSets, for `totals.snapshots`. */
       snapshots?: KeptSnapshotTotals;
+      /** The claims deleted StatefulSets left, a kind of their own beside the orphans. */
+      leftBehind?: Pick<FleetLeftBehindReader, 'read'>;
     },
   ) {}
 
@@ -180,6 +187,13 @@ export class FleetService {
       : configured;
     // Read beside the scans: one cached cluster-wide list per cluster.
     const snapshotReads = this.deps.snapshots?.read(clusters, requestAuth);
+    const leftBehindRead = this.deps.leftBehind?.read({
+      clusters,
+      requestAuth,
+      credentials,
+      readable: new Set(readable.map(t => t.entityRef)),
+      namespace: query.namespace,
+    });
     const scans = await Promise.all(
       clusters.map(async cluster => {
         try {
@@ -206,6 +220,9 @@ export class FleetService {
     );
 
     const priced = annotator.priced;
+    const leftBehind = await leftBehindRead;
+    const leftBehindOf = (entityRef: string) =>
+      leftBehind?.byEntity.get(entityRef) ?? [];
     const byEntity = new Map<string, FleetRow[]>();
     for (const [entityRef, row] of rows) {
       const list = byEntity.get(entityRef) ?? [];
@@ -213,9 +230,12 @@ export class FleetService {
       byEntity.set(entityRef, list);
     }
     const entities: Array<FleetEntity & { rows: FleetRow[] }> = readable
-      .filter(t => byEntity.has(t.entityRef))
+      .filter(
+        t => byEntity.has(t.entityRef) || leftBehindOf(t.entityRef).length > 0,
+      )
       .map(target => {
-        const entityRows = byEntity.get(target.entityRef)!;
+        const entityRows = byEntity.get(target.entityRef) ?? [];
+        const left = leftBehindOf(target.entityRef);
         const statefulSets = entityRows.map(r => r.row).sort(byPlace);
         return {
           entityRef: target.entityRef,
@@ -226,6 +246,7 @@ export class FleetService {
           statefulSets,
           totals: sumTotals(statefulSets, priced),
           ...firstSeenOf(statefulSets),
+          ...(left.length ? { leftBehind: fleetLeftBehind(left, priced) } : {}),
           rows: entityRows,
         };
       })
@@ -269,6 +290,10 @@ export class FleetService {
       entities.flatMap(e => e.rows),
       priced,
     );
+    const leftBehindOnce = (owned: typeof entities) => {
+      const left = owned.flatMap(e => leftBehindOf(e.entityRef));
+      return left.length ? { leftBehind: totalsOnce(left, priced) } : {};
+    };
     const snapshots =
       snapshotReads &&
       (await this.deps.snapshots!.totals(
@@ -282,6 +307,7 @@ export class FleetService {
         entities: entities.length,
         statefulSets: overall.statefulSets,
         ...overall.totals,
+        ...leftBehindOnce(entities),
         ...(snapshots ? { snapshots } : {}),
       },
       owners: [...owners]
@@ -295,6 +321,7 @@ export class FleetService {
             ...(ref ? { owner: ref } : {}),
             entities: owned.length,
             totals: once.totals,
+            ...leftBehindOnce(owned),
             ...(once.firstSeenOrphanedAt
               ? { firstSeenOrphanedAt: once.firstSeenOrphanedAt }
               : {}),
@@ -314,6 +341,9 @@ export class FleetService {
               statefulSets: unowned,
               totals: sumTotals(unowned, priced),
               ...firstSeenOf(unowned),
+              ...(leftBehind?.unclaimed.length
+                ? { leftBehind: fleetLeftBehind(leftBehind.unclaimed, priced) }
+                : {}),
               prunable: unownedPrune,
             },
           }

@@ -127,7 +127,7 @@ export async function recheckClaims(
       neighbours,
       {
         autoscalers: guards.autoscalers,
-        pausedStatefulSets,
+        pausedStatefulSets: guards.pausedStatefulSets ?? pausedStatefulSets,
       },
     );
   });

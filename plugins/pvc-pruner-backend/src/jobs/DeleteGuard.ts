@@ -2,7 +2,7 @@ import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
-import type { EntityWorkloadTarget } from '../orphans';
+import type { EntityWorkloadTarget, PausedStatefulSets } from '../orphans';
 
 /** What a job knows of the request that started it: in its process's memory only, never stored. */
 export interface JobRequest {
@@ -11,6 +11,30 @@ export interface JobRequest {
   target?: EntityWorkloadTarget;
   /** Whether the user asked for a snapshot of each claim before it is deleted. */
   snapshot?: boolean;
+  /** What the job prunes the claims of: the live StatefulSet of its name unless told (a deleted one's, say). */
+  subject?: SubjectGuardFactory;
+  /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones), authorized too. */
+  alsoClaimedBy?: string[];
+}
+
+/** Watches the StatefulSet whose claims a job prunes, and says what the orphan rule judges them by. */
+export interface SubjectGuard {
+  /** The StatefulSet as last read or watched. */
+  readonly current: V1StatefulSet;
+  readonly abortReason?: string;
+  confirmLive(gateway: KubeGateway): Promise<void>;
+  stop(): void;
+  /** How the orphan rule takes its 0 replicas, when not as `pvcPruner.pausedStatefulSets` says. */
+  readonly pausedStatefulSets?: PausedStatefulSets;
+}
+
+/** Starts a job's SubjectGuard for the StatefulSet of that name. */
+export interface SubjectGuardFactory {
+  start(
+    gateway: KubeGateway,
+    namespace: string,
+    name: string,
+  ): Promise<SubjectGuard>;
 }
 
 /** Something a job keeps watching while it runs, that can stop it before its next delete. */

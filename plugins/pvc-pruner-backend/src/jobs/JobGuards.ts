@@ -5,8 +5,21 @@ import type {
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
 import { AutoscalerGuard } from '../autoscaling';
-import { DeleteGuard, DeleteGuardFactory, JobRequest } from './DeleteGuard';
+import type { PausedStatefulSets } from '../orphans';
+import {
+  DeleteGuard,
+  DeleteGuardFactory,
+  JobRequest,
+  SubjectGuard,
+  SubjectGuardFactory,
+} from './DeleteGuard';
 import { StatefulSetGuard } from './StatefulSetGuard';
+
+/** The live StatefulSet of the job's name: what a job prunes the claims of unless its request says otherwise. */
+const liveStatefulSet: SubjectGuardFactory = {
+  start: (gateway, namespace, name) =>
+    StatefulSetGuard.start(gateway, namespace, name),
+};
 
 /**
  * Everything a running job guards: its StatefulSet and the autoscalers that
@@ -16,7 +29,7 @@ import { StatefulSetGuard } from './StatefulSetGuard';
  */
 export class JobGuards {
   private constructor(
-    private readonly statefulSetGuard: StatefulSetGuard,
+    private readonly statefulSetGuard: SubjectGuard,
     private readonly autoscalerGuard: AutoscalerGuard,
     private readonly others: DeleteGuard[],
   ) {}
@@ -27,7 +40,7 @@ export class JobGuards {
     factories: DeleteGuardFactory[],
     request: JobRequest | undefined,
   ): Promise<JobGuards> {
-    const sts = await StatefulSetGuard.start(
+    const sts = await (request?.subject ?? liveStatefulSet).start(
       gateway,
       job.namespace,
       job.statefulSet,
@@ -66,6 +79,11 @@ export class JobGuards {
   /** The StatefulSet as last read or watched. */
   get statefulSet(): V1StatefulSet {
     return this.statefulSetGuard.current;
+  }
+
+  /** How the orphan rule takes the StatefulSet's 0 replicas, when its guard says (a deleted one is never scaled up). */
+  get pausedStatefulSets(): PausedStatefulSets | undefined {
+    return this.statefulSetGuard.pausedStatefulSets;
   }
 
   /** The HorizontalPodAutoscalers that target the StatefulSet, as last listed or watched. */

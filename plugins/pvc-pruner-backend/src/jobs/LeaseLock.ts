@@ -119,10 +119,12 @@ export class LeaseLock {
       jobId: string;
       requestedBy: string;
       dryRun: boolean;
+      /** Another Lease than the StatefulSet's, for a job of another concern (a reclaim). */
+      leaseName?: string;
     },
   ): Promise<HeldLease> {
     const { leaseDurationSeconds, holderPrefix, clock } = this.options;
-    const name = leaseNameFor(target.statefulSet);
+    const name = target.leaseName ?? leaseNameFor(target.statefulSet);
     const { namespace } = target;
     const label = `${namespace}/${name}`;
     const identity = `${holderPrefix}/${target.jobId}`;

@@ -18,6 +18,7 @@ import {
 } from '../orphans';
 import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
+import type { JobRequest } from './DeleteGuard';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { PruneJobStore } from '../database';
@@ -64,6 +65,15 @@ export class PruneJobs {
       logger: LoggerService;
       /** Authorizes a prune on every claimant of its StatefulSet. */
       ownership: Pick<OwnershipChecks, 'authorizePrune'>;
+      /** Validates and authorizes a prune of the claims a deleted StatefulSet left (`leftBy`). */
+      leftBehind?: {
+        authorizePrune(options: {
+          request: PruneRequest;
+          target?: EntityWorkloadTarget;
+          credentials: BackstageCredentials;
+          gateway: KubeGateway;
+        }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy'>>;
+      };
     },
     private readonly options: PruneJobsOptions,
   ) {
@@ -139,7 +149,7 @@ export class PruneJobs {
     // Refused before the cluster is asked anything.
     await this.deps.limits.ensureRoom(scope);
     const id = randomUUID();
-    const { gateway, lease } = await this.lockStatefulSet(
+    const { gateway, lease, subject } = await this.lockStatefulSet(
       request,
       target,
       credentials,
@@ -175,6 +185,7 @@ export class PruneJobs {
         credentials,
         target,
         snapshot: Boolean(request.snapshot),
+        ...subject,
       })
       .then(result => reporter.finished(job, result))
       .catch(e => {
@@ -183,6 +194,24 @@ export class PruneJobs {
       });
     this.track(job.id, run);
     return job;
+  }
+
+  /**
+   * Runs a job of another concern (a reclaim), stored and holding its Lease,
+   * as prunes run: claimed by this instance, heartbeated while it runs, and
+   * told through `stop` when the instance shuts down. A ServiceUnavailableError
+   * once shutdown has begun.
+   */
+  async adopt(
+    jobId: string,
+    run: (stop: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    if (this.stopping.signal.aborted)
+      throw new ServiceUnavailableError(
+        'This Backstage instance is shutting down; try again in a moment',
+      );
+    await this.deps.store.claim(jobId, this.instanceId);
+    this.track(jobId, run(this.stopping.signal));
   }
 
   private async lockStatefulSet(
@@ -204,6 +233,41 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
+    const subject = await this.authorize(
+      request,
+      target,
+      credentials,
+      gateway,
+    );
+    const lease = await this.deps.lock.acquire(gateway, {
+      namespace: request.namespace,
+      statefulSet: request.statefulSet,
+      jobId: holder.jobId,
+      requestedBy: holder.requestedBy,
+      dryRun: Boolean(request.dryRun),
+    });
+    return { gateway, lease, subject };
+  }
+
+  /** Authorizes the prune on the claimants of a live StatefulSet, or of a deleted one's claims (`leftBy`). */
+  private async authorize(
+    request: PruneRequest,
+    target: EntityWorkloadTarget | undefined,
+    credentials: BackstageCredentials,
+    gateway: KubeGateway,
+  ): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy'>> {
+    if (request.leftBy) {
+      if (!this.deps.leftBehind)
+        throw new InputError(
+          'Pruning the claims of deleted StatefulSets is not available here',
+        );
+      return this.deps.leftBehind.authorizePrune({
+        request,
+        target,
+        credentials,
+        gateway,
+      });
+    }
     const statefulSet = await selectedStatefulSet(gateway, request, target);
     await this.deps.ownership.authorizePrune({
       credentials,
@@ -212,13 +276,6 @@ export class PruneJobs {
       statefulSet,
       gateway,
     });
-    const lease = await this.deps.lock.acquire(gateway, {
-      namespace: request.namespace,
-      statefulSet: request.statefulSet,
-      jobId: holder.jobId,
-      requestedBy: holder.requestedBy,
-      dryRun: Boolean(request.dryRun),
-    });
-    return { gateway, lease };
+    return {};
   }
 }

@@ -10,7 +10,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { ConflictError } from '@backstage/errors';
 import { JobEvents } from './JobEvents';
-import { ClusterRequestError, KubeGateway } from '../kubernetes';
+import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import { HeldLease, LeaseLostError } from './LeaseLock';
 import { PausedStatefulSets, parseClaimName } from '../orphans';
 import { PruneJobStore } from '../database';
@@ -649,15 +649,11 @@ export class PruneRunner {
     };
     if (sent !== 'sent') {
       const e = sent.error;
-      if (
-        e instanceof ClusterRequestError &&
-        (e.statusCode === 409 || e.statusCode === 404)
-      ) {
+      const changed = changedSinceChecked(e);
+      if (changed) {
         await this.skip(job, summary, {
           ...base,
-          reason: `it changed after it was checked (${
-            e.reason ?? e.statusCode
-          }), so it was not deleted`,
+          reason: `it changed after it was checked (${changed}), so it was not deleted`,
         });
         return;
       }

@@ -12,6 +12,8 @@ export type {
   DeleteGuard,
   DeleteGuardFactory,
   JobRequest,
+  SubjectGuard,
+  SubjectGuardFactory,
 } from './DeleteGuard';
 export type {
   BeforeDeleteStep,

@@ -346,6 +346,20 @@ export class KubeGateway {
     );
   }
 
+  /** The claims a label selector matches, in one namespace or all, each trimmed by `pick` if given. */
+  listClaimsMatching(
+    labelSelector: string,
+    namespace?: string,
+    pick?: (claim: V1PersistentVolumeClaim) => V1PersistentVolumeClaim,
+  ): Promise<V1PersistentVolumeClaim[]> {
+    return this.listAll(
+      `list persistentvolumeclaims${namespace ? ` in ${namespace}` : ''}`,
+      apiPath('persistentvolumeclaims', { namespace }),
+      { labelSelector },
+      pick,
+    );
+  }
+
   /** The namespace's pods, each trimmed by `pick` if given. */
   listPods(namespace: string, pick?: (pod: V1Pod) => V1Pod): Promise<V1Pod[]> {
     return this.listAll(
@@ -457,6 +471,32 @@ export class KubeGateway {
           },
           { signal, beforeSend, maxBytes: this.limits.objectBytes },
         ),
+    );
+  }
+
+  /**
+   * Sets a volume's reclaim policy to Delete by a merge patch carrying its
+   * uid and resourceVersion: the API server answers 409 when the volume
+   * changed since it was read. `beforeSend` as for `deleteClaim`.
+   */
+  patchVolumeReclaimPolicyToDelete(
+    name: string,
+    preconditions: { uid: string; resourceVersion: string },
+    dryRun: boolean,
+    beforeSend?: () => void,
+  ): Promise<V1PersistentVolume> {
+    const path = `${apiPath('persistentvolumes', { name })}${
+      dryRun ? '?dryRun=All' : ''
+    }`;
+    return this.call(`patch persistentvolume ${name}`, signal =>
+      this.api.mergePatchJson<V1PersistentVolume>(
+        path,
+        {
+          metadata: preconditions,
+          spec: { persistentVolumeReclaimPolicy: 'Delete' },
+        },
+        { signal, beforeSend, maxBytes: this.limits.objectBytes },
+      ),
     );
   }
 

@@ -136,11 +136,15 @@ export class RawApiClient {
     return this.sendJson<T>('POST', path, body, options);
   }
 
-  /** PATCHes a path with a JSON merge patch (RFC 7386); a non-2xx answer throws an ApiException. */
+  /** PATCHes a path with a JSON merge patch (RFC 7386); a non-2xx answer throws an ApiException. `beforeSend` as for `deleteJson`. */
   async mergePatchJson<T>(
     path: string,
     body: unknown,
-    options: { signal?: AbortSignal; maxBytes: number },
+    options: {
+      signal?: AbortSignal;
+      beforeSend?: () => void;
+      maxBytes: number;
+    },
   ): Promise<T> {
     return this.sendJson<T>(
       'PATCH',

@@ -12,3 +12,15 @@ export function clusterFailure(error: unknown): unknown {
     ? new ServiceUnavailableError(error.message)
     : error;
 }
+
+/**
+ * Why a write with preconditions was refused because its object changed
+ * since it was checked (409) or is gone (404): the cluster's reason, or its
+ * status; undefined for any other error.
+ */
+export function changedSinceChecked(error: unknown): string | undefined {
+  return error instanceof ClusterRequestError &&
+    (error.statusCode === 409 || error.statusCode === 404)
+    ? String(error.reason ?? error.statusCode)
+    : undefined;
+}

@@ -26,7 +26,7 @@ export {
   requestAuthFromHeaders,
   userTokenKeyOf,
 } from './auth';
-export { clusterFailure } from './clusterFailure';
+export { changedSinceChecked, clusterFailure } from './clusterFailure';
 export type { GkeCluster, GkeClusterClient } from './locators';
 export {
   type CacheUse,

@@ -56,6 +56,38 @@ describe.each(databases.eachSupportedId())(
         ...options,
       });
 
+    it('finds the claims an entity is a recorded claimant of, exactly, and the namespaces with lineage', async () => {
+      const store = await storeOf();
+      await store.record([
+        lineage('a'),
+        lineage('b', {
+          namespace: 'billing',
+          claimants: ['component:default/orders_2', 'component:default/x%'],
+        }),
+        lineage('c', { cluster: 'other' }),
+      ]);
+      const found = await store.lineageClaimedBy(
+        'demo',
+        'component:default/orders',
+        10,
+      );
+      expect(found.map(l => l.claimUid)).toEqual(['a']);
+      // LIKE's wildcards in a ref are matched literally.
+      expect(
+        await store.lineageClaimedBy('demo', 'component:default/orders_', 10),
+      ).toEqual([]);
+      expect(
+        (await store.lineageClaimedBy('demo', 'component:default/x%', 10)).map(
+          l => l.claimUid,
+        ),
+      ).toEqual(['b']);
+      expect(await store.namespacesWithLineage('demo', 10)).toEqual([
+        'billing',
+        'shop',
+      ]);
+      expect(await store.namespacesWithLineage('demo', 1)).toEqual(['billing']);
+    });
+
     /** The SQL `fn` sends. */
     async function sqlOf(fn: () => Promise<unknown>) {
       const statements: string[] = [];

@@ -265,6 +265,39 @@ export class ClaimLineageStore {
   }
 
   /**
+   * The recorded claims of a cluster whose claimants include this entity,
+   * at most `limit` of them, most recently seen first. Matched by text in
+   * the database and then exactly here, so a ref that only contains this
+   * one is never taken for it.
+   */
+  async lineageClaimedBy(
+    cluster: string,
+    entityRef: string,
+    limit: number,
+  ): Promise<ClaimLineage[]> {
+    const quoted = JSON.stringify(entityRef).replace(/[\\%_]/g, c => `\\${c}`);
+    const rows = await this.db<LineageRow>(LINEAGE)
+      .where('cluster', cluster)
+      .andWhereRaw(`claimants like ? escape '\\'`, [`%${quoted}%`])
+      .orderBy('last_seen_at', 'desc')
+      .limit(limit);
+    return rows.map(lineageOfRow).filter(l => l.claimants.includes(entityRef));
+  }
+
+  /** The namespaces of a cluster where claims have lineage, at most `limit`, by name. */
+  async namespacesWithLineage(
+    cluster: string,
+    limit: number,
+  ): Promise<string[]> {
+    const rows = await this.db<LineageRow>(LINEAGE)
+      .where('cluster', cluster)
+      .distinct('namespace')
+      .orderBy('namespace')
+      .limit(limit);
+    return rows.map(r => r.namespace);
+  }
+
+  /**
    * Deletes the lineage of claims no scan has seen for `olderThanMs`, by the
    * database's clock, and returns how many.
    */

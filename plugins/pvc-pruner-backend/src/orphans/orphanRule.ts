@@ -166,10 +166,24 @@ export function volumeAsTheRuleReadsIt(
   };
 }
 
-/** What the watch cache keeps of each kind: what the orphan rule reads. */
+/**
+ * The claim as the rule reads it, with its labels: they decide which
+ * entities claim a claim a deleted StatefulSet left (see leftBehind/).
+ */
+export function claimWithLabels(
+  claim: V1PersistentVolumeClaim,
+): V1PersistentVolumeClaim {
+  const trimmed = claimAsTheRuleReadsIt(claim);
+  return {
+    ...trimmed,
+    metadata: { ...trimmed.metadata, labels: claim.metadata?.labels },
+  };
+}
+
+/** What the watch cache keeps of each kind: what the orphan rule reads, and claims' labels. */
 export const WATCH_CACHE_TRIMMERS: WatchCacheTrimmers = {
   statefulSet: statefulSetAsTheRuleReadsIt,
-  claim: claimAsTheRuleReadsIt,
+  claim: claimWithLabels,
   pod: podAsTheRuleReadsIt,
   volume: volumeAsTheRuleReadsIt,
   autoscaler: hpaAsTheRuleReadsIt,

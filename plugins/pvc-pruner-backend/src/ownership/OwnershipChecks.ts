@@ -67,8 +67,15 @@ function claimantsWith(
   index: ClaimantIndex,
   item: ClaimedStatefulSet,
   through?: EntityWorkloadTarget,
+  alsoClaimedBy: readonly string[] = [],
 ): WorkloadEntity[] {
   const claimants = index.claimantsOf(item.cluster, item.statefulSet);
+  // Recorded claimants still in the catalog; one that left it cannot be asked about.
+  for (const ref of alsoClaimedBy) {
+    const entity = index.get(ref);
+    if (entity && !claimants.some(c => c.entityRef === ref))
+      claimants.push(entity);
+  }
   if (through && !claimants.some(c => c.entityRef === through.entityRef))
     claimants.push({ ...through, owner: ownerOf(through.entity) });
   return claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
@@ -82,6 +89,41 @@ function claimantsWith(
  */
 function vouchedFor(claimants: WorkloadEntity[]): boolean {
   return claimants.some(selectsByKubernetesId);
+}
+
+/**
+ * For each list of claimants, those the caller may not
+ * `pvc-pruner.orphans.read`, asked in one batch; `readable` are known to be
+ * readable and not asked again. A crowded list is not asked about: all of
+ * it is refused.
+ */
+export async function refusedReads(
+  permissions: PermissionsService,
+  credentials: BackstageCredentials,
+  lists: Array<{ claimants: string[]; crowded: boolean }>,
+  readable: ReadonlySet<string>,
+): Promise<string[][]> {
+  const unknown = [
+    ...new Set(
+      lists
+        .filter(l => !l.crowded)
+        .flatMap(l => l.claimants)
+        .filter(ref => !readable.has(ref)),
+    ),
+  ];
+  const { allowed } = unknown.length
+    ? await authorizeEntities({
+        permissions,
+        permission: pvcPrunerOrphansReadPermission,
+        entityRefs: unknown,
+        credentials,
+      })
+    : { allowed: new Set<string>() };
+  return lists.map(l =>
+    l.crowded
+      ? l.claimants
+      : l.claimants.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+  );
 }
 
 /**
@@ -130,30 +172,20 @@ export class OwnershipChecks {
       claimantsWith(index, item, options.through),
     );
     const crowded = claimants.map(c => c.length > MAX_CLAIMANTS);
-    const unknown = [
-      ...new Set(
-        claimants
-          .filter((_, i) => !crowded[i])
-          .flat()
-          .map(c => c.entityRef)
-          .filter(ref => !readable.has(ref)),
-      ),
-    ];
-    const { allowed } = unknown.length
-      ? await authorizeEntities({
-          permissions: this.deps.permissions,
-          permission: pvcPrunerOrphansReadPermission,
-          entityRefs: unknown,
-          credentials,
-        })
-      : { allowed: new Set<string>() };
+    const refused = await refusedReads(
+      this.deps.permissions,
+      credentials,
+      claimants.map((c, i) => ({
+        claimants: c.map(e => e.entityRef),
+        crowded: crowded[i],
+      })),
+      readable,
+    );
     return claimants.map((entities, i) => {
       const refs = entities.map(e => e.entityRef);
       return {
         claimants: refs,
-        refused: crowded[i]
-          ? refs
-          : refs.filter(ref => !readable.has(ref) && !allowed.has(ref)),
+        refused: refused[i],
         crowded: crowded[i],
         pruneNeeds: vouchedFor(entities)
           ? []
@@ -178,10 +210,17 @@ export class OwnershipChecks {
     statefulSet: V1StatefulSet;
     gateway: KubeGateway;
     index?: ClaimantIndex;
+    /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones). */
+    alsoClaimedBy?: readonly string[];
   }): Promise<AuthorizedPrune> {
     const { credentials, target, cluster, statefulSet } = options;
     const index = options.index ?? (await this.deps.workloads.warm());
-    const claimants = claimantsWith(index, { cluster, statefulSet }, target);
+    const claimants = claimantsWith(
+      index,
+      { cluster, statefulSet },
+      target,
+      options.alsoClaimedBy,
+    );
     const refs = claimants.map(c => c.entityRef);
     const what = nameOf(cluster, statefulSet);
     if (refs.length > MAX_CLAIMANTS)

@@ -12,6 +12,18 @@ function refusing(reason: string): DeleteGuard {
   };
 }
 
+/** The claimants of a StatefulSet by its labels, and those of `also` still in the catalog. */
+function claimantRefs(
+  index: ClaimantIndex,
+  cluster: string,
+  sts: V1StatefulSet,
+  also: readonly string[],
+): string[] {
+  const refs = new Set(index.claimantsOf(cluster, sts).map(e => e.entityRef));
+  for (const ref of also) if (index.get(ref)) refs.add(ref);
+  return [...refs].sort();
+}
+
 class OwnershipGuard implements DeleteGuard {
   private judged?: V1StatefulSet;
   private reason?: string;
@@ -21,15 +33,19 @@ class OwnershipGuard implements DeleteGuard {
     private readonly index: ClaimantIndex,
     private readonly authorized: readonly string[],
     private readonly statefulSet: () => V1StatefulSet,
+    private readonly alsoClaimedBy: readonly string[] = [],
   ) {}
 
   get abortReason(): string | undefined {
     const sts = this.statefulSet();
     if (sts !== this.judged && !this.reason) {
       this.judged = sts;
-      const now = this.index
-        .claimantsOf(this.cluster, sts)
-        .map(e => e.entityRef);
+      const now = claimantRefs(
+        this.index,
+        this.cluster,
+        sts,
+        this.alsoClaimedBy,
+      );
       const added = now.filter(ref => !this.authorized.includes(ref));
       const gone = this.authorized.filter(ref => !now.includes(ref));
       if (added.length > 0 || gone.length > 0)
@@ -77,11 +93,12 @@ export class OwnershipGuards implements DeleteGuardFactory {
       const { target } = request;
       const live = statefulSet();
       // In a read made after the job started, the entity must still claim the StatefulSet it went through.
+      const alsoClaimedBy = request.alsoClaimedBy ?? [];
       if (
         target &&
-        !index
-          .claimantsOf(job.cluster, live)
-          .some(c => c.entityRef === target.entityRef)
+        !claimantRefs(index, job.cluster, live, alsoClaimedBy).includes(
+          target.entityRef,
+        )
       )
         return refusing(
           `${target.entityRef} no longer claims StatefulSet ${job.namespace}/${job.statefulSet} (its Kubernetes annotations or the StatefulSet's labels changed, or it left the catalog)`,
@@ -93,8 +110,15 @@ export class OwnershipGuards implements DeleteGuardFactory {
         statefulSet: live,
         gateway,
         index,
+        alsoClaimedBy,
       });
-      return new OwnershipGuard(job.cluster, index, claimants, statefulSet);
+      return new OwnershipGuard(
+        job.cluster,
+        index,
+        claimants,
+        statefulSet,
+        alsoClaimedBy,
+      );
     } catch (e) {
       return refusing(
         `the ownership check when the job started refused it: ${

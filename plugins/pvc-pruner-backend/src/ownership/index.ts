@@ -3,6 +3,7 @@ export { NamespaceOwners, namedOwners } from './NamespaceOwners';
 export {
   listRefs,
   OwnershipChecks,
+  refusedReads,
   type AuthorizedPrune,
   type ClaimedStatefulSet,
   type ReadVerdict,

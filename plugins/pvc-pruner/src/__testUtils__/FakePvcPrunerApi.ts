@@ -3,6 +3,7 @@ import {
   PruneEvent,
   PruneJob,
   PruneRequest,
+  ReclaimRequest,
   RestoreRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
@@ -48,6 +49,14 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   /** Answers keepSnapshot; by default never. */
   keep: PvcPrunerApi['keepSnapshot'] = () => new Promise(() => {});
   readonly keeps: KeepSnapshotRequest[] = [];
+  /** Answers listReleasedVolumes; by default none. */
+  releasedVolumes: PvcPrunerApi['listReleasedVolumes'] = async () => ({
+    items: [],
+    truncated: false,
+    totals: { volumes: 0, bytes: 0 },
+    errors: [],
+  });
+  readonly reclaims: ReclaimRequest[] = [];
   jobs: PruneJob[] = [];
   nextJobId = 'job-1';
   startError?: Error;
@@ -60,6 +69,15 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
     this.orphansOptions.push(options);
     return this.orphans(entityRef, options);
   };
+
+  /** Answers getLeftBehind; by default nothing left behind. */
+  leftBehind: PvcPrunerApi['getLeftBehind'] = async entityRef => ({
+    entityRef,
+    clusters: [],
+  });
+
+  getLeftBehind: PvcPrunerApi['getLeftBehind'] = (entityRef, options) =>
+    this.leftBehind(entityRef, options);
 
   getFleet: PvcPrunerApi['getFleet'] = async (request = {}) => {
     this.fleetRequests.push(request);
@@ -87,6 +105,15 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   startPrune: PvcPrunerApi['startPrune'] = async request => {
     if (this.startError) throw this.startError;
     this.started.push(request);
+    return { id: this.nextJobId };
+  };
+
+  listReleasedVolumes: PvcPrunerApi['listReleasedVolumes'] = async entityRef =>
+    this.releasedVolumes(entityRef);
+
+  startReclaim: PvcPrunerApi['startReclaim'] = async request => {
+    if (this.startError) throw this.startError;
+    this.reclaims.push(request);
     return { id: this.nextJobId };
   };
 

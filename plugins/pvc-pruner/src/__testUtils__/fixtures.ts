@@ -7,6 +7,7 @@ import {
   OrphansResponse,
   PruneEvent,
   PruneJob,
+  ReleasedVolume,
   SnapshotsResponse,
   StatefulSetOrphans,
   emptyPruneSummary,
@@ -184,5 +185,34 @@ export function makeSnapshotsResponse(
       snapshots: snapshots.length,
       bytes: snapshots.reduce((n, s) => n + (s.restoreBytes ?? 0), 0),
     },
+  };
+}
+
+/** A Released volume of search-index's claim data-search-index-`n`, 100 GiB on premium-retain, that the user may reclaim. */
+export function makeReleasedVolume(
+  n: number,
+  overrides: Partial<ReleasedVolume> = {},
+): ReleasedVolume {
+  return {
+    cluster: 'demo',
+    name: `pvc-${n}`,
+    uid: `pv-uid-${n}`,
+    resourceVersion: `${100 + n}`,
+    bytes: 100 * 2 ** 30,
+    storageClass: 'premium-retain',
+    reclaimPolicy: 'Retain',
+    monthlyCost: 17,
+    releasedSince: '2026-12-01T10:00:00.000Z',
+    claim: {
+      namespace: 'search',
+      name: `data-search-index-${n}`,
+      uid: `claim-uid-${n}`,
+    },
+    statefulSet: { name: 'search-index', uid: 'sts-uid' },
+    entityRef: 'component:default/search',
+    claimants: ['component:default/search'],
+    reclaimable: true,
+    canReclaim: true,
+    ...overrides,
   };
 }

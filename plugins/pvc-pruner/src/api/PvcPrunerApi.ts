@@ -3,11 +3,14 @@ import {
   FleetResponse,
   KeepSnapshotRequest,
   KeptSnapshot,
+  LeftBehindResponse,
   OrphansResponse,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  ReclaimRequest,
+  ReleasedVolumesResponse,
   RestoreRequest,
   RestoreResponse,
   SnapshotsResponse,
@@ -86,6 +89,15 @@ export interface PvcPrunerApi {
     options?: GetOrphansOptions,
   ): Promise<OrphansResponse>;
 
+  /**
+   * The claims that deleted StatefulSets left behind, of which the entity is
+   * a claimant, per cluster (groups the user may not read are only counted).
+   */
+  getLeftBehind(
+    entityRef: string,
+    options?: GetOrphansOptions,
+  ): Promise<LeftBehindResponse>;
+
   /** One page of what every entity the user may read could reclaim, across clusters. */
   getFleet(request?: FleetRequest): Promise<FleetResponse>;
 
@@ -126,6 +138,21 @@ export interface PvcPrunerApi {
 
   /** Keeps a snapshot until a later date; a 400 names the furthest allowed. */
   keepSnapshot(request: KeepSnapshotRequest): Promise<KeptSnapshot>;
+
+  /**
+   * The Released volumes whose claim is gone: those traced to `entityRef`, or
+   * without it every one the user may read (the fleet page), each saying
+   * whether the user may reclaim it.
+   */
+  listReleasedVolumes(entityRef?: string): Promise<ReleasedVolumesResponse>;
+
+  /**
+   * Starts reclaiming (or a dry run of reclaiming) Released volumes: their
+   * reclaim policy is set to Delete, and their provisioner deletes the disk.
+   * A 409 says a volume changed since it was listed; a 403 names the entity
+   * the user may not reclaim for.
+   */
+  startReclaim(request: ReclaimRequest): Promise<{ id: string }>;
 
   /** One job, with its summary once it finished. */
   getJob(jobId: string): Promise<PruneJob>;

@@ -307,6 +307,62 @@ describe('PvcPrunerClient', () => {
     );
   });
 
+  it('lists Released volumes of an entity or of the fleet, and starts a reclaim with the token of its cluster only', async () => {
+    const seen: Array<{ query: string; tokens: Record<string, string> }> = [];
+    const posted: unknown[] = [];
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({ items: TOKEN_CLUSTERS }),
+      ),
+      http.get(`${base}/v1/released-volumes`, ({ request }) => {
+        seen.push({
+          query: new URL(request.url).search,
+          tokens: tokenHeaders(request),
+        });
+        return HttpResponse.json({
+          items: [],
+          truncated: false,
+          totals: { volumes: 0, bytes: 0 },
+          errors: [],
+        });
+      }),
+      http.post(`${base}/v1/reclaim-jobs`, async ({ request }) => {
+        posted.push({
+          body: await request.json(),
+          tokens: tokenHeaders(request),
+        });
+        return HttpResponse.json({ id: 'job-9' }, { status: 202 });
+      }),
+    );
+    const { client } = clientWithUserTokens();
+
+    await client.listReleasedVolumes('component:default/shop');
+    await client.listReleasedVolumes();
+    const request = {
+      cluster: 'gke',
+      namespace: 'shop',
+      volumes: [
+        { name: 'pvc-1', uid: 'u', resourceVersion: '7', claimUid: 'c' },
+      ],
+    };
+    await expect(client.startReclaim(request)).resolves.toEqual({
+      id: 'job-9',
+    });
+
+    expect(seen.map(s => s.query)).toEqual([
+      '?entityRef=component%3Adefault%2Fshop',
+      '',
+    ]);
+    expect(posted).toEqual([
+      {
+        body: request,
+        tokens: {
+          'backstage-kubernetes-authorization-google': 'google-user-token',
+        },
+      },
+    ]);
+  });
+
   it('maps errors to ResponseError, keeping the backend message', async () => {
     server.use(
       http.get(`${base}/v1/orphans`, () =>

@@ -8,12 +8,15 @@ import {
   FleetResponse,
   KeepSnapshotRequest,
   KeptSnapshot,
+  LeftBehindResponse,
   OrphansResponse,
   PVC_PRUNER_PLUGIN_ID,
   PruneEvent,
   PruneJob,
   PruneJobPage,
   PruneRequest,
+  ReclaimRequest,
+  ReleasedVolumesResponse,
   RestoreRequest,
   RestoreResponse,
   SnapshotsResponse,
@@ -100,6 +103,16 @@ export class PvcPrunerClient implements PvcPrunerApi {
     );
   }
 
+  async getLeftBehind(
+    entityRef: string,
+    options: GetOrphansOptions = {},
+  ): Promise<LeftBehindResponse> {
+    return this.get(
+      `/v1/left-behind?${new URLSearchParams({ entityRef })}`,
+      await this.clusterTokens.headers(options.cluster || undefined),
+    );
+  }
+
   async getFleet(request: FleetRequest = {}): Promise<FleetResponse> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(request))
@@ -160,6 +173,21 @@ export class PvcPrunerClient implements PvcPrunerApi {
     });
     if (!response.ok) throw await ResponseError.fromResponse(response);
     return (await response.json()) as T;
+  }
+
+  async listReleasedVolumes(
+    entityRef?: string,
+  ): Promise<ReleasedVolumesResponse> {
+    return this.get(
+      `/v1/released-volumes${
+        entityRef ? `?${new URLSearchParams({ entityRef })}` : ''
+      }`,
+      await this.clusterTokens.headers(undefined),
+    );
+  }
+
+  async startReclaim(request: ReclaimRequest): Promise<{ id: string }> {
+    return this.post('/v1/reclaim-jobs', request, request.cluster);
   }
 
   async getJob(jobId: string): Promise<PruneJob> {

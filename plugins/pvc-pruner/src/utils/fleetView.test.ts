@@ -109,6 +109,27 @@ describe('fleetGroups', () => {
       expect(order(fleetGroups(FLEET, { key, descending }))).toBe(expected);
     },
   );
+
+  it('leaves out entities (and owners) with only claims of deleted StatefulSets: their own section lists them', () => {
+    const leftOnly = {
+      entityRef: 'component:default/c1',
+      owner: 'group:default/c',
+      statefulSets: [],
+      totals: totals(0, 0),
+      leftBehind: { statefulSets: [], totals: totals(5, 0.5) },
+    };
+    const fleet: FleetResponse = {
+      ...FLEET,
+      owners: [
+        ...FLEET.owners,
+        { owner: 'group:default/c', entities: 1, totals: totals(0, 0) },
+      ],
+      items: [...FLEET.items, leftOnly],
+    };
+    expect(
+      order(fleetGroups(fleet, { key: 'storage', descending: true })),
+    ).toBe('group:default/b: b1; group:default/a: a2, a1');
+  });
 });
 
 describe('fleetCsv', () => {

@@ -67,13 +67,17 @@ export function fleetGroups(
   sort: FleetSort,
 ): FleetGroup[] {
   const by = compare(sort);
-  return [...fleet.owners].sort(by).map(owner => ({
-    owner,
-    entities: fleet.items
-      .filter(e => e.owner === owner.owner)
-      .sort(by)
-      .map(e => ({ ...e, statefulSets: [...e.statefulSets].sort(by) })),
-  }));
+  // Entities with only claims of deleted StatefulSets are in their own section (LeftBehindFleet).
+  return [...fleet.owners]
+    .sort(by)
+    .map(owner => ({
+      owner,
+      entities: fleet.items
+        .filter(e => e.owner === owner.owner && e.statefulSets.length > 0)
+        .sort(by)
+        .map(e => ({ ...e, statefulSets: [...e.statefulSets].sort(by) })),
+    }))
+    .filter(g => g.entities.length > 0);
 }
 
 /** The unowned StatefulSets, sorted as the page shows them. */

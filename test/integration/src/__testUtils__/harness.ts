@@ -24,6 +24,9 @@ import type {
   PruneEvent,
   PruneJob,
   PruneRequest,
+  ReclaimRequest,
+  ReleasedVolume,
+  ReleasedVolumesResponse,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import {
@@ -690,4 +693,61 @@ export async function withClockAhead<T>(
   } finally {
     jest.useRealTimers();
   }
+}
+
+/** The catalog entity of the demo's search/search-index (`backstage.io/kubernetes-id: search-index`), whose claims are on Retain volumes. */
+export const SEARCH_REF = 'component:default/search';
+
+/** An entity's Released volumes, once the plugin lists at least `count` of them. */
+export async function releasedVolumesOf(
+  pruner: Pruner,
+  entityRef: string,
+  count: number,
+  user?: string,
+): Promise<ReleasedVolume[]> {
+  return waitFor(`${count} Released volumes of ${entityRef}`, async () => {
+    const res = await pruner.get<ReleasedVolumesResponse>(
+      `/v1/released-volumes?entityRef=${encodeURIComponent(entityRef)}`,
+      user,
+    );
+    if (res.status !== 200)
+      throw new Error(`released-volumes answered ${res.status}: ${res.text}`);
+    return res.body.items.length >= count ? res.body.items : undefined;
+  });
+}
+
+/** A reclaim request for volumes as the plugin listed them (all of one namespace's claims). */
+export function reclaimRequest(
+  volumes: ReleasedVolume[],
+  entityRef?: string,
+  more: Partial<ReclaimRequest> = {},
+): ReclaimRequest {
+  return {
+    cluster: volumes[0].cluster,
+    namespace: volumes[0].claim.namespace,
+    ...(entityRef ? { entityRef } : {}),
+    volumes: volumes.map(v => ({
+      name: v.name,
+      uid: v.uid,
+      resourceVersion: v.resourceVersion,
+      claimUid: v.claim.uid,
+    })),
+    ...more,
+  };
+}
+
+/** Starts a reclaim job and returns its id (asserting 202). */
+export async function reclaim(
+  pruner: Pruner,
+  request: ReclaimRequest,
+  user?: string,
+): Promise<string> {
+  const res = await pruner.post<{ id: string }>(
+    '/v1/reclaim-jobs',
+    request,
+    user,
+  );
+  if (res.status !== 202)
+    throw new Error(`reclaim answered ${res.status}: ${res.text}`);
+  return res.body.id;
 }

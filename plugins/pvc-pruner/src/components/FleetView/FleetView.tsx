@@ -35,6 +35,8 @@ import {
   ownerTitle,
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
+import { LeftBehindFleet } from '../LeftBehindFleet';
+import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
 function TotalsLine(props: {
   totals: OrphanTotals;
@@ -304,6 +306,7 @@ export function FleetView() {
             }))}
           />
         )}
+        <LeftBehindFleet fleet={fleet} currency={currency} />
         {unowned && (
           <Box mt={4} component="section" aria-label="Unowned">
             <Typography variant="h6" component="h3">
@@ -340,6 +343,7 @@ export function FleetView() {
             )}
           </Box>
         )}
+        <ReleasedVolumesSection currency={currency} entityPath={entityPath} />
       </>
     );
   }

@@ -11,6 +11,43 @@ function Harness() {
 }
 
 describe('JobHistory', () => {
+  it('names a reclaim of Released volumes as such, and its outcome as a reclaim', async () => {
+    const api = new FakePvcPrunerApi();
+    const volume = { name: 'pvc-1', uid: 'pv-uid-1' };
+    api.jobs = [
+      makeJob({
+        id: 'r',
+        kind: 'reclaim',
+        statefulSet: 'db',
+        pvcs: [volume],
+        summary: {
+          deleted: [
+            {
+              ...volume,
+              bytes: 2 ** 30,
+              volume: {
+                name: 'pvc-1',
+                reclaimPolicy: 'Delete',
+                fate: 'deleted',
+              },
+            },
+          ],
+          terminating: [],
+          skipped: [],
+          failed: [],
+          bytesReclaimed: 2 ** 30,
+        },
+      }),
+    ];
+    await renderWithApis(<Harness />, { api });
+    expect(
+      await screen.findByText('1 Released volume of claims in shop in prod'),
+    ).toBeInTheDocument();
+    expect(screen.getByText('Volume reclaim')).toBeInTheDocument();
+    await userEvent.click(screen.getByText('Volume reclaim'));
+    expect(await screen.findByText('Reclaim finished')).toBeInTheDocument();
+  });
+
   it('pages back through older jobs', async () => {
     const api = new FakePvcPrunerApi();
     api.jobs = [

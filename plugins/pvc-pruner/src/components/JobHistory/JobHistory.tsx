@@ -53,8 +53,8 @@ function JobDetails({ job }: { job: PruneJob }) {
   return (
     <Box>
       <Typography variant="body2">
-        {plural(job.pvcs.length, 'claim')} confirmed:{' '}
-        {job.pvcs.map(p => p.name).join(', ')}
+        {plural(job.pvcs.length, job.kind === 'reclaim' ? 'volume' : 'claim')}{' '}
+        confirmed: {job.pvcs.map(p => p.name).join(', ')}
       </Typography>
       {finished && (
         <PruneOutcome
@@ -62,6 +62,8 @@ function JobDetails({ job }: { job: PruneJob }) {
           status={job.status}
           reason={job.reason}
           summary={job.summary}
+          entityRef={job.kind === 'reclaim' ? undefined : job.entityRef}
+          jobKind={job.kind}
         />
       )}
       <Box mt={2}>
@@ -83,6 +85,12 @@ function JobDetails({ job }: { job: PruneJob }) {
   );
 }
 
+function jobKindLabel(job: PruneJob): string {
+  if (job.kind === 'reclaim')
+    return job.dryRun ? 'Dry run of a reclaim' : 'Volume reclaim';
+  return job.dryRun ? 'Dry run' : 'Real prune';
+}
+
 function JobRow({ job }: { job: PruneJob }) {
   const classes = useStyles();
   const finished = TERMINAL_JOB_STATUSES.includes(job.status);
@@ -98,14 +106,15 @@ function JobRow({ job }: { job: PruneJob }) {
             <JobStatusLabel status={job.status} />
           </Box>
           <Box className={classes.kind}>
-            <Chip
-              size="small"
-              variant="outlined"
-              label={job.dryRun ? 'Dry run' : 'Real prune'}
-            />
+            <Chip size="small" variant="outlined" label={jobKindLabel(job)} />
           </Box>
           <Typography variant="body2">
-            {job.namespace}/{job.statefulSet} in {job.cluster}
+            {job.kind === 'reclaim'
+              ? `${plural(job.pvcs.length, 'Released volume')} of claims in ${
+                  job.namespace
+                }`
+              : `${job.namespace}/${job.statefulSet}`}{' '}
+            in {job.cluster}
           </Typography>
           <Typography variant="body2" className={classes.muted}>
             by {job.requestedBy},{' '}

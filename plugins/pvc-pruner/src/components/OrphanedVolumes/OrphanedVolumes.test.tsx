@@ -119,6 +119,46 @@ describe('OrphanedVolumes', () => {
     expect(await screen.findByText('Nothing to prune')).toBeInTheDocument();
   });
 
+  it('shows the claims a deleted StatefulSet left, read with the same refresh, and does not say there is nothing to prune', async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () =>
+      makeProdResponse(makeStatefulSet('db', { orphans: [] }));
+    let reads = 0;
+    api.leftBehind = async entityRef => {
+      reads += 1;
+      return {
+        entityRef,
+        clusters: [
+          {
+            cluster: 'prod',
+            ok: true,
+            groups: [
+              {
+                namespace: 'shop',
+                statefulSet: { name: 'old-db', uid: 'gone' },
+                evidence: 'lineage',
+                lastSeenAt: '2026-12-03T10:00:00.000Z',
+                claimants: [entityRef],
+                report: makeStatefulSet('old-db', {
+                  replicas: 0,
+                  orphans: [makeOrphan('old-db', 0)],
+                }),
+              },
+            ],
+          },
+        ],
+      };
+    };
+    await renderOrphanedVolumes(api);
+    expect(await screen.findByText('data-old-db-0')).toBeInTheDocument();
+    expect(
+      screen.getByText(/^Left by StatefulSet old-db, deleted; last seen/),
+    ).toBeInTheDocument();
+    expect(screen.queryByText('Nothing to prune')).not.toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Refresh' }));
+    await waitFor(() => expect(reads).toBe(2));
+  });
+
   it('with nothing to prune, still shows the StatefulSets whose claims a scale-up would reattach, and why they are kept', async () => {
     const api = new FakePvcPrunerApi();
     const keptAs = (

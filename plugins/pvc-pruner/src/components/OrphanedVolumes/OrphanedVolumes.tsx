@@ -21,10 +21,12 @@ import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, useActiveJobs } from '../../hooks/useActiveJobs';
 import { useJobHistory } from '../../hooks/useJobHistory';
 import { useOrphans } from '../../hooks/useOrphans';
+import { useLeftBehind } from '../../hooks/useLeftBehind';
 import { useSnapshots } from '../../hooks/useSnapshots';
 import { isNotAllowed } from '../../utils/errors';
 import { plural } from '../../utils/format';
 import { ClusterSection } from '../ClusterSection';
+import { LeftBehindSection } from '../LeftBehindSection';
 import { JobHistory } from '../JobHistory';
 import { MonthlyCost, PricingProvider } from '../MonthlyCost';
 import { NotAllowedNotice } from '../NotAllowedNotice';
@@ -78,18 +80,21 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
     entityCluster,
     orphans.value?.snapshots?.enabled === true,
   );
+  const leftBehind = useLeftBehind(entityRef, entityCluster);
   const history = useJobHistory(entityRef);
   const active = useActiveJobs(history.jobs);
   const { retry } = orphans;
   const { reload } = history;
   const { retry: reloadSnapshots } = snapshots;
+  const { retry: reloadLeftBehind } = leftBehind;
   const { start, finish, dismiss } = active;
 
   const refresh = useCallback(() => {
     retry();
     reload();
     reloadSnapshots();
-  }, [retry, reload, reloadSnapshots]);
+    reloadLeftBehind();
+  }, [retry, reload, reloadSnapshots, reloadLeftBehind]);
   const onJobStarted = useCallback(
     (job: ActiveJob) => {
       start(job);
@@ -118,6 +123,9 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
   const following = Object.keys(active.jobs).length > 0;
   const nothingToPrune =
     data !== undefined && data.totals.orphans === 0 && !following;
+  // Claims of deleted StatefulSets are something to prune too (their section says so).
+  const leftBehindShown =
+    leftBehind.value?.clusters.some(c => c.ok && c.groups.length > 0) ?? false;
   // A cluster that withholds StatefulSets says so even when nothing is left to prune.
   const withheld = data?.clusters.some(c => c.ok && c.withheld) ?? false;
   const keepsForScaleUp = (data?.clusters ?? []).some(
@@ -147,7 +155,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           )}
           <Totals data={data} />
-          {nothingToPrune && !keepsForScaleUp && (
+          {nothingToPrune && !keepsForScaleUp && !leftBehindShown && (
             <EmptyState
               missing="data"
               title="Nothing to prune"
@@ -181,6 +189,12 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
                 show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />
             ))}
+          <LeftBehindSection
+            entityRef={entityRef}
+            leftBehind={leftBehind.value}
+            error={leftBehind.value ? undefined : leftBehind.error}
+            pruneDeniedReason={pruneDeniedReason}
+          />
           <SnapshotsScope
             entityRef={entityRef}
             snapshots={snapshots}

@@ -59,12 +59,18 @@ export interface PruneDialogProps {
   snapshots?: SnapshotSettings;
   onClose: () => void;
   /**
+   * Asks for each chosen claim's name to be typed, dry run or not (claims
+   * known only by their name and labels); the names go to `onConfirm`.
+   */
+  confirmEachName?: boolean;
+  /**
    * Sends exactly these claims; a rejection is shown in the dialog.
-   * `snapshot` is set only when snapshots are enabled.
+   * `snapshot` is set only when snapshots are enabled, `typedNames` only
+   * with `confirmEachName`.
    */
   onConfirm: (
     pvcs: OrphanedPvc[],
-    options: { snapshot?: boolean },
+    options: { snapshot?: boolean; typedNames?: string[] },
   ) => Promise<void>;
 }
 
@@ -109,6 +115,33 @@ function snapshotNote(
   }
 }
 
+/** A field in which the user types a name to confirm a prune. */
+function NameToType(props: {
+  label: string;
+  ariaLabel: string;
+  value: string;
+  onChange: (value: string) => void;
+  disabled: boolean;
+}) {
+  return (
+    <TextField
+      fullWidth
+      margin="dense"
+      variant="outlined"
+      size="small"
+      label={props.label}
+      value={props.value}
+      onChange={e => props.onChange(e.target.value)}
+      disabled={props.disabled}
+      inputProps={{
+        'aria-label': props.ariaLabel,
+        autoComplete: 'off',
+        spellCheck: false,
+      }}
+    />
+  );
+}
+
 function defaultSelection(orphans: OrphanedPvc[]): Set<string> {
   return new Set(orphans.map(o => o.uid));
 }
@@ -122,6 +155,7 @@ export function PruneDialog(props: PruneDialogProps) {
   const classes = useStyles();
   const [selected, setSelected] = useState(() => defaultSelection(sts.orphans));
   const [typed, setTyped] = useState('');
+  const [typedNames, setTypedNames] = useState<Record<string, string>>({});
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<Error>();
   // Undefined until the user ticks or unticks it: then the default follows the selection.
@@ -136,6 +170,7 @@ export function PruneDialog(props: PruneDialogProps) {
     if (!open) return;
     setSelected(defaultSelection(latestOrphans.current));
     setTyped('');
+    setTypedNames({});
     setSnapshotChoice(undefined);
     setError(undefined);
     setSubmitting(false);
@@ -159,7 +194,11 @@ export function PruneDialog(props: PruneDialogProps) {
   const retainedBytes = deletable
     .filter(o => o.volume?.retained)
     .reduce((n, o) => n + claimBytes(o), 0);
-  const nameConfirmed = dryRun || typed.trim() === sts.name;
+  const eachNameConfirmed =
+    !props.confirmEachName ||
+    chosen.every(o => typedNames[o.uid]?.trim() === o.name);
+  const nameConfirmed =
+    (dryRun || typed.trim() === sts.name) && eachNameConfirmed;
   const canConfirm = chosen.length > 0 && nameConfirmed && !submitting;
   const titleId = `prune-dialog-title-${sts.namespace}-${sts.name}`;
 
@@ -174,7 +213,12 @@ export function PruneDialog(props: PruneDialogProps) {
     setSubmitting(true);
     setError(undefined);
     try {
-      await onConfirm(chosen, snapshotsOn ? { snapshot } : {});
+      await onConfirm(chosen, {
+        ...(snapshotsOn ? { snapshot } : {}),
+        ...(props.confirmEachName
+          ? { typedNames: chosen.map(o => typedNames[o.uid].trim()) }
+          : {}),
+      });
     } catch (e) {
       setError(e as Error);
       setSubmitting(false);
@@ -302,21 +346,34 @@ export function PruneDialog(props: PruneDialogProps) {
             .
           </Typography>
         </Box>
+        {props.confirmEachName && (
+          <Box mt={2} role="group" aria-label="Type each claim's name">
+            <Typography variant="body2">
+              Only their names and labels say whose these claims were: type each
+              claim's name to confirm it.
+            </Typography>
+            {chosen.map(o => (
+              <NameToType
+                key={o.uid}
+                label={`Type ${o.name}`}
+                ariaLabel={`Type the claim name ${o.name} to confirm`}
+                value={typedNames[o.uid] ?? ''}
+                onChange={value =>
+                  setTypedNames(t => ({ ...t, [o.uid]: value }))
+                }
+                disabled={submitting}
+              />
+            ))}
+          </Box>
+        )}
         {!dryRun && (
           <Box mt={2}>
-            <TextField
-              fullWidth
-              variant="outlined"
-              size="small"
+            <NameToType
               label={`Type ${sts.name} to confirm`}
+              ariaLabel={`Type the StatefulSet name ${sts.name} to confirm`}
               value={typed}
-              onChange={e => setTyped(e.target.value)}
+              onChange={setTyped}
               disabled={submitting}
-              inputProps={{
-                'aria-label': `Type the StatefulSet name ${sts.name} to confirm`,
-                autoComplete: 'off',
-                spellCheck: false,
-              }}
             />
           </Box>
         )}

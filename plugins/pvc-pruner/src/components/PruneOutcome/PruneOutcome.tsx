@@ -20,6 +20,7 @@ import {
   useSnapshotActions,
 } from '../../hooks/SnapshotActionsContext';
 import { formatTime, plural, summaryCounts } from '../../utils/format';
+import { ReleasedVolumesOffer } from '../ReleasedVolumesOffer';
 
 /** Props of {@link PruneOutcome}. */
 export interface PruneOutcomeProps {
@@ -29,6 +30,10 @@ export interface PruneOutcomeProps {
   summary: PruneSummary;
   /** List the deleted claims one by one (off where a progress table already shows them). */
   listDeleted?: boolean;
+  /** The entity the prune went through: its Released volumes are offered for reclaiming. */
+  entityRef?: string;
+  /** `reclaim`: the job reclaimed Released volumes (its outcomes are volumes). */
+  jobKind?: 'prune' | 'reclaim';
 }
 
 function volumeFate(outcome: PvcOutcome, dryRun: boolean): string {
@@ -183,6 +188,12 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
   );
 }
 
+/** "Prune", "Dry run", "Reclaim" or "Dry run of a reclaim". */
+function jobTitle(dryRun: boolean, jobKind?: 'prune' | 'reclaim'): string {
+  if (jobKind === 'reclaim') return dryRun ? 'Dry run of a reclaim' : 'Reclaim';
+  return dryRun ? 'Dry run' : 'Prune';
+}
+
 /**
  * The end of a prune: what was deleted (and what became of each volume),
  * what is still terminating and what holds it, what was skipped and why,
@@ -192,13 +203,18 @@ function SnapshotList(props: { summary: PruneSummary; dryRun: boolean }) {
  */
 export function PruneOutcome(props: PruneOutcomeProps) {
   const { dryRun, status, reason, summary, listDeleted = true } = props;
+  const released = dryRun
+    ? []
+    : summary.deleted.flatMap(o =>
+        o.volume?.fate === 'released' ? [o.volume.name] : [],
+      );
   const { deleted, skipped, failed, bytesReclaimed } = summary;
   const terminating = summary.terminating ?? [];
   const counts = summaryCounts(summary, dryRun);
   const reclaimed = `${formatBytes(bytesReclaimed)} ${
     dryRun ? 'would be reclaimed' : 'reclaimed'
   }`;
-  const kind = dryRun ? 'Dry run' : 'Prune';
+  const kind = jobTitle(dryRun, props.jobKind);
   return (
     <Box mt={2}>
       {status === 'aborted' && (
@@ -253,6 +269,12 @@ export function PruneOutcome(props: PruneOutcomeProps) {
       <Typography variant="body2">
         <strong>{reclaimed}</strong> across {plural(deleted.length, 'claim')}.
       </Typography>
+      {props.entityRef && released.length > 0 && (
+        <ReleasedVolumesOffer
+          entityRef={props.entityRef}
+          volumeNames={released}
+        />
+      )}
     </Box>
   );
 }

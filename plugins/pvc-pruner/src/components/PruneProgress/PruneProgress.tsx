@@ -40,6 +40,8 @@ export interface PruneProgressProps {
   onFinished?: (jobId: string) => void;
   /** Closes the panel after the job finished. */
   onDismiss?: (jobId: string) => void;
+  /** The entity the prune went through (its Released volumes are offered for reclaiming). */
+  entityRef?: string;
 }
 
 /**
@@ -118,6 +120,7 @@ export function PruneProgress(props: PruneProgressProps) {
             }
             summary={details.value?.summary ?? summaryFromProgress(progress)}
             listDeleted={false}
+            entityRef={props.entityRef}
           />
         </Box>
       )}

@@ -1,8 +1,9 @@
-import { useCallback, useMemo, useState } from 'react';
+import { ReactNode, useCallback, useMemo, useState } from 'react';
 import { Box, Paper, Typography, makeStyles } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import { useApi } from '@backstage/core-plugin-api';
 import {
+  LeftBy,
   OrphanedPvc,
   SnapshotSettings,
   StatefulSetOrphans,
@@ -42,6 +43,13 @@ export interface StatefulSetSectionProps {
   pruneDeniedReason?: string;
   /** `pvcPruner.snapshots`, as the orphans answer says; the prune dialog offers snapshots when enabled. */
   snapshots?: SnapshotSettings;
+  /**
+   * The StatefulSet was deleted and these are the claims it left: sent with
+   * a prune; with `name-and-labels`, each claim's name must be typed.
+   */
+  leftBy?: Omit<LeftBy, 'typedNames'>;
+  /** Shown instead of the StatefulSet's header (what it runs). */
+  header?: ReactNode;
 }
 
 /** "a, b, c" or "a, b, c and 12 more". */
@@ -98,6 +106,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
     statefulSet: sts,
     pruneDeniedReason,
     snapshots,
+    leftBy,
   } = props;
   const claimants = useClaimantsWithoutPrune(sts.sharedWith, sts.pruneNeeds);
   const { jobs, started, finished, dismissed } = useActiveJobsContext();
@@ -123,7 +132,10 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
   );
 
   const confirm = useCallback(
-    async (pvcs: OrphanedPvc[], options: { snapshot?: boolean }) => {
+    async (
+      pvcs: OrphanedPvc[],
+      options: { snapshot?: boolean; typedNames?: string[] },
+    ) => {
       const { id } = await api.startPrune({
         ...(entityRef ? { entityRef } : {}),
         cluster,
@@ -133,6 +145,16 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         dryRun: dialog.dryRun,
         ...(options.snapshot !== undefined
           ? { snapshot: options.snapshot }
+          : {}),
+        ...(leftBy
+          ? {
+              leftBy: {
+                ...leftBy,
+                ...(options.typedNames
+                  ? { typedNames: options.typedNames }
+                  : {}),
+              },
+            }
           : {}),
       });
       started({
@@ -151,7 +173,16 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       });
       setDialog(d => ({ ...d, open: false }));
     },
-    [api, entityRef, cluster, sts.namespace, sts.name, dialog.dryRun, started],
+    [
+      api,
+      entityRef,
+      cluster,
+      sts.namespace,
+      sts.name,
+      dialog.dryRun,
+      started,
+      leftBy,
+    ],
   );
 
   let disabledReason = pruneDeniedReason;
@@ -187,12 +218,12 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
       component="section"
       aria-label={`StatefulSet ${sts.namespace}/${sts.name}`}
     >
-      <StatefulSetHeader statefulSet={sts} />
+      {props.header ?? <StatefulSetHeader statefulSet={sts} />}
       <SharedWithNotice sharedWith={sts.sharedWith} />
       {sts.orphans.length > 0 ? (
         <>
           <RetainWarning sts={sts} />
-          <ReattachWarning sts={sts} />
+          {!leftBy && <ReattachWarning sts={sts} />}
           <OrphanTable statefulSet={sts.name} orphans={sts.orphans} />
         </>
       ) : (
@@ -214,6 +245,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
         <PruneProgress
           key={shownJob.id}
           job={shownJob}
+          entityRef={entityRef}
           onFinished={finished}
           onDismiss={dismissed}
         />
@@ -225,6 +257,7 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
           cluster={cluster}
           statefulSet={sts}
           snapshots={snapshots}
+          confirmEachName={leftBy?.evidence === 'name-and-labels'}
           onClose={() => setDialog(d => ({ ...d, open: false }))}
           onConfirm={confirm}
         />

@@ -144,6 +144,48 @@ export const spec = {
         },
       },
     },
+    '/v1/left-behind': {
+      get: {
+        operationId: 'GetLeftBehind',
+        summary:
+          'The claims that deleted StatefulSets left behind, of which the entity is a claimant.',
+        description:
+          "A claim is left by a deleted StatefulSet when its lineage names a StatefulSet (by uid)\nthat no longer exists, no StatefulSet of that name exists now, no pod references it and\nit is not being deleted. Claims with no lineage are offered as `name-and-labels` when\ntheir name reads as `<template>-<name>-<ordinal>` under no existing StatefulSet and their\nlabels match an entity's selector. A group is shown only when the entity is among its\nclaimants (its recorded ones and every entity whose selector matches the claims' labels)\nand the caller holds `pvc-pruner.orphans.read` on every one of them.\n",
+        parameters: [
+          {
+            $ref: '#/components/parameters/entityRef',
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              'One section per cluster; a cluster that failed has `ok false` and an error.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/LeftBehindResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
     '/v1/fleet': {
       get: {
         operationId: 'GetFleet',
@@ -695,6 +737,128 @@ export const spec = {
         },
       },
     },
+    '/v1/released-volumes': {
+      get: {
+        operationId: 'ListReleasedVolumes',
+        summary:
+          'Released PersistentVolumes whose claim is gone, and whether each may be reclaimed.',
+        description:
+          'Every PersistentVolume in phase `Released` whose `spec.claimRef.uid` names a claim\nthat no longer exists (a claim of the same name with another uid is another\nclaim), read from the same watch cache as the scans (live when there is none).\nEach is traced by the recorded lineage of that claim uid to the StatefulSet and\nthe catalog entities that claimed it.\n\nWith `entityRef`: the volumes traced to that entity (needs\n`pvc-pruner.orphans.read` on it, and a volume is listed only when the caller\nmay read every claimant). Without it (the fleet page): every such volume the\ncaller may read, and those no entity can be traced to only with\n`pvc-pruner.fleet.unowned.read`. Users only. At most 500 volumes, largest first;\n`truncated` says when there were more.\n\nA volume is `reclaimable` only when it was dynamically provisioned (annotation\n`pv.kubernetes.io/provisioned-by`): a statically provisioned one is listed with\nthe reason, since deleting its PersistentVolume object would leave the disk.\n',
+        parameters: [
+          {
+            name: 'entityRef',
+            in: 'query',
+            allowReserved: true,
+            required: false,
+            description: 'A catalog entity ref; without it, the whole fleet.',
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'The volumes, largest first.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ReleasedVolumesResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+        },
+      },
+    },
+    '/v1/reclaim-jobs': {
+      post: {
+        operationId: 'CreateReclaimJob',
+        summary:
+          'Start reclaiming (or a dry run of reclaiming) Released volumes.',
+        description:
+          "Reclaims Released volumes whose claim is gone by setting their\n`spec.persistentVolumeReclaimPolicy` to `Delete`, after which their provisioner\ndeletes the disk. A job, like a prune: validated, authorized, locked (the Lease\n`reclaim.pvc-pruner.backstage.io` in the claims' namespace), stored and audited\nbefore the 202; its events and outcome are read from `/v1/prune-jobs/{id}`.\n\nBefore the 202 each volume is read live and must still be `Released` to the claim\nuid the caller saw, that claim must still not exist, and the volume must be\ndynamically provisioned: otherwise a 409 (or 400) and nothing is patched. Right\nbefore each patch it is checked again; the merge patch carries the volume's\n`resourceVersion`, so a volume changed since that check is refused by the API\nserver (409) and skipped. The job then follows each volume until it is gone;\none that goes `Failed` is reported with the reason its status gives.\n\nNeeds a user holding `pvc-pruner.volumes.reclaim` on every entity the volume's\nclaim is traced to (the StatefulSet's recorded claimants), and\n`pvc-pruner.unowned.prune` for a volume no entity can be traced to. Volumes\nwhose StatefulSet had more claimants than pvc-pruner keeps are reclaimed by\nnobody.\n",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ReclaimRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '202': {
+            description: 'The job is stored and running.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['id'],
+                  properties: {
+                    id: {
+                      type: 'string',
+                      format: 'uuid',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '409': {
+            description:
+              'A volume changed since the caller saw it (re-bound, another claim uid, its claim exists again, gone), or another reclaim in the namespace holds the Lease.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '413': {
+            description: 'The body is larger than 64 KiB.',
+          },
+          '429': {
+            description:
+              'The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -842,6 +1006,237 @@ export const spec = {
           },
         },
       },
+      ReclaimVolumeRef: {
+        description: 'A Released volume as the caller saw it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'uid', 'resourceVersion', 'claimUid'],
+        properties: {
+          name: {
+            $ref: '#/components/schemas/KubernetesName',
+          },
+          uid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+          },
+          resourceVersion: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              "The volume's `metadata.resourceVersion`; the patch carries it as a precondition.",
+          },
+          claimUid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              'The uid its `spec.claimRef` named, a claim that no longer exists.',
+          },
+        },
+      },
+      ReclaimRequest: {
+        description: 'Body of `POST /v1/reclaim-jobs`.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['cluster', 'namespace', 'volumes'],
+        properties: {
+          cluster: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+          },
+          namespace: {
+            allOf: [
+              {
+                $ref: '#/components/schemas/KubernetesName',
+              },
+            ],
+            maxLength: 63,
+            description:
+              "The namespace of the volumes' claims (their `spec.claimRef.namespace`); every volume must be of it.",
+          },
+          entityRef: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            description:
+              'The entity whose card the reclaim comes from, recorded with the job (its history); the permission is checked on every entity each volume is traced to.',
+          },
+          volumes: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 100,
+            items: {
+              $ref: '#/components/schemas/ReclaimVolumeRef',
+            },
+          },
+          dryRun: {
+            type: 'boolean',
+            description:
+              'Run the whole flow with `dryRun=All` on the patch; nothing changes.',
+          },
+        },
+      },
+      ReleasedVolume: {
+        description:
+          'A Released PersistentVolume whose claim no longer exists.',
+        type: 'object',
+        required: [
+          'cluster',
+          'name',
+          'uid',
+          'resourceVersion',
+          'bytes',
+          'claim',
+          'claimants',
+          'reclaimable',
+          'canReclaim',
+        ],
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          name: {
+            type: 'string',
+          },
+          uid: {
+            type: 'string',
+          },
+          resourceVersion: {
+            type: 'string',
+          },
+          bytes: {
+            type: 'number',
+            description: '`spec.capacity.storage`.',
+          },
+          storageClass: {
+            type: 'string',
+          },
+          reclaimPolicy: {
+            type: 'string',
+          },
+          monthlyCost: {
+            type: 'number',
+            description:
+              'What its disk costs a month, from `pvcPruner.pricing`, when the StorageClass is priced.',
+          },
+          releasedSince: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              '`status.lastPhaseTransitionTime` (Kubernetes 1.31 and later), when the volume says.',
+          },
+          claim: {
+            type: 'object',
+            description:
+              'The claim its `spec.claimRef` names, which no longer exists.',
+            required: ['namespace', 'name', 'uid'],
+            properties: {
+              namespace: {
+                type: 'string',
+              },
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+              },
+            },
+          },
+          statefulSet: {
+            type: 'object',
+            description:
+              'The StatefulSet the claim belonged to, from its recorded lineage.',
+            required: ['name', 'uid'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+              },
+            },
+          },
+          entityRef: {
+            type: 'string',
+            description:
+              'The entity the claim belonged to (the first of its claimants); absent when no entity can be traced.',
+          },
+          claimants: {
+            type: 'array',
+            description:
+              "Every entity recorded as claiming the claim's StatefulSet; empty when none.",
+            items: {
+              type: 'string',
+            },
+          },
+          reclaimable: {
+            type: 'boolean',
+            description:
+              'Whether reclaiming it deletes the disk (it was dynamically provisioned).',
+          },
+          reason: {
+            type: 'string',
+            description:
+              'Why it is not reclaimable, or why the caller may not reclaim it.',
+          },
+          canReclaim: {
+            type: 'boolean',
+            description:
+              'Whether the caller holds what reclaiming it needs (and it is reclaimable).',
+          },
+        },
+      },
+      ReleasedVolumesResponse: {
+        type: 'object',
+        required: ['items', 'truncated', 'totals', 'errors'],
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ReleasedVolume',
+            },
+          },
+          truncated: {
+            type: 'boolean',
+            description: 'More volumes than the 500 listed.',
+          },
+          totals: {
+            type: 'object',
+            required: ['volumes', 'bytes'],
+            properties: {
+              volumes: {
+                type: 'integer',
+                description: 'Reclaimable volumes listed.',
+              },
+              bytes: {
+                type: 'number',
+              },
+              monthlyCost: {
+                type: 'number',
+              },
+            },
+          },
+          errors: {
+            type: 'array',
+            description: 'Clusters that could not be read.',
+            items: {
+              type: 'object',
+              required: ['cluster', 'message'],
+              properties: {
+                cluster: {
+                  type: 'string',
+                },
+                message: {
+                  type: 'string',
+                },
+              },
+            },
+          },
+        },
+      },
       PruneRequest: {
         description: 'Body of `POST /v1/prune-jobs`.',
         type: 'object',
@@ -885,10 +1280,193 @@ export const spec = {
             type: 'boolean',
             description: 'Run the whole flow with `dryRun=All` on every write.',
           },
+          leftBy: {
+            $ref: '#/components/schemas/LeftBy',
+          },
           snapshot: {
             type: 'boolean',
             description:
               'Keep a CSI VolumeSnapshot of each claim, in its namespace, for\n`pvcPruner.snapshots.retentionDays`: each claim is deleted only once its\nsnapshot is `readyToUse`, and one whose snapshot fails or times out is not\ndeleted (the job ends `incomplete`, naming it). A 400 while\n`pvcPruner.snapshots.enabled` is not true. A dry run creates the snapshots\nwith `dryRun=All` and does not wait.\n',
+          },
+        },
+      },
+      LeftBy: {
+        description:
+          'Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of\norphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the\nLease of that name, so it and a prune of a StatefulSet created again under the name\nexclude each other; before each delete it checks that no StatefulSet of that name\nexists (and stops the job when one appears), and judges each claim as the listing did.\nA claim not in the group is refused (400); a group whose StatefulSet exists is refused.\n',
+        type: 'object',
+        additionalProperties: false,
+        required: ['evidence'],
+        properties: {
+          evidence: {
+            $ref: '#/components/schemas/LeftBehindEvidence',
+          },
+          statefulSetUid: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+            description:
+              "With `lineage`, the deleted StatefulSet's uid, as its group names it.",
+          },
+          typedNames: {
+            type: 'array',
+            maxItems: 1000,
+            description:
+              'With `name-and-labels`, the name of every claim in `pvcs`, as the user typed it to\nconfirm: a request without each is a 400. Such claims are never pruned automatically.\n',
+            items: {
+              $ref: '#/components/schemas/KubernetesName',
+            },
+          },
+        },
+      },
+      LeftBehindEvidence: {
+        type: 'string',
+        enum: ['lineage', 'name-and-labels'],
+        description:
+          "`lineage`: the backend recorded the claim as the StatefulSet's while it existed.\n`name-and-labels`: nothing was recorded (the claim is older than the records, say); only\nits name and labels suggest whose it was, so it is pruned only with the typed\nconfirmation of each claim's name, and never by automatic pruning.\n",
+      },
+      LeftBehindGroup: {
+        description:
+          'The claims one deleted StatefulSet left behind, as the orphan rule judges them.',
+        type: 'object',
+        required: [
+          'namespace',
+          'statefulSet',
+          'evidence',
+          'claimants',
+          'report',
+        ],
+        properties: {
+          namespace: {
+            type: 'string',
+          },
+          statefulSet: {
+            type: 'object',
+            required: ['name'],
+            properties: {
+              name: {
+                type: 'string',
+              },
+              uid: {
+                type: 'string',
+                description: "With `lineage`: the deleted StatefulSet's uid.",
+              },
+            },
+          },
+          evidence: {
+            $ref: '#/components/schemas/LeftBehindEvidence',
+          },
+          lastSeenAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'With `lineage`, when a scan last saw the StatefulSet with these claims.',
+          },
+          claimants: {
+            type: 'array',
+            description:
+              "Entity refs: the recorded claimants and every entity whose selector matches the\nclaims' labels, sorted; at most 20.\n",
+            items: {
+              type: 'string',
+            },
+          },
+          nameEvidence: {
+            description: 'With `name-and-labels`, what the guess rests on.',
+            type: 'object',
+            required: ['template', 'labels', 'otherParses'],
+            properties: {
+              template: {
+                type: 'string',
+                description: 'The template the name was read with.',
+              },
+              labels: {
+                type: 'object',
+                additionalProperties: {
+                  type: 'string',
+                },
+                description:
+                  "The claims' labels the claimants' selectors matched (at most 20).",
+              },
+              otherParses: {
+                type: 'array',
+                description:
+                  'Other ways the names read (template and StatefulSet); no StatefulSet of those names exists either. At most 10.',
+                items: {
+                  type: 'object',
+                  required: ['template', 'statefulSet'],
+                  properties: {
+                    template: {
+                      type: 'string',
+                    },
+                    statefulSet: {
+                      type: 'string',
+                    },
+                  },
+                },
+              },
+            },
+          },
+          report: {
+            description:
+              "The deleted StatefulSet's claims, with sizes and costs as orphans have them (only `orphans` is filled).",
+            allOf: [
+              {
+                $ref: '#/components/schemas/StatefulSetOrphans',
+              },
+            ],
+          },
+        },
+      },
+      ClusterLeftBehind: {
+        description:
+          "One cluster's section; a cluster that failed has `ok false` and an error.",
+        oneOf: [
+          {
+            type: 'object',
+            required: ['cluster', 'ok', 'groups'],
+            properties: {
+              cluster: {
+                type: 'string',
+              },
+              ok: {
+                type: 'boolean',
+                enum: [true],
+              },
+              groups: {
+                type: 'array',
+                maxItems: 100,
+                items: {
+                  $ref: '#/components/schemas/LeftBehindGroup',
+                },
+              },
+              withheld: {
+                description:
+                  'Groups of which the entity is a claimant, not shown (see WithheldStatefulSets).',
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/WithheldStatefulSets',
+                  },
+                ],
+              },
+            },
+          },
+          {
+            $ref: '#/components/schemas/ClusterOrphansFailed',
+          },
+        ],
+      },
+      LeftBehindResponse: {
+        description: 'Response of `GET /v1/left-behind?entityRef=`.',
+        type: 'object',
+        required: ['entityRef', 'clusters'],
+        properties: {
+          entityRef: {
+            type: 'string',
+          },
+          clusters: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ClusterLeftBehind',
+            },
           },
         },
       },
@@ -1986,6 +2564,12 @@ export const spec = {
             type: 'string',
             format: 'uuid',
           },
+          kind: {
+            type: 'string',
+            enum: ['prune', 'reclaim'],
+            description:
+              '`reclaim`: a reclaim of Released volumes (`POST /v1/reclaim-jobs`), whose `pvcs`\nare the volumes (name and uid), whose summary counts volumes, and whose\n`statefulSet` is the StatefulSet they were traced to, when one. Absent: a prune.\n',
+          },
           entityRef: {
             type: 'string',
             description:
@@ -2083,6 +2667,9 @@ export const spec = {
           'pvc-failed',
           'volume-deleted',
           'volume-released',
+          'volume-reclaiming',
+          'volume-skipped',
+          'volume-failed',
           'job-finished',
         ],
       },
@@ -2109,6 +2696,8 @@ export const spec = {
           },
           pvc: {
             type: 'string',
+            description:
+              'The claim (in a reclaim job, the volume) the event is about.',
           },
           message: {
             type: 'string',
@@ -2207,6 +2796,40 @@ export const spec = {
             format: 'date-time',
             description: 'The earliest first sighting of one of its orphans.',
           },
+          leftBehind: {
+            $ref: '#/components/schemas/FleetLeftBehind',
+          },
+        },
+      },
+      FleetLeftBehind: {
+        description:
+          'Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of\ntheir own beside the orphans of live StatefulSets and not in `totals`: listed under\neach claimant the caller may read when they may read every one, counted once in each\ntotal. The fleet page looks for them in the namespaces where pvc-pruner recorded\nlineage (claims known only by name and labels in other namespaces show on the card).\n',
+        type: 'object',
+        required: ['statefulSets', 'totals'],
+        properties: {
+          statefulSets: {
+            type: 'array',
+            maxItems: 100,
+            items: {
+              allOf: [
+                {
+                  $ref: '#/components/schemas/FleetStatefulSet',
+                },
+                {
+                  type: 'object',
+                  required: ['evidence'],
+                  properties: {
+                    evidence: {
+                      $ref: '#/components/schemas/LeftBehindEvidence',
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          totals: {
+            $ref: '#/components/schemas/OrphanTotals',
+          },
         },
       },
       FleetOwner: {
@@ -2228,6 +2851,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'The claims deleted StatefulSets left, of its entities, each group counted once.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/OrphanTotals',
+              },
+            ],
           },
         },
       },
@@ -2273,6 +2905,15 @@ export const spec = {
               statefulSets: {
                 type: 'integer',
               },
+              leftBehind: {
+                description:
+                  'The claims deleted StatefulSets left, of the entities listed, each group counted once.',
+                allOf: [
+                  {
+                    $ref: '#/components/schemas/OrphanTotals',
+                  },
+                ],
+              },
               snapshots: {
                 allOf: [
                   {
@@ -2304,6 +2945,15 @@ export const spec = {
           firstSeenOrphanedAt: {
             type: 'string',
             format: 'date-time',
+          },
+          leftBehind: {
+            description:
+              'Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels.',
+            allOf: [
+              {
+                $ref: '#/components/schemas/FleetLeftBehind',
+              },
+            ],
           },
           prunable: {
             type: 'boolean',

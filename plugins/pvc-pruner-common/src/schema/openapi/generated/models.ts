@@ -63,6 +63,32 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/left-behind': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The claims that deleted StatefulSets left behind, of which the entity is a claimant.
+     * A claim is left by a deleted StatefulSet when its lineage names a StatefulSet (by uid)
+     *     that no longer exists, no StatefulSet of that name exists now, no pod references it and
+     *     it is not being deleted. Claims with no lineage are offered as `name-and-labels` when
+     *     their name reads as `<template>-<name>-<ordinal>` under no existing StatefulSet and their
+     *     labels match an entity's selector. A group is shown only when the entity is among its
+     *     claimants (its recorded ones and every entity whose selector matches the claims' labels)
+     *     and the caller holds `pvc-pruner.orphans.read` on every one of them.
+     */
+    get: operations['GetLeftBehind'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/fleet': {
     parameters: {
       query?: never;
@@ -266,6 +292,79 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/released-volumes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Released PersistentVolumes whose claim is gone, and whether each may be reclaimed.
+     * Every PersistentVolume in phase `Released` whose `spec.claimRef.uid` names a claim
+     *     that no longer exists (a claim of the same name with another uid is another
+     *     claim), read from the same watch cache as the scans (live when there is none).
+     *     Each is traced by the recorded lineage of that claim uid to the StatefulSet and
+     *     the catalog entities that claimed it.
+     *
+     *     With `entityRef`: the volumes traced to that entity (needs
+     *     `pvc-pruner.orphans.read` on it, and a volume is listed only when the caller
+     *     may read every claimant). Without it (the fleet page): every such volume the
+     *     caller may read, and those no entity can be traced to only with
+     *     `pvc-pruner.fleet.unowned.read`. Users only. At most 500 volumes, largest first;
+     *     `truncated` says when there were more.
+     *
+     *     A volume is `reclaimable` only when it was dynamically provisioned (annotation
+     *     `pv.kubernetes.io/provisioned-by`): a statically provisioned one is listed with
+     *     the reason, since deleting its PersistentVolume object would leave the disk.
+     */
+    get: operations['ListReleasedVolumes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/reclaim-jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start reclaiming (or a dry run of reclaiming) Released volumes.
+     * Reclaims Released volumes whose claim is gone by setting their
+     *     `spec.persistentVolumeReclaimPolicy` to `Delete`, after which their provisioner
+     *     deletes the disk. A job, like a prune: validated, authorized, locked (the Lease
+     *     `reclaim.pvc-pruner.backstage.io` in the claims' namespace), stored and audited
+     *     before the 202; its events and outcome are read from `/v1/prune-jobs/{id}`.
+     *
+     *     Before the 202 each volume is read live and must still be `Released` to the claim
+     *     uid the caller saw, that claim must still not exist, and the volume must be
+     *     dynamically provisioned: otherwise a 409 (or 400) and nothing is patched. Right
+     *     before each patch it is checked again; the merge patch carries the volume's
+     *     `resourceVersion`, so a volume changed since that check is refused by the API
+     *     server (409) and skipped. The job then follows each volume until it is gone;
+     *     one that goes `Failed` is reported with the reason its status gives.
+     *
+     *     Needs a user holding `pvc-pruner.volumes.reclaim` on every entity the volume's
+     *     claim is traced to (the StatefulSet's recorded claimants), and
+     *     `pvc-pruner.unowned.prune` for a volume no entity can be traced to. Volumes
+     *     whose StatefulSet had more claimants than pvc-pruner keeps are reclaimed by
+     *     nobody.
+     */
+    post: operations['CreateReclaimJob'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 /**
@@ -292,6 +391,81 @@ export interface components {
       name: components['schemas']['KubernetesName'];
       uid: string;
     };
+    /** A Released volume as the caller saw it. */
+    ReclaimVolumeRef: {
+      name: components['schemas']['KubernetesName'];
+      uid: string;
+      /** The volume's `metadata.resourceVersion`; the patch carries it as a precondition. */
+      resourceVersion: string;
+      /** The uid its `spec.claimRef` named, a claim that no longer exists. */
+      claimUid: string;
+    };
+    /** Body of `POST /v1/reclaim-jobs`. */
+    ReclaimRequest: {
+      cluster: string;
+      /** The namespace of the volumes' claims (their `spec.claimRef.namespace`); every volume must be of it. */
+      namespace: components['schemas']['KubernetesName'];
+      /** The entity whose card the reclaim comes from, recorded with the job (its history); the permission is checked on every entity each volume is traced to. */
+      entityRef?: string;
+      volumes: components['schemas']['ReclaimVolumeRef'][];
+      /** Run the whole flow with `dryRun=All` on the patch; nothing changes. */
+      dryRun?: boolean;
+    };
+    /** A Released PersistentVolume whose claim no longer exists. */
+    ReleasedVolume: {
+      cluster: string;
+      name: string;
+      uid: string;
+      resourceVersion: string;
+      /** `spec.capacity.storage`. */
+      bytes: number;
+      storageClass?: string;
+      reclaimPolicy?: string;
+      /** What its disk costs a month, from `pvcPruner.pricing`, when the StorageClass is priced. */
+      monthlyCost?: number;
+      /**
+       * Format: date-time
+       * `status.lastPhaseTransitionTime` (Kubernetes 1.31 and later), when the volume says.
+       */
+      releasedSince?: string;
+      /** The claim its `spec.claimRef` names, which no longer exists. */
+      claim: {
+        namespace: string;
+        name: string;
+        uid: string;
+      };
+      /** The StatefulSet the claim belonged to, from its recorded lineage. */
+      statefulSet?: {
+        name: string;
+        uid: string;
+      };
+      /** The entity the claim belonged to (the first of its claimants); absent when no entity can be traced. */
+      entityRef?: string;
+      /** Every entity recorded as claiming the claim's StatefulSet; empty when none. */
+      claimants: string[];
+      /** Whether reclaiming it deletes the disk (it was dynamically provisioned). */
+      reclaimable: boolean;
+      /** Why it is not reclaimable, or why the caller may not reclaim it. */
+      reason?: string;
+      /** Whether the caller holds what reclaiming it needs (and it is reclaimable). */
+      canReclaim: boolean;
+    };
+    ReleasedVolumesResponse: {
+      items: components['schemas']['ReleasedVolume'][];
+      /** More volumes than the 500 listed. */
+      truncated: boolean;
+      totals: {
+        /** Reclaimable volumes listed. */
+        volumes: number;
+        bytes: number;
+        monthlyCost?: number;
+      };
+      /** Clusters that could not be read. */
+      errors: {
+        cluster: string;
+        message: string;
+      }[];
+    };
     /** Body of `POST /v1/prune-jobs`. */
     PruneRequest: {
       /**
@@ -307,6 +481,7 @@ export interface components {
       pvcs: components['schemas']['ClaimRef'][];
       /** Run the whole flow with `dryRun=All` on every write. */
       dryRun?: boolean;
+      leftBy?: components['schemas']['LeftBy'];
       /**
        * Keep a CSI VolumeSnapshot of each claim, in its namespace, for
        *     `pvcPruner.snapshots.retentionDays`: each claim is deleted only once its
@@ -316,6 +491,82 @@ export interface components {
        *     with `dryRun=All` and does not wait.
        */
       snapshot?: boolean;
+    };
+    /**
+     * Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of
+     *     orphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the
+     *     Lease of that name, so it and a prune of a StatefulSet created again under the name
+     *     exclude each other; before each delete it checks that no StatefulSet of that name
+     *     exists (and stops the job when one appears), and judges each claim as the listing did.
+     *     A claim not in the group is refused (400); a group whose StatefulSet exists is refused.
+     */
+    LeftBy: {
+      evidence: components['schemas']['LeftBehindEvidence'];
+      /** With `lineage`, the deleted StatefulSet's uid, as its group names it. */
+      statefulSetUid?: string;
+      /**
+       * With `name-and-labels`, the name of every claim in `pvcs`, as the user typed it to
+       *     confirm: a request without each is a 400. Such claims are never pruned automatically.
+       */
+      typedNames?: components['schemas']['KubernetesName'][];
+    };
+    /**
+     * `lineage`: the backend recorded the claim as the StatefulSet's while it existed.
+     *     `name-and-labels`: nothing was recorded (the claim is older than the records, say); only
+     *     its name and labels suggest whose it was, so it is pruned only with the typed
+     *     confirmation of each claim's name, and never by automatic pruning.
+     */
+    LeftBehindEvidence: 'lineage' | 'name-and-labels';
+    /** The claims one deleted StatefulSet left behind, as the orphan rule judges them. */
+    LeftBehindGroup: {
+      namespace: string;
+      statefulSet: {
+        name: string;
+        /** With `lineage`: the deleted StatefulSet's uid. */
+        uid?: string;
+      };
+      evidence: components['schemas']['LeftBehindEvidence'];
+      /**
+       * Format: date-time
+       * With `lineage`, when a scan last saw the StatefulSet with these claims.
+       */
+      lastSeenAt?: string;
+      /**
+       * Entity refs: the recorded claimants and every entity whose selector matches the
+       *     claims' labels, sorted; at most 20.
+       */
+      claimants: string[];
+      /** With `name-and-labels`, what the guess rests on. */
+      nameEvidence?: {
+        /** The template the name was read with. */
+        template: string;
+        /** The claims' labels the claimants' selectors matched (at most 20). */
+        labels: {
+          [key: string]: string;
+        };
+        /** Other ways the names read (template and StatefulSet); no StatefulSet of those names exists either. At most 10. */
+        otherParses: {
+          template: string;
+          statefulSet: string;
+        }[];
+      };
+      /** The deleted StatefulSet's claims, with sizes and costs as orphans have them (only `orphans` is filled). */
+      report: components['schemas']['StatefulSetOrphans'];
+    };
+    /** One cluster's section; a cluster that failed has `ok false` and an error. */
+    ClusterLeftBehind:
+      | {
+          cluster: string;
+          ok: true;
+          groups: components['schemas']['LeftBehindGroup'][];
+          /** Groups of which the entity is a claimant, not shown (see WithheldStatefulSets). */
+          withheld?: components['schemas']['WithheldStatefulSets'];
+        }
+      | components['schemas']['ClusterOrphansFailed'];
+    /** Response of `GET /v1/left-behind?entityRef=`. */
+    LeftBehindResponse: {
+      entityRef: string;
+      clusters: components['schemas']['ClusterLeftBehind'][];
     };
     /** Response of `GET /v1/unowned/orphans`. */
     UnownedOrphansResponse: {
@@ -778,6 +1029,12 @@ export interface components {
     PruneJob: {
       /** Format: uuid */
       id: string;
+      /**
+       * `reclaim`: a reclaim of Released volumes (`POST /v1/reclaim-jobs`), whose `pvcs`
+       *     are the volumes (name and uid), whose summary counts volumes, and whose
+       *     `statefulSet` is the StatefulSet they were traced to, when one. Absent: a prune.
+       */
+      kind?: 'prune' | 'reclaim';
       /** The entity the prune went through; absent for a StatefulSet no entity claims. */
       entityRef?: string;
       cluster: string;
@@ -827,6 +1084,9 @@ export interface components {
       | 'pvc-failed'
       | 'volume-deleted'
       | 'volume-released'
+      | 'volume-reclaiming'
+      | 'volume-skipped'
+      | 'volume-failed'
       | 'job-finished';
     /** One entry in a job's ordered event log (and one SSE frame). */
     PruneEvent: {
@@ -836,6 +1096,7 @@ export interface components {
       type: components['schemas']['PruneEventType'];
       /** Format: date-time */
       at: string;
+      /** The claim (in a reclaim job, the volume) the event is about. */
       pvc?: string;
       message: string;
       /** For job-finished: the final status. */
@@ -874,6 +1135,20 @@ export interface components {
        * The earliest first sighting of one of its orphans.
        */
       firstSeenOrphanedAt?: string;
+      leftBehind?: components['schemas']['FleetLeftBehind'];
+    };
+    /**
+     * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+     *     their own beside the orphans of live StatefulSets and not in `totals`: listed under
+     *     each claimant the caller may read when they may read every one, counted once in each
+     *     total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+     *     lineage (claims known only by name and labels in other namespaces show on the card).
+     */
+    FleetLeftBehind: {
+      statefulSets: (components['schemas']['FleetStatefulSet'] & {
+        evidence: components['schemas']['LeftBehindEvidence'];
+      })[];
+      totals: components['schemas']['OrphanTotals'];
     };
     /** The entities of one owner, summed over every page. */
     FleetOwner: {
@@ -883,6 +1158,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** The claims deleted StatefulSets left, of its entities, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
     };
     /** A cluster the fleet view asked, and whether it answered; one that failed has `ok false` and an error. */
     FleetCluster:
@@ -900,6 +1177,8 @@ export interface components {
     FleetTotals: components['schemas']['OrphanTotals'] & {
       entities: number;
       statefulSets: number;
+      /** The claims deleted StatefulSets left, of the entities listed, each group counted once. */
+      leftBehind?: components['schemas']['OrphanTotals'];
       /**
        * pvc-pruner's kept snapshots of the StatefulSets listed, apart from the claims:
        *     what the undo window costs. Absent when no cluster could be read for them.
@@ -916,6 +1195,8 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       /** Format: date-time */
       firstSeenOrphanedAt?: string;
+      /** Claims of deleted StatefulSets that no catalog entity claims, recorded or by labels. */
+      leftBehind?: components['schemas']['FleetLeftBehind'];
       /** Whether the caller holds `pvc-pruner.unowned.prune`, and so may prune these from the fleet page. */
       prunable: boolean;
     };
@@ -1020,11 +1301,74 @@ export type KubernetesName = components['schemas']['KubernetesName'];
  */
 export type ClaimRef = components['schemas']['ClaimRef'];
 /**
+ * A Released volume as the caller saw it.
+ *
+ * @public
+ */
+export type ReclaimVolumeRef = components['schemas']['ReclaimVolumeRef'];
+/**
+ * Body of `POST /v1/reclaim-jobs`.
+ *
+ * @public
+ */
+export type ReclaimRequest = components['schemas']['ReclaimRequest'];
+/**
+ * A Released PersistentVolume whose claim no longer exists.
+ *
+ * @public
+ */
+export type ReleasedVolume = components['schemas']['ReleasedVolume'];
+/**
+ * The ReleasedVolumesResponse schema.
+ *
+ * @public
+ */
+export type ReleasedVolumesResponse =
+  components['schemas']['ReleasedVolumesResponse'];
+/**
  * Body of `POST /v1/prune-jobs`.
  *
  * @public
  */
 export type PruneRequest = components['schemas']['PruneRequest'];
+/**
+ * Prunes claims that a deleted StatefulSet left behind (`GET /v1/left-behind`) instead of
+ * orphans of a live one: `statefulSet` names the deleted StatefulSet. The job takes the
+ * Lease of that name, so it and a prune of a StatefulSet created again under the name
+ * exclude each other; before each delete it checks that no StatefulSet of that name
+ * exists (and stops the job when one appears), and judges each claim as the listing did.
+ * A claim not in the group is refused (400); a group whose StatefulSet exists is refused.
+ *
+ * @public
+ */
+export type LeftBy = components['schemas']['LeftBy'];
+/**
+ * `lineage`: the backend recorded the claim as the StatefulSet's while it existed.
+ * `name-and-labels`: nothing was recorded (the claim is older than the records, say); only
+ * its name and labels suggest whose it was, so it is pruned only with the typed
+ * confirmation of each claim's name, and never by automatic pruning.
+ *
+ * @public
+ */
+export type LeftBehindEvidence = components['schemas']['LeftBehindEvidence'];
+/**
+ * The claims one deleted StatefulSet left behind, as the orphan rule judges them.
+ *
+ * @public
+ */
+export type LeftBehindGroup = components['schemas']['LeftBehindGroup'];
+/**
+ * One cluster's section; a cluster that failed has `ok false` and an error.
+ *
+ * @public
+ */
+export type ClusterLeftBehind = components['schemas']['ClusterLeftBehind'];
+/**
+ * Response of `GET /v1/left-behind?entityRef=`.
+ *
+ * @public
+ */
+export type LeftBehindResponse = components['schemas']['LeftBehindResponse'];
 /**
  * Response of `GET /v1/unowned/orphans`.
  *
@@ -1286,6 +1630,16 @@ export type FleetStatefulSet = components['schemas']['FleetStatefulSet'];
  */
 export type FleetEntity = components['schemas']['FleetEntity'];
 /**
+ * Claims that deleted StatefulSets left behind (see `GET /v1/left-behind`), a kind of
+ * their own beside the orphans of live StatefulSets and not in `totals`: listed under
+ * each claimant the caller may read when they may read every one, counted once in each
+ * total. The fleet page looks for them in the namespaces where pvc-pruner recorded
+ * lineage (claims known only by name and labels in other namespaces show on the card).
+ *
+ * @public
+ */
+export type FleetLeftBehind = components['schemas']['FleetLeftBehind'];
+/**
  * The entities of one owner, summed over every page.
  *
  * @public
@@ -1401,6 +1755,34 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['OrphansResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  GetLeftBehind: {
+    parameters: {
+      query: {
+        /** A catalog entity ref, e.g. `component:default/orders`. */
+        entityRef: components['parameters']['entityRef'];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** One section per cluster; a cluster that failed has `ok false` and an error. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LeftBehindResponse'];
         };
       };
       400: components['responses']['BadRequest'];
@@ -1755,6 +2137,89 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  ListReleasedVolumes: {
+    parameters: {
+      query?: {
+        /** A catalog entity ref; without it, the whole fleet. */
+        entityRef?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The volumes, largest first. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ReleasedVolumesResponse'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+    };
+  };
+  CreateReclaimJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ReclaimRequest'];
+      };
+    };
+    responses: {
+      /** The job is stored and running. */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            id: string;
+          };
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      /** A volume changed since the caller saw it (re-bound, another claim uid, its claim exists again, gone), or another reclaim in the namespace holds the Lease. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** The body is larger than 64 KiB. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** The user already has `pvcPruner.limits.runningJobsPerUser` jobs queued or running. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       503: components['responses']['ClusterUnavailable'];
     };

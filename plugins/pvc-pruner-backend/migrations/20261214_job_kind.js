@@ -1,0 +1,45 @@
+/*
+ * Copyright 2025 The pvc-pruner Authors
+ *
+ * Licensed under the Apache License, Version 2.0 (the "License");
+ * you may not use this file except in compliance with the License.
+ * You may obtain a copy of the License at
+ *
+ *     http://www.apache.org/licenses/LICENSE-2.0
+ *
+ * Unless required by applicable law or agreed to in writing, software
+ * distributed under the License is distributed on an "AS IS" BASIS,
+ * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ * See the License for the specific language governing permissions and
+ * limitations under the License.
+ */
+
+// @ts-check
+
+/*
+ * What a job does: prune (delete claims of a StatefulSet) or reclaim (set the
+ * reclaim policy of Released volumes to Delete). Jobs stored before this are
+ * prunes.
+ */
+
+/**
+ * @param {import('knex').Knex} knex
+ */
+exports.up = async function up(knex) {
+  await knex.schema.alterTable('pvc_pruner_jobs', table => {
+    table
+      .string('kind', 16)
+      .notNullable()
+      .defaultTo('prune')
+      .comment('prune or reclaim');
+  });
+};
+
+/**
+ * @param {import('knex').Knex} knex
+ */
+exports.down = async function down(knex) {
+  await knex.schema.alterTable('pvc_pruner_jobs', table => {
+    table.dropColumn('kind');
+  });
+};

@@ -1,0 +1,139 @@
+import type {
+  BackstageCredentials,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import { InputError, NotAllowedError } from '@backstage/errors';
+import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
+import type { SubjectGuardFactory } from '../jobs';
+import type { KubeGateway } from '../kubernetes';
+import type { EntityWorkloadTarget } from '../orphans';
+import { listRefs, OwnershipChecks, refusedReads } from '../ownership';
+import { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
+import type { FoundGroup } from './leftBehindGroups';
+import type { LeftBehindFinder } from './LeftBehindFinder';
+import { deletedStatefulSet } from './leftBehindRule';
+
+/**
+ * The ownership rules for the claims of deleted StatefulSets: a group's
+ * claimants are its recorded ones and every entity whose selector matches
+ * its claims' labels, and the caller must hold `pvc-pruner.orphans.read`
+ * on every one to see it and `pvc-pruner.prune` on every one to prune it,
+ * as for a live StatefulSet (OwnershipChecks). A claimant added by a
+ * selector only adds a check.
+ */
+export class LeftBehindAccess {
+  constructor(
+    private readonly deps: {
+      permissions: PermissionsService;
+      finder: Pick<LeftBehindFinder, 'groupsIn'>;
+      ownership: Pick<OwnershipChecks, 'authorizePrune'>;
+    },
+  ) {}
+
+  /** For each group, the claimants the caller may not read (one batch); `readable` are known to be readable. */
+  async readable(
+    credentials: BackstageCredentials,
+    groups: FoundGroup[],
+    readable: ReadonlySet<string> = new Set(),
+  ): Promise<Array<{ refused: string[]; crowded: boolean }>> {
+    const refused = await refusedReads(
+      this.deps.permissions,
+      credentials,
+      groups,
+      readable,
+    );
+    return groups.map((g, i) => ({ crowded: g.crowded, refused: refused[i] }));
+  }
+
+  /**
+   * Validates a prune of claims a deleted StatefulSet left (`leftBy`)
+   * against a live read of the namespace, and authorizes it on the group's
+   * claimants; throws InputError when the StatefulSet exists, a claim is
+   * not one it left, or a `name-and-labels` claim's name was not typed.
+   * Returns what the job prunes the claims of, and the claimants to keep
+   * authorized.
+   */
+  async authorizePrune(options: {
+    request: PruneRequest;
+    target?: EntityWorkloadTarget;
+    credentials: BackstageCredentials;
+    gateway: KubeGateway;
+  }): Promise<{ subject: SubjectGuardFactory; alsoClaimedBy: string[] }> {
+    const { request, target, credentials, gateway } = options;
+    const leftBy = request.leftBy!;
+    const where = `StatefulSet ${request.namespace}/${request.statefulSet}`;
+    if (leftBy.evidence === 'lineage' && !leftBy.statefulSetUid)
+      throw new InputError(
+        'leftBy.statefulSetUid is required with evidence "lineage"',
+      );
+    if (leftBy.evidence === 'name-and-labels') {
+      if (leftBy.statefulSetUid)
+        throw new InputError(
+          'leftBy.statefulSetUid is for evidence "lineage": nothing recorded a uid for these claims',
+        );
+      const typed = new Set(leftBy.typedNames ?? []);
+      const untyped = request.pvcs.filter(p => !typed.has(p.name));
+      if (untyped.length > 0)
+        throw new InputError(
+          `Only their names and labels say these claims were ${where}'s, so each must be confirmed by typing its name (leftBy.typedNames); not typed: ${untyped
+            .slice(0, 5)
+            .map(p => p.name)
+            .join(', ')}${
+            untyped.length > 5 ? ` and ${untyped.length - 5} more` : ''
+          }`,
+        );
+    }
+    const group = (
+      await this.deps.finder.groupsIn(gateway, [request.namespace])
+    ).find(
+      g =>
+        g.evidence === leftBy.evidence &&
+        g.statefulSet.name === request.statefulSet &&
+        (leftBy.evidence !== 'lineage' ||
+          g.statefulSet.uid === leftBy.statefulSetUid),
+    );
+    if (!group)
+      throw new InputError(
+        `${where}${
+          leftBy.statefulSetUid ? ` (uid ${leftBy.statefulSetUid})` : ''
+        } left no claims that can be pruned: it exists, or none of its claims is left without a pod (reload the card)`,
+      );
+    const offered = new Map(group.report.orphans.map(o => [o.name, o.uid]));
+    const foreign = request.pvcs.filter(p => offered.get(p.name) !== p.uid);
+    if (foreign.length > 0)
+      throw new InputError(
+        `Not claims left by ${where}: ${foreign
+          .slice(0, 5)
+          .map(p => p.name)
+          .join(', ')} (reload the card)`,
+      );
+    if (group.crowded)
+      throw new NotAllowedError(
+        `The claims left by ${where} have more claimants than pvc-pruner checks, or a recorded list that is not whole (${listRefs(
+          group.claimants,
+        )}): they are pruned by nobody through pvc-pruner`,
+      );
+    if (target && !group.claimants.includes(target.entityRef))
+      throw new NotAllowedError(
+        `${target.entityRef} is not a claimant of the claims left by ${where}`,
+      );
+    const deleted = deletedStatefulSet({
+      namespace: request.namespace,
+      name: request.statefulSet,
+      uid: group.statefulSet.uid,
+      templates: group.report.templates,
+    });
+    await this.deps.ownership.authorizePrune({
+      credentials,
+      target,
+      cluster: request.cluster,
+      statefulSet: deleted,
+      gateway,
+      alsoClaimedBy: group.claimants,
+    });
+    return {
+      subject: DeletedStatefulSetGuard.of(deleted),
+      alsoClaimedBy: group.claimants,
+    };
+  }
+}

@@ -1,0 +1,260 @@
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type { LocatedCluster } from '../kubernetes';
+import type {
+  ClusterLeftBehind,
+  LeftBehindGroup,
+  LeftBehindResponse,
+} from 'backstage-plugin-pvc-pruner-common';
+import { readAutoscalers } from '../autoscaling';
+import {
+  ClusterCache,
+  ClusterCaches,
+  KubeGateway,
+  KubeGateways,
+  parseLabelSelector,
+} from '../kubernetes';
+import type { ClaimLineageStore } from '../lineage';
+import { mapLimited } from '../mapLimited';
+import type { EntityWorkloadTarget, OrphanAnnotator } from '../orphans';
+import { errorSection } from '../orphans/OrphanFinder';
+import {
+  claimAsTheRuleReadsIt,
+  claimWithLabels,
+  podAsTheRuleReadsIt,
+  withVolumes,
+} from '../orphans/orphanRule';
+import type { ClaimantIndex } from '../ownership';
+import { FoundGroup, leftBehindIn } from './leftBehindGroups';
+
+/** Namespaces of one cluster read for an entity. */
+const MAX_NAMESPACES = 50;
+/** Lineage rows naming an entity read to find its namespaces. */
+const MAX_LINEAGE_ROWS = 5000;
+/** Groups shown per cluster. */
+const MAX_GROUPS = 100;
+const NAMESPACE_CONCURRENCY = 4;
+const VOLUME_READ_CONCURRENCY = 16;
+/** Refused claimants named per cluster. */
+const NAMED_REFUSED = 20;
+
+/** Who may see a group: as OwnershipChecks.readable answers for StatefulSets. */
+export type AdmitGroups = (
+  groups: FoundGroup[],
+) => Promise<Array<{ refused: string[]; crowded: boolean }>>;
+
+/** The entities (refs) whose selectors and scope match a claim's labels in a cluster and namespace. */
+export function claimantsByLabels(
+  index: ClaimantIndex,
+  cluster: string,
+  namespace: string,
+) {
+  return (labels: Record<string, string>) =>
+    index
+      .claimantsOf(cluster, { metadata: { namespace, labels } })
+      .map(e => e.entityRef);
+}
+
+/**
+ * Finds the claims that deleted StatefulSets left behind (see leftBehindIn):
+ * reads each namespace's claims, pods, StatefulSets and autoscalers live
+ * from the API server, with the claims' recorded lineage, and adds the
+ * orphans' volumes and costs as the orphan finder does. An entity's
+ * namespaces are those where its lineage records claims and those where
+ * claims carry labels its selector matches.
+ */
+export class LeftBehindFinder {
+  constructor(
+    private readonly deps: {
+      gateways: KubeGateways;
+      lineage: Pick<ClaimLineageStore, 'lineageOf' | 'lineageClaimedBy'>;
+      /** The catalog read claimants come from (WorkloadCatalog). */
+      workloads: { warm(): Promise<ClaimantIndex> };
+      annotator?: OrphanAnnotator;
+      /** Read from a cluster's watch cache once it is synced, as scans are. */
+      caches?: ClusterCaches;
+    },
+  ) {}
+
+  /** The cluster's watch cache when it is synced (never for a user's own token), as the orphan finder reads it. */
+  async cacheOf(
+    details: LocatedCluster,
+    gateway: KubeGateway,
+    use?: { start: boolean },
+  ): Promise<ClusterCache | undefined> {
+    return this.deps.caches?.whenReady(details, gateway, use);
+  }
+
+  /**
+   * Every group of left-behind claims in these namespaces of the gateway's
+   * cluster, from its synced watch cache when given, else live.
+   */
+  async groupsIn(
+    gateway: KubeGateway,
+    namespaces: string[],
+    cache?: ClusterCache,
+  ): Promise<FoundGroup[]> {
+    const cluster = gateway.cluster;
+    const index = await this.deps.workloads.warm();
+    const found = (
+      await mapLimited(namespaces, NAMESPACE_CONCURRENCY, async namespace => {
+        const [claims, pods, statefulSets, autoscalers] = cache
+          ? [
+              [...cache.claims.inNamespace(namespace).values()],
+              [...cache.pods.inNamespace(namespace).values()],
+              [...cache.statefulSets.inNamespace(namespace).values()],
+              cache.autoscalersIn(namespace),
+            ]
+          : await Promise.all([
+              gateway.listClaims(namespace, claimWithLabels),
+              gateway.listPods(namespace, podAsTheRuleReadsIt),
+              gateway.listStatefulSets('', namespace),
+              readAutoscalers(gateway, namespace),
+            ]);
+        const lineage = await this.deps.lineage.lineageOf(
+          cluster,
+          claims.map(c => c.metadata?.uid ?? ''),
+        );
+        return leftBehindIn({
+          namespace,
+          claims,
+          pods,
+          statefulSets,
+          lineage,
+          autoscalers,
+          claimantsByLabels: claimantsByLabels(index, cluster, namespace),
+        });
+      })
+    ).flat();
+    return this.withVolumesAndCosts(gateway, found, cache);
+  }
+
+  /** The namespaces of a cluster where an entity may have claims left behind. */
+  async namespacesOf(
+    gateway: KubeGateway,
+    target: EntityWorkloadTarget,
+    cache?: ClusterCache,
+  ): Promise<string[]> {
+    const matches = cache && parseLabelSelector(target.labelSelector);
+    const [recorded, labelled] = await Promise.all([
+      this.deps.lineage.lineageClaimedBy(
+        gateway.cluster,
+        target.entityRef,
+        MAX_LINEAGE_ROWS,
+      ),
+      cache && matches
+        ? [...cache.claims.all()].filter(c => matches(c.metadata?.labels))
+        : gateway.listClaimsMatching(
+            target.labelSelector,
+            target.namespace,
+            claimAsTheRuleReadsIt,
+          ),
+    ]);
+    const namespaces = new Set([
+      ...recorded.map(l => l.namespace),
+      ...labelled.map(c => c.metadata?.namespace ?? ''),
+    ]);
+    return [...namespaces]
+      .filter(ns => ns && (!target.namespace || ns === target.namespace))
+      .sort()
+      .slice(0, MAX_NAMESPACES);
+  }
+
+  /**
+   * The groups of which the entity is a claimant, in every cluster it may be
+   * in; `admit` decides which the caller may see, and the others are only
+   * counted, with the claimants that refused.
+   */
+  async findForEntity(
+    target: EntityWorkloadTarget,
+    requestAuth: KubernetesRequestAuth,
+    admit: AdmitGroups,
+  ): Promise<LeftBehindResponse> {
+    const clusters = (await this.deps.gateways.list()).filter(
+      c => !target.cluster || c.name === target.cluster,
+    );
+    const sections = await Promise.all(
+      clusters.map(async (details): Promise<ClusterLeftBehind> => {
+        try {
+          const gateway = this.deps.gateways.forCluster(details, requestAuth);
+          const cache = await this.cacheOf(details, gateway);
+          const groups = (
+            await this.groupsIn(
+              gateway,
+              await this.namespacesOf(gateway, target, cache),
+              cache,
+            )
+          ).filter(g => g.claimants.includes(target.entityRef));
+          return sectionOf(details.name, groups, await admit(groups));
+        } catch (e) {
+          return errorSection(details.name, e);
+        }
+      }),
+    );
+    return { entityRef: target.entityRef, clusters: sections };
+  }
+
+  private async withVolumesAndCosts(
+    gateway: KubeGateway,
+    groups: FoundGroup[],
+    cache?: ClusterCache,
+  ): Promise<FoundGroup[]> {
+    const names = [
+      ...new Set(
+        groups.flatMap(g =>
+          g.report.orphans.flatMap(o => (o.volume ? [o.volume.name] : [])),
+        ),
+      ),
+    ];
+    const read = await mapLimited(names, VOLUME_READ_CONCURRENCY, async name =>
+      cache ? cache.volumes.get(undefined, name) : gateway.readVolume(name),
+    );
+    const volumes = new Map<string, V1PersistentVolume>();
+    read.forEach((pv, i) => pv && volumes.set(names[i], pv));
+    let reports = groups.map(g => withVolumes(g.report, volumes));
+    if (this.deps.annotator)
+      reports = await this.deps.annotator.annotate(gateway.cluster, reports);
+    return groups.map((g, i) => ({ ...g, report: reports[i] }));
+  }
+}
+
+/** A group as the wire has it. */
+export function wireGroup(group: FoundGroup): LeftBehindGroup {
+  const { crowded: _crowded, ...wire } = group;
+  return wire;
+}
+
+function sectionOf(
+  cluster: string,
+  groups: FoundGroup[],
+  verdicts: Array<{ refused: string[]; crowded: boolean }>,
+): ClusterLeftBehind {
+  const shown: LeftBehindGroup[] = [];
+  const refused = new Set<string>();
+  let withheld = 0;
+  let overClaimed = 0;
+  groups.forEach((g, i) => {
+    const verdict = verdicts[i];
+    if (verdict.refused.length === 0 && !verdict.crowded) {
+      if (shown.length < MAX_GROUPS) shown.push(wireGroup(g));
+      return;
+    }
+    withheld++;
+    if (verdict.crowded) overClaimed++;
+    else verdict.refused.forEach(r => refused.add(r));
+  });
+  return {
+    cluster,
+    ok: true,
+    groups: shown,
+    ...(withheld
+      ? {
+          withheld: {
+            statefulSets: withheld,
+            refusedClaimants: [...refused].sort().slice(0, NAMED_REFUSED),
+            ...(overClaimed ? { overClaimed } : {}),
+          },
+        }
+      : {}),
+  };
+}

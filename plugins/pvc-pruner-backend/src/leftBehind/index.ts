@@ -1,0 +1,26 @@
+export {
+  fleetLeftBehind,
+  FleetLeftBehindReader,
+  totalsOnce,
+  type KeyedRow,
+} from './FleetLeftBehind';
+export { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
+export { LeftBehindAccess } from './LeftBehindAccess';
+export {
+  claimantsByLabels,
+  LeftBehindFinder,
+  wireGroup,
+  type AdmitGroups,
+} from './LeftBehindFinder';
+export {
+  leftBehindIn,
+  MAX_GROUP_CLAIMS,
+  type FoundGroup,
+  type LeftBehindInput,
+} from './leftBehindGroups';
+export {
+  claimNameParses,
+  classifyLeftBehind,
+  deletedStatefulSet,
+  type LeftBehindEvidence,
+} from './leftBehindRule';

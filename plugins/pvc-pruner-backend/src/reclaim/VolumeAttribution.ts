@@ -1,0 +1,46 @@
+import type { ClaimLineageStore } from '../lineage';
+import { MAX_CLAIMANTS } from '../ownership/ClaimantIndex';
+
+/** What a Released volume's claim belonged to, by its recorded lineage. */
+export interface Attribution {
+  statefulSet?: { name: string; uid: string };
+  /** The entities recorded as claiming that StatefulSet, sorted; empty when none (or no lineage). */
+  claimants: string[];
+  /** More claimants than were kept: whose the volume is cannot be known, so nobody may act on it. */
+  crowded: boolean;
+}
+
+/** A volume no lineage traces: nobody's, as far as pvc-pruner knows. */
+const UNTRACED: Attribution = { claimants: [], crowded: false };
+
+/**
+ * Traces Released volumes, by the uid of the claim their claimRef names, to
+ * the StatefulSet that claim belonged to and the entities that claimed it,
+ * as the lineage recorded them while the claim existed.
+ */
+export class VolumeAttribution {
+  constructor(private readonly lineage: Pick<ClaimLineageStore, 'lineageOf'>) {}
+
+  /** By claim uid; a claim without lineage is untraced. */
+  async of(
+    cluster: string,
+    claimUids: string[],
+  ): Promise<Map<string, Attribution>> {
+    const found = await this.lineage.lineageOf(cluster, claimUids);
+    return new Map(
+      claimUids.map(uid => {
+        const l = found.get(uid);
+        if (!l) return [uid, UNTRACED];
+        const claimants = [...l.claimants].sort();
+        return [
+          uid,
+          {
+            statefulSet: l.statefulSet,
+            claimants,
+            crowded: l.claimantsCrowded || claimants.length > MAX_CLAIMANTS,
+          },
+        ];
+      }),
+    );
+  }
+}

@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  BackstageCredentials,
+  BackstageUserPrincipal,
+} from '@backstage/backend-plugin-api';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type {
+  PruneJob,
+  ReclaimRequest,
+} from 'backstage-plugin-pvc-pruner-common';
+import { PruneJobStore } from '../database';
+import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
+import type { JobOutcomeReporter, LeaseLock, PruneJobs } from '../jobs';
+import type { RunningJobLimits } from '../limits';
+import { mapLimited } from '../mapLimited';
+import type {
+  NamespaceOwners,
+  WorkloadCatalog,
+  WorkloadEntity,
+} from '../ownership';
+import { ReclaimPermissions } from './ReclaimPermissions';
+import {
+  releasedVolumeFacts,
+  STATIC_VOLUME_REASON,
+  whyNotReclaimable,
+} from './releasedVolumeRule';
+import { Attribution, VolumeAttribution } from './VolumeAttribution';
+import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
+
+/**
+ * The Lease that serialises reclaims of the volumes of one namespace's
+ * claims. Volumes are cluster-scoped, but a Released volume's claimRef
+ * names the namespace its team works in, where the plugin already holds
+ * Leases: one Lease per namespace means two jobs never reclaim the same
+ * volume at once, whatever sets of volumes they name, and reclaims are rare
+ * and short enough that serialising a namespace's costs nothing. Its name
+ * cannot be a StatefulSet's prune Lease (`pvc-pruner-<name>`).
+ */
+export const RECLAIM_LEASE = 'reclaim.pvc-pruner.backstage.io';
+
+/** Before the volumes are traced, a reclaim is counted against the user's limit only (no StatefulSet has this name). */
+const RECLAIM_SCOPE = '';
+
+const READ_CONCURRENCY = 8;
+
+/**
+ * Starts reclaim jobs: checks live that each volume is still what the
+ * caller saw and reclaimable, authorizes the caller on whatever each
+ * volume is traced to, takes the namespace's reclaim Lease, stores the job
+ * and runs it in the background, heartbeated like a prune.
+ */
+export class VolumeReclaimJobs {
+  constructor(
+    private readonly deps: {
+      store: PruneJobStore;
+      runner: VolumeReclaimRunner;
+      gateways: KubeGateways;
+      lock: LeaseLock;
+      limits: RunningJobLimits;
+      jobs: Pick<PruneJobs, 'adopt'>;
+      attribution: VolumeAttribution;
+      permissions: ReclaimPermissions;
+      /** The platform's binding of namespaces to owners, checked as for a prune. */
+      namespaceOwners: NamespaceOwners;
+      workloads: Pick<WorkloadCatalog, 'warm'>;
+    },
+  ) {}
+
+  async start(options: {
+    request: ReclaimRequest;
+    credentials: BackstageCredentials<BackstageUserPrincipal>;
+    reporter: JobOutcomeReporter;
+    requestAuth?: KubernetesRequestAuth;
+  }): Promise<PruneJob> {
+    const { request, credentials, reporter } = options;
+    const requestedBy = credentials.principal.userEntityRef;
+    const names = request.volumes.map(v => v.name);
+    if (new Set(names).size !== names.length)
+      throw new InputError('volumes lists the same volume more than once');
+    const scope = {
+      requestedBy,
+      cluster: request.cluster,
+      namespace: request.namespace,
+      statefulSet: RECLAIM_SCOPE,
+    };
+    await this.deps.limits.ensureRoom(scope);
+    const gateway = await this.gatewayFor(request, options.requestAuth);
+    const attributions = await this.checked(gateway, request).catch(e => {
+      throw clusterFailure(e);
+    });
+    await this.deps.permissions.authorize(
+      credentials,
+      request.volumes.map(v => ({
+        name: v.name,
+        attribution: attributions.get(v.claimUid)!,
+      })),
+    );
+    if (
+      request.entityRef &&
+      ![...attributions.values()].every(a =>
+        a.claimants.includes(request.entityRef!),
+      )
+    )
+      throw new InputError(
+        `Not every volume's claim belonged to ${request.entityRef}: reclaim them from the fleet page`,
+      );
+    await this.checkNamespaceOwners(
+      gateway,
+      request.namespace,
+      [...attributions.values()].flatMap(a => a.claimants),
+    );
+    const statefulSets = new Set(
+      [...attributions.values()].map(a => a.statefulSet?.name ?? ''),
+    );
+    const id = randomUUID();
+    const lease = await this.deps.lock
+      .acquire(gateway, {
+        namespace: request.namespace,
+        statefulSet: '',
+        leaseName: RECLAIM_LEASE,
+        jobId: id,
+        requestedBy,
+        dryRun: Boolean(request.dryRun),
+      })
+      .catch(e => {
+        throw clusterFailure(e);
+      });
+    // Counted, once stored, with the jobs of the StatefulSet the volumes were traced to.
+    const statefulSet = statefulSets.size === 1 ? [...statefulSets][0] : '';
+    let job: PruneJob;
+    try {
+      job = await this.deps.limits.admit(
+        { ...scope, statefulSet },
+        () =>
+          this.deps.store.createJob({
+            id,
+            kind: 'reclaim',
+            entityRef: request.entityRef,
+            cluster: request.cluster,
+            namespace: request.namespace,
+            statefulSet,
+            dryRun: Boolean(request.dryRun),
+            requestedBy,
+            pvcs: request.volumes.map(v => ({ name: v.name, uid: v.uid })),
+          }),
+        stored => this.deps.store.deleteJob(stored.id),
+      );
+      const volumes: SeenVolume[] = request.volumes.map(v => ({
+        ...v,
+        claimNamespace: request.namespace,
+      }));
+      await this.deps.jobs.adopt(job.id, stop =>
+        this.deps.runner
+          .run(job, gateway, lease, volumes, stop)
+          .then(result => reporter.finished(job, result))
+          .catch(e => reporter.crashed(job, e as Error)),
+      );
+    } catch (e) {
+      await lease.release().catch(() => undefined);
+      throw e;
+    }
+    return job;
+  }
+
+  /** With the namespace binding on, the claims' Namespace must name the owner of every entity the volumes are traced to. */
+  private async checkNamespaceOwners(
+    gateway: KubeGateway,
+    namespace: string,
+    claimants: string[],
+  ) {
+    if (!this.deps.namespaceOwners.enabled || claimants.length === 0) return;
+    const index = await this.deps.workloads.warm();
+    // A claimant gone from the catalog has no owner to name: only its own ref can be named.
+    const entities = [...new Set(claimants)].map(
+      ref => index.get(ref) ?? ({ entityRef: ref } as WorkloadEntity),
+    );
+    await this.deps.namespaceOwners
+      .check(gateway, namespace, entities)
+      .catch(e => {
+        throw clusterFailure(e);
+      });
+  }
+
+  private async gatewayFor(
+    request: ReclaimRequest,
+    requestAuth?: KubernetesRequestAuth,
+  ): Promise<KubeGateway> {
+    try {
+      return await this.deps.gateways.for(request.cluster, requestAuth);
+    } catch (e) {
+      if (e instanceof NotFoundError)
+        throw new InputError(`Unknown cluster "${request.cluster}"`);
+      throw clusterFailure(e);
+    }
+  }
+
+  /**
+   * Reads each volume and its claim live: a volume not Released, to another
+   * claim uid, changed since the caller saw it, whose claim exists, or
+   * statically provisioned is refused before anything is written. Returns
+   * the volumes' attributions by claim uid.
+   */
+  private async checked(
+    gateway: KubeGateway,
+    request: ReclaimRequest,
+  ): Promise<Map<string, Attribution>> {
+    await mapLimited(request.volumes, READ_CONCURRENCY, async seen => {
+      const pv = await gateway.readVolume(seen.name);
+      const facts = pv && releasedVolumeFacts(pv);
+      if (facts && facts.claim.namespace !== request.namespace)
+        throw new InputError(
+          `Volume ${seen.name} was Released by a claim in namespace ${facts.claim.namespace}, not ${request.namespace}`,
+        );
+      const claim = facts
+        ? await gateway.readClaim(facts.claim.namespace, facts.claim.name)
+        : undefined;
+      const why = whyNotReclaimable(
+        pv,
+        seen,
+        Boolean(facts) && claim?.metadata?.uid === facts?.claim.uid,
+      );
+      if (why === STATIC_VOLUME_REASON)
+        throw new InputError(`Volume ${seen.name} cannot be reclaimed: ${why}`);
+      if (why)
+        throw new ConflictError(
+          `Volume ${seen.name} was not reclaimed: ${why}`,
+        );
+      if (pv?.metadata?.resourceVersion !== seen.resourceVersion)
+        throw new ConflictError(
+          `Volume ${seen.name} changed since it was listed; list the volumes again`,
+        );
+    });
+    return this.deps.attribution.of(
+      request.cluster,
+      request.volumes.map(v => v.claimUid),
+    );
+  }
+}

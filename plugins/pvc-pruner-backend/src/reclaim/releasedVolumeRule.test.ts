@@ -1,0 +1,154 @@
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { WATCH_CACHE_TRIMMERS } from '../orphans';
+import {
+  PROVISIONED_BY,
+  releasedVolumeFacts,
+  STATIC_VOLUME_REASON,
+  whyNotReclaimable,
+  withReclaimFields,
+} from './releasedVolumeRule';
+
+const CLAIM_UID = 'claim-uid-1';
+
+function released(
+  overrides: {
+    phase?: string;
+    claimUid?: string;
+    annotations?: Record<string, string>;
+    deleting?: boolean;
+  } = {},
+): V1PersistentVolume {
+  return {
+    metadata: {
+      name: 'pvc-1',
+      uid: 'pv-uid-1',
+      resourceVersion: '42',
+      annotations: overrides.annotations ?? {
+        [PROVISIONED_BY]: 'ebs.csi.aws.com',
+      },
+      ...(overrides.deleting ? { deletionTimestamp: new Date() } : {}),
+    },
+    spec: {
+      capacity: { storage: '100Gi' },
+      storageClassName: 'premium-retain',
+      persistentVolumeReclaimPolicy: 'Retain',
+      claimRef: {
+        namespace: 'search',
+        name: 'data-search-index-2',
+        uid: overrides.claimUid ?? CLAIM_UID,
+      },
+    },
+    status: {
+      phase: overrides.phase ?? 'Released',
+      lastPhaseTransitionTime: '2026-12-01T10:00:00Z' as unknown as Date,
+    },
+  };
+}
+
+const seen = { uid: 'pv-uid-1', claimUid: CLAIM_UID };
+
+describe('whyNotReclaimable, judged live right before the patch', () => {
+  it.each([
+    ['gone', undefined, false, 'it no longer exists'],
+    [
+      'Bound again',
+      released({ phase: 'Bound' }),
+      false,
+      'it is Bound, not Released to a claim',
+    ],
+    [
+      'Available',
+      released({ phase: 'Available' }),
+      false,
+      'it is Available, not Released to a claim',
+    ],
+    [
+      'Released to another claim uid',
+      released({ claimUid: 'other' }),
+      false,
+      'it is now Released to another claim (uid other), not the one seen',
+    ],
+    [
+      'its claim (that uid) exists',
+      released(),
+      true,
+      `its claim search/data-search-index-2 (uid ${CLAIM_UID}) exists`,
+    ],
+    [
+      'statically provisioned',
+      released({ annotations: {} }),
+      false,
+      STATIC_VOLUME_REASON,
+    ],
+    [
+      'being deleted',
+      released({ deleting: true }),
+      false,
+      'it is already being deleted',
+    ],
+  ])('refuses a volume %s', (_, pv, claimExists, reason) => {
+    expect(whyNotReclaimable(pv, seen, claimExists)).toBe(reason);
+  });
+
+  it('refuses another volume of the same name (a new uid)', () => {
+    expect(
+      whyNotReclaimable(released(), { ...seen, uid: 'pv-uid-2' }, false),
+    ).toBe('it was replaced by another volume of the same name');
+  });
+
+  it('lets through a dynamically provisioned volume Released to the claim uid seen, that claim gone', () => {
+    expect(whyNotReclaimable(released(), seen, false)).toBeUndefined();
+  });
+});
+
+describe('releasedVolumeFacts', () => {
+  it('reads size, class, policy, claim and since when it is Released', () => {
+    expect(releasedVolumeFacts(released())).toEqual({
+      name: 'pvc-1',
+      uid: 'pv-uid-1',
+      resourceVersion: '42',
+      claim: {
+        namespace: 'search',
+        name: 'data-search-index-2',
+        uid: CLAIM_UID,
+      },
+      bytes: 100 * 2 ** 30,
+      storageClass: 'premium-retain',
+      reclaimPolicy: 'Retain',
+      releasedSince: '2026-12-01T10:00:00.000Z',
+      provisionedBy: 'ebs.csi.aws.com',
+    });
+  });
+
+  it('takes a claimRef without a uid, or fields no real cluster sends, for no claim at all', () => {
+    const noUid = released();
+    delete noUid.spec!.claimRef!.uid;
+    expect(releasedVolumeFacts(noUid)).toBeUndefined();
+    const hostile = released();
+    hostile.spec!.claimRef!.name = 'x'.repeat(10_000);
+    expect(releasedVolumeFacts(hostile)).toBeUndefined();
+  });
+
+  it('does not keep a provisioner name longer than any real one: the volume counts as static', () => {
+    const pv = released({
+      annotations: { [PROVISIONED_BY]: 'p'.repeat(10_000) },
+    });
+    expect(releasedVolumeFacts(pv)!.provisionedBy).toBeUndefined();
+  });
+});
+
+describe('withReclaimFields, what the watch cache keeps of a volume', () => {
+  it('keeps the claimRef, size, class, phase time and the provisioner annotation only', () => {
+    const pv = released({
+      annotations: {
+        [PROVISIONED_BY]: 'ebs.csi.aws.com',
+        'someone/else': 'y'.repeat(100_000),
+      },
+    });
+    const kept = withReclaimFields(WATCH_CACHE_TRIMMERS.volume)(pv);
+    expect(kept.metadata!.annotations).toEqual({
+      [PROVISIONED_BY]: 'ebs.csi.aws.com',
+    });
+    expect(releasedVolumeFacts(kept)).toEqual(releasedVolumeFacts(pv));
+  });
+});

@@ -1,0 +1,196 @@
+import {
+  mockCredentials,
+  mockErrorHandler,
+  mockServices,
+} from '@backstage/backend-test-utils';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import type {
+  PruneJob,
+  ReclaimRequest,
+  ReleasedVolumesResponse,
+} from 'backstage-plugin-pvc-pruner-common';
+import express from 'express';
+import request from 'supertest';
+import { componentEntity } from './__testUtils__/catalogEntities';
+import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { createRouter, RouterOptions } from './router';
+import { EntityWorkloads } from './orphans';
+import { OpenStreamLimits } from './limits';
+import type { ReleasedVolumes, VolumeReclaimJobs } from './reclaim';
+
+/* The reclaim routes: validation, who may call them, and the audit; the services behind them are mocked. */
+
+const ORDERS = 'component:default/orders';
+const ALICE = 'user:default/alice';
+
+const validReclaim = (more: Partial<ReclaimRequest> = {}): ReclaimRequest => ({
+  cluster: 'demo',
+  namespace: 'shop',
+  entityRef: ORDERS,
+  volumes: [
+    {
+      name: 'pvc-1',
+      uid: 'pv-uid-1',
+      resourceVersion: '42',
+      claimUid: 'claim-uid-1',
+    },
+  ],
+  ...more,
+});
+
+const EMPTY: ReleasedVolumesResponse = {
+  items: [],
+  truncated: false,
+  totals: { volumes: 0, bytes: 0 },
+  errors: [],
+};
+
+describe('the reclaim routes', () => {
+  let permissions: ReturnType<typeof mockServices.permissions.mock>;
+  let audit: ReturnType<typeof recordingAuditor>;
+  let list: jest.Mock;
+  let start: jest.Mock;
+  let app: express.Express;
+
+  beforeEach(async () => {
+    permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async requests =>
+      requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+    );
+    audit = recordingAuditor();
+    list = jest.fn(async () => EMPTY);
+    start = jest.fn(
+      async () => ({ id: '7b0c2c43-0a51-4d43-9b57-6f1f1a1f3a11' } as PruneJob),
+    );
+    const router = await createRouter({
+      httpAuth: mockServices.httpAuth(),
+      permissions,
+      auditor: audit.auditor,
+      entityWorkloads: new EntityWorkloads(
+        catalogServiceMock({ entities: [componentEntity('orders')] }),
+      ),
+      eventStreams: new OpenStreamLimits(20),
+      reclaim: {
+        volumes: { list } as Pick<ReleasedVolumes, 'list'>,
+        jobs: { start } as Pick<VolumeReclaimJobs, 'start'>,
+      },
+    } as unknown as RouterOptions);
+    app = express().use(router).use(mockErrorHandler());
+  });
+
+  const post = (body: object, auth = mockCredentials.user.header(ALICE)) =>
+    request(app).post('/v1/reclaim-jobs').set('authorization', auth).send(body);
+
+  describe('POST /v1/reclaim-jobs', () => {
+    it('starts the job for the user, audited with high severity, and answers 202', async () => {
+      const res = await post(validReclaim({ dryRun: true }));
+
+      expect(res.status).toBe(202);
+      const [{ request: req, credentials }] = start.mock.calls[0];
+      expect(req).toEqual(validReclaim({ dryRun: true }));
+      expect(credentials.principal.userEntityRef).toBe(ALICE);
+      expect(audit.events[0].options).toMatchObject({
+        eventId: 'volume-reclaim',
+        severityLevel: 'high',
+        meta: { actor: ALICE, volumes: ['pvc-1'], dryRun: true },
+      });
+    });
+
+    it('refuses service credentials with 403: a reclaim is always some user’s', async () => {
+      const res = await post(validReclaim(), mockCredentials.service.header());
+      expect(res.status).toBe(403);
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it.each([
+      ['no volumes', { volumes: [] }],
+      [
+        'a volume without the claim uid seen',
+        { volumes: [{ name: 'pvc-1', uid: 'u', resourceVersion: '1' }] },
+      ],
+      [
+        'a volume without its resourceVersion',
+        { volumes: [{ name: 'pvc-1', uid: 'u', claimUid: 'c' }] },
+      ],
+      [
+        'a volume name that is not a Kubernetes name',
+        {
+          volumes: [
+            { name: '../x', uid: 'u', resourceVersion: '1', claimUid: 'c' },
+          ],
+        },
+      ],
+      ['an unknown field', { force: true }],
+      [
+        'too many volumes',
+        {
+          volumes: Array.from({ length: 101 }, (_, i) => ({
+            name: `pvc-${i}`,
+            uid: 'u',
+            resourceVersion: '1',
+            claimUid: 'c',
+          })),
+        },
+      ],
+      [
+        'a resourceVersion longer than any real one',
+        {
+          volumes: [
+            {
+              name: 'pvc-1',
+              uid: 'u',
+              resourceVersion: '9'.repeat(65),
+              claimUid: 'c',
+            },
+          ],
+        },
+      ],
+    ])('refuses %s with 400, starting nothing', async (_, more) => {
+      const res = await post({ ...validReclaim(), ...more });
+      expect(res.status).toBe(400);
+      expect(start).not.toHaveBeenCalled();
+    });
+
+    it('audits a refusal of the job as a failure', async () => {
+      start.mockRejectedValueOnce(
+        Object.assign(new Error('You may not reclaim volume pvc-1'), {
+          name: 'NotAllowedError',
+        }),
+      );
+      const res = await post(validReclaim());
+      expect(res.status).toBe(403);
+      expect(audit.events[0]).toMatchObject({ outcome: 'fail' });
+    });
+  });
+
+  describe('GET /v1/released-volumes', () => {
+    it('lists an entity’s volumes once the caller may read the entity, and the fleet’s without one', async () => {
+      const entity = await request(app)
+        .get(`/v1/released-volumes?entityRef=${ORDERS}`)
+        .set('authorization', mockCredentials.user.header(ALICE));
+      expect(entity.status).toBe(200);
+      expect(list.mock.calls[0][1]).toEqual({ entityRef: ORDERS });
+      const fleet = await request(app)
+        .get('/v1/released-volumes')
+        .set('authorization', mockCredentials.user.header(ALICE));
+      expect(fleet.status).toBe(200);
+      expect(list.mock.calls[1][1]).toEqual({ entityRef: undefined });
+    });
+
+    it('answers 403 without listing when the entity may not be read, and refuses services', async () => {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(() => ({ result: AuthorizeResult.DENY })),
+      );
+      const denied = await request(app)
+        .get(`/v1/released-volumes?entityRef=${ORDERS}`)
+        .set('authorization', mockCredentials.user.header(ALICE));
+      expect(denied.status).toBe(403);
+      const service = await request(app)
+        .get('/v1/released-volumes')
+        .set('authorization', mockCredentials.service.header());
+      expect(service.status).toBe(403);
+      expect(list).not.toHaveBeenCalled();
+    });
+  });
+});

@@ -1,0 +1,1 @@
+export { LeftBehindFleet, type LeftBehindFleetProps } from './LeftBehindFleet';

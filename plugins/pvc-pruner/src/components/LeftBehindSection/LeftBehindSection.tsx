@@ -1,0 +1,141 @@
+import { Box, Typography, makeStyles } from '@material-ui/core';
+import { Alert } from '@material-ui/lab';
+import {
+  LeftBehindGroup,
+  LeftBehindResponse,
+} from 'backstage-plugin-pvc-pruner-common';
+import { describeError } from '../../utils/errors';
+import { EntityLinks } from '../EntityLinks';
+import { StatefulSetSection } from '../StatefulSetSection';
+import { WithheldNotice } from '../WithheldNotice';
+
+const useStyles = makeStyles(theme => ({
+  header: { marginBottom: theme.spacing(1) },
+  code: { fontFamily: 'monospace' },
+}));
+
+/** "3 Dec" (and the year when it is not this one). */
+export function shortDate(iso: string, now = new Date()): string {
+  const date = new Date(iso);
+  return date.toLocaleDateString('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    ...(date.getFullYear() !== now.getFullYear() ? { year: 'numeric' } : {}),
+  });
+}
+
+/** What says whose the claims were: their lineage, or only their name and labels. */
+function GroupHeader(props: { group: LeftBehindGroup; entityRef: string }) {
+  const { group, entityRef } = props;
+  const classes = useStyles();
+  const name = group.statefulSet.name;
+  const alsoBy = group.claimants.filter(ref => ref !== entityRef);
+  const others = alsoBy.length > 0 && (
+    <>
+      {' '}
+      Also claimed by <EntityLinks entityRefs={alsoBy} />.
+    </>
+  );
+  if (group.evidence === 'lineage')
+    return (
+      <Box className={classes.header}>
+        <Typography variant="h6" component="h4">
+          Left by StatefulSet {name}, deleted
+          {group.lastSeenAt && `; last seen ${shortDate(group.lastSeenAt)}`}
+        </Typography>
+        <Typography variant="body2" color="textSecondary">
+          Namespace {group.namespace}. pvc-pruner recorded these claims as{' '}
+          {name}'s while it existed; no StatefulSet of that name exists now, and
+          no pod uses them.{others}
+        </Typography>
+      </Box>
+    );
+  const evidence = group.nameEvidence;
+  const labels = Object.entries(evidence?.labels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+  return (
+    <Box className={classes.header}>
+      <Typography variant="h6" component="h4">
+        Probably left by a deleted StatefulSet{' '}
+        <span className={classes.code}>{name}</span>
+      </Typography>
+      <Typography variant="body2" color="textSecondary">
+        Namespace {group.namespace}. Nothing was recorded of these claims: only
+        their names, read as template{' '}
+        <span className={classes.code}>{evidence?.template}</span> of{' '}
+        <span className={classes.code}>{name}</span> with an ordinal
+        {evidence?.otherParses.length
+          ? ` (they also read as ${evidence.otherParses
+              .map(p => `${p.template} of ${p.statefulSet}`)
+              .join(', ')}; no StatefulSet of those names exists either)`
+          : ''}
+        , and their labels <span className={classes.code}>{labels}</span>, which
+        your entity's selector matches, say whose they were. Pruning asks you to
+        type each claim's name.{others}
+      </Typography>
+    </Box>
+  );
+}
+
+/** Props of {@link LeftBehindSection}. */
+export interface LeftBehindSectionProps {
+  entityRef: string;
+  /** The answer of `GET /v1/left-behind`, or why it failed. */
+  leftBehind?: LeftBehindResponse;
+  error?: Error;
+  pruneDeniedReason?: string;
+}
+
+/**
+ * The claims deleted StatefulSets left behind, on the card of an entity that
+ * claims them: a section per deleted StatefulSet, with the prune flow of the
+ * card's StatefulSets (dialog, typed confirmation, live progress).
+ */
+export function LeftBehindSection(props: LeftBehindSectionProps) {
+  const { entityRef, leftBehind, error, pruneDeniedReason } = props;
+  if (error)
+    return (
+      <Alert severity="warning">
+        Could not look for claims of deleted StatefulSets:{' '}
+        {describeError(error)}
+      </Alert>
+    );
+  const clusters = leftBehind?.clusters ?? [];
+  if (!clusters.some(c => !c.ok || c.groups.length > 0 || c.withheld))
+    return null;
+  return (
+    <Box component="section" aria-label="Claims of deleted StatefulSets" mt={2}>
+      <Typography variant="h6" component="h3" gutterBottom>
+        Claims of deleted StatefulSets
+      </Typography>
+      {clusters.map(c =>
+        c.ok ? (
+          <Box key={c.cluster}>
+            {c.withheld && <WithheldNotice withheld={c.withheld} />}
+            {c.groups.map(group => (
+              <StatefulSetSection
+                key={`${group.namespace}/${group.statefulSet.name}/${group.evidence}/${group.statefulSet.uid}`}
+                entityRef={entityRef}
+                cluster={c.cluster}
+                statefulSet={group.report}
+                pruneDeniedReason={pruneDeniedReason}
+                header={<GroupHeader group={group} entityRef={entityRef} />}
+                leftBy={{
+                  evidence: group.evidence,
+                  ...(group.statefulSet.uid
+                    ? { statefulSetUid: group.statefulSet.uid }
+                    : {}),
+                }}
+              />
+            ))}
+          </Box>
+        ) : (
+          <Alert key={c.cluster} severity="warning">
+            Cluster {c.cluster}: {c.error.message}
+          </Alert>
+        ),
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,4 @@
+export {
+  LeftBehindSection,
+  type LeftBehindSectionProps,
+} from './LeftBehindSection';

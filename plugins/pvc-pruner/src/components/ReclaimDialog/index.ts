@@ -1,0 +1,2 @@
+export { ReclaimDialog } from './ReclaimDialog';
+export type { ReclaimDialogProps } from './ReclaimDialog';

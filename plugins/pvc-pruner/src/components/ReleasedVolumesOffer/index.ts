@@ -1,0 +1,2 @@
+export { ReleasedVolumesOffer } from './ReleasedVolumesOffer';
+export type { ReleasedVolumesOfferProps } from './ReleasedVolumesOffer';

@@ -1,0 +1,2 @@
+export { ReleasedVolumesSection } from './ReleasedVolumesSection';
+export type { ReleasedVolumesSectionProps } from './ReleasedVolumesSection';
