@@ -34,8 +34,8 @@ function snapshotRules(): PolicyRule[] {
 
 /**
  * What Backstage's service account may do in the demo cluster: read what the
- * Kubernetes tab shows and what pvc-pruner inspects, delete claims, hold the
- * pvc-pruner Lease, and take the snapshots a prune keeps
+ * Kubernetes tab shows and what pvc-pruner inspects, delete claims, reclaim
+ * Released volumes, hold the pvc-pruner Lease, and take the snapshots a prune keeps
  * (`pvcPruner.snapshots` is on in app-config.yaml). A real cluster would bind
  * these rules to a ClusterRole.
  */
@@ -54,6 +54,8 @@ export const BACKSTAGE_RULES: PolicyRule[] = [
     verbs: ['get', 'list', 'watch'],
   },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['delete'] },
+  // Reclaiming a Released volume sets its reclaim policy to Delete (rbac/pvc-pruner-rbac.yaml).
+  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['patch'] },
   {
     apiGroups: ['apps'],
     resources: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
