@@ -533,7 +533,7 @@ function drawStatefulSetLifecycle(
   const free = BASES.filter(
     b => !scenario.statefulSets.some(s => s.name === b),
   );
-  if (free.length > 0 && random.chance(0.35)) {
+  if (free.length > 0 && random.chance(0.45)) {
     const name = random.pick(free);
     const replicas = random.int(1, 3);
     const left: StatefulSetPlan = {
@@ -555,7 +555,7 @@ function drawStatefulSetLifecycle(
       for (const template of left.templates)
         scenario.claims.push({
           name: claimName(template, name, ordinal),
-          reclaimPolicy: random.chance(0.5) ? 'Retain' : 'Delete',
+          reclaimPolicy: random.chance(0.75) ? 'Retain' : 'Delete',
           foreignFinalizer: false,
           // Its template's labels: what ties a claim without lineage to the user's entity.
           labels: {
@@ -563,7 +563,7 @@ function drawStatefulSetLifecycle(
             app: name,
           },
         });
-    if (random.chance(0.4))
+    if (random.chance(0.3))
       scenario.chaos.push({
         atMs: random.int(0, 1200),
         kind: 'create-statefulset',
@@ -572,7 +572,7 @@ function drawStatefulSetLifecycle(
       });
     left.lineage = random.chance(0.7);
     // The user prunes what it left behind, through the team's entity.
-    if (random.chance(0.8))
+    if (random.chance(0.9))
       scenario.requests.push({
         atMs: random.int(0, 600),
         statefulSet: name,
@@ -582,7 +582,7 @@ function drawStatefulSetLifecycle(
         extras: [],
         dryRun: random.chance(0.12),
         snapshot: scenario.requests[0].snapshot,
-        leftBehind: { typesNames: random.chance(0.85) },
+        leftBehind: { typesNames: random.chance(0.9) },
       });
   }
   scenario.chaos.sort((a, b) => a.atMs - b.atMs);
@@ -847,7 +847,7 @@ function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
  */
 function drawReclaim(random: Random, scenario: Scenario, replicaCount: number) {
   if (!scenario.claims.some(c => c.reclaimPolicy === 'Retain')) return;
-  if (!random.chance(0.7)) return;
+  if (!random.chance(0.85)) return;
   const kinds = [
     'rebind',
     'touch',
