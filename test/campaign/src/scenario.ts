@@ -848,7 +848,9 @@ function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
 function drawReclaim(random: Random, scenario: Scenario, replicaCount: number) {
   if (!scenario.claims.some(c => c.reclaimPolicy === 'Retain')) return;
   if (!random.chance(0.85)) return;
+  // A re-bound volume is the race that matters most: drawn twice as often.
   const kinds = [
+    'rebind',
     'rebind',
     'touch',
     'recreate-claim',
@@ -857,8 +859,8 @@ function drawReclaim(random: Random, scenario: Scenario, replicaCount: number) {
   scenario.reclaim = {
     replica: random.int(0, replicaCount - 1),
     share: random.chance(0.7) ? 1 : 0.5,
-    dryRun: random.chance(0.2),
-    races: Array.from({ length: random.int(0, 2) }, () => ({
+    dryRun: random.chance(0.25),
+    races: Array.from({ length: random.int(1, 2) }, () => ({
       atMs: random.int(0, 400),
       kind: random.pick(kinds),
     })).sort((a, b) => a.atMs - b.atMs),
