@@ -141,11 +141,11 @@ describe('fleetCsv', () => {
       'EUR',
     );
     expect(csv.split('\n')).toEqual([
-      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,reclaimable_monthly_cost_EUR,retained_monthly_cost_EUR,first_seen_orphaned_at,shared_with',
-      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,1.00,0.00,2026-11-01T00:00:00Z,',
-      'group:default/a,component:default/a2,prod,shop,a2-db,1,10.00,0.00,0.10,0.00,,',
-      'group:default/a,component:default/a1,prod,shop,a1-db,1,1.00,0.00,10.00,0.00,2026-11-20T00:00:00Z,',
-      '(unowned),,prod,shop,old,1,5.00,0.00,0.50,0.00,,',
+      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,reclaimable_monthly_cost_EUR,retained_monthly_cost_EUR,first_seen_orphaned_at,shared_with,kind',
+      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,1.00,0.00,2026-11-01T00:00:00Z,,orphans',
+      'group:default/a,component:default/a2,prod,shop,a2-db,1,10.00,0.00,0.10,0.00,,,orphans',
+      'group:default/a,component:default/a1,prod,shop,a1-db,1,1.00,0.00,10.00,0.00,2026-11-20T00:00:00Z,,orphans',
+      '(unowned),,prod,shop,old,1,5.00,0.00,0.50,0.00,,,orphans',
       '',
     ]);
   });
@@ -179,8 +179,8 @@ describe('fleetCsv', () => {
     );
 
     expect(csv.split('\n').slice(1, 3)).toEqual([
-      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)","'+HYPERLINK(""https://evil.example"",""x"")","'\tshop","'-2+3+cmd",1,1.50,0.00,0.25,0.00,2026-11-20T00:00:00Z,`,
-      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)",prod,shop,"'\rdb",1,0.00,0.00,0.00,0.00,,`,
+      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)","'+HYPERLINK(""https://evil.example"",""x"")","'\tshop","'-2+3+cmd",1,1.50,0.00,0.25,0.00,2026-11-20T00:00:00Z,,orphans`,
+      `"'=cmd|' /C calc'!A0","'@SUM(A1:A9)",prod,shop,"'\rdb",1,0.00,0.00,0.00,0.00,,,orphans`,
     ]);
   });
 
@@ -191,11 +191,11 @@ describe('fleetCsv', () => {
       undefined,
     );
     expect(csv.split('\n')[0]).toBe(
-      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,first_seen_orphaned_at,shared_with',
+      'owner,entity,cluster,namespace,statefulset,orphans,reclaimable_gib,retained_gib,first_seen_orphaned_at,shared_with,kind',
     );
     expect(csv).not.toContain('unowned');
     expect(csv.split('\n')[1]).toBe(
-      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,2026-11-01T00:00:00Z,',
+      'group:default/b,component:default/b1,prod,shop,"b1, ""main""",1,100.00,0.00,2026-11-01T00:00:00Z,,orphans',
     );
   });
 
@@ -231,8 +231,8 @@ describe('fleetCsv', () => {
     ).split('\n');
     expect(lines.slice(1, 3).map(l => l.split(',').slice(1).join(','))).toEqual(
       [
-        'component:default/borrowed,prod,shop,search-index,1,1.00,0.00,,component:default/search-index',
-        'component:default/search-index,prod,shop,search-index,1,1.00,0.00,,component:default/a component:default/borrowed',
+        'component:default/borrowed,prod,shop,search-index,1,1.00,0.00,,component:default/search-index,orphans',
+        'component:default/search-index,prod,shop,search-index,1,1.00,0.00,,component:default/a component:default/borrowed,orphans',
       ],
     );
   });

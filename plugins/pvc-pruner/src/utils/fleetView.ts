@@ -18,19 +18,33 @@ export interface FleetSort {
 type Sortable = {
   totals?: OrphanTotals;
   firstSeenOrphanedAt?: string;
+  /** An owner's (totals) or an entity's ({ totals }) claims of deleted StatefulSets. */
+  leftBehind?: OrphanTotals | { totals: OrphanTotals };
 } & Partial<OrphanTotals>;
 
 const totalsOf = (row: Sortable): OrphanTotals =>
   row.totals ?? (row as OrphanTotals);
 
-/** Every orphaned byte, reclaimable or on a Retain volume. */
-export const storageOf = (row: Sortable) =>
-  totalsOf(row).reclaimableBytes + totalsOf(row).retainedBytes;
+const leftBehindOf = (row: Sortable): OrphanTotals | undefined =>
+  row.leftBehind && 'totals' in row.leftBehind
+    ? row.leftBehind.totals
+    : row.leftBehind;
 
-/** The whole monthly cost of the orphans: reclaimable plus what Retain volumes keep costing. */
-export const costOf = (row: Sortable) =>
-  (totalsOf(row).reclaimableMonthlyCost ?? 0) +
-  (totalsOf(row).retainedMonthlyCost ?? 0);
+const bytesOf = (t: OrphanTotals) => t.reclaimableBytes + t.retainedBytes;
+const monthlyOf = (t: OrphanTotals) =>
+  (t.reclaimableMonthlyCost ?? 0) + (t.retainedMonthlyCost ?? 0);
+
+/** Every orphaned byte, reclaimable or on a Retain volume, the claims of deleted StatefulSets included. */
+export const storageOf = (row: Sortable) => {
+  const left = leftBehindOf(row);
+  return bytesOf(totalsOf(row)) + (left ? bytesOf(left) : 0);
+};
+
+/** The whole monthly cost: reclaimable, what Retain volumes keep costing, and the claims of deleted StatefulSets. */
+export const costOf = (row: Sortable) => {
+  const left = leftBehindOf(row);
+  return monthlyOf(totalsOf(row)) + (left ? monthlyOf(left) : 0);
+};
 
 /** Sorts after every ISO timestamp. */
 const NOT_SEEN_BEFORE = '\uffff';
@@ -67,15 +81,28 @@ export function fleetGroups(
   sort: FleetSort,
 ): FleetGroup[] {
   const by = compare(sort);
-  // Entities with only claims of deleted StatefulSets are in their own section (LeftBehindFleet).
   return [...fleet.owners]
     .sort(by)
     .map(owner => ({
       owner,
       entities: fleet.items
-        .filter(e => e.owner === owner.owner && e.statefulSets.length > 0)
+        .filter(
+          e =>
+            e.owner === owner.owner &&
+            (e.statefulSets.length > 0 ||
+              (e.leftBehind?.statefulSets.length ?? 0) > 0),
+        )
         .sort(by)
-        .map(e => ({ ...e, statefulSets: [...e.statefulSets].sort(by) })),
+        .map(e => ({
+          ...e,
+          statefulSets: [...e.statefulSets].sort(by),
+          ...(e.leftBehind && {
+            leftBehind: {
+              ...e.leftBehind,
+              statefulSets: [...e.leftBehind.statefulSets].sort(by),
+            },
+          }),
+        })),
     }))
     .filter(g => g.entities.length > 0);
 }
@@ -121,6 +148,8 @@ export function fleetCsv(
   groups: FleetGroup[],
   unowned: FleetStatefulSet[] | undefined,
   currency: string | undefined,
+  /** The claims of deleted StatefulSets no entity claims. */
+  unownedLeftBehind: FleetStatefulSet[] = [],
 ): string {
   const header = [
     'owner',
@@ -139,8 +168,14 @@ export function fleetCsv(
       : []),
     'first_seen_orphaned_at',
     'shared_with',
+    'kind',
   ];
-  const row = (owner: string, entity: string, s: FleetStatefulSet) => [
+  const row = (
+    owner: string,
+    entity: string,
+    s: FleetStatefulSet,
+    kind: 'orphans' | 'left-behind' = 'orphans',
+  ) => [
     owner,
     entity,
     s.cluster,
@@ -157,14 +192,19 @@ export function fleetCsv(
       : []),
     s.firstSeenOrphanedAt,
     s.sharedWith?.join(' '),
+    kind,
   ];
   const rows = [
     ...groups.flatMap(g =>
-      g.entities.flatMap(e =>
-        e.statefulSets.map(s => row(g.owner.owner ?? '', e.entityRef, s)),
-      ),
+      g.entities.flatMap(e => [
+        ...e.statefulSets.map(s => row(g.owner.owner ?? '', e.entityRef, s)),
+        ...(e.leftBehind?.statefulSets ?? []).map(s =>
+          row(g.owner.owner ?? '', e.entityRef, s, 'left-behind'),
+        ),
+      ]),
     ),
     ...(unowned ?? []).map(s => row('(unowned)', '', s)),
+    ...unownedLeftBehind.map(s => row('(unowned)', '', s, 'left-behind')),
   ];
   return `${[header, ...rows]
     .map(r => r.map(csvField).join(','))

@@ -12,6 +12,7 @@ import {
 import { Link } from '@backstage/core-components';
 import { parseEntityRef } from '@backstage/catalog-model';
 import {
+  FleetLeftBehind,
   FleetStatefulSet,
   OrphanTotals,
   formatBytes,
@@ -52,12 +53,15 @@ export interface FleetTableProps {
     title: ReactNode;
     totals: OrphanTotals;
     firstSeenOrphanedAt?: string;
+    /** The claims deleted StatefulSets left, of the group's entities: a kind of their own, beside `totals`. */
+    leftBehind?: OrphanTotals;
     entities: Array<{
       entityRef: string;
       title: ReactNode;
       totals: OrphanTotals;
       firstSeenOrphanedAt?: string;
       statefulSets: FleetStatefulSet[];
+      leftBehind?: FleetLeftBehind;
     }>;
     /** StatefulSets right under the group (the unowned section). */
     statefulSets?: FleetStatefulSet[];
@@ -69,15 +73,42 @@ export interface FleetTableProps {
   statefulSetAction?: FleetStatefulSetAction;
 }
 
-function Storage({ totals }: { totals: OrphanTotals }) {
+/** A muted line under a cell's figure. */
+function Caption(props: { children: ReactNode }) {
   const classes = useStyles();
+  return (
+    <Typography variant="caption" component="div" className={classes.muted}>
+      {props.children}
+    </Typography>
+  );
+}
+
+const leftBehindBytes = (t: OrphanTotals) =>
+  t.reclaimableBytes + t.retainedBytes;
+const leftBehindCost = (t: OrphanTotals) =>
+  t.reclaimableMonthlyCost === undefined
+    ? undefined
+    : t.reclaimableMonthlyCost + (t.retainedMonthlyCost ?? 0);
+
+function Storage({
+  totals,
+  leftBehind,
+}: {
+  totals: OrphanTotals;
+  leftBehind?: OrphanTotals;
+}) {
   return (
     <>
       {formatBytes(totals.reclaimableBytes)}
       {totals.retainedBytes > 0 && (
-        <Typography variant="caption" component="div" className={classes.muted}>
+        <Caption>
           + {formatBytes(totals.retainedBytes)} on Retain volumes
-        </Typography>
+        </Caption>
+      )}
+      {leftBehind && (
+        <Caption>
+          + {formatBytes(leftBehindBytes(leftBehind))} of deleted StatefulSets
+        </Caption>
       )}
     </>
   );
@@ -85,21 +116,28 @@ function Storage({ totals }: { totals: OrphanTotals }) {
 
 function Cost({
   totals,
+  leftBehind,
   currency,
 }: {
   totals: OrphanTotals;
+  leftBehind?: OrphanTotals;
   currency: string;
 }) {
-  const classes = useStyles();
   if (totals.reclaimableMonthlyCost === undefined) return null;
+  const leftBehindMonthly = leftBehind && leftBehindCost(leftBehind);
   return (
     <>
       {formatMonthly(totals.reclaimableMonthlyCost, currency)}
       {(totals.retainedMonthlyCost ?? 0) > 0 && (
-        <Typography variant="caption" component="div" className={classes.muted}>
+        <Caption>
           + {formatMonthly(totals.retainedMonthlyCost!, currency)} that Retain
           volumes keep costing after a prune
-        </Typography>
+        </Caption>
+      )}
+      {leftBehindMonthly !== undefined && (
+        <Caption>
+          + {formatMonthly(leftBehindMonthly, currency)} of deleted StatefulSets
+        </Caption>
       )}
     </>
   );
@@ -110,13 +148,15 @@ function Row(props: {
   nameClass: string;
   rowClass?: string;
   totals: OrphanTotals;
+  /** Claims of deleted StatefulSets, shown apart from `totals`. */
+  leftBehind?: OrphanTotals;
   firstSeenOrphanedAt?: string;
   currency?: string;
   strong?: boolean;
   /** Renders the action column: this row's action, or an empty cell. */
   action?: { cell?: ReactNode };
 }) {
-  const { totals, currency } = props;
+  const { totals, leftBehind, currency } = props;
   const text = (node: ReactNode) => (
     <Typography
       variant="body2"
@@ -129,11 +169,22 @@ function Row(props: {
   return (
     <TableRow className={props.rowClass}>
       <TableCell className={props.nameClass}>{text(props.name)}</TableCell>
-      <TableCell align="right">{text(totals.orphans)}</TableCell>
-      <TableCell>{text(<Storage totals={totals} />)}</TableCell>
+      <TableCell align="right">
+        {text(totals.orphans)}
+        {leftBehind && <Caption>+ {leftBehind.orphans} left behind</Caption>}
+      </TableCell>
+      <TableCell>
+        {text(<Storage totals={totals} leftBehind={leftBehind} />)}
+      </TableCell>
       {currency && (
         <TableCell>
-          {text(<Cost totals={totals} currency={currency} />)}
+          {text(
+            <Cost
+              totals={totals}
+              leftBehind={leftBehind}
+              currency={currency}
+            />,
+          )}
         </TableCell>
       )}
       <TableCell>
@@ -165,6 +216,26 @@ function StatefulSetName(props: {
           counted once in owner and fleet totals
         </Typography>
       )}
+    </>
+  );
+}
+
+/** A deleted StatefulSet's name, marked as such, and what vouches for its claims. */
+function LeftBehindName(props: {
+  statefulSet: FleetLeftBehind['statefulSets'][number];
+}) {
+  const { statefulSet: s } = props;
+  const classes = useStyles();
+  return (
+    <>
+      <span className={classes.muted}>{statefulSetName(s)}</span>
+      <Caption>
+        deleted StatefulSet ·{' '}
+        {s.evidence === 'lineage'
+          ? 'its claims, as recorded'
+          : 'claims known by name and labels only'}{' '}
+        · prune them from the entity's card
+      </Caption>
     </>
   );
 }
@@ -215,6 +286,7 @@ export function FleetTable(props: FleetTableProps) {
             nameClass=""
             rowClass={classes.owner}
             totals={group.totals}
+            leftBehind={group.leftBehind}
             firstSeenOrphanedAt={group.firstSeenOrphanedAt}
             currency={currency}
             strong
@@ -226,6 +298,7 @@ export function FleetTable(props: FleetTableProps) {
               name={entity.title}
               nameClass={classes.entity}
               totals={entity.totals}
+              leftBehind={entity.leftBehind?.totals}
               firstSeenOrphanedAt={entity.firstSeenOrphanedAt}
               currency={currency}
               action={noAction}
@@ -234,6 +307,17 @@ export function FleetTable(props: FleetTableProps) {
               <Row
                 key={`${entity.entityRef} ${statefulSetName(s)}`}
                 name={<StatefulSetName statefulSet={s} muted />}
+                nameClass={classes.statefulSet}
+                totals={s}
+                firstSeenOrphanedAt={s.firstSeenOrphanedAt}
+                currency={currency}
+                action={noAction}
+              />
+            )),
+            ...(entity.leftBehind?.statefulSets ?? []).map(s => (
+              <Row
+                key={`${entity.entityRef} ${statefulSetName(s)} ${s.evidence}`}
+                name={<LeftBehindName statefulSet={s} />}
                 nameClass={classes.statefulSet}
                 totals={s}
                 firstSeenOrphanedAt={s.firstSeenOrphanedAt}

@@ -138,6 +138,75 @@ async function renderPricedFleet() {
 }
 
 describe('FleetView', () => {
+  it("counts the claims of deleted StatefulSets in their owner's and entity's rows, marked as their own kind, and lists an entity that has only those", async () => {
+    const api = new FakePvcPrunerApi();
+    const leftBehind = {
+      ...sts('demo', 'promotions-db', 20, 3.4),
+      evidence: 'lineage' as const,
+    };
+    api.fleet = async () => {
+      const fleet = pricedFleet();
+      return {
+        ...fleet,
+        totals: { ...fleet.totals, entities: 3, leftBehind: totals(20, 3.4) },
+        owners: fleet.owners.map(o =>
+          o.owner === 'group:default/checkout'
+            ? { ...o, entities: 2, leftBehind: totals(20, 3.4) }
+            : o,
+        ),
+        items: [
+          ...fleet.items,
+          {
+            entityRef: 'component:default/cart',
+            owner: 'group:default/checkout',
+            statefulSets: [],
+            totals: totals(0, 0, 0),
+            leftBehind: {
+              statefulSets: [leftBehind],
+              totals: totals(20, 3.4),
+            },
+          },
+        ],
+      };
+    };
+    await render(api);
+    const table = await ownerTable();
+    const checkout = within(table)
+      .getAllByRole('row')
+      .slice(1)
+      .find(r => within(r).getAllByRole('cell')[0].textContent === 'checkout')!;
+    expect(checkout).toHaveTextContent('+ 2 left behind');
+    expect(checkout).toHaveTextContent('+ 20 GiB of deleted StatefulSets');
+    expect(checkout).toHaveTextContent(
+      '+ $3.40 a month of deleted StatefulSets',
+    );
+    expect(rowNames(table)).toEqual(
+      expect.arrayContaining([
+        'cart',
+        expect.stringMatching(
+          /^demo · shop\/promotions-db\s*deleted StatefulSet · its claims, as recorded/,
+        ),
+      ]),
+    );
+    expect(
+      screen.getByText(/Claims of deleted StatefulSets/, { selector: 'strong' })
+        .parentElement,
+    ).toHaveTextContent(
+      /2 claims · 20 GiB · \$3\.40 a month · apart from the orphans above/,
+    );
+    const csv = decodeURIComponent(
+      screen
+        .getByRole('link', { name: /Download CSV/ })
+        .getAttribute('href')!
+        .replace('data:text/csv;charset=utf-8,', ''),
+    ).split('\n');
+    expect(csv).toContainEqual(
+      expect.stringMatching(
+        /^group:default\/checkout,component:default\/cart,demo,shop,promotions-db,2,20\.00,.*,left-behind$/,
+      ),
+    );
+  });
+
   it('groups by owner with each entity and its StatefulSets, totals in GiB and money, and links to the Kubernetes page', async () => {
     const { api } = await renderPricedFleet();
 
@@ -366,11 +435,11 @@ describe('FleetView', () => {
     const csv = decodeURIComponent(
       link.getAttribute('href')!.replace('data:text/csv;charset=utf-8,', ''),
     ).split('\n');
-    expect(csv[0].split(',').pop()).toBe('shared_with');
+    expect(csv[0].split(',').slice(-2)).toEqual(['shared_with', 'kind']);
     expect(csv[1]).toMatch(
-      /^group:default\/search,.*,component:default\/borrowed$/,
+      /^group:default\/search,.*,component:default\/borrowed,orphans$/,
     );
-    expect(csv[2]).toMatch(/^group:default\/checkout,.*,$/);
+    expect(csv[2]).toMatch(/^group:default\/checkout,.*,,orphans$/);
   });
 
   it('without pricing shows GiB only: no cost column, no amounts', async () => {

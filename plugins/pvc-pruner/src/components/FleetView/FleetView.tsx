@@ -35,7 +35,7 @@ import {
   ownerTitle,
 } from '../FleetTable';
 import { UnownedPrune } from '../UnownedPrune';
-import { LeftBehindFleet } from '../LeftBehindFleet';
+import { LeftBehindFleet, leftBehindSummary } from '../LeftBehindFleet';
 import { ReleasedVolumesSection } from '../ReleasedVolumesSection';
 
 function TotalsLine(props: {
@@ -186,9 +186,14 @@ export function FleetView() {
   const csvHref = useMemo(
     () =>
       `data:text/csv;charset=utf-8,${encodeURIComponent(
-        fleetCsv(groups, unowned, currency),
+        fleetCsv(
+          groups,
+          unowned,
+          currency,
+          fleet?.unowned?.leftBehind?.statefulSets,
+        ),
       )}`,
-    [groups, unowned, currency],
+    [groups, unowned, currency, fleet?.unowned?.leftBehind],
   );
   const onSort = (key: FleetSortKey) =>
     setSort(
@@ -226,6 +231,14 @@ export function FleetView() {
             totals={fleet.totals}
             currency={currency}
           />
+          {fleet.totals.leftBehind && (
+            <Typography variant="body1">
+              <strong>Claims of deleted StatefulSets</strong> ·{' '}
+              {leftBehindSummary(fleet.totals.leftBehind, currency)} · apart
+              from the orphans above, marked in their owners' rows; prune them
+              from their entity's card
+            </Typography>
+          )}
           <SnapshotTotalsLine
             totals={fleet.totals.snapshots}
             currency={currency}
@@ -292,6 +305,7 @@ export function FleetView() {
               key: g.owner.owner ?? '(no owner)',
               title: ownerTitle(g.owner.owner),
               totals: g.owner.totals,
+              leftBehind: g.owner.leftBehind,
               firstSeenOrphanedAt: g.owner.firstSeenOrphanedAt,
               entities: g.entities.map(e => ({
                 ...e,

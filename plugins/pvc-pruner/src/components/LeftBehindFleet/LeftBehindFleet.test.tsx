@@ -61,21 +61,19 @@ const fleet: FleetResponse = {
 };
 
 describe('LeftBehindFleet', () => {
-  it('lists the claims of deleted StatefulSets per entity and unowned, with the owners’ totals, apart from the orphans', async () => {
+  it('lists the unowned claims of deleted StatefulSets, how they are known and their total; those of entities are in the owner table', async () => {
     await renderWithApis(<LeftBehindFleet fleet={fleet} currency="USD" />, {
       api: new FakePvcPrunerApi(),
     });
     const section = screen.getByRole('region', {
-      name: 'Claims of deleted StatefulSets',
+      name: 'Unowned claims of deleted StatefulSets',
     });
-    expect(section).toHaveTextContent('In all: 3 claims · 60 GiB · $6.00');
-    expect(section).toHaveTextContent(
-      'group:default/checkout: 3 claims · 60 GiB · $6.00',
-    );
+    expect(section).toHaveTextContent('1 claim · 20 GiB · $2.00');
     const rows = within(section).getAllByRole('row');
-    expect(rows[1]).toHaveTextContent('prod / shop / invoices-db');
-    expect(rows[2]).toHaveTextContent('Unowned');
-    expect(rows[2]).toHaveTextContent('prod / shop / stray-db');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toHaveTextContent('prod / shop / stray-db');
+    expect(rows[1]).toHaveTextContent('recorded (lineage)');
+    expect(section).not.toHaveTextContent('invoices-db');
   });
 
   it('shows nothing when no deleted StatefulSet left claims', async () => {
@@ -86,7 +84,9 @@ describe('LeftBehindFleet', () => {
       { api: new FakePvcPrunerApi() },
     );
     expect(
-      screen.queryByRole('region', { name: 'Claims of deleted StatefulSets' }),
+      screen.queryByRole('region', {
+        name: 'Unowned claims of deleted StatefulSets',
+      }),
     ).not.toBeInTheDocument();
   });
 });

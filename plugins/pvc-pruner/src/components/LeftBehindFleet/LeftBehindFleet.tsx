@@ -7,7 +7,6 @@ import {
   TableRow,
   Typography,
 } from '@material-ui/core';
-import { EntityLinks } from '../EntityLinks';
 import {
   FleetLeftBehind,
   FleetResponse,
@@ -32,21 +31,12 @@ export function leftBehindSummary(
   }`;
 }
 
-function Rows(props: {
-  entityRef?: string;
-  leftBehind: FleetLeftBehind;
-  currency?: string;
-}) {
-  const { entityRef, leftBehind, currency } = props;
+function Rows(props: { leftBehind: FleetLeftBehind; currency?: string }) {
+  const { leftBehind, currency } = props;
   return (
     <>
       {leftBehind.statefulSets.map(s => (
-        <TableRow
-          key={`${entityRef}/${s.cluster}/${s.namespace}/${s.name}/${s.evidence}`}
-        >
-          <TableCell>
-            {entityRef ? <EntityLinks entityRefs={[entityRef]} /> : 'Unowned'}
-          </TableCell>
+        <TableRow key={`${s.cluster}/${s.namespace}/${s.name}/${s.evidence}`}>
           <TableCell>
             {s.cluster} / {s.namespace} / {s.name}
           </TableCell>
@@ -69,61 +59,38 @@ export interface LeftBehindFleetProps {
 }
 
 /**
- * The fleet page's claims of deleted StatefulSets: a kind of their own,
- * beside the orphans of live StatefulSets, with their totals, per entity
- * (pruned from its card) and, for holders of the unowned read, those no
- * entity claims.
+ * The fleet page's claims of deleted StatefulSets that no catalog entity
+ * claims, recorded or by labels, for holders of the unowned read. Those of
+ * an entity are in its owner's rows of the main table.
  */
 export function LeftBehindFleet(props: LeftBehindFleetProps) {
   const { fleet, currency } = props;
-  const total = fleet.totals.leftBehind;
   const unowned = fleet.unowned?.leftBehind;
-  if (!total && !unowned) return null;
+  if (!unowned || unowned.statefulSets.length === 0) return null;
   return (
-    <Box mt={4} component="section" aria-label="Claims of deleted StatefulSets">
+    <Box
+      mt={4}
+      component="section"
+      aria-label="Unowned claims of deleted StatefulSets"
+    >
       <Typography variant="h6" component="h3">
-        Claims of deleted StatefulSets
+        Unowned claims of deleted StatefulSets
       </Typography>
       <Typography variant="body2" color="textSecondary" paragraph>
-        Claims that StatefulSets left behind when they were deleted, not in the
-        totals above. Prune them from their entity's card.
-        {total && ` In all: ${leftBehindSummary(total, currency)}.`}
+        Claims that deleted StatefulSets left behind, which no catalog entity
+        claims, recorded or by their labels:{' '}
+        {leftBehindSummary(unowned.totals, currency)}.
       </Typography>
-      {fleet.owners.some(o => o.leftBehind) && (
-        <Typography variant="body2" paragraph>
-          {fleet.owners
-            .filter(o => o.leftBehind)
-            .map(
-              o =>
-                `${o.owner ?? 'No owner'}: ${leftBehindSummary(
-                  o.leftBehind!,
-                  currency,
-                )}`,
-            )
-            .join('; ')}
-        </Typography>
-      )}
-      <Table size="small" aria-label="Claims of deleted StatefulSets">
+      <Table size="small" aria-label="Unowned claims of deleted StatefulSets">
         <TableHead>
           <TableRow>
-            <TableCell>Entity</TableCell>
             <TableCell>Deleted StatefulSet</TableCell>
             <TableCell>Known by</TableCell>
             <TableCell align="right">Claims</TableCell>
           </TableRow>
         </TableHead>
         <TableBody>
-          {fleet.items
-            .filter(e => e.leftBehind)
-            .map(e => (
-              <Rows
-                key={e.entityRef}
-                entityRef={e.entityRef}
-                leftBehind={e.leftBehind!}
-                currency={currency}
-              />
-            ))}
-          {unowned && <Rows leftBehind={unowned} currency={currency} />}
+          <Rows leftBehind={unowned} currency={currency} />
         </TableBody>
       </Table>
     </Box>

@@ -1,1 +1,5 @@
-export { LeftBehindFleet, type LeftBehindFleetProps } from './LeftBehindFleet';
+export {
+  LeftBehindFleet,
+  leftBehindSummary,
+  type LeftBehindFleetProps,
+} from './LeftBehindFleet';

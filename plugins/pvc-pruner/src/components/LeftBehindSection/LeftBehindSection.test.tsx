@@ -1,4 +1,5 @@
-import { screen, within } from '@testing-library/react';
+import { useState } from 'react';
+import { act, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import {
   LeftBehindGroup,
@@ -52,13 +53,18 @@ function response(
   };
 }
 
+/** Lets a test answer the card's next reload of the list. */
+let reloadWith: (next: LeftBehindResponse) => void = () => {};
+
 function Harness(props: { leftBehind: LeftBehindResponse }) {
   const { jobs, start, finish, dismiss } = useActiveJobs([]);
+  const [leftBehind, setLeftBehind] = useState(props.leftBehind);
+  reloadWith = setLeftBehind;
   return (
     <ActiveJobsProvider
       value={{ jobs, started: start, finished: finish, dismissed: dismiss }}
     >
-      <LeftBehindSection entityRef={ORDERS} leftBehind={props.leftBehind} />
+      <LeftBehindSection entityRef={ORDERS} leftBehind={leftBehind} />
     </ActiveJobsProvider>
   );
 }
@@ -113,6 +119,38 @@ describe('LeftBehindSection', () => {
         leftBy: { evidence: 'lineage', statefulSetUid: 'deleted-uid' },
       }),
     ]);
+  });
+
+  it('keeps a pruned group on the card, without its claims, while its prune’s progress and outcome are shown, until they are closed', async () => {
+    const api = new FakePvcPrunerApi();
+    await renderWithApis(<Harness leftBehind={response([deleted])} />, {
+      api,
+    });
+    await userEvent.click(pruneButton('orders-db'));
+    const dialog = screen.getByRole('dialog');
+    await userEvent.type(
+      within(dialog).getByRole('textbox', {
+        name: 'Type the StatefulSet name orders-db to confirm',
+      }),
+      'orders-db',
+    );
+    await userEvent.click(
+      within(dialog).getByRole('button', { name: 'Delete 2 claims' }),
+    );
+    // The card reloads the list once the claims are gone: the group is no longer in it.
+    act(() => reloadWith(response([])));
+    const section = screen.getByRole('region', {
+      name: 'StatefulSet shop/orders-db',
+    });
+    expect(
+      within(section).getByRole('region', {
+        name: 'Prune of shop/orders-db progress',
+      }),
+    ).toBeInTheDocument();
+    // Its claims are no longer offered: only the prune's progress lists them.
+    expect(
+      within(section).getByText('No orphaned claims.'),
+    ).toBeInTheDocument();
   });
 
   it('names the evidence of claims with no lineage, and prunes them only once each name is typed', async () => {

@@ -1,9 +1,12 @@
+import { useRef } from 'react';
 import { Box, Typography, makeStyles } from '@material-ui/core';
 import { Alert } from '@material-ui/lab';
 import {
   LeftBehindGroup,
   LeftBehindResponse,
 } from 'backstage-plugin-pvc-pruner-common';
+import { useActiveJobsContext } from '../../hooks/ActiveJobsContext';
+import { statefulSetKey } from '../../hooks/useActiveJobs';
 import { describeError } from '../../utils/errors';
 import { EntityLinks } from '../EntityLinks';
 import { StatefulSetSection } from '../StatefulSetSection';
@@ -87,6 +90,38 @@ export interface LeftBehindSectionProps {
   pruneDeniedReason?: string;
 }
 
+type Shown = { cluster: string; group: LeftBehindGroup };
+
+const keyOf = ({ cluster, group }: Shown) =>
+  statefulSetKey({
+    cluster,
+    namespace: group.namespace,
+    statefulSet: group.statefulSet.name,
+  });
+
+/**
+ * The groups to show: the listed ones, and those gone from the list (their
+ * claims were all pruned) while the card still shows their prune's progress
+ * or outcome, which lives in the group's section. Such a group shows no
+ * claims, only its prune, until its results are closed.
+ */
+function useShownGroups(clusters: LeftBehindResponse['clusters']): Shown[] {
+  const { jobs } = useActiveJobsContext();
+  const lastListed = useRef(new Map<string, Shown>());
+  const listed: Shown[] = clusters.flatMap(c =>
+    c.ok ? c.groups.map(group => ({ cluster: c.cluster, group })) : [],
+  );
+  const listedKeys = new Set(listed.map(keyOf));
+  for (const shown of listed) lastListed.current.set(keyOf(shown), shown);
+  const pruned = [...lastListed.current.entries()]
+    .filter(([key]) => !listedKeys.has(key) && jobs[key])
+    .map(([, { cluster, group }]) => ({
+      cluster,
+      group: { ...group, report: { ...group.report, orphans: [] } },
+    }));
+  return [...listed, ...pruned];
+}
+
 /**
  * The claims deleted StatefulSets left behind, on the card of an entity that
  * claims them: a section per deleted StatefulSet, with the prune flow of the
@@ -94,6 +129,8 @@ export interface LeftBehindSectionProps {
  */
 export function LeftBehindSection(props: LeftBehindSectionProps) {
   const { entityRef, leftBehind, error, pruneDeniedReason } = props;
+  const clusters = leftBehind?.clusters ?? [];
+  const shown = useShownGroups(clusters);
   if (error)
     return (
       <Alert severity="warning">
@@ -101,8 +138,7 @@ export function LeftBehindSection(props: LeftBehindSectionProps) {
         {describeError(error)}
       </Alert>
     );
-  const clusters = leftBehind?.clusters ?? [];
-  if (!clusters.some(c => !c.ok || c.groups.length > 0 || c.withheld))
+  if (shown.length === 0 && !clusters.some(c => !c.ok || c.withheld))
     return null;
   return (
     <Box component="section" aria-label="Claims of deleted StatefulSets" mt={2}>
@@ -113,22 +149,24 @@ export function LeftBehindSection(props: LeftBehindSectionProps) {
         c.ok ? (
           <Box key={c.cluster}>
             {c.withheld && <WithheldNotice withheld={c.withheld} />}
-            {c.groups.map(group => (
-              <StatefulSetSection
-                key={`${group.namespace}/${group.statefulSet.name}/${group.evidence}/${group.statefulSet.uid}`}
-                entityRef={entityRef}
-                cluster={c.cluster}
-                statefulSet={group.report}
-                pruneDeniedReason={pruneDeniedReason}
-                header={<GroupHeader group={group} entityRef={entityRef} />}
-                leftBy={{
-                  evidence: group.evidence,
-                  ...(group.statefulSet.uid
-                    ? { statefulSetUid: group.statefulSet.uid }
-                    : {}),
-                }}
-              />
-            ))}
+            {shown
+              .filter(s => s.cluster === c.cluster)
+              .map(({ group }) => (
+                <StatefulSetSection
+                  key={`${group.namespace}/${group.statefulSet.name}/${group.evidence}/${group.statefulSet.uid}`}
+                  entityRef={entityRef}
+                  cluster={c.cluster}
+                  statefulSet={group.report}
+                  pruneDeniedReason={pruneDeniedReason}
+                  header={<GroupHeader group={group} entityRef={entityRef} />}
+                  leftBy={{
+                    evidence: group.evidence,
+                    ...(group.statefulSet.uid
+                      ? { statefulSetUid: group.statefulSet.uid }
+                      : {}),
+                  }}
+                />
+              ))}
           </Box>
         ) : (
           <Alert key={c.cluster} severity="warning">
