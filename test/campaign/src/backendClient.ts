@@ -18,6 +18,35 @@ export type PostOutcome =
   /** No answer (the replica died or froze past the timeout): the job may exist. */
   | { kind: 'unknown'; message: string };
 
+/**
+ * What the campaign reads of `GET /v1/left-behind`: the claims each
+ * deleted StatefulSet left behind, and what they are traced by.
+ */
+export interface LeftBehindGroupView {
+  namespace: string;
+  statefulSet: { name: string; uid?: string };
+  evidence: 'lineage' | 'name-and-labels';
+  report: { orphans: Array<{ name: string; uid: string }> };
+}
+
+/** What the campaign reads of `GET /v1/released-volumes`. */
+export interface ReleasedVolumeView {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  claim: { namespace: string; name: string; uid: string };
+  reclaimable: boolean;
+  canReclaim: boolean;
+}
+
+/** A Released volume as the user confirms it in `POST /v1/reclaim-jobs`. */
+export interface ReclaimVolumeRef {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  claimUid: string;
+}
+
 /** The user's open event streams are at their limit (429). */
 class TooManyStreams extends Error {
   constructor(id: string) {
@@ -50,6 +79,31 @@ export class BackendClient {
     return (await res.json()) as OrphansResponse;
   }
 
+  /** The claims deleted StatefulSets left behind, as the entity's card asks for them. */
+  async leftBehind(entityRef: string): Promise<LeftBehindGroupView[]> {
+    const res = await this.call(
+      `/v1/left-behind?entityRef=${encodeURIComponent(entityRef)}`,
+    );
+    if (!res.ok)
+      throw new Error(`GET /v1/left-behind: ${res.status} ${await res.text()}`);
+    const body = (await res.json()) as {
+      clusters: Array<{ ok: boolean; groups?: LeftBehindGroupView[] }>;
+    };
+    return body.clusters.flatMap(c => (c.ok ? c.groups ?? [] : []));
+  }
+
+  /** The Released volumes traced to the entity, as its card asks for them. */
+  async releasedVolumes(entityRef: string): Promise<ReleasedVolumeView[]> {
+    const res = await this.call(
+      `/v1/released-volumes?entityRef=${encodeURIComponent(entityRef)}`,
+    );
+    if (!res.ok)
+      throw new Error(
+        `GET /v1/released-volumes: ${res.status} ${await res.text()}`,
+      );
+    return ((await res.json()) as { items: ReleasedVolumeView[] }).items;
+  }
+
   async prune(body: {
     entityRef: string;
     namespace: string;
@@ -58,10 +112,29 @@ export class BackendClient {
     dryRun: boolean;
     /** Keep a VolumeSnapshot of each claim (sent only when true). */
     snapshot?: boolean;
+    /** Claims a deleted StatefulSet left behind, rather than orphans of a live one. */
+    leftBy?: {
+      evidence: 'lineage' | 'name-and-labels';
+      statefulSetUid?: string;
+      typedNames?: string[];
+    };
   }): Promise<PostOutcome> {
+    return this.startJob('/v1/prune-jobs', body);
+  }
+
+  async reclaim(body: {
+    entityRef: string;
+    namespace: string;
+    volumes: ReclaimVolumeRef[];
+    dryRun: boolean;
+  }): Promise<PostOutcome> {
+    return this.startJob('/v1/reclaim-jobs', body);
+  }
+
+  private async startJob(path: string, body: object): Promise<PostOutcome> {
     try {
       const res = await this.call(
-        '/v1/prune-jobs',
+        path,
         {
           method: 'POST',
           body: JSON.stringify({ cluster: CLUSTER, ...body }),

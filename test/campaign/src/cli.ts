@@ -28,7 +28,12 @@ import {
 import { judge } from './oracle';
 import { scenarioSeed } from './random';
 import { freePort, Replica } from './replicas';
-import { formatReport, replayCommand, ScenarioResult } from './report';
+import {
+  formatReport,
+  replayCommand,
+  ScenarioResult,
+  unexercised,
+} from './report';
 import { failedRun, RunContext, runScenario } from './runScenario';
 import { generateScenario, SIM_TIME_FACTOR, USER_ENTITY } from './scenario';
 
@@ -227,7 +232,8 @@ async function main(): Promise<number> {
       }),
     );
     return results.some(r => r.judgement.violations.length > 0) ||
-      results.length === 0
+      results.length === 0 ||
+      unexercised(results).length > 0
       ? 1
       : 0;
   } finally {

@@ -49,6 +49,7 @@ export const SNAPSHOT_CLASS_MAP: Record<string, string> = {
 };
 const SNAPSHOTS = 'snapshot.storage.k8s.io/volumesnapshots';
 const CLAIMS = 'persistentvolumeclaims';
+const VOLUMES = 'persistentvolumes';
 const STS = 'apps/statefulsets';
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
 
@@ -169,6 +170,7 @@ function claimManifest(plan: ClaimPlan, namespace: string) {
             ],
     },
     namespace,
+    plan.labels,
   );
   if (plan.foreignFinalizer) claim.metadata.finalizers = [FOREIGN_FINALIZER];
   return claim;
@@ -218,11 +220,23 @@ export async function seedCluster(sim: KubeSim, scenario: Scenario) {
   await settle(sim, 15000);
 }
 
+/** `kubectl delete sts` of the StatefulSets deleted before the scan: their pods go, their claims (whenDeleted: Retain) stay. */
+export async function deleteBeforeScan(sim: KubeSim, scenario: Scenario) {
+  const ns = scenario.namespace;
+  const deleted = scenario.statefulSets.filter(s => s.deletedBeforeScan);
+  for (const sts of deleted) {
+    const uid = sim.store.get(STS, ns, sts.name)?.metadata.uid;
+    sim.store.delete(STS, ns, sts.name, { propagationPolicy: 'Background' });
+    if (uid) await waitGone(sim, STS, ns, sts.name, uid);
+  }
+  if (deleted.length > 0) await settle(sim, 15000);
+}
+
 /** Applies `change` to the latest version, retrying on conflicts with the controllers. */
 function mutate(
   sim: KubeSim,
   resource: string,
-  namespace: string,
+  namespace: string | undefined,
   name: string,
   change: (obj: KubeObject) => void,
 ) {
@@ -269,20 +283,43 @@ export const chaos = {
     });
   },
 
-  /** Deleted and created again under the same name: a new uid. */
-  async recreateStatefulSet(sim: KubeSim, scenario: Scenario, sts: string) {
+  /**
+   * Deleted and created again under the same name: a new uid, with the old
+   * one's spec and maybe `replicas` of its own, after `absentMs` gone.
+   */
+  async recreateStatefulSet(
+    sim: KubeSim,
+    scenario: Scenario,
+    sts: string,
+    change: { replicas?: number; absentMs?: number } = {},
+  ) {
     const old = sim.store.get(STS, scenario.namespace, sts);
     if (!old) return;
     const spec = structuredClone(old.spec);
+    if (change.replicas !== undefined) spec.replicas = change.replicas;
     sim.store.delete(STS, scenario.namespace, sts, {
       propagationPolicy: 'Background',
     });
     if (await waitGone(sim, STS, scenario.namespace, sts, old.metadata.uid)) {
-      const plan = scenario.statefulSets.find(s => s.name === sts)!;
-      const fresh = statefulSetManifest(plan, scenario.namespace);
-      fresh.spec = spec;
-      sim.store.create(STS, fresh);
+      if (change.absentMs) await sleep(change.absentMs);
+      chaos.createStatefulSet(sim, scenario, sts, spec.replicas, spec);
     }
+  },
+
+  /** Created (again) under its plan's name, as a user re-applying its manifest would: a new uid. */
+  createStatefulSet(
+    sim: KubeSim,
+    scenario: Scenario,
+    sts: string,
+    replicas: number,
+    spec?: KubeObject['spec'],
+  ) {
+    if (sim.store.get(STS, scenario.namespace, sts)) return;
+    const plan = scenario.statefulSets.find(s => s.name === sts)!;
+    const fresh = statefulSetManifest(plan, scenario.namespace);
+    if (spec) fresh.spec = spec;
+    fresh.spec.replicas = replicas;
+    sim.store.create(STS, fresh);
   },
 
   /** An orphan deleted and created again under the same name: a new uid. */
@@ -357,6 +394,53 @@ export const chaos = {
     return unsubscribe;
   },
 
+  /**
+   * A Released volume handed to a new claim, as an administrator re-uses a
+   * Retain volume: its claimRef pre-bound to claim `claim` (no uid yet),
+   * and that claim created naming the volume; the binder binds them.
+   */
+  rebindVolume(sim: KubeSim, ns: string, volume: string, claim: string) {
+    const pv = sim.store.get(VOLUMES, undefined, volume);
+    if (!pv || pv.metadata.deletionTimestamp) return false;
+    mutate(sim, VOLUMES, undefined, volume, o => {
+      o.spec.claimRef = {
+        kind: 'PersistentVolumeClaim',
+        namespace: ns,
+        name: claim,
+      };
+    });
+    if (!sim.store.get(CLAIMS, ns, claim))
+      sim.store.create(
+        CLAIMS,
+        pvc(
+          claim,
+          { storageClassName: pv.spec.storageClassName, volumeName: volume },
+          ns,
+        ),
+      );
+    return true;
+  },
+
+  /** Someone changes the volume (a label): its resourceVersion moves on. */
+  touchVolume(sim: KubeSim, volume: string) {
+    mutate(sim, VOLUMES, undefined, volume, o => {
+      o.metadata.labels = {
+        ...o.metadata.labels,
+        'campaign.example/touched': 'yes',
+      };
+    });
+  },
+
+  /** A claim created again under a released one's name: a new uid, and a new volume; the released one stays released from the old uid. */
+  recreateReleasedClaim(sim: KubeSim, scenario: Scenario, name: string) {
+    const plan = scenario.claims.find(c => c.name === name);
+    if (!plan || sim.store.get(CLAIMS, scenario.namespace, name)) return;
+    sim.store.create(
+      CLAIMS,
+      claimManifest({ ...plan, foreignFinalizer: false }, scenario.namespace),
+    );
+  },
+
   /** Its kubernetes-id label becomes another team's (or goes): other entities claim it now. */
   relabel(sim: KubeSim, ns: string, sts: string, team: Team) {
     mutate(sim, STS, ns, sts, o => {
@@ -376,6 +460,16 @@ export function cleanUp(sim: KubeSim, scenario: Scenario) {
         );
       });
   }
+  // Its Retain volumes are reclaimed once released, so they do not pile up
+  // (nor crowd the next scenarios' Released volumes out of a capped list).
+  for (const pv of sim.store.list(VOLUMES).items)
+    if (
+      pv.spec?.claimRef?.namespace === ns &&
+      pv.spec.persistentVolumeReclaimPolicy !== 'Delete'
+    )
+      mutate(sim, VOLUMES, undefined, pv.metadata.name, o => {
+        o.spec.persistentVolumeReclaimPolicy = 'Delete';
+      });
   try {
     sim.store.delete('namespaces', undefined, ns);
   } catch {

@@ -2,6 +2,7 @@ import type {
   ClaimDeletion,
   KubeObject,
   LeaseWrite,
+  ReclaimPolicyChange,
   RecordedRequest,
   SnapshotRecord,
   StatefulSetState,
@@ -170,6 +171,7 @@ function scenarioRun(
     via: change.via ?? USER_ENTITY,
     dryRun: false,
     snapshot: change.snapshot ?? false,
+    leftBehind: false,
     confirmed: [{ name: 'data-web-3', uid: change.confirmedUid ?? 'uid-3' }],
     final: {
       id: JOB,
@@ -219,6 +221,9 @@ function scenarioRun(
     deletions: [deletion],
     leaseWrites: [leaseWrite],
     snapshotEvents: change.snapshotEvents ?? [],
+    policyChanges: [],
+    volumeDeletions: [],
+    reclaims: [],
     sent: [
       {
         plan: {
@@ -970,5 +975,307 @@ describe('the oracle on a prune that asked for snapshots (deleted-without-ready-
       'snapshot deleted by hand': 1,
     });
     expect(kept([])).toEqual({ 'no snapshot taken': 1 });
+  });
+});
+
+describe('the oracle on a StatefulSet re-created under its name while a job runs (deleted-claim-a-new-statefulset-of-its-name-would-reattach)', () => {
+  const INVARIANT =
+    'deleted-claim-a-new-statefulset-of-its-name-would-reattach';
+  /** web, deleted and created again (uid-web-2) `appeared` ms before the delete; job-1 was sent 1000 ms before it. */
+  const recreated = (
+    appearedAgo: number,
+    change: Partial<StatefulSetState> = {},
+    deletion: Partial<ClaimDeletion> = {},
+    reads: RecordedRequest[] = [stsRead(T - 10)],
+  ) =>
+    scenarioRun({
+      deletion: {
+        statefulSets: [
+          web({ uid: 'uid-web-2', existsSince: T - appearedAgo, ...change }),
+        ],
+        ...deletion,
+      },
+      extraRequests: reads,
+    });
+  /** …and it runs ordinal 3 (data-web-3) from `since` ms before the delete. */
+  const running = (since: number): Partial<ClaimDeletion> => ({
+    inUse: true,
+    inUseSince: T - since,
+    runningOrdinalOf: [{ statefulSet: 'web', ordinal: 3, since: T - since }],
+  });
+
+  it('flags a claim deleted after the re-created StatefulSet had appeared where the last check read it, though it ran the ordinal only from after that read', () => {
+    const judgement = judge(recreated(500, { replicas: 4 }, running(5)));
+    expect(judgement.violations.map(v => v.invariant)).toEqual([INVARIANT]);
+    expect(judgement.violations[0].detail).toContain(
+      'StatefulSet web (uid uid-web-2) had appeared 500 ms before',
+    );
+    // in-use-claim-deleted dates the ordinal, which began in the window: it only counts it.
+    expect(judgement.inUseAfterLastCheck).toBe(1);
+    expect(judgement.newStatefulSetJudged).toBe(1);
+  });
+
+  it('flags a claim of a re-created StatefulSet at 0 replicas (a scale-up brings it back), and one whose autoscaler may scale it up to the ordinal', () => {
+    expect(
+      invariants(recreated(500, { replicas: 0, pausedSince: T - 5 })),
+    ).toEqual([INVARIANT]);
+    expect(
+      invariants(
+        recreated(
+          500,
+          { replicas: 2 },
+          {
+            autoscaledOrdinalOf: [
+              {
+                statefulSet: 'web',
+                ordinal: 3,
+                autoscaler: 'web',
+                maxReplicas: 5,
+                since: T - 5,
+              },
+            ],
+          },
+          [
+            stsRead(T - 10),
+            request({
+              verb: 'list',
+              resource: 'horizontalpodautoscalers',
+              at: T - 8,
+            }),
+          ],
+        ),
+      ),
+    ).toEqual([INVARIANT]);
+  });
+
+  it('counts, without flagging, a StatefulSet that appeared after the last check read its name, also when that read found none (404)', () => {
+    const late = judge(recreated(5, { replicas: 4 }, running(5)));
+    expect(late.violations).toEqual([]);
+    expect(late.keptAfterLastCheck).toEqual({
+      'a new StatefulSet of its name': 1,
+    });
+    const absent = judge(
+      recreated(5, { replicas: 4 }, running(5), [
+        request({
+          resource: 'statefulsets',
+          name: 'web',
+          status: 404,
+          at: T - 10,
+        }),
+      ]),
+    );
+    expect(absent.violations).toEqual([]);
+    expect(absent.inUseAfterLastCheck).toBe(1);
+  });
+
+  it('passes a re-created StatefulSet that would not reattach the claim (above its range: an orphan by today’s rule), and leaves the one the job was sent for to the other invariants', () => {
+    const above = judge(recreated(500, { replicas: 2 }));
+    expect(above.violations).toEqual([]);
+    expect(above.newStatefulSetJudged).toBe(1);
+    // The StatefulSet that existed when the prune was sent, scaled up in the window: in-use counts it.
+    const same = judge(
+      scenarioRun({
+        deletion: {
+          statefulSets: [web({ replicas: 4, existsSince: T - 5000 })],
+          ...running(5),
+        },
+        extraRequests: [stsRead(T - 10)],
+      }),
+    );
+    expect(same.violations).toEqual([]);
+    expect(same.newStatefulSetJudged).toBe(0);
+  });
+});
+
+describe('the oracle on volume reclaims (volume-reclaimed-while-bound, reclaim-without-audit-event)', () => {
+  const VOLUME = 'pvc-uid-3';
+  /** Replica 0 patched the volume's reclaim policy to Delete; change one thing per test. */
+  const reclaim = (
+    change: Partial<ReclaimPolicyChange> = {},
+    audit: Partial<ScenarioRun['audit'][number]> | null = {},
+  ) => {
+    const run = scenarioRun();
+    run.deletions = [];
+    run.jobs[0].eventsByReplica = new Map(
+      [0, 1].map(r => [r, log(['job-started'], ['job-finished'])]),
+    );
+    run.policyChanges = [
+      {
+        at: T,
+        volume: VOLUME,
+        volumeUid: 'uid-pv-3',
+        request: request({
+          verb: 'patch',
+          resource: 'persistentvolumes',
+          namespace: undefined,
+          name: VOLUME,
+          at: T,
+        }),
+        from: 'Retain',
+        to: 'Delete',
+        phase: 'Released',
+        claimUid: 'uid-3',
+        claimRef: { namespace: NS, name: 'data-web-3', uid: 'uid-3' },
+        claimExists: false,
+        ...change,
+      },
+    ];
+    run.reclaims = [
+      {
+        replica: 0,
+        sentAt: T - 500,
+        dryRun: false,
+        volumes: [
+          {
+            name: VOLUME,
+            uid: 'uid-pv-3',
+            resourceVersion: '9',
+            claimUid: 'uid-3',
+          },
+        ],
+        outcome: { kind: 'accepted', jobId: 'reclaim-1', status: 202 },
+        id: 'reclaim-1',
+        final: { id: 'reclaim-1', status: 'succeeded' } as PruneJob,
+        endedAt: T + 300,
+      },
+    ];
+    if (audit) {
+      run.audit.push({
+        replica: 0,
+        eventId: 'volume-reclaim',
+        plugin: 'pvc-pruner',
+        status: 'initiated',
+        meta: { namespace: NS, volumes: [VOLUME], dryRun: false },
+        ...audit,
+      });
+      run.audit.push({
+        replica: 0,
+        eventId: 'volume-reclaim',
+        plugin: 'pvc-pruner',
+        status: 'succeeded',
+        meta: { namespace: NS, volumes: [VOLUME], jobId: 'reclaim-1' },
+      });
+    }
+    return run;
+  };
+
+  it('passes a reclaim of a Released volume whose claim is gone, audited, and counts it', () => {
+    const judgement = judge(reclaim());
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.reclaims).toEqual({ reclaims: 1, deletedAfter: 0 });
+  });
+
+  it('flags a reclaim of a Bound volume, and of one Available or Pending', () => {
+    for (const phase of ['Bound', 'Available', 'Pending'])
+      expect(invariants(reclaim({ phase }))).toEqual([
+        'volume-reclaimed-while-bound',
+      ]);
+  });
+
+  it('flags a reclaim while the claim its claimRef names exists (re-bound to another claim), and one released from no claim uid', () => {
+    const rebound = judge(
+      reclaim({
+        claimUid: 'uid-new',
+        claimRef: { namespace: NS, name: 'data-web-3', uid: 'uid-new' },
+        claimExists: true,
+      }),
+    ).violations;
+    expect(rebound.map(v => v.invariant)).toEqual([
+      'volume-reclaimed-while-bound',
+    ]);
+    expect(rebound[0].detail).toContain(
+      'claimRef campaign-test/data-web-3 uid uid-new',
+    );
+    expect(
+      invariants(reclaim({ claimUid: undefined, claimRef: undefined })),
+    ).toEqual(['volume-reclaimed-while-bound']);
+  });
+
+  it('flags a reclaim of a volume released from another claim uid than the one the user confirmed, and one no reclaim sent to that replica confirmed', () => {
+    const other = judge(
+      reclaim({
+        claimUid: 'uid-other',
+        claimRef: { namespace: NS, name: 'data-web-3', uid: 'uid-other' },
+      }),
+    ).violations;
+    expect(other.map(v => v.invariant)).toEqual([
+      'volume-reclaimed-while-bound',
+    ]);
+    expect(other[0].detail).toContain('(uid uid-3)');
+    const unasked = reclaim();
+    unasked.reclaims[0].replica = 1;
+    expect(judge(unasked).violations.map(v => v.detail)).toContainEqual(
+      expect.stringContaining('no reclaim sent to that replica confirmed it'),
+    );
+  });
+
+  it('flags an answered reclaim request without its initiated audit event, a reclaim job without its closing one, and a reclaim job that did not end', () => {
+    const unaudited = reclaim({}, null);
+    unaudited.policyChanges = [];
+    expect(invariants(unaudited)).toEqual([
+      'reclaim-without-audit-event',
+      'reclaim-without-audit-event',
+    ]);
+    const unclosed = reclaim();
+    unclosed.audit.pop();
+    expect(invariants(unclosed)).toEqual(['reclaim-without-audit-event']);
+    const endless = reclaim();
+    endless.reclaims[0].final = undefined;
+    expect(invariants(endless)).toEqual(['job-did-not-end']);
+  });
+
+  it('does not judge a policy change that no replica made (the campaign by hand), a dry run, or a change back to Retain', () => {
+    const byHand = reclaim({ phase: 'Bound', request: undefined });
+    expect(judge(byHand).violations).toEqual([]);
+    expect(judge(byHand).reclaims.reclaims).toBe(0);
+    const dry = reclaim({ phase: 'Bound' });
+    dry.policyChanges[0].request!.dryRun = true;
+    expect(judge(dry).violations).toEqual([]);
+    expect(
+      judge(reclaim({ phase: 'Bound', from: 'Delete', to: 'Retain' }))
+        .violations,
+    ).toEqual([]);
+  });
+
+  it('flags a reclaim without its audit event on the replica that made it, naming the volume, not a dry run', () => {
+    const flagged = (run: ScenarioRun) => [...new Set(invariants(run))];
+    expect(flagged(reclaim({}, null))).toEqual(['reclaim-without-audit-event']);
+    expect(flagged(reclaim({}, { replica: 1 }))).toEqual([
+      'reclaim-without-audit-event',
+    ]);
+    // The request's and the job's events are there: only the volume's is missing.
+    expect(
+      invariants(
+        reclaim(
+          {},
+          { meta: { namespace: NS, volumes: ['other'], dryRun: false } },
+        ),
+      ),
+    ).toEqual(['reclaim-without-audit-event']);
+    expect(
+      invariants(
+        reclaim(
+          {},
+          { meta: { namespace: NS, volumes: [VOLUME], dryRun: true } },
+        ),
+      ),
+    ).toEqual(['reclaim-without-audit-event']);
+  });
+
+  it('counts the reclaimed volumes that their provisioner then deleted', () => {
+    const run = reclaim();
+    run.volumeDeletions = [
+      {
+        at: T + 100,
+        name: VOLUME,
+        uid: 'uid-pv-3',
+        phase: 'Released',
+        reclaimPolicy: 'Delete',
+        finalizers: [],
+        by: 'controller',
+        policyChange: run.policyChanges[0],
+      },
+    ];
+    expect(judge(run).reclaims).toEqual({ reclaims: 1, deletedAfter: 1 });
   });
 });

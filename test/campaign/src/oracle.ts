@@ -12,12 +12,16 @@ import type {
 import type { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
 import { CLUSTER } from './backendClient';
 import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
-import { JOB_END_BOUND_MS, JobRecord, ScenarioRun } from './runScenario';
+import { ordinalNaming, reattachingStatefulSets } from './reattach';
+import { judgeReclaims, ReclaimFigures } from './reclaimOracle';
+import { JOB_END_BOUND_MS } from './polling';
+import { JobRecord, ScenarioRun } from './runScenario';
 
 /** The invariants; every count must be 0. */
 export const INVARIANTS = [
   'in-use-claim-deleted',
   'paused-claim-deleted',
+  'deleted-claim-a-new-statefulset-of-its-name-would-reattach',
   'claim-in-autoscaler-range-deleted',
   'deleted-without-prune-permission-on-every-claimant',
   'delete-without-live-check',
@@ -31,6 +35,8 @@ export const INVARIANTS = [
   'event-log-differs-between-replicas',
   'prune-without-audit-event',
   'deleted-without-ready-snapshot',
+  'volume-reclaimed-while-bound',
+  'reclaim-without-audit-event',
   'harness',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
@@ -77,7 +83,11 @@ function roundTripOfRecheck(
 }
 
 /** What keeps a claim besides being in use; counted apart when it began too late for the last check to see. */
-export type KeptRule = 'paused' | 'autoscaler range' | 'claimants';
+export type KeptRule =
+  | 'paused'
+  | 'autoscaler range'
+  | 'claimants'
+  | 'a new StatefulSet of its name';
 
 export interface Judgement {
   violations: Violation[];
@@ -113,6 +123,16 @@ export interface Judgement {
   jobDurationsMs: number[];
   /** The undo window, for jobs (not dry runs) that asked for snapshots, by the simulator's record. */
   snapshots: SnapshotFigures;
+  /**
+   * Deletions judged for a StatefulSet of the claim's name that was not the
+   * one its job was sent for: the StatefulSet was deleted, or deleted and
+   * re-created (a new uid), after the prune was sent.
+   */
+  newStatefulSetJudged: number;
+  /** Deletions by prunes of the claims a deleted StatefulSet left behind. */
+  leftBehindDeletions: number;
+  /** Volume reclaims (a replica set a volume's reclaim policy to Delete), each judged. */
+  reclaims: ReclaimFigures;
 }
 
 export interface SnapshotFigures {
@@ -161,6 +181,9 @@ export function readySnapshotsAt(
 }
 
 const ok = (r: RecordedRequest) => r.status !== undefined && r.status < 300;
+/** A live read of a StatefulSet by name that found none. */
+const foundNoStatefulSet = (r: RecordedRequest) =>
+  r.verb === 'get' && r.resource === 'statefulsets' && r.status === 404;
 
 /**
  * The job holding a Lease: its `spec.holderIdentity` (`<prefix>/<job id>`)
@@ -191,15 +214,8 @@ function namesByOrdinal(
   statefulSet: string,
 ): boolean {
   const sts = d.statefulSets.find(s => s.name === statefulSet);
-  const name = d.request.name ?? '';
-  return Boolean(
-    sts?.templates.some(t => {
-      const prefix = `${t}-${statefulSet}-`;
-      return (
-        name.startsWith(prefix) &&
-        /^(0|[1-9][0-9]*)$/.test(name.slice(prefix.length))
-      );
-    }),
+  return (
+    sts !== undefined && ordinalNaming(d.request.name ?? '', sts) !== undefined
   );
 }
 
@@ -330,6 +346,8 @@ export function judge(
   const keptDuringFlight: Judgement['keptDuringFlight'] = {};
   const lost = { withKilledReplica: 0 };
   let deletions = 0;
+  let newStatefulSetJudged = 0;
+  let leftBehindDeletions = 0;
   const ns = run.scenario.namespace;
   const snapshots: SnapshotFigures = {
     jobs: run.jobs.filter(j => j.snapshot && !j.dryRun).length,
@@ -383,7 +401,18 @@ export function judge(
     // 1. Never in use where the plugin's last check could see it. What began
     // after the read that would have shown it (the check-to-delete window) or
     // while the delete travelled is counted: no client can see that coming.
-    const check = lastCheckOf(d, before, ns);
+    // A live read of a StatefulSet that found none (404) is a read: what
+    // appeared after it began too late for that check.
+    const check = lastCheckOf(
+      d,
+      run.requests.filter(
+        r =>
+          r.user === d.request.user &&
+          r.seq < d.request.seq &&
+          (ok(r) || foundNoStatefulSet(r)),
+      ),
+      ns,
+    );
     /** A reason to keep the claim that began too late for the last check to see: counted, and said. */
     const note = (what: string, since: number) =>
       windowNotes.push(
@@ -685,6 +714,51 @@ export function judge(
       }
     }
 
+    // 3d. Never a claim that a StatefulSet of its name which the job was not
+    // sent for (one that appeared after the prune was sent: re-created under
+    // the name, a new uid) would have reattached when the delete arrived,
+    // once it had appeared where the last check's live read of that name
+    // could see it. Dated by its appearance, not by when it began to
+    // reattach the claim: a job that sees its StatefulSet re-created stops
+    // (issue 19), whatever the new one's ordinals were at that read.
+    const sentFor = job ?? pending[0];
+    if (job ? job.leftBehind : pending[0].plan.leftBehind)
+      leftBehindDeletions++;
+    const target = job ? job.statefulSet : pending[0].plan.statefulSet;
+    const targetNow = d.statefulSets.find(x => x.name === target);
+    if (
+      !targetNow ||
+      targetNow.deleting ||
+      (targetNow.existsSince ?? 0) > sentFor.sentAt
+    )
+      newStatefulSetJudged++;
+    for (const r of reattachingStatefulSets(
+      d,
+      run.pausedStatefulSets === 'keep',
+    )) {
+      if (r.existsSince <= sentFor.sentAt) continue; // the one it was sent for: judged above
+      const read = check.statefulSetRead(r.statefulSet);
+      if (seeable(r.existsSince, read))
+        flag(
+          'deleted-claim-a-new-statefulset-of-its-name-would-reattach',
+          `${name} (uid ${d.claim.uid}) was deleted by ${
+            job ? `job ${job.id}` : 'an unanswered prune'
+          } (replica ${replica}) though StatefulSet ${r.statefulSet} (uid ${
+            r.uid
+          }) had appeared ${(d.request.at - r.existsSince).toFixed(
+            0,
+          )} ms before, after the prune was sent, and ${r.reason} (for ${(
+            d.request.at - r.since
+          ).toFixed(0)} ms; the StatefulSet ${ago(d, read)})`,
+        );
+      else
+        tooLate(
+          'a new StatefulSet of its name',
+          r.existsSince,
+          `StatefulSet ${r.statefulSet} re-created (uid ${r.uid}), which ${r.reason}`,
+        );
+    }
+
     if (!job) continue;
     if (!deletedBy.has(job.id)) deletedBy.set(job.id, new Set());
     deletedBy.get(job.id)!.add(`${name}/${d.claim.uid}`);
@@ -763,6 +837,7 @@ export function judge(
     if (s.outcome.kind === 'unknown') continue;
     const initiated = run.audit.filter(
       a =>
+        a.eventId === 'prune' &&
         a.replica === s.replica &&
         a.status === 'initiated' &&
         a.meta?.statefulSet === s.plan.statefulSet,
@@ -779,6 +854,9 @@ export function judge(
         `replica ${s.replica}: ${sentThere} prune request(s) for ${s.plan.statefulSet}, ${initiated} audit event(s)`,
       );
   }
+
+  // 7. Volumes reclaimed only when Released from a claim that is gone, and audited.
+  const reclaims = judgeReclaims(run, flag);
 
   // Refused for a claimant: the answer, or the job's reason, names one the user may not prune.
   const unpermitted = run.catalog
@@ -811,6 +889,9 @@ export function judge(
     jobsByStatus,
     jobDurationsMs,
     snapshots,
+    newStatefulSetJudged,
+    leftBehindDeletions,
+    reclaims,
   };
 }
 

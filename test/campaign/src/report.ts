@@ -1,5 +1,5 @@
 /** The campaign's figures: counts, violations by invariant, and how to replay each failure. */
-import { INVARIANTS, Judgement, Violation } from './oracle';
+import { Invariant, INVARIANTS, Judgement, Violation } from './oracle';
 import { ScenarioRun } from './runScenario';
 
 export interface ScenarioResult {
@@ -8,6 +8,86 @@ export interface ScenarioResult {
   run: ScenarioRun;
   judgement: Judgement;
 }
+
+/**
+ * What exercises each of issue 19's invariants, per scenario: a run of at
+ * least MIN_SCENARIOS_FOR_EXERCISE scenarios in which one of them judged
+ * nothing fails, so that a draw that stopped reaching it cannot pass
+ * unnoticed.
+ */
+export const EXERCISED_BY: Array<{
+  invariants: Invariant[];
+  what: string;
+  count: (j: Judgement) => number;
+}> = [
+  {
+    invariants: ['deleted-claim-a-new-statefulset-of-its-name-would-reattach'],
+    what: "deletions judged against a StatefulSet of the claim's name deleted or re-created after the prune was sent",
+    count: j => j.newStatefulSetJudged,
+  },
+  {
+    invariants: ['volume-reclaimed-while-bound', 'reclaim-without-audit-event'],
+    what: "volume reclaims judged (a replica set a volume's reclaim policy to Delete)",
+    count: j => j.reclaims.reclaims,
+  },
+];
+export const MIN_SCENARIOS_FOR_EXERCISE = 24;
+
+/** The invariants a run of enough scenarios never exercised. */
+export function unexercised(results: ScenarioResult[]): Invariant[] {
+  if (results.length < MIN_SCENARIOS_FOR_EXERCISE) return [];
+  return EXERCISED_BY.filter(e =>
+    results.every(r => e.count(r.judgement) === 0),
+  ).flatMap(e => e.invariants);
+}
+
+/**
+ * Issue 19's draws, by how many scenarios exercised each (a draw that
+ * never ran shows 0): counted from what each scenario did, not what it drew.
+ */
+const ISSUE_19_DRAWS: Array<[string, (r: ScenarioResult) => boolean]> = [
+  [
+    'a StatefulSet deleted and re-created under its name while jobs ran',
+    r =>
+      Object.keys(r.run.faults).some(k =>
+        /^chaos: (re)?create-statefulset$/.test(k),
+      ),
+  ],
+  [
+    'claims left behind by a StatefulSet deleted before the scan',
+    r =>
+      'cluster: StatefulSet deleted before the scan, claims left' in
+      r.run.faults,
+  ],
+  [
+    '…offered by the card (GET /v1/left-behind)',
+    r =>
+      Object.keys(r.run.faults).some(k => k.startsWith('left behind: offered')),
+  ],
+  [
+    '…pruned (a left-behind claim deleted)',
+    r => r.judgement.leftBehindDeletions > 0,
+  ],
+  [
+    'a Retain claim pruned, its volume Released',
+    r =>
+      r.run.policyChanges.length > 0 ||
+      r.run.deletions.some(
+        d =>
+          d.volume?.reclaimPolicy === 'Retain' && d.claim && !d.request.dryRun,
+      ),
+  ],
+  [
+    'a reclaim sent (POST /v1/reclaim-jobs)',
+    r => r.run.reclaims.some(x => !x.dryRun),
+  ],
+  ['a reclaim dry run sent', r => r.run.reclaims.some(x => x.dryRun)],
+  ['a volume reclaimed', r => r.judgement.reclaims.reclaims > 0],
+  [
+    'a reclaim raced by the cluster',
+    r => Object.keys(r.run.faults).some(k => k.startsWith('reclaim race:')),
+  ],
+];
 
 export function percentile(values: number[], p: number): number | undefined {
   if (values.length === 0) return undefined;
@@ -161,11 +241,33 @@ export function formatReport(
       merge(r => r.judgement.snapshots.keptBecause),
     )}`,
   );
+  add(
+    `Deletions judged against a StatefulSet of the claim's name deleted or re-created after the prune was sent: ${sum(
+      r => r.judgement.newStatefulSetJudged,
+    )}`,
+  );
+  add(
+    `Volume reclaims judged (a replica set a volume's reclaim policy to Delete): ${sum(
+      r => r.judgement.reclaims.reclaims,
+    )} (${sum(
+      r => r.judgement.reclaims.deletedAfter,
+    )} then deleted by their provisioner within the scenario)`,
+  );
+  add("Issue 19's draws, by scenarios that exercised each:");
+  for (const [what, did] of ISSUE_19_DRAWS)
+    add(`  ${what.padEnd(70)} ${results.filter(did).length}`);
+  add("Issue 19's invariants exercised:");
+  for (const e of EXERCISED_BY)
+    add(
+      `  ${e.what}: ${sum(r => e.count(r.judgement))} (in ${
+        results.filter(r => e.count(r.judgement) > 0).length
+      } scenarios)`,
+    );
   add('Violations by invariant:');
   const all: Violation[] = results.flatMap(r => r.judgement.violations);
   for (const invariant of INVARIANTS)
     add(
-      `  ${invariant.padEnd(44)} ${
+      `  ${invariant.padEnd(58)} ${
         all.filter(v => v.invariant === invariant).length
       }`,
     );
@@ -184,6 +286,10 @@ export function formatReport(
         add(`    … and ${f.judgement.violations.length - 5} more`);
     }
   }
+  for (const invariant of unexercised(results))
+    add(
+      `NEVER EXERCISED in ${results.length} scenarios: ${invariant} (the run fails: a draw no longer reaches it)`,
+    );
   add(`${results.length - failed.length} passed, ${failed.length} failed`);
   return lines.join('\n');
 }

@@ -9,18 +9,29 @@ import {
   KubeObject,
   KubeSim,
   LeaseWrite,
+  ReclaimPolicyChange,
   RecordedRequest,
   SnapshotRecord,
+  VolumeDeletion,
 } from 'kube-sim';
+import { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import {
-  PruneEvent,
-  PruneJob,
-  TERMINAL_JOB_STATUSES,
-} from 'backstage-plugin-pvc-pruner-common';
-import { BackendClient, PostOutcome } from './backendClient';
+  BackendClient,
+  LeftBehindGroupView,
+  PostOutcome,
+} from './backendClient';
 import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
-import { chaos, cleanUp, seedCluster, settle } from './cluster';
+import {
+  chaos,
+  cleanUp,
+  deleteBeforeScan,
+  seedCluster,
+  settle,
+} from './cluster';
 import { CatalogEntity } from './ownership';
+import { RECLAIM_AUDIT_EVENT } from './reclaimOracle';
+import { ReclaimRecord, runReclaim } from './reclaimPhase';
+import { pollJob, usable } from './polling';
 import { AuditEvent, Replica } from './replicas';
 import {
   ExtraConfirmation,
@@ -28,6 +39,7 @@ import {
   Scenario,
   SIM_TIME_FACTOR,
   StatefulSetPlan,
+  USER_ENTITY,
 } from './scenario';
 
 const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
@@ -38,9 +50,6 @@ const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
  * that starts it still gets the old read.
  */
 const WARM_CATALOG_MS = 10_000;
-
-/** How long a job may take to reach a terminal status after its POST, its replica's death included. */
-export const JOB_END_BOUND_MS = 45_000;
 
 export interface Confirmation {
   name: string;
@@ -66,6 +75,8 @@ export interface JobRecord {
   dryRun: boolean;
   /** The campaign asked for snapshots (`snapshot: true`): from its own request, not the plugin's answer. */
   snapshot: boolean;
+  /** A prune of the claims a deleted StatefulSet left behind (`leftBy`). */
+  leftBehind: boolean;
   confirmed: Confirmation[];
   /** The job as the last replica asked answered, once terminal. */
   final?: PruneJob;
@@ -84,6 +95,12 @@ export interface ScenarioRun {
   leaseWrites: LeaseWrite[];
   /** Each VolumeSnapshot's life in the namespace, as the simulator recorded it. */
   snapshotEvents: SnapshotRecord[];
+  /** Every change of a volume's reclaim policy during the scenario (volumes have no namespace), as the simulator recorded it. */
+  policyChanges: ReclaimPolicyChange[];
+  /** Every volume deletion during the scenario, as the simulator recorded it. */
+  volumeDeletions: VolumeDeletion[];
+  /** The reclaims the campaign sent once the prunes had ended. */
+  reclaims: ReclaimRecord[];
   sent: SentPrune[];
   jobs: JobRecord[];
   finalClaims: KubeObject[];
@@ -122,6 +139,8 @@ const KEPT_TO_CONFIRM: string[] = [
 interface Scanned {
   offered: Confirmation[];
   kept: Confirmation[];
+  /** Of a deleted StatefulSet's left-behind claims: what they are traced by. */
+  leftBehind?: LeftBehindGroupView;
 }
 
 /** What the user confirms for one request: offered orphans of the scan, plus the plan's careless extras. */
@@ -246,28 +265,19 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
     );
   if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
     count("cluster: a StatefulSet whose claims' names fit another's");
-}
-
-function usable(ctx: RunContext) {
-  return ctx.replicas.filter(r => r.alive && !r.frozen).map(r => r.index);
-}
-
-async function pollJob(ctx: RunContext, job: JobRecord) {
-  const deadline = job.sentAt + JOB_END_BOUND_MS;
-  let turn = 0;
-  while (historyNow() < deadline) {
-    const live = usable(ctx);
-    if (live.length > 0) {
-      const index = live[turn++ % live.length];
-      const found = await ctx.clients[index].job(job.id).catch(() => undefined);
-      if (found && TERMINAL_JOB_STATUSES.includes(found.status)) {
-        job.final = found;
-        job.endedAt = historyNow();
-        return;
-      }
-    }
-    await sleep(150);
-  }
+  for (const s of scenario.statefulSets)
+    if (s.deletedBeforeScan)
+      count('cluster: StatefulSet deleted before the scan, claims left');
+  for (const c of scenario.chaos)
+    if (
+      c.kind === 'recreate-statefulset' &&
+      (c.replicas ?? c.absentMs) !== undefined
+    )
+      count(
+        `chaos: recreate-statefulset${
+          c.replicas !== undefined ? ', more replicas' : ''
+        }${c.absentMs !== undefined ? ', gone a while' : ''}`,
+      );
 }
 
 export async function runScenario(
@@ -286,6 +296,13 @@ export async function runScenario(
   const ns = scenario.namespace;
   countDraws(scenario, count);
   await seedCluster(sim, scenario);
+  // The user looked at the card while the StatefulSets deleted before the
+  // scan still existed: the scan records their claims' lineage.
+  if (scenario.statefulSets.some(s => s.deletedBeforeScan && s.lineage))
+    await clients[0]
+      .orphans(USER_ENTITY)
+      .catch(e => harnessErrors.push(`look before deletion: ${e.message}`));
+  await deleteBeforeScan(sim, scenario);
   // The driver's answers for this scenario's slow and failing snapshots.
   for (const b of scenario.snapshotBehaviours)
     sim.addSnapshotBehaviour({
@@ -321,6 +338,25 @@ export async function runScenario(
   const scanKey = (plan: PruneRequestPlan) => `${plan.via} ${plan.statefulSet}`;
   for (const plan of scenario.requests) {
     if (scans.has(scanKey(plan))) continue;
+    if (plan.leftBehind) {
+      const group = (await clients[plan.replica].leftBehind(plan.via)).find(
+        g => g.namespace === ns && g.statefulSet.name === plan.statefulSet,
+      );
+      count(
+        group
+          ? `left behind: offered, by ${group.evidence}`
+          : 'left behind: not offered',
+      );
+      scans.set(scanKey(plan), {
+        offered: (group?.report.orphans ?? []).map(o => ({
+          name: o.name,
+          uid: o.uid,
+        })),
+        kept: [],
+        leftBehind: group,
+      });
+      continue;
+    }
     const scan = await clients[plan.replica].orphans(plan.via);
     const cluster = scan.clusters.find(c => c.ok);
     const sts =
@@ -350,13 +386,19 @@ export async function runScenario(
   };
 
   for (const plan of scenario.requests) {
-    const confirmed = confirmationsFor(
-      sim,
-      scenario,
-      plan,
-      scans.get(scanKey(plan)) ?? { offered: [], kept: [] },
-    );
+    const scanned = scans.get(scanKey(plan)) ?? { offered: [], kept: [] };
+    const confirmed = confirmationsFor(sim, scenario, plan, scanned);
     if (confirmed.length === 0) continue;
+    const group = scanned.leftBehind;
+    const leftBy = group && {
+      evidence: group.evidence,
+      ...(group.statefulSet.uid
+        ? { statefulSetUid: group.statefulSet.uid }
+        : {}),
+      ...(group.evidence === 'name-and-labels' && plan.leftBehind?.typesNames
+        ? { typedNames: confirmed.map(c => c.name) }
+        : {}),
+    };
     at(plan.atMs, 'prune request', async () => {
       const record: SentPrune = {
         plan,
@@ -366,6 +408,12 @@ export async function runScenario(
         outcome: { kind: 'unknown', message: 'not answered yet' },
       };
       sent.push(record);
+      if (leftBy)
+        count(
+          `left behind: prune sent (${leftBy.evidence}${
+            'typedNames' in leftBy ? ', names typed' : ''
+          })`,
+        );
       record.outcome = await clients[plan.replica].prune({
         entityRef: plan.via,
         namespace: ns,
@@ -373,6 +421,7 @@ export async function runScenario(
         pvcs: confirmed,
         dryRun: plan.dryRun,
         ...(plan.snapshot ? { snapshot: true } : {}),
+        ...(leftBy ? { leftBy } : {}),
       });
       record.answeredAt = historyNow();
     });
@@ -386,7 +435,19 @@ export async function runScenario(
       else if (event.kind === 'set-start')
         chaos.setStart(sim, ns, event.statefulSet, event.start);
       else if (event.kind === 'recreate-statefulset')
-        await chaos.recreateStatefulSet(sim, scenario, event.statefulSet);
+        await chaos.recreateStatefulSet(
+          sim,
+          scenario,
+          event.statefulSet,
+          event,
+        );
+      else if (event.kind === 'create-statefulset')
+        chaos.createStatefulSet(
+          sim,
+          scenario,
+          event.statefulSet,
+          event.replicas,
+        );
       else if (event.kind === 'recreate-orphan')
         await chaos.recreateClaim(sim, scenario, event.claim);
       else if (event.kind === 'mount-orphan')
@@ -476,6 +537,7 @@ export async function runScenario(
         via: s.plan.via,
         dryRun: s.plan.dryRun,
         snapshot: s.plan.snapshot,
+        leftBehind: Boolean(s.plan.leftBehind),
         confirmed: s.confirmed,
         eventsByReplica: new Map(),
         replicaKilled: false,
@@ -511,6 +573,7 @@ export async function runScenario(
           via: s.plan.via,
           dryRun: s.plan.dryRun,
           snapshot: s.plan.snapshot,
+          leftBehind: Boolean(s.plan.leftBehind),
           confirmed: s.confirmed,
           eventsByReplica: new Map(),
           replicaKilled: false,
@@ -537,6 +600,13 @@ export async function runScenario(
   await sleep(300);
   await settle(sim, 5000);
 
+  // The prunes have ended: the user reclaims what they left Released.
+  const reclaims = await runReclaim(ctx, scenario, count).catch(e => {
+    harnessErrors.push(`reclaim: ${(e as Error).message}`);
+    return [] as ReclaimRecord[];
+  });
+  if (reclaims.length > 0) await settle(sim, 5000);
+
   for (const job of jobs) {
     for (const r of replicas) {
       job.eventsByReplica.set(
@@ -552,7 +622,11 @@ export async function runScenario(
     .items.map(c => structuredClone(c));
   const audit = replicas
     .flatMap(r => r.auditEvents())
-    .filter(a => a.eventId === 'prune' && a.meta?.namespace === ns);
+    .filter(
+      a =>
+        (a.eventId === 'prune' || a.eventId === RECLAIM_AUDIT_EVENT) &&
+        a.meta?.namespace === ns,
+    );
   const inScenario = (r: { namespace?: string }) =>
     r.namespace === ns || r.namespace === undefined;
   const run: ScenarioRun = {
@@ -561,6 +635,9 @@ export async function runScenario(
     deletions: history.claimDeletions().filter(d => d.request.namespace === ns),
     leaseWrites: history.leaseWrites().filter(w => w.request.namespace === ns),
     snapshotEvents: history.snapshotEvents().filter(e => e.namespace === ns),
+    policyChanges: history.reclaimPolicyChanges(),
+    volumeDeletions: history.volumeDeletions(),
+    reclaims,
     sent,
     jobs,
     finalClaims,
@@ -628,6 +705,9 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     deletions: [],
     leaseWrites: [],
     snapshotEvents: [],
+    policyChanges: [],
+    volumeDeletions: [],
+    reclaims: [],
     sent: [],
     jobs: [],
     finalClaims: [],

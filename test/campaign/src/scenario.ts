@@ -34,6 +34,17 @@ export interface StatefulSetPlan {
     whenScaled: 'Retain' | 'Delete';
     whenDeleted: 'Retain' | 'Delete';
   };
+  /**
+   * Deleted once the cluster is seeded, before the user scans: with
+   * `whenDeleted: Retain` its claims are left behind (`kubectl delete sts`).
+   */
+  deletedBeforeScan?: boolean;
+  /**
+   * With `deletedBeforeScan`: the user looked at the card while it still
+   * existed, so a scan recorded its claims' lineage; otherwise only their
+   * names and labels tell whose they were.
+   */
+  lineage?: boolean;
 }
 
 /**
@@ -51,6 +62,8 @@ export interface ClaimPlan {
   snapshotClass?: SnapshotClassPlan;
   /** Held by acc.example/backup-hold: stays Terminating after a delete. */
   foreignFinalizer: boolean;
+  /** Its labels (a StatefulSet's claims carry its template's). */
+  labels?: Record<string, string>;
 }
 
 export interface PodPlan {
@@ -107,6 +120,32 @@ export interface PruneRequestPlan {
   dryRun: boolean;
   /** The prune asks for a VolumeSnapshot of each claim (`snapshot: true`). */
   snapshot: boolean;
+  /**
+   * A prune of the claims a deleted StatefulSet left behind (`leftBy`), as
+   * `GET /v1/left-behind` offered them; `typesNames`: for claims without
+   * lineage, the user types each name (a careless one does not: a 400).
+   */
+  leftBehind?: { typesNames: boolean };
+}
+
+/**
+ * Once the prunes have ended, the user reclaims the Released volumes that
+ * `GET /v1/released-volumes` offers for this namespace, while the cluster
+ * races it: a volume re-bound to a new claim, a volume changed (its
+ * resourceVersion), a claim created again under a released one's name (a
+ * new uid: the volume stays released from the old one), a StatefulSet
+ * created again under a deleted one's name.
+ */
+export interface ReclaimPlan {
+  replica: number;
+  /** Fraction of the offered volumes confirmed. */
+  share: number;
+  dryRun: boolean;
+  races: Array<{
+    /** After the reclaim request is sent. */
+    atMs: number;
+    kind: 'rebind' | 'touch' | 'recreate-claim' | 'create-statefulset';
+  }>;
 }
 
 /**
@@ -124,7 +163,18 @@ export interface SnapshotBehaviourPlan {
 export type ChaosEvent = { atMs: number } & (
   | { kind: 'scale'; statefulSet: string; replicas: number }
   | { kind: 'set-start'; statefulSet: string; start: number }
-  | { kind: 'recreate-statefulset'; statefulSet: string }
+  /**
+   * Deleted and created again under its name (a new uid), with its spec;
+   * `replicas` changes the new one's, and it stays gone for `absentMs` first.
+   */
+  | {
+      kind: 'recreate-statefulset';
+      statefulSet: string;
+      replicas?: number;
+      absentMs?: number;
+    }
+  /** A StatefulSet deleted before the scan is created again under its name (a new uid): it takes back the claims its ordinals name. */
+  | { kind: 'create-statefulset'; statefulSet: string; replicas: number }
   | { kind: 'recreate-orphan'; claim: string }
   | { kind: 'mount-orphan'; claim: string }
   | { kind: 'create-autoscaler'; autoscaler: AutoscalerPlan }
@@ -176,6 +226,8 @@ export interface Scenario {
   processFault?: ProcessFault;
   /** Slow and failing snapshots, by claim. */
   snapshotBehaviours: SnapshotBehaviourPlan[];
+  /** Released volumes reclaimed once the prunes have ended. */
+  reclaim?: ReclaimPlan;
 }
 
 const BASES = ['db', 'web', 'cache', 'queue'];
@@ -441,7 +493,99 @@ export function generateScenario(
   drawRelabel(new Random(seed ^ 0x1b873593), scenario, target);
   drawLookalike(new Random(seed ^ 0x68e31da4), scenario, target);
   drawSnapshots(new Random(seed ^ 0x3c6ef372), scenario, orphans);
+  drawStatefulSetLifecycle(
+    new Random(seed ^ 0x7f4a7c15),
+    scenario,
+    target,
+    options.replicas,
+  );
+  drawReclaim(new Random(seed ^ 0x4f1bbcdc), scenario, options.replicas);
   return scenario;
+}
+
+/**
+ * StatefulSets deleted and created again under their name (issue 19): the
+ * target re-created while its jobs run, maybe with more replicas and after
+ * a while gone; and a StatefulSet deleted before the user scans, whose
+ * claims are left behind (`whenDeleted: Retain`, Kubernetes' default),
+ * sometimes created again under its name while the jobs run, so that its
+ * ordinals take back the claims they name. The left-behind claims'
+ * volumes are often Retain: what a prune of them leaves Released.
+ */
+function drawStatefulSetLifecycle(
+  random: Random,
+  scenario: Scenario,
+  target: string,
+  replicaCount: number,
+) {
+  const sts = scenario.statefulSets.find(s => s.name === target)!;
+  if (random.chance(0.3)) {
+    scenario.chaos.push({
+      atMs: random.int(0, 1200),
+      kind: 'recreate-statefulset',
+      statefulSet: target,
+      ...(random.chance(0.5)
+        ? { replicas: sts.replicas + random.int(1, 3) }
+        : {}),
+      ...(random.chance(0.5) ? { absentMs: random.int(100, 1500) } : {}),
+    });
+  }
+  const free = BASES.filter(
+    b => !scenario.statefulSets.some(s => s.name === b),
+  );
+  if (free.length > 0 && random.chance(0.45)) {
+    const name = random.pick(free);
+    const replicas = random.int(1, 3);
+    const left: StatefulSetPlan = {
+      name,
+      team: 'checkout',
+      templates: TEMPLATES.slice(0, random.int(1, 2)),
+      start: 0,
+      replicas,
+      claimOrdinals: Array.from(
+        { length: replicas + random.int(0, 2) },
+        (_, i) => i,
+      ),
+      podManagementPolicy: 'Parallel',
+      retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+      deletedBeforeScan: true,
+    };
+    scenario.statefulSets.push(left);
+    for (const ordinal of left.claimOrdinals)
+      for (const template of left.templates)
+        scenario.claims.push({
+          name: claimName(template, name, ordinal),
+          reclaimPolicy: random.chance(0.75) ? 'Retain' : 'Delete',
+          foreignFinalizer: false,
+          // Its template's labels: what ties a claim without lineage to the user's entity.
+          labels: {
+            'backstage.io/kubernetes-id': TEAM_IDS.checkout!,
+            app: name,
+          },
+        });
+    if (random.chance(0.3))
+      scenario.chaos.push({
+        atMs: random.int(0, 1200),
+        kind: 'create-statefulset',
+        statefulSet: name,
+        replicas: replicas + random.int(0, 2),
+      });
+    left.lineage = random.chance(0.7);
+    // The user prunes what it left behind, through the team's entity.
+    if (random.chance(0.9))
+      scenario.requests.push({
+        atMs: random.int(0, 600),
+        statefulSet: name,
+        via: USER_ENTITY,
+        replica: random.int(0, replicaCount - 1),
+        share: random.chance(0.6) ? 1 : 0.5,
+        extras: [],
+        dryRun: random.chance(0.12),
+        snapshot: scenario.requests[0].snapshot,
+        leftBehind: { typesNames: random.chance(0.9) },
+      });
+  }
+  scenario.chaos.sort((a, b) => a.atMs - b.atMs);
 }
 
 const OTHER_OWNERS = [
@@ -694,4 +838,31 @@ function drawSnapshots(random: Random, scenario: Scenario, orphans: string[]) {
         when: random.chance(0.5) ? 'created' : 'ready',
       });
   }
+}
+
+/**
+ * Retain volumes that are pruned and then reclaimed: in most scenarios
+ * whose prunes may leave a Retain volume Released, the user then reclaims
+ * what the card offers (a dry run now and then), with the cluster racing it.
+ */
+function drawReclaim(random: Random, scenario: Scenario, replicaCount: number) {
+  if (!scenario.claims.some(c => c.reclaimPolicy === 'Retain')) return;
+  if (!random.chance(0.85)) return;
+  // A re-bound volume is the race that matters most: drawn twice as often.
+  const kinds = [
+    'rebind',
+    'rebind',
+    'touch',
+    'recreate-claim',
+    'create-statefulset',
+  ] as const;
+  scenario.reclaim = {
+    replica: random.int(0, replicaCount - 1),
+    share: random.chance(0.7) ? 1 : 0.5,
+    dryRun: random.chance(0.25),
+    races: Array.from({ length: random.int(1, 2) }, () => ({
+      atMs: random.int(0, 400),
+      kind: random.pick(kinds),
+    })).sort((a, b) => a.atMs - b.atMs),
+  };
 }

@@ -1,5 +1,6 @@
 import {
   horizontalPodAutoscaler,
+  KubeObject,
   KubeSim,
   manifest,
   pvc,
@@ -46,6 +47,27 @@ describe('ApiHistory', () => {
 
   afterEach(() => sim.close());
 
+  /** A Retain volume whose claimRef names `claim` (by namespace, name and uid). */
+  const retainVolumeOf = (name: string, claim: KubeObject) =>
+    sim.store.create(
+      'persistentvolumes',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          claimRef: {
+            namespace: claim.metadata.namespace,
+            name: claim.metadata.name,
+            uid: claim.metadata.uid,
+          },
+        },
+      }),
+    );
+
   it('records each claim deletion with the state it met: running ordinals, mounting pods, preconditions', async () => {
     const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
     const uid3 = sim.store.get(
@@ -91,24 +113,7 @@ describe('ApiHistory', () => {
       'persistentvolumeclaims',
       pvc('data-web-7', { volumeName: 'pv-7' }),
     );
-    sim.store.create(
-      'persistentvolumes',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-7' },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          persistentVolumeReclaimPolicy: 'Retain',
-          claimRef: {
-            namespace: 'default',
-            name: 'data-web-7',
-            uid: claim.metadata.uid,
-          },
-        },
-      }),
-    );
+    retainVolumeOf('pv-7', claim);
     const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
     expect((await call('DELETE', `${claims}/data-web-7`)).ok).toBe(true);
     expect((await call('DELETE', `${claims}/data-web-3`)).ok).toBe(true);
@@ -182,6 +187,8 @@ describe('ApiHistory', () => {
       by: 'controller',
       policyChange: {
         at: expect.any(Number),
+        volume: 'pv-released',
+        volumeUid: released.metadata.uid,
         request: expect.objectContaining({
           verb: 'patch',
           resource: 'persistentvolumes',
@@ -193,8 +200,18 @@ describe('ApiHistory', () => {
         to: 'Delete',
         phase: 'Released',
         claimUid: 'uid-gone',
+        claimRef: {
+          namespace: 'default',
+          name: 'data-gone-0',
+          uid: 'uid-gone',
+        },
+        claimExists: false,
       },
     });
+    // Every change is logged, whether or not a deletion followed.
+    expect(sim.history!.reclaimPolicyChanges()).toEqual([
+      reclaimed.policyChange,
+    ]);
     expect(reclaimed.policyChange!.at).toBeLessThan(reclaimed.at);
     expect(deleted).toMatchObject({
       name: 'pv-free',
@@ -211,6 +228,7 @@ describe('ApiHistory', () => {
     expect(sim.history!.volumeDeletions()).toHaveLength(2);
     sim.history!.clear();
     expect(sim.history!.volumeDeletions()).toEqual([]);
+    expect(sim.history!.reclaimPolicyChanges()).toEqual([]);
   });
 
   it('dates a running ordinal from the scale that brought it into range', async () => {
@@ -258,6 +276,55 @@ describe('ApiHistory', () => {
     expect(stopped.statefulSets[0].pausedSince).toBeLessThanOrEqual(paused);
     // A paused StatefulSet runs no ordinal: its claims are not in use, only paused.
     expect(stopped.inUse).toBe(false);
+  });
+
+  it('dates each StatefulSet from when it appeared: one re-created under its name is newer than the one it replaced', async () => {
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    await call('DELETE', `${claims}/data-web-3`);
+    const old = sim.store.get('apps/statefulsets', 'default', 'web')!;
+    sim.store.delete('apps/statefulsets', 'default', 'web');
+    const recreated = performance.timeOrigin + performance.now();
+    sim.store.create('apps/statefulsets', statefulSet('web', { replicas: 5 }));
+    await call('DELETE', `${claims}/data-web-4`);
+    const [first, second] = sim.history!.claimDeletions();
+    expect(first.statefulSets[0].uid).toBe(old.metadata.uid);
+    expect(first.statefulSets[0].existsSince).toBeLessThan(recreated);
+    expect(second.statefulSets[0].uid).not.toBe(old.metadata.uid);
+    expect(second.statefulSets[0].existsSince).toBeGreaterThanOrEqual(
+      recreated,
+    );
+    // The new one runs ordinal 4 from when it appeared.
+    expect(second.runningOrdinalOf).toEqual([
+      {
+        statefulSet: 'web',
+        ordinal: 4,
+        since: second.statefulSets[0].existsSince,
+      },
+    ]);
+  });
+
+  it('logs every change of a reclaim policy, with whether the claim its claimRef names still exists, though no deletion follows', async () => {
+    const claim = sim.store.get(
+      'persistentvolumeclaims',
+      'default',
+      'data-web-0',
+    )!;
+    retainVolumeOf('pv-bound', claim);
+    const patched = await call('PATCH', '/api/v1/persistentvolumes/pv-bound', {
+      spec: { persistentVolumeReclaimPolicy: 'Delete' },
+    });
+    expect(patched.ok).toBe(true);
+    expect(sim.history!.volumeDeletions()).toEqual([]);
+    expect(sim.history!.reclaimPolicyChanges()).toEqual([
+      expect.objectContaining({
+        volume: 'pv-bound',
+        from: 'Retain',
+        to: 'Delete',
+        claimUid: claim.metadata.uid,
+        claimExists: true,
+        request: expect.objectContaining({ verb: 'patch', name: 'pv-bound' }),
+      }),
+    ]);
   });
 
   it('records the autoscalers whose range covers a deleted claim, dated from when it first did (created or raised)', async () => {

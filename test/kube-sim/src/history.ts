@@ -57,6 +57,8 @@ export interface StatefulSetState {
   replicas: number;
   templates: string[];
   deleting: boolean;
+  /** When this StatefulSet (this uid) appeared (0: before the simulator started recording). */
+  existsSince?: number;
   /** Its labels (what decides which catalog entities claim it). */
   labels: Record<string, string>;
   /** Since when its labels have been these. */
@@ -156,13 +158,19 @@ export interface ReadySnapshot {
 export interface ReclaimPolicyChange {
   /** When the store committed it (historyNow()). */
   at: number;
+  /** The volume's name and uid. */
+  volume: string;
+  volumeUid: string;
   /** The client request that made it (absent: not a client's). */
   request?: RecordedRequest;
   from?: string;
   to?: string;
-  /** The volume's phase, and the claim uid its claimRef named, as the change met them. */
+  /** The volume's phase, and the claim its claimRef named, as the change met them. */
   phase?: string;
   claimUid?: string;
+  claimRef?: { namespace?: string; name?: string; uid?: string };
+  /** A claim of that namespace, name and uid existed: the volume was still bound to it, not released from it. */
+  claimExists: boolean;
 }
 
 /**
@@ -233,6 +241,16 @@ function reachOf(hpa: KubeObject) {
   };
 }
 
+/** The claim a volume's claimRef names, as a record keeps it (nothing when it names none). */
+function claimRefOf(pv?: KubeObject): {
+  claimRef?: { namespace?: string; name?: string; uid?: string };
+} {
+  const ref = pv?.spec?.claimRef;
+  return ref
+    ? { claimRef: { namespace: ref.namespace, name: ref.name, uid: ref.uid } }
+    : {};
+}
+
 type Timeline<T> = Array<{ at: number } & T>;
 
 /** The entry of a timeline (oldest first) in force at `at`. */
@@ -257,6 +275,7 @@ export class ApiHistory {
   private log: RecordedRequest[] = [];
   private deletions: ClaimDeletion[] = [];
   private volumeLog: VolumeDeletion[] = [];
+  private policyLog: ReclaimPolicyChange[] = [];
   /** Volume uid → the last change of its reclaim policy. */
   private readonly policyChanges = new Map<string, ReclaimPolicyChange>();
   /** The request being served: store changes made meanwhile are its (the store serves each synchronously). */
@@ -344,34 +363,36 @@ export class ApiHistory {
     const before = previous ?? object;
     const from = previous?.spec?.persistentVolumeReclaimPolicy;
     const to = object.spec?.persistentVolumeReclaimPolicy;
-    if (type === 'MODIFIED' && from !== to)
-      this.policyChanges.set(uid, {
+    if (type === 'MODIFIED' && from !== to) {
+      const ref = previous?.spec?.claimRef;
+      const claim = ref?.name
+        ? this.store.get(PVC, ref.namespace, ref.name)
+        : undefined;
+      const change: ReclaimPolicyChange = {
         at: historyNow(),
+        volume: object.metadata.name,
+        volumeUid: uid,
         ...(this.serving ? { request: this.serving } : {}),
         from,
         to,
         phase: previous?.status?.phase,
-        claimUid: previous?.spec?.claimRef?.uid,
-      });
+        claimUid: ref?.uid,
+        ...claimRefOf(previous),
+        claimExists: Boolean(ref?.uid && claim?.metadata.uid === ref.uid),
+      };
+      this.policyChanges.set(uid, change);
+      this.policyLog.push(change);
+    }
     if (
       object.metadata.deletionTimestamp &&
       !previous?.metadata.deletionTimestamp
     ) {
-      const ref = before.spec?.claimRef;
       const policyChange = this.policyChanges.get(uid);
       this.volumeLog.push({
         at: historyNow(),
         name: object.metadata.name,
         uid,
-        ...(ref
-          ? {
-              claimRef: {
-                namespace: ref.namespace,
-                name: ref.name,
-                uid: ref.uid,
-              },
-            }
-          : {}),
+        ...claimRefOf(before),
         phase: before.status?.phase,
         reclaimPolicy: before.spec?.persistentVolumeReclaimPolicy,
         provisionedBy:
@@ -617,6 +638,7 @@ export class ApiHistory {
             (t: KubeObject) => t.metadata?.name,
           ),
           deleting: Boolean(sts.metadata.deletionTimestamp),
+          existsSince: this.ordinalHistory.get(sts.metadata.uid)?.[0]?.at ?? 0,
           labels: { ...(sts.metadata.labels ?? {}) },
           labelsSince: this.labelHistory.get(sts.metadata.uid)?.at ?? 0,
         };
@@ -698,6 +720,17 @@ export class ApiHistory {
     return [...this.volumeLog];
   }
 
+  /**
+   * Every change of a PersistentVolume's reclaim policy, oldest first, by
+   * whom (a client's request, or none), with the volume's phase and claimRef
+   * as the change met them and whether that claim still existed. An oracle's
+   * "no volume was reclaimed while Bound or bound to another claim", whether
+   * or not the volume was deleted afterwards.
+   */
+  reclaimPolicyChanges(): ReclaimPolicyChange[] {
+    return [...this.policyLog];
+  }
+
   leaseWrites(): LeaseWrite[] {
     return [...this.leases];
   }
@@ -707,6 +740,7 @@ export class ApiHistory {
     this.log = [];
     this.deletions = [];
     this.volumeLog = [];
+    this.policyLog = [];
     this.leases = [];
     // Records of snapshots that are gone answer no later question.
     this.snapshotLog = this.snapshotLog.filter(r =>

@@ -1,0 +1,44 @@
+import { judge } from './oracle';
+import { failedRun } from './runScenario';
+import { generateScenario } from './scenario';
+import { formatReport, ScenarioResult, unexercised } from './report';
+
+/** `n` judged scenarios that exercised nothing of issue 19 (no deletion, no reclaim), but for `change`. */
+function results(
+  n: number,
+  change: (r: ScenarioResult) => void = () => {},
+): ScenarioResult[] {
+  return Array.from({ length: n }, (_, index) => {
+    const run = failedRun(
+      generateScenario(index + 1, { replicas: 2, leaseDurationSeconds: 3 }),
+      new Error('unused'),
+    );
+    run.harnessErrors = [];
+    const result = { index, seed: index + 1, run, judgement: judge(run) };
+    change(result);
+    return result;
+  });
+}
+
+describe("the report on issue 19's invariants", () => {
+  it('names every invariant of issue 19 a run of 24 scenarios never exercised, and says the run fails', () => {
+    const idle = results(24);
+    expect(unexercised(idle)).toEqual([
+      'deleted-claim-a-new-statefulset-of-its-name-would-reattach',
+      'volume-reclaimed-while-bound',
+      'reclaim-without-audit-event',
+    ]);
+    expect(formatReport(idle, { replicas: 2, wallMs: 1 })).toContain(
+      'NEVER EXERCISED in 24 scenarios: volume-reclaimed-while-bound',
+    );
+  });
+
+  it('is satisfied by one scenario that exercised each, and does not judge a shorter run', () => {
+    const exercised = results(24, r => {
+      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
+      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
+    });
+    expect(unexercised(exercised)).toEqual([]);
+    expect(unexercised(results(23))).toEqual([]);
+  });
+});
