@@ -1,5 +1,6 @@
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
+import { LeftBehindResponse } from 'backstage-plugin-pvc-pruner-common';
 import { OrphanedVolumes } from './OrphanedVolumes';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import {
@@ -25,6 +26,30 @@ const renderOrphanedVolumes = (api: FakePvcPrunerApi) =>
     />,
     { api },
   );
+
+/** cart's card after old-db was deleted: its one claim, recorded as old-db's. */
+const leftByOldDb = (entityRef: string): LeftBehindResponse => ({
+  entityRef,
+  clusters: [
+    {
+      cluster: 'prod',
+      ok: true,
+      groups: [
+        {
+          namespace: 'shop',
+          statefulSet: { name: 'old-db', uid: 'gone' },
+          evidence: 'lineage',
+          lastSeenAt: '2026-12-03T10:00:00.000Z',
+          claimants: [entityRef],
+          report: makeStatefulSet('old-db', {
+            replicas: 0,
+            orphans: [makeOrphan('old-db', 0)],
+          }),
+        },
+      ],
+    },
+  ],
+});
 
 describe('OrphanedVolumes', () => {
   function pricedResponse() {
@@ -126,28 +151,7 @@ describe('OrphanedVolumes', () => {
     let reads = 0;
     api.leftBehind = async entityRef => {
       reads += 1;
-      return {
-        entityRef,
-        clusters: [
-          {
-            cluster: 'prod',
-            ok: true,
-            groups: [
-              {
-                namespace: 'shop',
-                statefulSet: { name: 'old-db', uid: 'gone' },
-                evidence: 'lineage',
-                lastSeenAt: '2026-12-03T10:00:00.000Z',
-                claimants: [entityRef],
-                report: makeStatefulSet('old-db', {
-                  replicas: 0,
-                  orphans: [makeOrphan('old-db', 0)],
-                }),
-              },
-            ],
-          },
-        ],
-      };
+      return leftByOldDb(entityRef);
     };
     await renderOrphanedVolumes(api);
     expect(await screen.findByText('data-old-db-0')).toBeInTheDocument();
@@ -209,6 +213,36 @@ describe('OrphanedVolumes', () => {
     expect(
       screen.queryByRole('region', { name: 'StatefulSet shop/cache' }),
     ).not.toBeInTheDocument();
+  });
+
+  it('with claims kept for a scale-up and claims of a deleted StatefulSet, does not say there is nothing to prune', async () => {
+    const api = new FakePvcPrunerApi();
+    api.orphans = async () =>
+      makeProdResponse(
+        makeStatefulSet('analytics', {
+          replicas: 0,
+          orphans: [],
+          kept: [
+            {
+              name: 'data-analytics-0',
+              uid: 'u-analytics-0',
+              template: 'data',
+              ordinal: 0,
+              reason: 'paused',
+            },
+          ],
+        }),
+      );
+    api.leftBehind = async entityRef => leftByOldDb(entityRef);
+    await renderOrphanedVolumes(api);
+    expect(await screen.findByText('data-old-db-0')).toBeInTheDocument();
+    expect(
+      screen.getByText(
+        "The claims component:default/shop's StatefulSets left behind are kept, because a scale-up would reattach them; only the claims of deleted StatefulSets, below, are left to prune.",
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByText(/^Nothing to prune: /)).not.toBeInTheDocument();
+    expect(screen.queryByText('Nothing to prune')).not.toBeInTheDocument();
   });
 
   it('shows an error panel when the backend fails', async () => {

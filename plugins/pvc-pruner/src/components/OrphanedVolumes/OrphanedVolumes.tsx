@@ -166,8 +166,9 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
           )}
           {nothingToPrune && keepsForScaleUp && (
             <Typography variant="body2" paragraph>
-              Nothing to prune: the claims {entityRef}'s StatefulSets left
-              behind are kept, because a scale-up would reattach them.
+              {leftBehindShown
+                ? `The claims ${entityRef}'s StatefulSets left behind are kept, because a scale-up would reattach them; only the claims of deleted StatefulSets, below, are left to prune.`
+                : `Nothing to prune: the claims ${entityRef}'s StatefulSets left behind are kept, because a scale-up would reattach them.`}
             </Typography>
           )}
           {data.clusters
