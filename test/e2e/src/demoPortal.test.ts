@@ -207,10 +207,18 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     'orders',
     'demo · shop/orders-db',
     'warehouse · fulfilment/orders-archive',
+    // cart has only the claims its deleted promotions-db left, marked as such.
+    'cart',
+    'demo · shop/promotions-db\ndeleted StatefulSet · its claims, as recorded · prune them from the entity\'s card',
   ]);
   await page
     .getByText(
-      /2 entities with orphans, of 3 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
+      /3 entities with orphans, of 3 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
+    )
+    .waitFor();
+  await page
+    .getByText(
+      /Claims of deleted StatefulSets · 2 claims · 20 GiB · \$3\.40 a month · apart from the orphans above/,
     )
     .waitFor();
   const unowned = page.getByRole('region', { name: 'Unowned' });
@@ -233,6 +241,7 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
     'group:default/search,component:default/search-index,demo,search,search-index',
     'group:default/checkout,component:default/orders,demo,shop,orders-db',
     'group:default/checkout,component:default/orders,warehouse,fulfilment,orders-archive',
+    'group:default/checkout,component:default/cart,demo,shop,promotions-db',
     '(unowned),,demo,search,nightly-reports',
   ]);
   // The API answers the guest the same: nothing of ledger.
@@ -642,6 +651,161 @@ it('restores a pruned claim from its snapshot, and a scale-up mounts it with the
     ),
   );
 }, 150_000);
+
+/** The PersistentVolumes of the demo cluster, by name, with their phase and reclaim policy. */
+async function volumes(): Promise<Record<string, string>> {
+  const lines = await demo.kubectl(
+    'get',
+    'pv',
+    '-o',
+    'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.spec.persistentVolumeReclaimPolicy} {.spec.claimRef.namespace}/{.spec.claimRef.name}{"\\n"}{end}',
+  );
+  return Object.fromEntries(
+    lines
+      .split('\n')
+      .filter(Boolean)
+      .map(line => {
+        const [name, ...rest] = line.split(' ');
+        return [name, rest.join(' ')];
+      }),
+  );
+}
+
+const leftBehindSection = () =>
+  page.getByRole('region', { name: 'Claims of deleted StatefulSets' });
+const promotionsSection = () =>
+  leftBehindSection().getByRole('region', {
+    name: 'StatefulSet shop/promotions-db',
+  });
+const PROMOTIONS_CLAIMS = ['data-promotions-db-0', 'data-promotions-db-1'];
+
+it("shows the claims cart's deleted promotions-db left behind, prunes them, and then reclaims their Released volumes from the card", async () => {
+  await page.goto(entityPage('cart'));
+  const section = promotionsSection();
+  await section.waitFor({ timeout: 60_000 });
+  await section
+    .getByText(/^Left by StatefulSet promotions-db, deleted; last seen \d+ \w+/)
+    .waitFor();
+  expect(await orphanNames(section)).toEqual(PROMOTIONS_CLAIMS);
+  copiedToDocs['left-behind'] = await shots.take(page, 'left-behind', {
+    clip: leftBehindSection(),
+  });
+  // The claims are in the cluster, bound to Retain volumes, with no StatefulSet of that name.
+  expect(await demo.claims('shop')).toEqual(
+    expect.arrayContaining(PROMOTIONS_CLAIMS),
+  );
+  await expect(
+    demo.kubectl('-n', 'shop', 'get', 'sts', 'promotions-db'),
+  ).rejects.toThrow(/NotFound|not found/);
+  const boundBefore = Object.entries(await volumes()).filter(([, v]) =>
+    /^Bound Retain shop\/data-promotions-db-/.test(v),
+  );
+  expect(boundBefore).toHaveLength(2);
+
+  await section
+    .getByRole('button', { name: 'Prune orphaned claims of promotions-db' })
+    .click();
+  const dialog = page.getByRole('dialog', {
+    name: 'Delete orphaned claims of shop/promotions-db',
+  });
+  await dialog.waitFor();
+  await dialog
+    .getByRole('textbox', {
+      name: 'Type the StatefulSet name promotions-db to confirm',
+    })
+    .fill('promotions-db');
+  await dialog.getByRole('button', { name: 'Delete 2 claims' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const panel = section.getByRole('region', {
+    name: 'Prune of shop/promotions-db progress',
+  });
+  await panel.getByText('Prune finished').waitFor({ timeout: 60_000 });
+  for (const name of PROMOTIONS_CLAIMS)
+    expect(await demo.claims('shop')).not.toContain(name);
+
+  // Their volumes are Released and still billed: the outcome offers to reclaim them.
+  const released = boundBefore.map(([name]) => name);
+  const afterPrune = await volumes();
+  for (const name of released)
+    expect(afterPrune[name]).toMatch(/^Released Retain /);
+  const offer = panel.getByRole('region', { name: 'Released volumes' });
+  await offer
+    .getByRole('button', { name: 'Also reclaim these volumes' })
+    .click({ timeout: 60_000 });
+  copiedToDocs['reclaim-dialog'] = await shots.take(page, 'reclaim-dialog', {
+    clip: page.getByRole('dialog'),
+  });
+  const reclaim = page.getByRole('dialog', {
+    name: 'Reclaim 2 Released volumes',
+  });
+  await reclaim.getByRole('button', { name: /^Reclaim 20 GiB/ }).click();
+  await reclaim.getByText(/^Reclaim succeeded/).waitFor({ timeout: 60_000 });
+  await shots.take(page, 'reclaim-finished', { clip: reclaim });
+  // kubectl get pv: the volumes, and so their disks, are gone.
+  const afterReclaim = await volumes();
+  for (const name of released) expect(afterReclaim[name]).toBeUndefined();
+  await reclaim.getByRole('button', { name: 'Close' }).click();
+}, 180_000);
+
+it('lists the Released volumes on the fleet page, with their size, class, cost and the claim they held, and reclaims the unowned one', async () => {
+  await page.goto(`${demo.frontendUrl}/pvc-pruner`);
+  const section = page.getByRole('region', { name: 'Released volumes' });
+  const table = section.getByRole('table', { name: 'Released volumes' });
+  await table.waitFor({ timeout: 60_000 });
+  const row = table
+    .locator('tbody tr')
+    .filter({ hasText: 'pvc-0d5e1a7c-released-before-the-demo' });
+  const text = await row.innerText();
+  expect(text).toMatch(/50 GiB/);
+  expect(text).toMatch(/premium-retain/);
+  expect(text).toMatch(/shop\/data-orders-db-7/);
+  expect(text).toMatch(/\$/);
+  // promotions-db's volumes, reclaimed from cart's card, are no longer billed here.
+  expect(await table.locator('tbody tr').count()).toBe(1);
+  copiedToDocs['released-volumes'] = await shots.take(
+    page,
+    'released-volumes',
+    { clip: section },
+  );
+  await row
+    .getByRole('button', {
+      name: 'Reclaim pvc-0d5e1a7c-released-before-the-demo',
+    })
+    .click();
+  const reclaim = page.getByRole('dialog', {
+    name: 'Reclaim 1 Released volume',
+  });
+  await reclaim.getByRole('button', { name: /^Reclaim 50 GiB/ }).click();
+  await reclaim.getByText(/^Reclaim succeeded/).waitFor({ timeout: 60_000 });
+  expect(
+    (await volumes())['pvc-0d5e1a7c-released-before-the-demo'],
+  ).toBeUndefined();
+  await reclaim.getByRole('button', { name: 'Close' }).click();
+}, 150_000);
+
+it('shows the claims of a StatefulSet deleted with kubectl on its card after one refresh', async () => {
+  await page.goto(entityPage('cart'));
+  // cart's card has been read (a scan, which records its claims' lineage).
+  const analytics = page.getByRole('region', {
+    name: 'StatefulSet shop/cart-analytics',
+  });
+  await analytics.waitFor({ timeout: 60_000 });
+  await demo.kubectl('-n', 'shop', 'delete', 'sts', 'cart-analytics');
+  await card()
+    .getByRole('button', { name: 'Refresh', exact: true })
+    .first()
+    .click();
+  const left = leftBehindSection().getByRole('region', {
+    name: 'StatefulSet shop/cart-analytics',
+  });
+  await left
+    .getByText(/^Left by StatefulSet cart-analytics, deleted/)
+    .waitFor({ timeout: 30_000 });
+  const names = await orphanNames(left);
+  expect(names.length).toBeGreaterThan(0);
+  for (const name of names) expect(name).toMatch(/-cart-analytics-\d+$/);
+  await snap('deleted-with-kubectl');
+}, 120_000);
 
 it('saw no errors in the page', () => {
   expect(problems.errors).toEqual([]);
