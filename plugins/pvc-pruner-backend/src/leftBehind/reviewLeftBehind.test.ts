@@ -1,0 +1,285 @@
+/**
+ * Review findings (branch review-left) against the claims of deleted
+ * StatefulSets. Each test states the behaviour the feature should have and
+ * fails on main as merged (4ea0dd6 + 3e0397f); see the review report.
+ */
+import type { DatabaseService } from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockServices,
+  TestDatabaseId,
+} from '@backstage/backend-test-utils';
+import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
+import type { Knex } from 'knex';
+import { componentEntity } from '../__testUtils__/catalogEntities';
+import { storeTestDatabases } from '../__testUtils__/testDatabases';
+import type { KubeGateway, KubeGateways } from '../kubernetes';
+import { ClaimLineageStore } from '../lineage';
+import {
+  ClaimantIndex,
+  NamespaceOwners,
+  OwnershipChecks,
+  WorkloadCatalog,
+  workloadEntityOf,
+} from '../ownership';
+import type { FoundGroup } from './leftBehindGroups';
+import { leftBehindIn } from './leftBehindGroups';
+import { LeftBehindAccess } from './LeftBehindAccess';
+import { LeftBehindFinder } from './LeftBehindFinder';
+
+const NS = 'shop';
+const ref = (e: Entity) => stringifyEntityRef(e);
+
+function claim(
+  name: string,
+  labels: Record<string, string>,
+  extra: Partial<V1PersistentVolumeClaim['metadata']> = {},
+): V1PersistentVolumeClaim {
+  return {
+    metadata: {
+      name,
+      namespace: NS,
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      labels,
+      ...extra,
+    },
+    spec: { resources: { requests: { storage: '1Gi' } } },
+  };
+}
+
+const orphanNames = (groups: FoundGroup[]) =>
+  groups.flatMap(g => g.report.orphans.map(o => o.name));
+
+describe('review-left F3: the claims of deleted StatefulSets, without lineage', () => {
+  const labels = { 'cnpg.io/cluster': 'pg-main' };
+  const byLabels = () => ['component:default/pg'];
+  const find = (claims: V1PersistentVolumeClaim[], pods: V1Pod[] = []) =>
+    leftBehindIn({
+      namespace: NS,
+      claims,
+      pods,
+      statefulSets: [],
+      lineage: new Map(),
+      autoscalers: [],
+      claimantsByLabels: byLabels,
+    });
+
+  it('is sure the claim is not used by a running pod through a generic ephemeral volume', () => {
+    // Pod "data-orders-db" with ephemeral volume "3": Kubernetes names its claim data-orders-db-3.
+    const ephemeralClaim = claim('data-orders-db-3', labels, {
+      ownerReferences: [
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          name: 'data-orders-db',
+          uid: 'pod-uid',
+          controller: true,
+        },
+      ],
+    });
+    const pod: V1Pod = {
+      metadata: { name: 'data-orders-db', namespace: NS },
+      spec: {
+        containers: [],
+        volumes: [
+          {
+            name: '3',
+            ephemeral: {
+              volumeClaimTemplate: {
+                metadata: { labels },
+                spec: { accessModes: ['ReadWriteOnce'] },
+              },
+            },
+          },
+        ],
+      },
+    };
+    expect(orphanNames(find([ephemeralClaim], [pod]))).toEqual([]);
+  });
+
+  it('does not offer a claim that a live controller other than a StatefulSet owns (a hibernated CloudNativePG instance)', () => {
+    // CloudNativePG makes claims "<cluster>-<n>" itself, with no StatefulSet, and keeps them (unmounted) while hibernated.
+    const hibernated = claim('pg-main-1', labels, {
+      ownerReferences: [
+        {
+          apiVersion: 'postgresql.cnpg.io/v1',
+          kind: 'Cluster',
+          name: 'pg-main',
+          uid: 'cluster-uid',
+          controller: true,
+        },
+      ],
+    });
+    expect(orphanNames(find([hibernated]))).toEqual([]);
+  });
+});
+
+describe('review-left F2: recorded claimants that left the catalog', () => {
+  const GUEST = mockCredentials.user('user:default/guest');
+  /** The owner recorded by lineage; since then renamed, removed, or its kubernetes annotations dropped. */
+  const ledger = componentEntity('ledger', { owner: 'payments' });
+  /** Another team's entity, a claimant by the claims' labels (plain kubernetes-id, so vouched for). */
+  const tools = componentEntity('ledger-tools', { owner: 'checkout' });
+
+  function group(): FoundGroup {
+    return {
+      namespace: 'payments',
+      statefulSet: { name: 'ledger-db', uid: 'deleted-uid' },
+      evidence: 'lineage',
+      lastSeenAt: '2026-12-03T10:00:00.000Z',
+      claimants: [ref(ledger), ref(tools)].sort(),
+      crowded: false,
+      report: {
+        name: 'ledger-db',
+        namespace: 'payments',
+        uid: 'deleted-uid',
+        replicas: 0,
+        ordinals: { start: 0, end: 0 },
+        readyReplicas: 0,
+        retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+        templates: ['data'],
+        orphans: [
+          {
+            name: 'data-ledger-db-0',
+            uid: 'claim-0',
+            resourceVersion: '1',
+            ordinal: 0,
+            template: 'data',
+            requestedBytes: 1,
+            reattachesAtReplicas: 1,
+          },
+        ],
+        inUse: [],
+        kept: [],
+        reclaimableBytes: 1,
+        retainedBytes: 0,
+      },
+    };
+  }
+
+  it('does not let the other claimant prune what the recorded owner’s owners never authorized', async () => {
+    const permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async requests =>
+      requests.map(r => ({
+        result:
+          'resourceRef' in r && r.resourceRef === ref(tools)
+            ? AuthorizeResult.ALLOW
+            : AuthorizeResult.DENY,
+      })),
+    );
+    const workloads = new WorkloadCatalog({
+      // ledger is no longer in the catalog (or has no kubernetes annotations any more).
+      catalog: catalogServiceMock({ entities: [tools] }),
+      auth: mockServices.auth(),
+      logger: mockServices.logger.mock(),
+    });
+    const access = new LeftBehindAccess({
+      permissions,
+      finder: { groupsIn: async () => [group()] },
+      ownership: new OwnershipChecks({
+        permissions,
+        workloads,
+        namespaceOwners: new NamespaceOwners(),
+      }),
+    });
+    const request: PruneRequest = {
+      entityRef: ref(tools),
+      cluster: 'prod',
+      namespace: 'payments',
+      statefulSet: 'ledger-db',
+      pvcs: [{ name: 'data-ledger-db-0', uid: 'claim-0' }],
+      leftBy: { evidence: 'lineage', statefulSetUid: 'deleted-uid' },
+    };
+    // The card does not show the group to this caller (reads ask about every recorded claimant) ...
+    const [verdict] = await access.readable(GUEST, [group()]);
+    expect(verdict.refused).toEqual([ref(ledger)]);
+    // ... and the prune must not be allowed either.
+    await expect(
+      access.authorizePrune({
+        request,
+        target: workloadEntityOf(tools)!,
+        credentials: GUEST,
+        gateway: { cluster: 'prod' } as KubeGateway,
+      }),
+    ).rejects.toThrow(/ledger/);
+  });
+});
+
+const databases = storeTestDatabases();
+
+describe.each(databases.eachSupportedId())(
+  'review-left F1: lineage of claims still left behind, on %s',
+  (databaseId: TestDatabaseId) => {
+    const DAY = 24 * 60 * 60_000;
+    const DELETED_AT = new Date('2026-09-01T08:00:00.000Z');
+    const orders = componentEntity('orders');
+    let knex: Knex;
+
+    beforeEach(async () => {
+      knex = await databases.init(databaseId);
+    });
+
+    it('keeps what the claims belonged to for as long as the claims exist, past retentionDays after the StatefulSet was deleted', async () => {
+      let clock = DELETED_AT;
+      const database: DatabaseService = {
+        getClient: async () => knex,
+        migrations: { skip: false },
+      };
+      const lineage = await ClaimLineageStore.create({
+        database,
+        now: () => clock,
+      });
+      // The last scan that saw StatefulSet orders-db, just before `kubectl delete sts orders-db`.
+      await lineage.record([
+        {
+          cluster: 'prod',
+          namespace: NS,
+          claimUid: 'uid-data-orders-db-0',
+          statefulSet: { name: 'orders-db', uid: 'sts-uid' },
+          template: 'data',
+          ordinal: 0,
+          claimants: [ref(orders)],
+        },
+      ]);
+      // The claim stays (whenDeleted: Retain); its labels match no entity's selector.
+      const left = claim('data-orders-db-0', { app: 'orders-db' });
+      const gateway = {
+        cluster: 'prod',
+        listClaims: async () => [left],
+        listPods: async () => [],
+        listStatefulSets: async () => [],
+        listAutoscalers: async () => ({ items: [] }),
+        readVolume: async () => undefined,
+      } as unknown as KubeGateway;
+      const index = new ClaimantIndex([workloadEntityOf(orders)!]);
+      const finder = new LeftBehindFinder({
+        gateways: {} as KubeGateways,
+        lineage,
+        workloads: { warm: async () => index },
+      });
+
+      // Seen on the card every day for 100 days; the retention task (90 days, the default) runs daily.
+      const evidenceByDay: string[][] = [];
+      for (let day = 1; day <= 100; day++) {
+        clock = new Date(DELETED_AT.getTime() + day * DAY);
+        const groups = await finder.groupsIn(gateway, [NS]);
+        evidenceByDay.push(groups.map(g => g.evidence));
+        await lineage.deleteNotSeenFor(90 * DAY);
+      }
+      // Shown under orders-db, by its lineage, while the lineage lasts ...
+      expect(evidenceByDay[88]).toEqual(['lineage']);
+      // ... and still once the StatefulSet has been gone longer than retentionDays.
+      const [group] = await finder.groupsIn(gateway, [NS]);
+      expect(group).toMatchObject({
+        statefulSet: { name: 'orders-db', uid: 'sts-uid' },
+        evidence: 'lineage',
+        claimants: [ref(orders)],
+      });
+    });
+  },
+);
