@@ -17,7 +17,7 @@ import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import type { Knex } from 'knex';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
-import type { KubeGateway, KubeGateways } from '../kubernetes';
+import type { KubeGateway, KubeGateways, LocatedCluster } from '../kubernetes';
 import { ClaimLineageStore } from '../lineage';
 import {
   ClaimantIndex,
@@ -30,6 +30,7 @@ import type { FoundGroup } from './leftBehindGroups';
 import { leftBehindIn } from './leftBehindGroups';
 import { LeftBehindAccess } from './LeftBehindAccess';
 import { LeftBehindFinder } from './LeftBehindFinder';
+import { FleetLeftBehindReader } from './FleetLeftBehind';
 
 const NS = 'shop';
 const ref = (e: Entity) => stringifyEntityRef(e);
@@ -283,3 +284,42 @@ describe.each(databases.eachSupportedId())(
     });
   },
 );
+
+describe('review-left F7: the fleet page, in a cluster where many namespaces have lineage', () => {
+  it('reads the namespace the fleet page is filtered to, whatever its place among the namespaces with lineage', async () => {
+    // 60 namespaces with lineage; the real store lists them by name, at most `limit`.
+    const withLineage = Array.from(
+      { length: 60 },
+      (_, i) => `team-${String(i).padStart(2, '0')}`,
+    );
+    const read: string[][] = [];
+    const reader = new FleetLeftBehindReader({
+      gateways: {
+        forCluster: () => ({ cluster: 'prod' }),
+      } as unknown as KubeGateways,
+      lineage: {
+        namespacesWithLineage: async (_cluster, limit) =>
+          withLineage.slice(0, limit),
+      },
+      finder: {
+        cacheOf: async () => undefined,
+        groupsIn: async (_gateway, namespaces) => {
+          read.push(namespaces);
+          return [];
+        },
+      },
+      access: {
+        readable: async (_credentials, groups) =>
+          groups.map(() => ({ refused: [], crowded: false })),
+      },
+    });
+    await reader.read({
+      clusters: [{ name: 'prod' } as LocatedCluster],
+      requestAuth: {},
+      credentials: mockCredentials.user(),
+      readable: new Set(),
+      namespace: 'team-59',
+    });
+    expect(read).toEqual([['team-59']]);
+  });
+});
