@@ -65,14 +65,18 @@ function group(overrides: Partial<FoundGroup> = {}): FoundGroup {
   };
 }
 
-/** The guest may act on `mine` only. */
-function permissionsOn(mine: Entity[]) {
+/** The guest may act on `mine` only, and holds the basic permissions named in `basic`. */
+function permissionsOn(mine: Entity[], basic: string[] = []) {
   const refs = new Set(mine.map(ref));
   const permissions = mockServices.permissions.mock();
   permissions.authorize.mockImplementation(async requests =>
     requests.map(r => ({
       result:
-        'resourceRef' in r && r.resourceRef && refs.has(r.resourceRef)
+        'resourceRef' in r && r.resourceRef
+          ? refs.has(r.resourceRef)
+            ? AuthorizeResult.ALLOW
+            : AuthorizeResult.DENY
+          : basic.includes(r.permission.name)
           ? AuthorizeResult.ALLOW
           : AuthorizeResult.DENY,
     })),
@@ -80,8 +84,12 @@ function permissionsOn(mine: Entity[]) {
   return permissions;
 }
 
-function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
-  const permissions = permissionsOn(mine);
+function access(
+  mine: Entity[],
+  groups: FoundGroup[] = [group()],
+  basic: string[] = [],
+) {
+  const permissions = permissionsOn(mine, basic);
   const workloads = new WorkloadCatalog({
     catalog: catalogServiceMock({ entities: [orders, ledger, grabber] }),
     auth: mockServices.auth(),
@@ -244,5 +252,41 @@ describe('LeftBehindAccess.authorizePrune', () => {
     ).resolves.toBeDefined();
     // A lineage request cannot prune a guessed group, nor the other way round.
     await expect(authorize([ledger], {}, guessed)).rejects.toThrow(InputError);
+  });
+
+  describe('a recorded claimant that left the catalog (removed, renamed, or its Kubernetes annotations dropped)', () => {
+    /** ledger's claims as recorded when the entity was still called ledger-old; ledger claims them by labels. */
+    const renamed = [
+      group({ claimants: ['component:default/ledger-old', ref(ledger)] }),
+    ];
+
+    it('is hidden from who may read only the claimant still in the catalog', async () => {
+      const [verdict] = await access([ledger], renamed).readable(
+        GUEST,
+        renamed,
+      );
+      expect(verdict.refused).toEqual(['component:default/ledger-old']);
+    });
+
+    it('is not pruned by the remaining claimant alone: the prune needs pvc-pruner.unowned.prune, and the refusal says why', async () => {
+      await expect(authorize([ledger], {}, renamed)).rejects.toThrow(
+        'StatefulSet payments/ledger-db in cluster "prod" was recorded as claimed by component:default/ledger-old, no longer in the catalog (removed, renamed, or its Kubernetes annotations dropped), so its owners cannot be asked: pruning it needs pvc-pruner.unowned.prune',
+      );
+    });
+
+    it('is pruned by who holds pvc-pruner.unowned.prune and prune on the remaining claimants, and the gone one stays authorized for the job', async () => {
+      const authorized = await access([ledger], renamed, [
+        'pvc-pruner.unowned.prune',
+      ]).authorizePrune({
+        request: request(),
+        target,
+        credentials: GUEST,
+        gateway,
+      });
+      expect(authorized.alsoClaimedBy).toEqual([
+        'component:default/ledger-old',
+        ref(ledger),
+      ]);
+    });
   });
 });
