@@ -102,22 +102,6 @@ describe('review-left F3: the claims of deleted StatefulSets, without lineage', 
     };
     expect(orphanNames(find([ephemeralClaim], [pod]))).toEqual([]);
   });
-
-  it('does not offer a claim that a live controller other than a StatefulSet owns (a hibernated CloudNativePG instance)', () => {
-    // CloudNativePG makes claims "<cluster>-<n>" itself, with no StatefulSet, and keeps them (unmounted) while hibernated.
-    const hibernated = claim('pg-main-1', labels, {
-      ownerReferences: [
-        {
-          apiVersion: 'postgresql.cnpg.io/v1',
-          kind: 'Cluster',
-          name: 'pg-main',
-          uid: 'cluster-uid',
-          controller: true,
-        },
-      ],
-    });
-    expect(orphanNames(find([hibernated]))).toEqual([]);
-  });
 });
 
 const databases = storeTestDatabases();

@@ -166,17 +166,39 @@ export function volumeAsTheRuleReadsIt(
   };
 }
 
+/** Owner references kept per claim: a claim has one controller, and rarely more owners. */
+const MAX_OWNER_REFERENCES = 10;
+
 /**
- * The claim as the rule reads it, with its labels: they decide which
- * entities claim a claim a deleted StatefulSet left (see leftBehind/).
+ * The claim as the rule reads it, with its labels and owners: the labels
+ * decide which entities claim a claim a deleted StatefulSet left, and an
+ * owner other than a deleted StatefulSet shows it was not left (see
+ * leftBehind/).
  */
 export function claimWithLabels(
   claim: V1PersistentVolumeClaim,
 ): V1PersistentVolumeClaim {
   const trimmed = claimAsTheRuleReadsIt(claim);
+  const owners = claim.metadata?.ownerReferences;
   return {
     ...trimmed,
-    metadata: { ...trimmed.metadata, labels: claim.metadata?.labels },
+    metadata: {
+      ...trimmed.metadata,
+      labels: claim.metadata?.labels,
+      ...(owners
+        ? {
+            ownerReferences: owners
+              .slice(0, MAX_OWNER_REFERENCES)
+              .map(({ apiVersion, kind, name, uid, controller }) => ({
+                apiVersion,
+                kind,
+                name,
+                uid,
+                controller,
+              })),
+          }
+        : {}),
+    },
   };
 }
 
