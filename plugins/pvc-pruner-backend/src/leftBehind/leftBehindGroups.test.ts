@@ -5,7 +5,7 @@ import type {
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { ClaimLineage } from '../lineage';
-import { claimWithLabels } from '../orphans/orphanRule';
+import { claimWithLabels, podAsTheRuleReadsIt } from '../orphans/orphanRule';
 import { FoundGroup, leftBehindIn, LeftBehindInput } from './leftBehindGroups';
 import { claimNameParses } from './leftBehindRule';
 
@@ -141,6 +141,22 @@ describe('leftBehindIn, with lineage', () => {
       { statefulSets: [statefulSet('orders-db', 'new-uid', 0)] },
     ],
     ['a pod references it', { pods: [pod('data-orders-db-3')] }],
+    [
+      'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
+      {
+        pods: [
+          podAsTheRuleReadsIt({
+            metadata: { name: 'data-orders-db', namespace: NS },
+            spec: {
+              containers: [],
+              volumes: [
+                { name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+              ],
+            },
+          }),
+        ],
+      },
+    ],
     [
       'it is being deleted',
       { claims: [claim('data-orders-db-3', { deleting: true })] },
@@ -334,6 +350,22 @@ describe('leftBehindIn, without lineage', () => {
       { statefulSets: [statefulSet('db', 'x', 1)] },
     ],
     ['a pod references it', { pods: [pod('data-orders-db-3')] }],
+    [
+      'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
+      {
+        pods: [
+          podAsTheRuleReadsIt({
+            metadata: { name: 'data-orders-db', namespace: NS },
+            spec: {
+              containers: [],
+              volumes: [
+                { name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+              ],
+            },
+          }),
+        ],
+      },
+    ],
     [
       'it is being deleted',
       { claims: [claim('data-orders-db-3', { deleting: true })] },

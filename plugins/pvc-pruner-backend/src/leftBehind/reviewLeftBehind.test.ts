@@ -56,54 +56,6 @@ function claim(
 const orphanNames = (groups: FoundGroup[]) =>
   groups.flatMap(g => g.report.orphans.map(o => o.name));
 
-describe('review-left F3: the claims of deleted StatefulSets, without lineage', () => {
-  const labels = { 'cnpg.io/cluster': 'pg-main' };
-  const byLabels = () => ['component:default/pg'];
-  const find = (claims: V1PersistentVolumeClaim[], pods: V1Pod[] = []) =>
-    leftBehindIn({
-      namespace: NS,
-      claims,
-      pods,
-      statefulSets: [],
-      lineage: new Map(),
-      autoscalers: [],
-      claimantsByLabels: byLabels,
-    });
-
-  it('is sure the claim is not used by a running pod through a generic ephemeral volume', () => {
-    // Pod "data-orders-db" with ephemeral volume "3": Kubernetes names its claim data-orders-db-3.
-    const ephemeralClaim = claim('data-orders-db-3', labels, {
-      ownerReferences: [
-        {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          name: 'data-orders-db',
-          uid: 'pod-uid',
-          controller: true,
-        },
-      ],
-    });
-    const pod: V1Pod = {
-      metadata: { name: 'data-orders-db', namespace: NS },
-      spec: {
-        containers: [],
-        volumes: [
-          {
-            name: '3',
-            ephemeral: {
-              volumeClaimTemplate: {
-                metadata: { labels },
-                spec: { accessModes: ['ReadWriteOnce'] },
-              },
-            },
-          },
-        ],
-      },
-    };
-    expect(orphanNames(find([ephemeralClaim], [pod]))).toEqual([]);
-  });
-});
-
 const databases = storeTestDatabases();
 
 describe.each(databases.eachSupportedId())(

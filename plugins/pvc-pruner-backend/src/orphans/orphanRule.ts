@@ -14,6 +14,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { WatchCacheTrimmers } from '../kubernetes';
+import { claimNamesOfPod } from '../kubernetes/podClaims';
 import {
   autoscalerReach,
   autoscalersOf,
@@ -52,13 +53,11 @@ export function isPaused(sts: V1StatefulSet): boolean {
   );
 }
 
-/** Pods (running or terminating) that reference each claim, by claim name. */
+/** Pods (running or terminating) that reference each claim, by claim name (generic ephemeral volumes included). */
 export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
   const byClaim = new Map<string, V1Pod[]>();
   for (const pod of pods) {
-    for (const volume of pod.spec?.volumes ?? []) {
-      const claim = volume.persistentVolumeClaim?.claimName;
-      if (!claim) continue;
+    for (const claim of claimNamesOfPod(pod)) {
       const users = byClaim.get(claim);
       if (users) users.push(pod);
       else byClaim.set(claim, [pod]);
@@ -108,7 +107,14 @@ export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
     },
     spec: spec && {
       containers: [],
-      volumes: spec.volumes?.filter(v => v.persistentVolumeClaim),
+      // A generic ephemeral volume's claim is named after the pod and the volume; its template is not read.
+      volumes: spec.volumes?.flatMap(v =>
+        v.persistentVolumeClaim
+          ? [v]
+          : v.ephemeral
+          ? [{ name: v.name, ephemeral: {} }]
+          : [],
+      ),
     },
   };
 }
