@@ -69,16 +69,11 @@ function group(overrides: Partial<FoundGroup> = {}): FoundGroup {
 function permissionsOn(mine: Entity[], basic: string[] = []) {
   const refs = new Set(mine.map(ref));
   const permissions = mockServices.permissions.mock();
+  const allows = (r: { permission: { name: string }; resourceRef?: string }) =>
+    r.resourceRef ? refs.has(r.resourceRef) : basic.includes(r.permission.name);
   permissions.authorize.mockImplementation(async requests =>
     requests.map(r => ({
-      result:
-        'resourceRef' in r && r.resourceRef
-          ? refs.has(r.resourceRef)
-            ? AuthorizeResult.ALLOW
-            : AuthorizeResult.DENY
-          : basic.includes(r.permission.name)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
+      result: allows(r) ? AuthorizeResult.ALLOW : AuthorizeResult.DENY,
     })),
   );
   return permissions;

@@ -108,13 +108,10 @@ export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
     spec: spec && {
       containers: [],
       // A generic ephemeral volume's claim is named after the pod and the volume; its template is not read.
-      volumes: spec.volumes?.flatMap(v =>
-        v.persistentVolumeClaim
-          ? [v]
-          : v.ephemeral
-          ? [{ name: v.name, ephemeral: {} }]
-          : [],
-      ),
+      volumes: spec.volumes?.flatMap(v => {
+        if (v.persistentVolumeClaim) return [v];
+        return v.ephemeral ? [{ name: v.name, ephemeral: {} }] : [];
+      }),
     },
   };
 }
