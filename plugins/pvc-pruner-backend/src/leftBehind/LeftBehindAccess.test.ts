@@ -4,7 +4,7 @@ import { InputError, NotAllowedError } from '@backstage/errors';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import type { KubeGateway } from '../kubernetes';
+import { ClusterRequestError, type KubeGateway } from '../kubernetes';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import {
   NamespaceOwners,
@@ -247,6 +247,47 @@ describe('LeftBehindAccess.authorizePrune', () => {
     ).resolves.toBeDefined();
     // A lineage request cannot prune a guessed group, nor the other way round.
     await expect(authorize([ledger], {}, guessed)).rejects.toThrow(InputError);
+  });
+
+  it('has the job watch, and read before each batch, every StatefulSet name the claims’ names read as', async () => {
+    const guessed = [
+      group({
+        evidence: 'name-and-labels',
+        statefulSet: { name: 'ledger-db' },
+        nameEvidence: {
+          template: 'data',
+          labels: {},
+          otherParses: [{ template: 'data-ledger', statefulSet: 'db' }],
+        },
+      }),
+    ];
+    const { subject } = await authorize(
+      [ledger],
+      {
+        leftBy: {
+          evidence: 'name-and-labels',
+          typedNames: ['data-ledger-db-0'],
+        },
+      },
+      guessed,
+    );
+    const watched: string[] = [];
+    const read: string[] = [];
+    const cluster = {
+      cluster: 'prod',
+      watchOne: async (_: string, where: { name: string }) => {
+        watched.push(where.name);
+        return () => {};
+      },
+      readStatefulSet: async (_: string, name: string) => {
+        read.push(name);
+        throw new ClusterRequestError('prod', 'not found', 404);
+      },
+    } as unknown as KubeGateway;
+    const guard = await subject!.start(cluster, 'payments', 'ledger-db');
+    expect(watched.sort()).toEqual(['db', 'ledger-db']);
+    expect(read.sort()).toEqual(['db', 'ledger-db']);
+    expect(guard.abortReason).toBeUndefined();
   });
 
   describe('a recorded claimant that left the catalog (removed, renamed, or its Kubernetes annotations dropped)', () => {

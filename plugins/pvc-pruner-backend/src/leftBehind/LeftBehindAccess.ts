@@ -132,7 +132,10 @@ export class LeftBehindAccess {
       alsoClaimedBy: group.claimants,
     });
     return {
-      subject: DeletedStatefulSetGuard.of(deleted),
+      subject: DeletedStatefulSetGuard.of(
+        deleted,
+        group.nameEvidence?.otherParses.map(p => p.statefulSet),
+      ),
       alsoClaimedBy: group.claimants,
     };
   }
