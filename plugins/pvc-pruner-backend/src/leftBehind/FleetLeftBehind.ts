@@ -11,7 +11,7 @@ import type { FoundGroup } from './leftBehindGroups';
 import type { LeftBehindAccess } from './LeftBehindAccess';
 import type { LeftBehindFinder } from './LeftBehindFinder';
 
-/** Namespaces of a cluster with lineage looked at. */
+/** Namespaces of a cluster with lineage looked at: those where StatefulSets were seen most recently. */
 const MAX_NAMESPACES = 50;
 /** Rows listed per entity (and in Unowned); the totals count them all. */
 const MAX_ROWS = 100;
@@ -88,12 +88,11 @@ export class FleetLeftBehindReader {
             details,
             options.requestAuth,
           );
-          const namespaces = (
-            await this.deps.lineage.namespacesWithLineage(
-              details.name,
-              MAX_NAMESPACES,
-            )
-          ).filter(ns => !options.namespace || ns === options.namespace);
+          const namespaces = await this.deps.lineage.namespacesWithLineage(
+            details.name,
+            MAX_NAMESPACES,
+            options.namespace || undefined,
+          );
           // As the fleet's scan: a cluster the catalog locator found gets no cache started.
           const cache = await this.deps.finder.cacheOf(details, gateway, {
             start: details.locatorType !== 'catalog',

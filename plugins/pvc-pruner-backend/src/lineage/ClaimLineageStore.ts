@@ -284,15 +284,25 @@ export class ClaimLineageStore {
     return rows.map(lineageOfRow).filter(l => l.claimants.includes(entityRef));
   }
 
-  /** The namespaces of a cluster where claims have lineage, at most `limit`, by name. */
+  /**
+   * The namespaces of a cluster where claims have lineage (only `namespace`,
+   * when given), at most `limit`: those where a scan saw a StatefulSet
+   * most recently first, then by name.
+   */
   async namespacesWithLineage(
     cluster: string,
     limit: number,
+    namespace?: string,
   ): Promise<string[]> {
-    const rows = await this.db<LineageRow>(LINEAGE)
+    const rows: Array<{ namespace: string }> = await this.db(LINEAGE)
       .where('cluster', cluster)
-      .distinct('namespace')
-      .orderBy('namespace')
+      .modify(q => {
+        if (namespace !== undefined) q.where('namespace', namespace);
+      })
+      .select('namespace')
+      .max({ seen: 'last_seen_at' })
+      .groupBy('namespace')
+      .orderBy([{ column: 'seen', order: 'desc' }, { column: 'namespace' }])
       .limit(limit);
     return rows.map(r => r.namespace);
   }
