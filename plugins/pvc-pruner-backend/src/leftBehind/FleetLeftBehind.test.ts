@@ -1,6 +1,7 @@
 import { mockCredentials } from '@backstage/backend-test-utils';
 import type { KubeGateways, LocatedCluster } from '../kubernetes';
 import { FleetLeftBehindReader } from './FleetLeftBehind';
+import type { FoundGroup } from './leftBehindGroups';
 
 describe('FleetLeftBehindReader, in a cluster where many namespaces have lineage', () => {
   // 60 namespaces with lineage, of which the store answers at most `limit`.
@@ -25,6 +26,7 @@ describe('FleetLeftBehindReader, in a cluster where many namespaces have lineage
           read.push(namespaces);
           return [];
         },
+        withVolumesAndCosts: async (_gateway, groups) => groups,
       },
       access: {
         readable: async (_credentials, groups) =>
@@ -48,5 +50,74 @@ describe('FleetLeftBehindReader, in a cluster where many namespaces have lineage
   it('reads at most 50 namespaces unfiltered', async () => {
     const [namespaces] = await namespacesRead();
     expect(namespaces).toHaveLength(50);
+  });
+});
+
+describe('FleetLeftBehindReader, reading volumes', () => {
+  function group(name: string, claimants: string[]): FoundGroup {
+    return {
+      namespace: 'shop',
+      statefulSet: { name, uid: `deleted-${name}` },
+      evidence: 'lineage',
+      claimants,
+      crowded: false,
+      report: {
+        name,
+        namespace: 'shop',
+        uid: `deleted-${name}`,
+        replicas: 0,
+        ordinals: { start: 0, end: 0 },
+        readyReplicas: 0,
+        retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+        templates: ['data'],
+        orphans: [],
+        inUse: [],
+        kept: [],
+        reclaimableBytes: 0,
+        retainedBytes: 0,
+      },
+    };
+  }
+
+  it('reads volumes and costs only for the groups it lists: those the caller may read, and the unclaimed', async () => {
+    const priced: string[] = [];
+    const reader = new FleetLeftBehindReader({
+      gateways: {
+        forCluster: () => ({ cluster: 'prod' }),
+      } as unknown as KubeGateways,
+      lineage: { namespacesWithLineage: async () => ['shop'] },
+      finder: {
+        cacheOf: async () => undefined,
+        groupsIn: async () => [
+          group('orders-db', ['component:default/orders']),
+          group('ledger-db', ['component:default/ledger']),
+          group('nobodys-db', []),
+        ],
+        withVolumesAndCosts: async (_gateway, groups) => {
+          priced.push(...groups.map(g => g.statefulSet.name));
+          return groups;
+        },
+      },
+      access: {
+        readable: async (_credentials, groups) =>
+          groups.map(g => ({
+            refused: g.claimants.filter(
+              ref => ref !== 'component:default/orders',
+            ),
+            crowded: false,
+          })),
+      },
+    });
+    const { byEntity, unclaimed } = await reader.read({
+      clusters: [{ name: 'prod' } as LocatedCluster],
+      requestAuth: {},
+      credentials: mockCredentials.user(),
+      readable: new Set(['component:default/orders']),
+    });
+    expect(priced.sort()).toEqual(['nobodys-db', 'orders-db']);
+    expect(
+      byEntity.get('component:default/orders')!.map(r => r.row.name),
+    ).toEqual(['orders-db']);
+    expect(unclaimed.map(r => r.row.name)).toEqual(['nobodys-db']);
   });
 });

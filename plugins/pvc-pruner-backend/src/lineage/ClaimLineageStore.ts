@@ -268,7 +268,9 @@ export class ClaimLineageStore {
    * The recorded claims of a cluster whose claimants include this entity,
    * at most `limit` of them, most recently seen first. Matched by text in
    * the database and then exactly here, so a ref that only contains this
-   * one is never taken for it.
+   * one is never taken for it. No index serves the text match: it reads the
+   * cluster's rows, which retention bounds (a table of claimants, keyed by
+   * entity ref, would make it an index lookup).
    */
   async lineageClaimedBy(
     cluster: string,
