@@ -1,12 +1,16 @@
+import type { DatabaseService } from '@backstage/backend-plugin-api';
+import type { TestDatabaseId } from '@backstage/backend-test-utils';
 import { stringifyEntityRef } from '@backstage/catalog-model';
 import type {
   V1PersistentVolume,
   V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import type { LeftBehindGroup } from 'backstage-plugin-pvc-pruner-common';
+import type { Knex } from 'knex';
 import { componentEntity } from '../__testUtils__/catalogEntities';
+import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import type { KubeGateway, KubeGateways, LocatedCluster } from '../kubernetes';
-import type { ClaimLineage } from '../lineage';
+import { ClaimLineage, ClaimLineageStore } from '../lineage';
 import { ClaimantIndex, workloadEntityOf } from '../ownership';
 import type { FoundGroup } from './leftBehindGroups';
 import { LeftBehindFinder } from './LeftBehindFinder';
@@ -153,3 +157,86 @@ describe('LeftBehindFinder, reading volumes', () => {
     expect(reads).toEqual({ gets: [], lists: 1 });
   });
 });
+
+function withLabels(
+  c: V1PersistentVolumeClaim,
+  labels: Record<string, string>,
+): V1PersistentVolumeClaim {
+  return { ...c, metadata: { ...c.metadata, labels } };
+}
+
+const databases = storeTestDatabases();
+
+describe.each(databases.eachSupportedId())(
+  'LeftBehindFinder, with lineage kept in the database, on %s',
+  (databaseId: TestDatabaseId) => {
+    const DAY = 24 * 60 * 60_000;
+    const DELETED_AT = new Date('2026-09-01T08:00:00.000Z');
+    let knex: Knex;
+
+    beforeEach(async () => {
+      knex = await databases.init(databaseId);
+    });
+
+    // Left for the lead: fails until branch reclaimfix (another helper) changes
+    // lineage retention so that the lineage of claims that still exist is kept
+    // (review F1, lineage expiry). Unskip when merging reclaimfix.
+    it.skip('keeps what the claims belonged to for as long as the claims exist, past retentionDays after the StatefulSet was deleted', async () => {
+      let clock = DELETED_AT;
+      const database: DatabaseService = {
+        getClient: async () => knex,
+        migrations: { skip: false },
+      };
+      const lineage = await ClaimLineageStore.create({
+        database,
+        now: () => clock,
+      });
+      // The last scan that saw StatefulSet orders-db, just before `kubectl delete sts orders-db`.
+      await lineage.record([
+        {
+          cluster: 'prod',
+          namespace: NS,
+          claimUid: 'uid-data-orders-db-0',
+          statefulSet: { name: 'orders-db', uid: 'sts-uid' },
+          template: 'data',
+          ordinal: 0,
+          claimants: [ORDERS],
+        },
+      ]);
+      // The claim stays (whenDeleted: Retain); its labels match no entity's selector.
+      const left = withLabels(claim('data-orders-db-0'), { app: 'orders-db' });
+      const gateway = {
+        cluster: 'prod',
+        listClaims: async () => [left],
+        listPods: async () => [],
+        listStatefulSets: async () => [],
+        listAutoscalers: async () => ({ items: [] }),
+        readVolume: async () => undefined,
+      } as unknown as KubeGateway;
+      const index = new ClaimantIndex([workloadEntityOf(orders)!]);
+      const finder = new LeftBehindFinder({
+        gateways: {} as KubeGateways,
+        lineage,
+        workloads: { warm: async () => index },
+      });
+
+      // Seen on the card every day for 100 days; the retention task (90 days, the default) runs daily.
+      const evidenceByDay: string[][] = [];
+      for (let day = 1; day <= 100; day++) {
+        clock = new Date(DELETED_AT.getTime() + day * DAY);
+        const groups = await finder.groupsIn(gateway, [NS]);
+        evidenceByDay.push(groups.map(g => g.evidence));
+        await lineage.deleteNotSeenFor(90 * DAY);
+      }
+      // Shown under orders-db, by its lineage, while the lineage lasts ...
+      expect(evidenceByDay[88]).toEqual(['lineage']);
+      // ... and still once the StatefulSet has been gone longer than retentionDays.
+      const [group] = await finder.groupsIn(gateway, [NS]);
+      expect(group).toMatchObject({
+        statefulSet: { name: 'orders-db', uid: 'sts-uid' },
+        evidence: 'lineage',
+        claimants: [ORDERS],
+      });
+    });
+  },
+);
