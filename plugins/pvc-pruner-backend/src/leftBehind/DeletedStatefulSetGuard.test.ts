@@ -21,6 +21,11 @@ const deleted = () =>
     uid: 'gone',
     templates: ['data'],
   });
+/** The simulator's gateway, with watches that bring nothing. */
+const laggingGateway = () =>
+  Object.assign(Object.create(gateway), {
+    watchOne: async () => () => {},
+  }) as KubeGateway;
 const start = (g = gateway) =>
   DeletedStatefulSetGuard.of(deleted()).start(g, 'shop', name);
 
@@ -59,9 +64,7 @@ describe('DeletedStatefulSetGuard', () => {
   });
 
   it('catches the new StatefulSet in its live read when the watch has not brought it yet', async () => {
-    const lagging = Object.assign(Object.create(gateway), {
-      watchOne: async () => () => {},
-    }) as KubeGateway;
+    const lagging = laggingGateway();
     guard = await start(lagging);
     sim.store.create(
       'apps/statefulsets',
@@ -106,9 +109,7 @@ describe('DeletedStatefulSetGuard', () => {
     });
 
     it('catches it in the live read before each batch when the watch has not brought it yet', async () => {
-      const lagging = Object.assign(Object.create(gateway), {
-        watchOne: async () => () => {},
-      }) as KubeGateway;
+      const lagging = laggingGateway();
       guard = await startReading(lagging);
       sim.store.create(
         'apps/statefulsets',

@@ -1,5 +1,6 @@
 import { mockCredentials } from '@backstage/backend-test-utils';
 import type { KubeGateways, LocatedCluster } from '../kubernetes';
+import { statefulSetReport } from '../__testUtils__/orphanReports';
 import { FleetLeftBehindReader } from './FleetLeftBehind';
 import type { FoundGroup } from './leftBehindGroups';
 
@@ -61,21 +62,7 @@ describe('FleetLeftBehindReader, reading volumes', () => {
       evidence: 'lineage',
       claimants,
       crowded: false,
-      report: {
-        name,
-        namespace: 'shop',
-        uid: `deleted-${name}`,
-        replicas: 0,
-        ordinals: { start: 0, end: 0 },
-        readyReplicas: 0,
-        retentionPolicy: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-        templates: ['data'],
-        orphans: [],
-        inUse: [],
-        kept: [],
-        reclaimableBytes: 0,
-        retainedBytes: 0,
-      },
+      report: statefulSetReport('shop', name, [], { replicas: 0 }),
     };
   }
 

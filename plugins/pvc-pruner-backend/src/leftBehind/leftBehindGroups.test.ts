@@ -67,6 +67,15 @@ function pod(claimName: string): V1Pod {
   };
 }
 
+/** Pod data-orders-db with generic ephemeral volume 3: Kubernetes names its claim data-orders-db-3. */
+const ephemeralVolumeUser = podAsTheRuleReadsIt({
+  metadata: { name: 'data-orders-db', namespace: NS },
+  spec: {
+    containers: [],
+    volumes: [{ name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } }],
+  },
+});
+
 function lineage(
   claimName: string,
   overrides: Partial<ClaimLineage> = {},
@@ -144,17 +153,7 @@ describe('leftBehindIn, with lineage', () => {
     [
       'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
       {
-        pods: [
-          podAsTheRuleReadsIt({
-            metadata: { name: 'data-orders-db', namespace: NS },
-            spec: {
-              containers: [],
-              volumes: [
-                { name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } },
-              ],
-            },
-          }),
-        ],
+        pods: [ephemeralVolumeUser],
       },
     ],
     [
@@ -353,17 +352,7 @@ describe('leftBehindIn, without lineage', () => {
     [
       'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
       {
-        pods: [
-          podAsTheRuleReadsIt({
-            metadata: { name: 'data-orders-db', namespace: NS },
-            spec: {
-              containers: [],
-              volumes: [
-                { name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } },
-              ],
-            },
-          }),
-        ],
+        pods: [ephemeralVolumeUser],
       },
     ],
     [
