@@ -128,6 +128,24 @@ async function groupsShown(
   return section.groups;
 }
 
+describe('LeftBehindFinder, recorded claimants', () => {
+  it('says which recorded claimants the catalog no longer has', async () => {
+    const { finder } = finderOver(
+      recorded('orders-db', 1, ['component:default/ledger-old', ORDERS]),
+    );
+    const { clusters } = await finder.findForEntity(
+      workloadEntityOf(orders)!,
+      {},
+      async groups => groups.map(() => ({ refused: [], crowded: false })),
+    );
+    const [section] = clusters;
+    expect(section.ok && section.groups[0]).toMatchObject({
+      claimants: ['component:default/ledger-old', ORDERS],
+      claimantsNotInCatalog: ['component:default/ledger-old'],
+    });
+  });
+});
+
 describe('LeftBehindFinder, reading volumes', () => {
   it('reads the volumes of the groups shown only, after the permission check, not those of groups withheld', async () => {
     const { finder, reads } = finderOver([

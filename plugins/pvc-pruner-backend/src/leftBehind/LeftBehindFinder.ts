@@ -133,7 +133,7 @@ export class LeftBehindFinder {
         }).slice(0, MAX_GROUPS_PER_NAMESPACE);
       })
     ).flat();
-    return found;
+    return found.map(group => withClaimantsNotInCatalog(group, index));
   }
 
   /** The namespaces of a cluster where an entity may have claims left behind. */
@@ -234,6 +234,15 @@ export class LeftBehindFinder {
       reports = await this.deps.annotator.annotate(gateway.cluster, reports);
     return groups.map((g, i) => ({ ...g, report: reports[i] }));
   }
+}
+
+/** The group, saying which of its (recorded) claimants the catalog no longer has. */
+function withClaimantsNotInCatalog(
+  group: FoundGroup,
+  index: ClaimantIndex,
+): FoundGroup {
+  const gone = group.claimants.filter(ref => !index.get(ref));
+  return gone.length > 0 ? { ...group, claimantsNotInCatalog: gone } : group;
 }
 
 /** A group as the wire has it. */

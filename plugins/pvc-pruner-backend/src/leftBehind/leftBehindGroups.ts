@@ -48,6 +48,8 @@ export interface FoundGroup {
   lastSeenAt?: string;
   /** Sorted entity refs; at most MAX_CLAIMANTS + 1. */
   claimants: string[];
+  /** Recorded claimants the catalog no longer has, sorted (set by the finder, which reads the catalog). */
+  claimantsNotInCatalog?: string[];
   /** More claimants than anyone may be checked on, or a recorded list that is not whole: shown to and pruned by nobody. */
   crowded: boolean;
   nameEvidence?: {
