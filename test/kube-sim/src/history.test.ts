@@ -108,6 +108,30 @@ describe('ApiHistory', () => {
     expect(missing.request.status).toBe(404);
   });
 
+  it('counts a pod that references the claim through a generic ephemeral volume (named <pod>-<volume>) as mounting it', async () => {
+    sim.store.create(
+      'pods',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'data-web', namespace: 'default' },
+        spec: {
+          containers: [{ name: 'c', image: 'busybox' }],
+          volumes: [
+            { name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } },
+          ],
+        },
+      }),
+    );
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    expect((await call('DELETE', `${claims}/data-web-3`)).ok).toBe(true);
+    const [deletion] = sim.history!.claimDeletions();
+    expect(deletion).toMatchObject({
+      inUse: true,
+      pods: [{ name: 'data-web' }],
+    });
+  });
+
   it("records the claim's volume as the delete met it: its reclaim policy and the claim its claimRef names", async () => {
     const claim = sim.store.create(
       'persistentvolumeclaims',

@@ -214,9 +214,14 @@ const PV = 'persistentvolumes';
 const HPAS = 'autoscaling/horizontalpodautoscalers';
 const WRITES = new Set(['create', 'update', 'patch', 'delete']);
 
+/** The claims a pod references: by name, and those of its generic ephemeral volumes (`<pod>-<volume>`). */
 function claimNamesOf(pod: KubeObject): string[] {
   return (pod.spec?.volumes ?? [])
-    .map((v: any) => v?.persistentVolumeClaim?.claimName)
+    .map((v: any) =>
+      v?.ephemeral
+        ? `${pod.metadata.name}-${v.name}`
+        : v?.persistentVolumeClaim?.claimName,
+    )
     .filter((n: unknown): n is string => typeof n === 'string');
 }
 

@@ -21,6 +21,11 @@ const deleted = () =>
     uid: 'gone',
     templates: ['data'],
   });
+/** The simulator's gateway, with watches that bring nothing. */
+const laggingGateway = () =>
+  Object.assign(Object.create(gateway), {
+    watchOne: async () => () => {},
+  }) as KubeGateway;
 const start = (g = gateway) =>
   DeletedStatefulSetGuard.of(deleted()).start(g, 'shop', name);
 
@@ -59,9 +64,7 @@ describe('DeletedStatefulSetGuard', () => {
   });
 
   it('catches the new StatefulSet in its live read when the watch has not brought it yet', async () => {
-    const lagging = Object.assign(Object.create(gateway), {
-      watchOne: async () => () => {},
-    }) as KubeGateway;
+    const lagging = laggingGateway();
     guard = await start(lagging);
     sim.store.create(
       'apps/statefulsets',
@@ -85,5 +88,35 @@ describe('DeletedStatefulSetGuard', () => {
     await expect(
       DeletedStatefulSetGuard.of(deleted()).start(gateway, 'shop', 'other'),
     ).rejects.toThrow(/not shop\//);
+  });
+
+  describe('for claims known by name and labels, whose names read as more than one StatefulSet', () => {
+    /** data-<name>-0 also reads as ordinal 0 of `other`, template data-… */
+    const other = () => `other-of-${name}`;
+    const startReading = (g = gateway) =>
+      DeletedStatefulSetGuard.of(deleted(), [other()]).start(g, 'shop', name);
+
+    it('stops the job once a StatefulSet of another reading’s name is created, from its watch', async () => {
+      guard = await startReading();
+      sim.store.create(
+        'apps/statefulsets',
+        statefulSet(other(), { replicas: 1 }, 'shop'),
+      );
+      await settle();
+      expect(guard.abortReason).toMatch(
+        `StatefulSet shop/${other()} exists, a name these claims' names also read as`,
+      );
+    });
+
+    it('catches it in the live read before each batch when the watch has not brought it yet', async () => {
+      const lagging = laggingGateway();
+      guard = await startReading(lagging);
+      sim.store.create(
+        'apps/statefulsets',
+        statefulSet(other(), { replicas: 1 }, 'shop'),
+      );
+      await guard.confirmLive(lagging);
+      expect(guard.abortReason).toMatch(`StatefulSet shop/${other()} exists`);
+    });
   });
 });

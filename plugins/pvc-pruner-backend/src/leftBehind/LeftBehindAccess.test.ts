@@ -3,7 +3,7 @@ import { Entity, stringifyEntityRef } from '@backstage/catalog-model';
 import { InputError, NotAllowedError } from '@backstage/errors';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
-import type { KubeGateway } from '../kubernetes';
+import { ClusterRequestError, type KubeGateway } from '../kubernetes';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import {
   NamespaceOwners,
@@ -29,8 +29,12 @@ const grabber = componentEntity('grabber', {
 });
 const ref = (e: Entity) => stringifyEntityRef(e);
 
-function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
-  const permissions = permissionsOn(mine);
+function access(
+  mine: Entity[],
+  groups: FoundGroup[] = [group()],
+  basic: string[] = [],
+) {
+  const permissions = permissionsOn(mine, basic);
   const workloads = new WorkloadCatalog({
     catalog: catalogServiceMock({ entities: [orders, ledger, grabber] }),
     auth: mockServices.auth(),
@@ -194,5 +198,82 @@ describe('LeftBehindAccess.authorizePrune', () => {
     ).resolves.toBeDefined();
     // A lineage request cannot prune a guessed group, nor the other way round.
     await expect(authorize([ledger], {}, guessed)).rejects.toThrow(InputError);
+  });
+
+  it('has the job watch, and read before each batch, every StatefulSet name the claims’ names read as', async () => {
+    const guessed = [
+      group({
+        evidence: 'name-and-labels',
+        statefulSet: { name: 'ledger-db' },
+        nameEvidence: {
+          template: 'data',
+          labels: {},
+          otherParses: [{ template: 'data-ledger', statefulSet: 'db' }],
+        },
+      }),
+    ];
+    const { subject } = await authorize(
+      [ledger],
+      {
+        leftBy: {
+          evidence: 'name-and-labels',
+          typedNames: ['data-ledger-db-0'],
+        },
+      },
+      guessed,
+    );
+    const watched: string[] = [];
+    const read: string[] = [];
+    const cluster = {
+      cluster: 'prod',
+      watchOne: async (_: string, where: { name: string }) => {
+        watched.push(where.name);
+        return () => {};
+      },
+      readStatefulSet: async (_: string, name: string) => {
+        read.push(name);
+        throw new ClusterRequestError('prod', 'not found', 404);
+      },
+    } as unknown as KubeGateway;
+    const guard = await subject!.start(cluster, 'payments', 'ledger-db');
+    expect(watched.sort()).toEqual(['db', 'ledger-db']);
+    expect(read.sort()).toEqual(['db', 'ledger-db']);
+    expect(guard.abortReason).toBeUndefined();
+  });
+
+  describe('a recorded claimant that left the catalog (removed, renamed, or its Kubernetes annotations dropped)', () => {
+    /** ledger's claims as recorded when the entity was still called ledger-old; ledger claims them by labels. */
+    const renamed = [
+      group({ claimants: ['component:default/ledger-old', ref(ledger)] }),
+    ];
+
+    it('is hidden from who may read only the claimant still in the catalog', async () => {
+      const [verdict] = await access([ledger], renamed).readable(
+        GUEST,
+        renamed,
+      );
+      expect(verdict.refused).toEqual(['component:default/ledger-old']);
+    });
+
+    it('is not pruned by the remaining claimant alone: the prune needs pvc-pruner.unowned.prune, and the refusal says why', async () => {
+      await expect(authorize([ledger], {}, renamed)).rejects.toThrow(
+        'StatefulSet payments/ledger-db in cluster "prod" was recorded as claimed by component:default/ledger-old, no longer in the catalog (removed, renamed, or its Kubernetes annotations dropped), so its owners cannot be asked: pruning it needs pvc-pruner.unowned.prune',
+      );
+    });
+
+    it('is pruned by who holds pvc-pruner.unowned.prune and prune on the remaining claimants, and the gone one stays authorized for the job', async () => {
+      const authorized = await access([ledger], renamed, [
+        'pvc-pruner.unowned.prune',
+      ]).authorizePrune({
+        request: request(),
+        target,
+        credentials: GUEST,
+        gateway,
+      });
+      expect(authorized.alsoClaimedBy).toEqual([
+        'component:default/ledger-old',
+        ref(ledger),
+      ]);
+    });
   });
 });

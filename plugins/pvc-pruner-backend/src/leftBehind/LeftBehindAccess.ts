@@ -141,7 +141,10 @@ export class LeftBehindAccess {
       alsoClaimedBy: group.claimants,
     });
     return {
-      subject: DeletedStatefulSetGuard.of(deleted),
+      subject: DeletedStatefulSetGuard.of(
+        deleted,
+        group.nameEvidence?.otherParses.map(p => p.statefulSet),
+      ),
       alsoClaimedBy: group.claimants,
       guards: [
         LeftBehindClaimantsGuard.factory(

@@ -22,6 +22,7 @@ import {
   claimAsTheRuleReadsIt,
   claimWithLabels,
   podAsTheRuleReadsIt,
+  volumeAsTheRuleReadsIt,
   withVolumes,
 } from '../orphans/orphanRule';
 import type { ClaimantIndex } from '../ownership';
@@ -33,8 +34,12 @@ const MAX_NAMESPACES = 50;
 const MAX_LINEAGE_ROWS = 5000;
 /** Groups shown per cluster. */
 const MAX_GROUPS = 100;
+/** Groups found per namespace, before any permission check (finding them reads nothing more). */
+const MAX_GROUPS_PER_NAMESPACE = 200;
 const NAMESPACE_CONCURRENCY = 4;
 const VOLUME_READ_CONCURRENCY = 16;
+/** Volumes read one GET each without a watch cache; more are read with one list of the cluster's volumes. */
+const MAX_VOLUME_GETS = 20;
 /** Refused claimants named per cluster. */
 const NAMED_REFUSED = 20;
 
@@ -87,7 +92,9 @@ export class LeftBehindFinder {
 
   /**
    * Every group of left-behind claims in these namespaces of the gateway's
-   * cluster, from its synced watch cache when given, else live.
+   * cluster (at most MAX_GROUPS_PER_NAMESPACE each), from its synced watch
+   * cache when given, else live; without their volumes and costs, which
+   * are read (withVolumesAndCosts) only for the groups a caller is shown.
    */
   async groupsIn(
     gateway: KubeGateway,
@@ -123,10 +130,10 @@ export class LeftBehindFinder {
           lineage,
           autoscalers,
           claimantsByLabels: claimantsByLabels(index, cluster, namespace),
-        });
+        }).slice(0, MAX_GROUPS_PER_NAMESPACE);
       })
     ).flat();
-    return this.withVolumesAndCosts(gateway, found, cache);
+    return found.map(group => withClaimantsNotInCatalog(group, index));
   }
 
   /** The groups of claims a deleted StatefulSet of this name left in a namespace of the cluster. */
@@ -198,7 +205,15 @@ export class LeftBehindFinder {
               cache,
             )
           ).filter(g => g.claimants.includes(target.entityRef));
-          return sectionOf(details.name, groups, await admit(groups));
+          const section = sectionOf(groups, await admit(groups));
+          return {
+            cluster: details.name,
+            ok: true,
+            groups: (
+              await this.withVolumesAndCosts(gateway, section.shown, cache)
+            ).map(wireGroup),
+            ...(section.withheld ? { withheld: section.withheld } : {}),
+          };
         } catch (e) {
           return errorSection(details.name, e);
         }
@@ -207,11 +222,18 @@ export class LeftBehindFinder {
     return { entityRef: target.entityRef, clusters: sections };
   }
 
-  private async withVolumesAndCosts(
+  /**
+   * The groups with their orphans' volumes, costs and first sightings: from
+   * the watch cache when given, else one GET per volume up to
+   * MAX_VOLUME_GETS, and one (paginated, capped) list of the cluster's
+   * volumes beyond.
+   */
+  async withVolumesAndCosts(
     gateway: KubeGateway,
     groups: FoundGroup[],
     cache?: ClusterCache,
   ): Promise<FoundGroup[]> {
+    if (groups.length === 0) return [];
     const names = [
       ...new Set(
         groups.flatMap(g =>
@@ -219,16 +241,21 @@ export class LeftBehindFinder {
         ),
       ),
     ];
-    const read = await mapLimited(names, VOLUME_READ_CONCURRENCY, async name =>
-      cache ? cache.volumes.get(undefined, name) : gateway.readVolume(name),
-    );
-    const volumes = new Map<string, V1PersistentVolume>();
-    read.forEach((pv, i) => pv && volumes.set(names[i], pv));
+    const volumes = await volumesNamed(gateway, names, cache);
     let reports = groups.map(g => withVolumes(g.report, volumes));
     if (this.deps.annotator)
       reports = await this.deps.annotator.annotate(gateway.cluster, reports);
     return groups.map((g, i) => ({ ...g, report: reports[i] }));
   }
+}
+
+/** The group, saying which of its (recorded) claimants the catalog no longer has. */
+function withClaimantsNotInCatalog(
+  group: FoundGroup,
+  index: ClaimantIndex,
+): FoundGroup {
+  const gone = group.claimants.filter(ref => !index.get(ref));
+  return gone.length > 0 ? { ...group, claimantsNotInCatalog: gone } : group;
 }
 
 /** A group as the wire has it. */
@@ -237,19 +264,47 @@ export function wireGroup(group: FoundGroup): LeftBehindGroup {
   return wire;
 }
 
+async function volumesNamed(
+  gateway: KubeGateway,
+  names: string[],
+  cache?: ClusterCache,
+): Promise<Map<string, V1PersistentVolume>> {
+  const volumes = new Map<string, V1PersistentVolume>();
+  if (names.length === 0) return volumes;
+  if (cache || names.length <= MAX_VOLUME_GETS) {
+    const read = await mapLimited(names, VOLUME_READ_CONCURRENCY, async name =>
+      cache ? cache.volumes.get(undefined, name) : gateway.readVolume(name),
+    );
+    read.forEach((pv, i) => pv && volumes.set(names[i], pv));
+    return volumes;
+  }
+  const wanted = new Set(names);
+  const { items } = await gateway.listCollection<V1PersistentVolume>(
+    'persistentvolumes',
+    volumeAsTheRuleReadsIt,
+  );
+  for (const pv of items)
+    if (wanted.has(pv.metadata?.name ?? ''))
+      volumes.set(pv.metadata!.name!, pv);
+  return volumes;
+}
+
+/** The groups shown (at most MAX_GROUPS) and what is said of the others. */
 function sectionOf(
-  cluster: string,
   groups: FoundGroup[],
   verdicts: Array<{ refused: string[]; crowded: boolean }>,
-): ClusterLeftBehind {
-  const shown: LeftBehindGroup[] = [];
+): {
+  shown: FoundGroup[];
+  withheld?: Extract<ClusterLeftBehind, { ok: true }>['withheld'];
+} {
+  const shown: FoundGroup[] = [];
   const refused = new Set<string>();
   let withheld = 0;
   let overClaimed = 0;
   groups.forEach((g, i) => {
     const verdict = verdicts[i];
     if (verdict.refused.length === 0 && !verdict.crowded) {
-      if (shown.length < MAX_GROUPS) shown.push(wireGroup(g));
+      if (shown.length < MAX_GROUPS) shown.push(g);
       return;
     }
     withheld++;
@@ -257,9 +312,7 @@ function sectionOf(
     else verdict.refused.forEach(r => refused.add(r));
   });
   return {
-    cluster,
-    ok: true,
-    groups: shown,
+    shown,
     ...(withheld
       ? {
           withheld: {

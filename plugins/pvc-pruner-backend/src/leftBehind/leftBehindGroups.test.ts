@@ -1,9 +1,11 @@
 import type {
+  V1OwnerReference,
   V1PersistentVolumeClaim,
   V1Pod,
   V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { ClaimLineage } from '../lineage';
+import { claimWithLabels, podAsTheRuleReadsIt } from '../orphans/orphanRule';
 import { FoundGroup, leftBehindIn, LeftBehindInput } from './leftBehindGroups';
 import { claimNameParses } from './leftBehindRule';
 
@@ -16,6 +18,7 @@ function claim(
     uid?: string;
     labels?: Record<string, string>;
     deleting?: boolean;
+    owners?: V1OwnerReference[];
   } = {},
 ): V1PersistentVolumeClaim {
   return {
@@ -25,6 +28,7 @@ function claim(
       uid: options.uid ?? `uid-${name}`,
       resourceVersion: '1',
       labels: options.labels ?? LABELS,
+      ...(options.owners ? { ownerReferences: options.owners } : {}),
       ...(options.deleting
         ? {
             deletionTimestamp: new Date(),
@@ -62,6 +66,15 @@ function pod(claimName: string): V1Pod {
     },
   };
 }
+
+/** Pod data-orders-db with generic ephemeral volume 3: Kubernetes names its claim data-orders-db-3. */
+const ephemeralVolumeUser = podAsTheRuleReadsIt({
+  metadata: { name: 'data-orders-db', namespace: NS },
+  spec: {
+    containers: [],
+    volumes: [{ name: '3', ephemeral: { volumeClaimTemplate: { spec: {} } } }],
+  },
+});
 
 function lineage(
   claimName: string,
@@ -137,6 +150,12 @@ describe('leftBehindIn, with lineage', () => {
       { statefulSets: [statefulSet('orders-db', 'new-uid', 0)] },
     ],
     ['a pod references it', { pods: [pod('data-orders-db-3')] }],
+    [
+      'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
+      {
+        pods: [ephemeralVolumeUser],
+      },
+    ],
     [
       'it is being deleted',
       { claims: [claim('data-orders-db-3', { deleting: true })] },
@@ -230,6 +249,68 @@ describe('leftBehindIn, with lineage', () => {
   });
 });
 
+describe('leftBehindIn, for a claim something owns', () => {
+  const owner = (kind: string, apiVersion: string, uid: string) => ({
+    kind,
+    apiVersion,
+    name: 'x',
+    uid,
+    controller: true,
+  });
+  /** As the finder and the watch cache read it. */
+  const owned = (owners: V1OwnerReference[]) => [
+    claimWithLabels(claim('data-orders-db-3', { owners })),
+  ];
+
+  describe.each([
+    ['with lineage', undefined],
+    ['without lineage', new Map()],
+  ])('%s', (_, lineageOverride) => {
+    const findOwned = (
+      owners: V1OwnerReference[],
+      overrides: Partial<LeftBehindInput> = {},
+    ) =>
+      names(
+        find({
+          claims: owned(owners),
+          ...(lineageOverride ? { lineage: lineageOverride } : {}),
+          ...overrides,
+        }),
+      );
+
+    it.each([
+      [
+        'an operator’s resource (a hibernated CloudNativePG Cluster keeps its claims, unmounted)',
+        owner('Cluster', 'postgresql.cnpg.io/v1', 'cluster-uid'),
+      ],
+      [
+        'a pod (a generic ephemeral volume’s claim)',
+        owner('Pod', 'v1', 'pod-uid'),
+      ],
+      [
+        'a kind named StatefulSet of another API group',
+        owner('StatefulSet', 'example.com/v1', 'sts-other'),
+      ],
+    ])('never offers a claim owned by %s', (_what, ownerRef) => {
+      expect(findOwned([ownerRef])).toEqual([]);
+    });
+
+    it('never offers a claim owned by a StatefulSet that exists, whatever its name', () => {
+      expect(
+        findOwned([owner('StatefulSet', 'apps/v1', 'sts-other')], {
+          statefulSets: [statefulSet('other', 'sts-other')],
+        }),
+      ).toEqual([]);
+    });
+
+    it('offers a claim owned only by a StatefulSet that no longer exists', () => {
+      expect(
+        findOwned([owner('StatefulSet', 'apps/v1', 'deleted-orders-db')]),
+      ).toEqual(['data-orders-db-3']);
+    });
+  });
+});
+
 describe('leftBehindIn, without lineage', () => {
   const unrecorded = (overrides: Partial<LeftBehindInput> = {}) =>
     find({ lineage: new Map(), ...overrides });
@@ -268,6 +349,12 @@ describe('leftBehindIn, without lineage', () => {
       { statefulSets: [statefulSet('db', 'x', 1)] },
     ],
     ['a pod references it', { pods: [pod('data-orders-db-3')] }],
+    [
+      'a pod references it through a generic ephemeral volume (pod data-orders-db, volume 3)',
+      {
+        pods: [ephemeralVolumeUser],
+      },
+    ],
     [
       'it is being deleted',
       { claims: [claim('data-orders-db-3', { deleting: true })] },

@@ -48,6 +48,8 @@ export interface FoundGroup {
   lastSeenAt?: string;
   /** Sorted entity refs; at most MAX_CLAIMANTS + 1. */
   claimants: string[];
+  /** Recorded claimants the catalog no longer has, sorted (set by the finder, which reads the catalog). */
+  claimantsNotInCatalog?: string[];
   /** More claimants than anyone may be checked on, or a recorded list that is not whole: shown to and pruned by nobody. */
   crowded: boolean;
   nameEvidence?: {
@@ -60,6 +62,25 @@ export interface FoundGroup {
 }
 
 const labelsOf = (c: V1PersistentVolumeClaim) => c.metadata?.labels ?? {};
+
+/**
+ * Whether an owner other than a deleted StatefulSet holds the claim: any
+ * object but a StatefulSet (an operator's resource, such as a CloudNativePG
+ * Cluster that keeps its claims while hibernated, or the pod of a generic
+ * ephemeral volume), or a StatefulSet that exists. Such a claim was not
+ * left behind; its owner, or the garbage collector, deals with it.
+ */
+function heldByAnOwner(
+  claim: V1PersistentVolumeClaim,
+  liveUids: ReadonlySet<string | undefined>,
+): boolean {
+  return (claim.metadata?.ownerReferences ?? []).some(
+    owner =>
+      owner.kind !== 'StatefulSet' ||
+      !owner.apiVersion?.startsWith('apps/') ||
+      liveUids.has(owner.uid),
+  );
+}
 
 /** The labels every claim carries with the same value. */
 function commonLabels(claims: V1PersistentVolumeClaim[]) {
@@ -100,7 +121,7 @@ function onlyClaims(
  * The claims deleted StatefulSets left in one namespace, grouped by
  * StatefulSet. With lineage: a claim whose lineage names a StatefulSet
  * (by uid) that no longer exists, when no StatefulSet of that name exists
- * now (one created again is judged by the orphan rule instead), no pod
+ * now, nothing but a deleted StatefulSet owns it (one created again is judged by the orphan rule instead), no pod
  * references it and it is not being deleted. Without lineage: a claim whose
  * name reads as `<template>-<name>-<ordinal>` under no existing
  * StatefulSet, in any of the ways it reads, whose labels some entity's
@@ -124,6 +145,7 @@ export function leftBehindIn(input: LeftBehindInput): FoundGroup[] {
   const unrecorded: V1PersistentVolumeClaim[] = [];
   for (const claim of input.claims) {
     if (claim.metadata?.namespace !== namespace) continue;
+    if (heldByAnOwner(claim, liveUids)) continue;
     const lineage = input.lineage.get(claim.metadata?.uid ?? '');
     if (!lineage) {
       unrecorded.push(claim);

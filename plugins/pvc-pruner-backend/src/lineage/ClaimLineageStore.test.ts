@@ -88,6 +88,26 @@ describe.each(databases.eachSupportedId())(
       expect(await store.namespacesWithLineage('demo', 1)).toEqual(['billing']);
     });
 
+    it('lists the namespaces with lineage most recently seen first, and only the one asked for, whatever its place', async () => {
+      const store = await storeOf();
+      await store.record([lineage('old', { namespace: 'archive' })]);
+      clock = days(1);
+      await store.record([
+        lineage('new', { namespace: 'zoo' }),
+        lineage('new2', { namespace: 'shop' }),
+      ]);
+      expect(await store.namespacesWithLineage('demo', 2)).toEqual([
+        'shop',
+        'zoo',
+      ]);
+      expect(await store.namespacesWithLineage('demo', 1, 'archive')).toEqual([
+        'archive',
+      ]);
+      expect(await store.namespacesWithLineage('demo', 1, 'nowhere')).toEqual(
+        [],
+      );
+    });
+
     /** The SQL `fn` sends. */
     async function sqlOf(fn: () => Promise<unknown>) {
       const statements: string[] = [];

@@ -268,7 +268,9 @@ export class ClaimLineageStore {
    * The recorded claims of a cluster whose claimants include this entity,
    * at most `limit` of them, most recently seen first. Matched by text in
    * the database and then exactly here, so a ref that only contains this
-   * one is never taken for it.
+   * one is never taken for it. No index serves the text match: it reads the
+   * cluster's rows, which retention bounds (a table of claimants, keyed by
+   * entity ref, would make it an index lookup).
    */
   async lineageClaimedBy(
     cluster: string,
@@ -284,15 +286,25 @@ export class ClaimLineageStore {
     return rows.map(lineageOfRow).filter(l => l.claimants.includes(entityRef));
   }
 
-  /** The namespaces of a cluster where claims have lineage, at most `limit`, by name. */
+  /**
+   * The namespaces of a cluster where claims have lineage (only `namespace`,
+   * when given), at most `limit`: those where a scan saw a StatefulSet
+   * most recently first, then by name.
+   */
   async namespacesWithLineage(
     cluster: string,
     limit: number,
+    namespace?: string,
   ): Promise<string[]> {
-    const rows = await this.db<LineageRow>(LINEAGE)
+    const rows: Array<{ namespace: string }> = await this.db(LINEAGE)
       .where('cluster', cluster)
-      .distinct('namespace')
-      .orderBy('namespace')
+      .modify(q => {
+        if (namespace !== undefined) q.where('namespace', namespace);
+      })
+      .select('namespace')
+      .max({ seen: 'last_seen_at' })
+      .groupBy('namespace')
+      .orderBy([{ column: 'seen', order: 'desc' }, { column: 'namespace' }])
       .limit(limit);
     return rows.map(r => r.namespace);
   }

@@ -73,3 +73,32 @@ describe('CachedClassifier and the namespace’s other StatefulSets', () => {
     expect(again.kept.map(k => k.reason)).toEqual(['name-also-fits']);
   });
 });
+
+describe('CachedClassifier and generic ephemeral volumes', () => {
+  it('keeps a claim a pod of the cache references through a generic ephemeral volume (named <pod>-<volume>)', () => {
+    const cache = cacheHolding(['data-db-1']);
+    // Pod "data-db" with ephemeral volume "1": its claim is data-db-1, which also reads as ordinal 1 of db.
+    cache.pods.replace([
+      WATCH_CACHE_TRIMMERS.pod({
+        metadata: { name: 'data-db', namespace: 'shop' },
+        spec: {
+          containers: [],
+          volumes: [
+            {
+              name: '1',
+              ephemeral: { volumeClaimTemplate: { spec: {} } },
+            },
+          ],
+        },
+      }),
+    ]);
+    const report = new CachedClassifier('keep').classify(
+      cache,
+      statefulSet('db', { replicas: 1 }, 'shop') as any,
+    );
+    expect(report.orphans).toEqual([]);
+    expect(report.kept.map(k => [k.name, k.reason])).toEqual([
+      ['data-db-1', 'mounted-by-pod'],
+    ]);
+  });
+});

@@ -260,6 +260,37 @@ describe('classifyClaims (the orphan rule)', () => {
     });
   });
 
+  it('keeps a claim a pod references through a generic ephemeral volume, which Kubernetes names <pod>-<volume>, as the pod is read', () => {
+    const ephemeralUser: V1Pod = {
+      metadata: { name: 'data-orders-db', namespace: NS },
+      spec: {
+        containers: [],
+        volumes: [
+          {
+            name: '3',
+            ephemeral: {
+              volumeClaimTemplate: {
+                spec: { accessModes: ['ReadWriteOnce'] },
+              },
+            },
+          },
+        ],
+      },
+    };
+    const result = run({
+      // data-orders-db-3 also reads as ordinal 3 of db's template data-orders.
+      statefulSet: sts('db', { replicas: 2, templates: ['data-orders'] }),
+      claims: [claim('data-orders-db-3')],
+      pods: [podAsTheRuleReadsIt(ephemeralUser)],
+    });
+    expect(result.orphans).toEqual([]);
+    expect(result.kept[0]).toMatchObject({
+      name: 'data-orders-db-3',
+      reason: 'mounted-by-pod',
+      pods: [{ name: 'data-orders-db', terminating: false }],
+    });
+  });
+
   it('ignores pods in other namespaces', () => {
     const result = run({
       statefulSet: sts('web', { replicas: 0 }),

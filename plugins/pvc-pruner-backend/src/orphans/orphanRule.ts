@@ -14,6 +14,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { WatchCacheTrimmers } from '../kubernetes';
+import { claimNamesOfPod } from '../kubernetes/podClaims';
 import {
   autoscalerReach,
   autoscalersOf,
@@ -52,13 +53,11 @@ export function isPaused(sts: V1StatefulSet): boolean {
   );
 }
 
-/** Pods (running or terminating) that reference each claim, by claim name. */
+/** Pods (running or terminating) that reference each claim, by claim name (generic ephemeral volumes included). */
 export function podsByClaim(pods: V1Pod[]): Map<string, V1Pod[]> {
   const byClaim = new Map<string, V1Pod[]>();
   for (const pod of pods) {
-    for (const volume of pod.spec?.volumes ?? []) {
-      const claim = volume.persistentVolumeClaim?.claimName;
-      if (!claim) continue;
+    for (const claim of claimNamesOfPod(pod)) {
       const users = byClaim.get(claim);
       if (users) users.push(pod);
       else byClaim.set(claim, [pod]);
@@ -108,7 +107,11 @@ export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
     },
     spec: spec && {
       containers: [],
-      volumes: spec.volumes?.filter(v => v.persistentVolumeClaim),
+      // A generic ephemeral volume's claim is named after the pod and the volume; its template is not read.
+      volumes: spec.volumes?.flatMap(v => {
+        if (v.persistentVolumeClaim) return [v];
+        return v.ephemeral ? [{ name: v.name, ephemeral: {} }] : [];
+      }),
     },
   };
 }
@@ -166,17 +169,39 @@ export function volumeAsTheRuleReadsIt(
   };
 }
 
+/** Owner references kept per claim: a claim has one controller, and rarely more owners. */
+const MAX_OWNER_REFERENCES = 10;
+
 /**
- * The claim as the rule reads it, with its labels: they decide which
- * entities claim a claim a deleted StatefulSet left (see leftBehind/).
+ * The claim as the rule reads it, with its labels and owners: the labels
+ * decide which entities claim a claim a deleted StatefulSet left, and an
+ * owner other than a deleted StatefulSet shows it was not left (see
+ * leftBehind/).
  */
 export function claimWithLabels(
   claim: V1PersistentVolumeClaim,
 ): V1PersistentVolumeClaim {
   const trimmed = claimAsTheRuleReadsIt(claim);
+  const owners = claim.metadata?.ownerReferences;
   return {
     ...trimmed,
-    metadata: { ...trimmed.metadata, labels: claim.metadata?.labels },
+    metadata: {
+      ...trimmed.metadata,
+      labels: claim.metadata?.labels,
+      ...(owners
+        ? {
+            ownerReferences: owners
+              .slice(0, MAX_OWNER_REFERENCES)
+              .map(({ apiVersion, kind, name, uid, controller }) => ({
+                apiVersion,
+                kind,
+                name,
+                uid,
+                controller,
+              })),
+          }
+        : {}),
+    },
   };
 }
 

@@ -61,24 +61,29 @@ function nameOf(cluster: string, sts: V1StatefulSet) {
 
 /**
  * The StatefulSet's claimants in `index`, with the entity a request goes
- * through among them even if the read is older than that entity.
+ * through among them even if the read is older than that entity, and the
+ * recorded claimants (`alsoClaimedBy`) that are not in `index` (`gone`).
  */
 function claimantsWith(
   index: ClaimantIndex,
   item: ClaimedStatefulSet,
   through?: EntityWorkloadTarget,
   alsoClaimedBy: readonly string[] = [],
-): WorkloadEntity[] {
+): { claimants: WorkloadEntity[]; gone: string[] } {
   const claimants = index.claimantsOf(item.cluster, item.statefulSet);
-  // Recorded claimants still in the catalog; one that left it cannot be asked about.
-  for (const ref of alsoClaimedBy) {
-    const entity = index.get(ref);
-    if (entity && !claimants.some(c => c.entityRef === ref))
-      claimants.push(entity);
-  }
   if (through && !claimants.some(c => c.entityRef === through.entityRef))
     claimants.push({ ...through, owner: ownerOf(through.entity) });
-  return claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1));
+  const gone = new Set<string>();
+  for (const ref of alsoClaimedBy) {
+    if (claimants.some(c => c.entityRef === ref)) continue;
+    const entity = index.get(ref);
+    if (entity) claimants.push(entity);
+    else gone.add(ref);
+  }
+  return {
+    claimants: claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1)),
+    gone: [...gone].sort(),
+  };
 }
 
 /**
@@ -168,8 +173,8 @@ export class OwnershipChecks {
     if (items.length === 0) return [];
     const readable = options.readable ?? new Set<string>();
     const index = await this.deps.workloads.warm();
-    const claimants = items.map(item =>
-      claimantsWith(index, item, options.through),
+    const claimants = items.map(
+      item => claimantsWith(index, item, options.through).claimants,
     );
     const crowded = claimants.map(c => c.length > MAX_CLAIMANTS);
     const refused = await refusedReads(
@@ -201,7 +206,10 @@ export class OwnershipChecks {
    * selector other than the plain kubernetes-id vouches for it (or nothing
    * at all: no `target`); with the namespace binding on, the Namespace
    * names every claimant's owner. `index` is the catalog read to judge by
-   * (the warm one unless given).
+   * (the warm one unless given). A recorded claimant (`alsoClaimedBy`) not
+   * in it left the catalog (removed, renamed, or its Kubernetes annotations
+   * dropped): its owners cannot be asked, so the prune then needs
+   * `pvc-pruner.unowned.prune` too; it is never skipped.
    */
   async authorizePrune(options: {
     credentials: BackstageCredentials;
@@ -215,7 +223,7 @@ export class OwnershipChecks {
   }): Promise<AuthorizedPrune> {
     const { credentials, target, cluster, statefulSet } = options;
     const index = options.index ?? (await this.deps.workloads.warm());
-    const claimants = claimantsWith(
+    const { claimants, gone } = claimantsWith(
       index,
       { cluster, statefulSet },
       target,
@@ -223,7 +231,7 @@ export class OwnershipChecks {
     );
     const refs = claimants.map(c => c.entityRef);
     const what = nameOf(cluster, statefulSet);
-    if (refs.length > MAX_CLAIMANTS)
+    if (refs.length + gone.length > MAX_CLAIMANTS)
       throw new NotAllowedError(
         `${what} is claimed by more than ${MAX_CLAIMANTS} catalog entities (${listRefs(
           refs,
@@ -257,6 +265,16 @@ export class OwnershipChecks {
         }`,
       );
     if (!unownedPrune) {
+      if (gone.length > 0)
+        throw new NotAllowedError(
+          `${what} was recorded as claimed by ${listRefs(
+            gone,
+          )}, no longer in the catalog (removed, renamed, or its Kubernetes annotations dropped), so ${
+            gone.length === 1 ? 'its' : 'their'
+          } owners cannot be asked: pruning it needs ${
+            pvcPrunerUnownedPrunePermission.name
+          }`,
+        );
       if (!target)
         throw new NotAllowedError(
           `No catalog entity claims ${what}: pruning it needs ${pvcPrunerUnownedPrunePermission.name}`,
@@ -278,6 +296,6 @@ export class OwnershipChecks {
       statefulSet.metadata?.namespace ?? '',
       claimants,
     );
-    return { claimants: refs };
+    return { claimants: [...refs, ...gone].sort() };
   }
 }

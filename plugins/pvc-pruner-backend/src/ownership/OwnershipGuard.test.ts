@@ -37,10 +37,11 @@ function guards(allowed: string[] = ['component:default/orders']) {
   const permissions = mockServices.permissions.mock();
   permissions.authorize.mockImplementation(async requests =>
     requests.map(r => ({
-      result:
-        'resourceRef' in r && r.resourceRef && allowed.includes(r.resourceRef)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
+      result: allowed.includes(
+        'resourceRef' in r && r.resourceRef ? r.resourceRef : r.permission.name,
+      )
+        ? AuthorizeResult.ALLOW
+        : AuthorizeResult.DENY,
     })),
   );
   const workloads = new WorkloadCatalog({
@@ -194,5 +195,37 @@ describe('OwnershipGuards', () => {
     expect(guard.abortReason).toBe(
       'the job has no request to check who may prune this StatefulSet',
     );
+  });
+
+  describe('a recorded claimant (a deleted StatefulSet’s) no longer in the catalog', () => {
+    const leftBehind = {
+      ...request,
+      alsoClaimedBy: ['component:default/gone', 'component:default/orders'],
+    };
+
+    it('refuses as the job starts without pvc-pruner.unowned.prune, naming it', async () => {
+      const guard = await guards().factory.start({
+        job,
+        gateway,
+        statefulSet: () => labelled('orders'),
+        request: leftBehind,
+      });
+      expect(guard.abortReason).toMatch(
+        /refused it: .* was recorded as claimed by component:default\/gone, no longer in the catalog/,
+      );
+    });
+
+    it('with it, lets the job run, the recorded claimant counted among those authorized', async () => {
+      const guard = await guards([
+        'component:default/orders',
+        'pvc-pruner.unowned.prune',
+      ]).factory.start({
+        job,
+        gateway,
+        statefulSet: () => labelled('orders'),
+        request: leftBehind,
+      });
+      expect(guard.abortReason).toBeUndefined();
+    });
   });
 });

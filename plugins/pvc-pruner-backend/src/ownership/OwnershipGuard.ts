@@ -13,7 +13,7 @@ function refusing(reason: string): DeleteGuard {
 }
 
 /** The claimants of a StatefulSet by its labels, and those of `also` still in the catalog. */
-function claimantRefs(
+function catalogClaimants(
   index: ClaimantIndex,
   cluster: string,
   sts: V1StatefulSet,
@@ -22,6 +22,18 @@ function claimantRefs(
   const refs = new Set(index.claimantsOf(cluster, sts).map(e => e.entityRef));
   for (const ref of also) if (index.get(ref)) refs.add(ref);
   return [...refs].sort();
+}
+
+/** The claimants of a StatefulSet by its labels, and every one of `also` (recorded), in the catalog or not. */
+function claimantRefs(
+  index: ClaimantIndex,
+  cluster: string,
+  sts: V1StatefulSet,
+  also: readonly string[],
+): string[] {
+  return [
+    ...new Set([...catalogClaimants(index, cluster, sts, also), ...also]),
+  ].sort();
 }
 
 class OwnershipGuard implements DeleteGuard {
@@ -96,7 +108,7 @@ export class OwnershipGuards implements DeleteGuardFactory {
       const alsoClaimedBy = request.alsoClaimedBy ?? [];
       if (
         target &&
-        !claimantRefs(index, job.cluster, live, alsoClaimedBy).includes(
+        !catalogClaimants(index, job.cluster, live, alsoClaimedBy).includes(
           target.entityRef,
         )
       )

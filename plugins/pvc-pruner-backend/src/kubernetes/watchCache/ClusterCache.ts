@@ -6,6 +6,7 @@ import type {
   V1StatefulSet,
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
+import { claimNamesOfPod } from '../podClaims';
 import type { ClusterStaleness } from 'backstage-plugin-pvc-pruner-common';
 import type { KnownAutoscalers } from '../../autoscaling';
 import type { KubeResource } from '../apiPath';
@@ -26,13 +27,6 @@ export interface WatchCacheTrimmers {
   autoscaler: (hpa: V2HorizontalPodAutoscaler) => V2HorizontalPodAutoscaler;
 }
 
-const claimNamesOf = (pod: V1Pod) =>
-  (pod.spec?.volumes ?? []).flatMap(v =>
-    v.persistentVolumeClaim?.claimName
-      ? [v.persistentVolumeClaim.claimName]
-      : [],
-  );
-
 /**
  * One cluster's StatefulSets, claims, pods, volumes and
  * HorizontalPodAutoscalers, each kept by a {@link Reflector}: claims by
@@ -42,7 +36,7 @@ export class ClusterCache {
   readonly statefulSets = new IndexedStore<V1StatefulSet>();
   readonly claims = new IndexedStore<V1PersistentVolumeClaim>();
   /** Pods by namespace and name, and (`indexed`) by the claims they mount. */
-  readonly pods = new IndexedStore<V1Pod>(claimNamesOf);
+  readonly pods = new IndexedStore<V1Pod>(claimNamesOfPod);
   readonly volumes = new IndexedStore<V1PersistentVolume>();
   /** HorizontalPodAutoscalers by namespace and name; see {@link autoscalersIn}. */
   readonly autoscalers = new IndexedStore<V2HorizontalPodAutoscaler>();

@@ -92,6 +92,24 @@ describe('LeftBehindSection', () => {
     ).not.toBeInTheDocument();
   });
 
+  it('says which recorded claimant left the catalog, and that pruning then needs pvc-pruner.unowned.prune', async () => {
+    const renamed = {
+      ...deleted,
+      claimants: ['component:default/ledger-old', ORDERS],
+      claimantsNotInCatalog: ['component:default/ledger-old'],
+    };
+    await renderWithApis(<Harness leftBehind={response([renamed])} />, {
+      api: new FakePvcPrunerApi(),
+    });
+    const section = screen.getByRole('region', {
+      name: 'StatefulSet shop/orders-db',
+    });
+    expect(section).toHaveTextContent(
+      /Recorded as claimed by .*ledger-old, which is no longer in the catalog \(removed, renamed, or Kubernetes annotations dropped\): its owners cannot be asked, so pruning needs pvc-pruner.unowned.prune\./,
+    );
+    expect(section).not.toHaveTextContent(/Also claimed by/);
+  });
+
   it('prunes through the card’s dialog, naming the deleted StatefulSet', async () => {
     const api = new FakePvcPrunerApi();
     await renderWithApis(<Harness leftBehind={response([deleted])} />, {

@@ -36,7 +36,10 @@ export function LeftBehindGroupHeader(props: {
   const { group, entityRef } = props;
   const classes = useStyles();
   const name = group.statefulSet.name;
-  const alsoBy = group.claimants.filter(ref => ref !== entityRef);
+  const gone = group.claimantsNotInCatalog ?? [];
+  const alsoBy = group.claimants.filter(
+    ref => ref !== entityRef && !gone.includes(ref),
+  );
   const others = alsoBy.length > 0 && (
     <>
       {' '}
@@ -54,6 +57,16 @@ export function LeftBehindGroupHeader(props: {
           Namespace {group.namespace}. pvc-pruner recorded these claims as{' '}
           {name}'s while it existed; no StatefulSet of that name exists now, and
           no pod uses them.{others}
+          {gone.length > 0 && (
+            <>
+              {' '}
+              Recorded as claimed by <EntityLinks entityRefs={gone} />,{' '}
+              {gone.length === 1 ? 'which is' : 'which are'} no longer in the
+              catalog (removed, renamed, or Kubernetes annotations dropped):
+              {gone.length === 1 ? ' its' : ' their'} owners cannot be asked, so
+              pruning needs pvc-pruner.unowned.prune.
+            </>
+          )}
         </Typography>
       </Box>
     );

@@ -1380,6 +1380,14 @@ export const spec = {
               type: 'string',
             },
           },
+          claimantsNotInCatalog: {
+            type: 'array',
+            description:
+              'The recorded claimants no longer in the catalog (removed, renamed, or their\nKubernetes annotations dropped), sorted: their owners cannot be asked, so a prune\nneeds `pvc-pruner.unowned.prune` besides `pvc-pruner.prune` on the other claimants.\nAbsent when there are none.\n',
+            items: {
+              type: 'string',
+            },
+          },
           nameEvidence: {
             description: 'With `name-and-labels`, what the guess rests on.',
             type: 'object',

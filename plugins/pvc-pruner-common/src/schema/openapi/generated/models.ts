@@ -539,6 +539,13 @@ export interface components {
        *     claims' labels, sorted; at most 20.
        */
       claimants: string[];
+      /**
+       * The recorded claimants no longer in the catalog (removed, renamed, or their
+       *     Kubernetes annotations dropped), sorted: their owners cannot be asked, so a prune
+       *     needs `pvc-pruner.unowned.prune` besides `pvc-pruner.prune` on the other claimants.
+       *     Absent when there are none.
+       */
+      claimantsNotInCatalog?: string[];
       /** With `name-and-labels`, what the guess rests on. */
       nameEvidence?: {
         /** The template the name was read with. */
