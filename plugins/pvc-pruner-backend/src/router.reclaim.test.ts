@@ -194,3 +194,66 @@ describe('the reclaim routes', () => {
     });
   });
 });
+
+/* Security review (review-reclaim): each test below fails on ce28c74 and passes once the finding it names is fixed. */
+describe('review: the reclaim audit event', () => {
+  it('names a volume whose policy was set to Delete but was not seen deleted (an incomplete reclaim)', async () => {
+    const permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async requests =>
+      requests.map(() => ({ result: AuthorizeResult.ALLOW })),
+    );
+    const audit = recordingAuditor();
+    const job = { id: '7b0c2c43-0a51-4d43-9b57-6f1f1a1f3a11' } as PruneJob;
+    const start = jest.fn(async ({ reporter }) => {
+      // The runner patched pvc-1 to Delete, then stopped following it.
+      setImmediate(() =>
+        reporter.finished(job, {
+          status: 'incomplete',
+          reason: 'Not seen deleted yet: pvc-1',
+          summary: {
+            deleted: [],
+            skipped: [],
+            failed: [],
+            terminating: [
+              {
+                name: 'pvc-1',
+                uid: 'pv-uid-1',
+                volume: {
+                  name: 'pvc-1',
+                  reclaimPolicy: 'Delete',
+                  fate: 'unknown',
+                },
+              },
+            ],
+            bytesReclaimed: 0,
+          },
+        }),
+      );
+      return job;
+    });
+    const router = await createRouter({
+      httpAuth: mockServices.httpAuth(),
+      permissions,
+      auditor: audit.auditor,
+      entityWorkloads: new EntityWorkloads(
+        catalogServiceMock({ entities: [componentEntity('orders')] }),
+      ),
+      eventStreams: new OpenStreamLimits(20),
+      reclaim: {
+        volumes: { list: jest.fn() } as Pick<ReleasedVolumes, 'list'>,
+        jobs: { start } as unknown as Pick<VolumeReclaimJobs, 'start'>,
+      },
+    } as unknown as RouterOptions);
+    const app = express().use(router).use(mockErrorHandler());
+    const res = await request(app)
+      .post('/v1/reclaim-jobs')
+      .set('authorization', mockCredentials.user.header(ALICE))
+      .send(validReclaim());
+    expect(res.status).toBe(202);
+    await new Promise(r => setImmediate(r));
+    const [event] = audit.events;
+    expect(event.outcome).toBeDefined();
+    // A real, destructive patch must be named by the audit event that records the outcome.
+    expect(JSON.stringify(event.meta)).toContain('pvc-1');
+  });
+});

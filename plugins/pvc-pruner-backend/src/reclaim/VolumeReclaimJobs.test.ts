@@ -239,3 +239,34 @@ describe('VolumeReclaimJobs.start', () => {
     expect(sim.store.get(LEASES, 'shop', RECLAIM_LEASE)).toBeUndefined();
   });
 });
+
+/* Security review (review-reclaim): each test below fails on ce28c74 and passes once the finding it names is fixed. */
+describe('review: VolumeReclaimJobs.start', () => {
+  it('refuses a volume that a re-created claim of the same name is waiting to bind (spec.volumeName names it)', async () => {
+    // The usual recovery of a Retain volume: re-create the claim (or its
+    // StatefulSet) pre-bound to the volume by spec.volumeName, then clear the
+    // volume's claimRef.uid. Between those two steps the volume is still
+    // Released to the old uid, and reclaiming it deletes the disk being recovered.
+    const pv = releasedVolume(sim, 'pvc-a');
+    sim.store.create(
+      'persistentvolumeclaims',
+      pvc('data-pvc-a', { volumeName: 'pvc-a' }, 'shop'),
+    );
+    sim.clearRequests();
+    await expect(start(requestFor([pv]))).rejects.toMatchObject({
+      name: 'ConflictError',
+    });
+    await expectNothingStarted();
+  });
+
+  it('says a busy namespace is being reclaimed, not that "StatefulSet shop/" is being pruned', async () => {
+    const first = releasedVolume(sim, 'pvc-a');
+    const second = releasedVolume(sim, 'pvc-b');
+    await start(requestFor([first]));
+    const refused = start(requestFor([second]));
+    await expect(refused).rejects.toMatchObject({ name: 'ConflictError' });
+    await expect(refused).rejects.not.toMatchObject({
+      message: expect.stringContaining('StatefulSet shop/ is being pruned'),
+    });
+  });
+});

@@ -152,3 +152,25 @@ describe('withReclaimFields, what the watch cache keeps of a volume', () => {
     expect(releasedVolumeFacts(kept)).toEqual(releasedVolumeFacts(pv));
   });
 });
+
+/* Security review (review-reclaim): each test below fails on ce28c74 and passes once the finding it names is fixed. */
+describe('review: whyNotReclaimable trusts pv.kubernetes.io/provisioned-by alone', () => {
+  // The annotation is metadata anyone with PV write (or a backup restore, or
+  // a cluster migration copying PV YAML) sets; the disk a Delete policy hands
+  // to a provisioner is the volume's source. A source no provisioner of that
+  // name manages means the annotation does not describe this disk.
+  it.each([
+    [
+      'an NFS export (no provisioner deletes it)',
+      { nfs: { server: 'filer.internal', path: '/exports/shared' } },
+    ],
+    [
+      'a CSI volume of another driver than the annotation names',
+      { csi: { driver: 'pd.csi.storage.gke.io', volumeHandle: 'disk-1' } },
+    ],
+  ])('refuses %s even when annotated as provisioned', (_, source) => {
+    const pv = released();
+    Object.assign(pv.spec!, source);
+    expect(whyNotReclaimable(pv, seen, false)).toBeDefined();
+  });
+});
