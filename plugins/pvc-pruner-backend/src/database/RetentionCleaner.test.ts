@@ -92,6 +92,7 @@ describe('RetentionCleaner', () => {
       template: 'data',
       ordinal: 1,
       claimants: ['component:default/web'],
+      claimantUids: { 'component:default/web': 'uid-web' },
     });
     await lineage.record([lineageOf('old')]);
     clock = days(20);

@@ -65,23 +65,30 @@ function group(overrides: Partial<FoundGroup> = {}): FoundGroup {
   };
 }
 
-/** The guest may act on `mine` only. */
-function permissionsOn(mine: Entity[]) {
+/** The guest may act on `mine` only, and holds the basic permissions named in `basic`. */
+function permissionsOn(mine: Entity[], basic: string[] = []) {
   const refs = new Set(mine.map(ref));
   const permissions = mockServices.permissions.mock();
   permissions.authorize.mockImplementation(async requests =>
     requests.map(r => ({
-      result:
-        'resourceRef' in r && r.resourceRef && refs.has(r.resourceRef)
-          ? AuthorizeResult.ALLOW
-          : AuthorizeResult.DENY,
+      result: (
+        'resourceRef' in r && r.resourceRef
+          ? refs.has(r.resourceRef)
+          : basic.includes(r.permission.name)
+      )
+        ? AuthorizeResult.ALLOW
+        : AuthorizeResult.DENY,
     })),
   );
   return permissions;
 }
 
-function access(mine: Entity[], groups: FoundGroup[] = [group()]) {
-  const permissions = permissionsOn(mine);
+function access(
+  mine: Entity[],
+  groups: FoundGroup[] = [group()],
+  basic: string[] = [],
+) {
+  const permissions = permissionsOn(mine, basic);
   const workloads = new WorkloadCatalog({
     catalog: catalogServiceMock({ entities: [orders, ledger, grabber] }),
     auth: mockServices.auth(),
@@ -244,5 +251,40 @@ describe('LeftBehindAccess.authorizePrune', () => {
     ).resolves.toBeDefined();
     // A lineage request cannot prune a guessed group, nor the other way round.
     await expect(authorize([ledger], {}, guessed)).rejects.toThrow(InputError);
+  });
+});
+
+describe('LeftBehindAccess, a recorded claimant whose entity is gone or was re-created', () => {
+  // leftBehindIn marks it (unverifiedClaimants); whoever registers the same
+  // name again, or holds rights on it, gets nothing through the ref.
+  const reRegistered = group({
+    unverifiedClaimants: [ref(ledger)],
+    ownerNotice:
+      'recorded owner component:default/ledger no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may prune it',
+  });
+
+  it('withholds the group from who holds read on the ref alone, and shows it to the platform', async () => {
+    const [holder] = await access([ledger]).readable(GUEST, [reRegistered]);
+    expect(holder.refused).toEqual([ref(ledger)]);
+    const [platform] = await access(
+      [ledger],
+      [],
+      ['pvc-pruner.fleet.unowned.read'],
+    ).readable(GUEST, [reRegistered]);
+    expect(platform.refused).toEqual([]);
+  });
+
+  it('refuses a prune by who holds prune on the ref alone, saying why; the platform may prune', async () => {
+    const prune = (basic: string[]) =>
+      access([ledger], [reRegistered], basic).authorizePrune({
+        request: request(),
+        target: workloadEntityOf(ledger)!,
+        credentials: GUEST,
+        gateway,
+      });
+    await expect(prune([])).rejects.toThrow(
+      /component:default\/ledger no longer exists \(or was re-created\); a platform team with pvc-pruner.unowned.prune may prune it/,
+    );
+    await expect(prune(['pvc-pruner.unowned.prune'])).resolves.toBeDefined();
   });
 });

@@ -32,6 +32,7 @@ const lineage = (
   template: 'data',
   ordinal: 0,
   claimants: ['component:default/orders'],
+  claimantUids: { 'component:default/orders': 'uid-orders' },
   ...overrides,
 });
 
@@ -121,6 +122,7 @@ describe.each(databases.eachSupportedId())(
         template: 'data',
         ordinal: 1,
         claimants: ['component:default/orders'],
+        claimantUids: { 'component:default/orders': 'uid-orders' },
         claimantsCrowded: false,
         lastSeenAt: NOV_3.toISOString(),
       });
@@ -132,6 +134,15 @@ describe.each(databases.eachSupportedId())(
       expect(
         await store.lineageByStatefulSetName('demo', 'other', 'web'),
       ).toEqual([]);
+    });
+
+    it('reads a row written before claimant uids were kept with none, so its claimants count as unverifiable', async () => {
+      const store = await storeOf();
+      await store.record([lineage('old')]);
+      await knex('pvc_pruner_claim_lineage').update({ claimant_uids: null });
+      const read = (await store.lineageOf('demo', ['old'])).get('old')!;
+      expect(read.claimants).toEqual(['component:default/orders']);
+      expect(read.claimantUids).toEqual({});
     });
 
     it('keeps one lineage per claim uid in each cluster: the latest StatefulSet wins, and another cluster never overwrites it', async () => {

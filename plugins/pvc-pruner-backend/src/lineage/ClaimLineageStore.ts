@@ -44,6 +44,12 @@ export interface ClaimLineageRecord {
   ordinal: number;
   /** The catalog entities whose annotations map to the StatefulSet, by entity ref. */
   claimants: string[];
+  /**
+   * Each claimant's catalog `metadata.uid` when it was recorded, by ref: what
+   * tells the entity that claimed the StatefulSet from one registered later
+   * under the same name. A claimant without one cannot be verified.
+   */
+  claimantUids: Record<string, string>;
 }
 
 /** A claim's lineage as the database keeps it. */
@@ -69,6 +75,7 @@ interface LineageRow {
   template: string;
   ordinal: number | string;
   claimants: string;
+  claimant_uids: string | null;
   claimants_crowded: boolean | number;
   last_seen_at: Timestamp;
 }
@@ -109,6 +116,12 @@ function rowOf(r: ClaimLineageRecord): RowToWrite | undefined {
   const refs = [...new Set(r.claimants)].sort();
   const keepable = refs.filter(ref => ref.length <= MAX_STRING);
   const claimants = keepable.slice(0, MAX_STORED_CLAIMANTS);
+  const uids = Object.fromEntries(
+    claimants.flatMap(ref => {
+      const uid = r.claimantUids[ref];
+      return uid && uid.length <= MAX_UID ? [[ref, uid]] : [];
+    }),
+  );
   return {
     cluster: r.cluster,
     claim_uid: r.claimUid,
@@ -118,6 +131,7 @@ function rowOf(r: ClaimLineageRecord): RowToWrite | undefined {
     template: r.template,
     ordinal: r.ordinal,
     claimants: JSON.stringify(claimants),
+    claimant_uids: JSON.stringify(uids),
     claimants_crowded: claimants.length < refs.length,
   };
 }
@@ -133,6 +147,20 @@ function claimantsOf(json: string): { refs: string[]; readable: boolean } {
   return { refs: [], readable: false };
 }
 
+/** The recorded uids by ref; none for a row written before uids were, or one that cannot be read. */
+function claimantUidsOf(json: string | null): Record<string, string> {
+  try {
+    const parsed: unknown = json ? JSON.parse(json) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      return Object.fromEntries(
+        Object.entries(parsed).filter(([, uid]) => typeof uid === 'string'),
+      );
+  } catch {
+    // fall through
+  }
+  return {};
+}
+
 function lineageOfRow(row: LineageRow): ClaimLineage {
   const { refs, readable } = claimantsOf(row.claimants);
   const ordinal = Number(row.ordinal);
@@ -145,6 +173,7 @@ function lineageOfRow(row: LineageRow): ClaimLineage {
     template: row.template,
     ordinal,
     claimants: refs,
+    claimantUids: claimantUidsOf(row.claimant_uids),
     // A list that cannot be read is not the whole list.
     claimantsCrowded: Boolean(row.claimants_crowded) || !readable,
     lastSeenAt: timestampToIso(row.last_seen_at),
@@ -203,6 +232,7 @@ export class ClaimLineageStore {
         row.template,
         row.ordinal,
         row.claimants,
+        row.claimant_uids,
         row.claimants_crowded,
       ]);
       const known = this.remembered.get(key);

@@ -13,3 +13,7 @@ export {
   WATCH_CACHE_LINEAGE_TASK_ID,
   WatchCacheLineage,
 } from './WatchCacheLineage';
+export {
+  unverifiedClaimants,
+  unverifiedOwnerReason,
+} from './recordedClaimants';

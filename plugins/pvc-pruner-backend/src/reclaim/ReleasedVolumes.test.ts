@@ -9,6 +9,11 @@ import { ReclaimPermissions } from './ReclaimPermissions';
 import { MAX_LISTED_VOLUMES, ReleasedVolumes } from './ReleasedVolumes';
 import { releasedVolume } from '../__testUtils__/releasedVolume';
 import { VolumeAttribution } from './VolumeAttribution';
+import {
+  catalogOf,
+  componentEntity,
+  uidsOf,
+} from '../__testUtils__/catalogEntities';
 
 /* ReleasedVolumes reading the simulator live (no watch cache), with lineage and permissions faked. */
 
@@ -25,21 +30,29 @@ afterEach(() => sim.close());
 
 /** Lineage tracing the claim uids given to orders-db and its claimants. */
 function lineageTracing(traced: Record<string, string[]>) {
-  return new VolumeAttribution({
-    lineageOf: async (_cluster, uids) =>
-      new Map(
-        uids
-          .filter(uid => traced[uid])
-          .map(uid => [
-            uid,
-            {
-              statefulSet: { name: 'orders-db', uid: 'sts-1' },
-              claimants: traced[uid],
-              claimantsCrowded: false,
-            } as ClaimLineage,
-          ]),
+  return new VolumeAttribution(
+    {
+      lineageOf: async (_cluster, uids) =>
+        new Map(
+          uids
+            .filter(uid => traced[uid])
+            .map(uid => [
+              uid,
+              {
+                statefulSet: { name: 'orders-db', uid: 'sts-1' },
+                claimants: traced[uid],
+                claimantUids: uidsOf(traced[uid]),
+                claimantsCrowded: false,
+              } as ClaimLineage,
+            ]),
+        ),
+    },
+    catalogOf(
+      [...new Set(Object.values(traced).flat())].map(ref =>
+        componentEntity(ref.split('/')[1]),
       ),
-  });
+    ),
+  );
 }
 
 function releasedVolumes(

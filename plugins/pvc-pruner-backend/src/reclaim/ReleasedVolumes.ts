@@ -112,7 +112,9 @@ export class ReleasedVolumes {
           facts.bytes,
           facts.storageClass,
         );
-        const reason = !reclaimable ? STATIC_VOLUME_REASON : verdict.refusal;
+        const reason = !reclaimable
+          ? STATIC_VOLUME_REASON
+          : verdict.refusal ?? verdict.note;
         return [
           {
             cluster: t.cluster,

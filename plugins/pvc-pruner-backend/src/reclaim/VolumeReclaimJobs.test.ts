@@ -13,6 +13,11 @@ import { RunningJobLimits } from '../limits';
 import type { ClaimLineage } from '../lineage';
 import { ClaimantIndex, NamespaceOwners } from '../ownership';
 import { ReclaimPermissions } from './ReclaimPermissions';
+import {
+  catalogOf,
+  componentEntity,
+  uidsOf,
+} from '../__testUtils__/catalogEntities';
 import { VolumeAttribution } from './VolumeAttribution';
 import { RECLAIM_LEASE, VolumeReclaimJobs } from './VolumeReclaimJobs';
 import { VolumeReclaimRunner } from './VolumeReclaimRunner';
@@ -48,19 +53,23 @@ function jobs(options: { deny?: string[] } = {}) {
         : AuthorizeResult.ALLOW,
     })),
   );
-  const attribution = new VolumeAttribution({
-    lineageOf: async (_cluster, uids) =>
-      new Map(
-        uids.map(uid => [
-          uid,
-          {
-            statefulSet: { name: 'orders-db', uid: 'sts-1' },
-            claimants: [ORDERS],
-            claimantsCrowded: false,
-          } as ClaimLineage,
-        ]),
-      ),
-  });
+  const attribution = new VolumeAttribution(
+    {
+      lineageOf: async (_cluster, uids) =>
+        new Map(
+          uids.map(uid => [
+            uid,
+            {
+              statefulSet: { name: 'orders-db', uid: 'sts-1' },
+              claimants: [ORDERS],
+              claimantUids: uidsOf([ORDERS]),
+              claimantsCrowded: false,
+            } as ClaimLineage,
+          ]),
+        ),
+    },
+    catalogOf([componentEntity('orders')]),
+  );
   const events = new JobEvents(store);
   return new VolumeReclaimJobs({
     store,

@@ -105,11 +105,9 @@ export class VolumeReclaimJobs {
       throw new InputError(
         `Not every volume's claim belonged to ${request.entityRef}: reclaim them from the fleet page`,
       );
-    await this.checkNamespaceOwners(
-      gateway,
-      request.namespace,
-      [...attributions.values()].flatMap(a => a.claimants),
-    );
+    await this.checkNamespaceOwners(gateway, request.namespace, [
+      ...attributions.values(),
+    ]);
     const statefulSets = new Set(
       [...attributions.values()].map(a => a.statefulSet?.name ?? ''),
     );
@@ -167,13 +165,17 @@ export class VolumeReclaimJobs {
   private async checkNamespaceOwners(
     gateway: KubeGateway,
     namespace: string,
-    claimants: string[],
+    attributions: Attribution[],
   ) {
-    if (!this.deps.namespaceOwners.enabled || claimants.length === 0) return;
+    const claimants = new Set(attributions.flatMap(a => a.claimants));
+    if (!this.deps.namespaceOwners.enabled || claimants.size === 0) return;
+    const unverified = new Set(attributions.flatMap(a => a.unverified));
     const index = await this.deps.workloads.warm();
-    // A claimant gone from the catalog has no owner to name: only its own ref can be named.
-    const entities = [...new Set(claimants)].map(
-      ref => index.get(ref) ?? ({ entityRef: ref } as WorkloadEntity),
+    // A claimant gone from the catalog, or re-created, has no owner to name: only its own ref can be named.
+    const entities = [...claimants].map(
+      ref =>
+        (!unverified.has(ref) && index.get(ref)) ||
+        ({ entityRef: ref } as WorkloadEntity),
     );
     await this.deps.namespaceOwners
       .check(gateway, namespace, entities)

@@ -48,6 +48,12 @@ function GroupHeader(props: { group: LeftBehindGroup; entityRef: string }) {
           {name}'s while it existed; no StatefulSet of that name exists now, and
           no pod uses them.{others}
         </Typography>
+        {group.ownerNotice && (
+          <Typography variant="body2" color="error">
+            {group.ownerNotice.charAt(0).toUpperCase()}
+            {group.ownerNotice.slice(1)}.
+          </Typography>
+        )}
       </Box>
     );
   const evidence = group.nameEvidence;

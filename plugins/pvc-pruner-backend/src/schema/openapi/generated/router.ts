@@ -1369,6 +1369,19 @@ export const spec = {
               type: 'string',
             },
           },
+          unverifiedClaimants: {
+            type: 'array',
+            description:
+              "Recorded claimants whose catalog entity is gone, or was registered again under the\nsame name (another uid), or was recorded before uids were: their refs give no right,\nand the claims are also the platform's (pvc-pruner.unowned.prune). Sorted; at most 20.\n",
+            items: {
+              type: 'string',
+            },
+          },
+          ownerNotice: {
+            type: 'string',
+            description:
+              'With `unverifiedClaimants`, why the platform is needed, for the card.',
+          },
           nameEvidence: {
             description: 'With `name-and-labels`, what the guess rests on.',
             type: 'object',

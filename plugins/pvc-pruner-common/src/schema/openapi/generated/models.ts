@@ -536,6 +536,14 @@ export interface components {
        *     claims' labels, sorted; at most 20.
        */
       claimants: string[];
+      /**
+       * Recorded claimants whose catalog entity is gone, or was registered again under the
+       *     same name (another uid), or was recorded before uids were: their refs give no right,
+       *     and the claims are also the platform's (pvc-pruner.unowned.prune). Sorted; at most 20.
+       */
+      unverifiedClaimants?: string[];
+      /** With `unverifiedClaimants`, why the platform is needed, for the card. */
+      ownerNotice?: string;
       /** With `name-and-labels`, what the guess rests on. */
       nameEvidence?: {
         /** The template the name was read with. */
