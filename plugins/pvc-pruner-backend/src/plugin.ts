@@ -39,6 +39,7 @@ import { FleetService, UnownedOrphans } from './fleet';
 import {
   ClaimLineageStore,
   LineageRecorder,
+  ReferencedClaimUids,
   WatchCacheLineage,
 } from './lineage';
 import {
@@ -188,6 +189,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           jobs: store,
           sightings,
           lineage,
+          referenced: new ReferencedClaimUids({ gateways, caches }),
           logger,
           retentionDays: options.retentionDays,
         });

@@ -290,6 +290,40 @@ describe.each(databases.eachSupportedId())(
       ]).toEqual(['still']);
     });
 
+    it('keeps old lineage a cluster still references (a claim that exists, a claimRef a Released volume names), and all of a cluster it cannot answer for', async () => {
+      const store = await storeOf();
+      const many = Array.from({ length: 1200 }, (_, i) => `u-${i}`);
+      await store.record([
+        ...many.map(uid => lineage(uid)),
+        lineage('still-claimed'),
+        lineage('named-by-a-released-volume'),
+        lineage('unready', { cluster: 'unready' }),
+        lineage('unconfigured', { cluster: 'unconfigured' }),
+      ]);
+      clock = days(100);
+      const referenced = new Map<string, ReadonlySet<string>>([
+        ['demo', new Set(['still-claimed', 'named-by-a-released-volume'])],
+        ['unconfigured', new Set()],
+      ]);
+
+      expect(
+        await store.deleteNotSeenFor(90 * DAY, cluster =>
+          referenced.get(cluster),
+        ),
+      ).toBe(many.length + 1);
+
+      expect(
+        (await knex('pvc_pruner_claim_lineage').select('claim_uid'))
+          .map(r => r.claim_uid)
+          .sort(),
+      ).toEqual(['named-by-a-released-volume', 'still-claimed', 'unready']);
+      // What a scan last saw is still the StatefulSet's last sighting: the card's "last seen".
+      expect(
+        (await store.lineageOf('demo', ['still-claimed'])).get('still-claimed')
+          ?.lastSeenAt,
+      ).toBe(NOV_3.toISOString());
+    });
+
     it("ages lineage by the database's clock: a replica whose own clock runs a year fast deletes nothing recent", async () => {
       const live = await ClaimLineageStore.create({
         database: databaseService(knex),

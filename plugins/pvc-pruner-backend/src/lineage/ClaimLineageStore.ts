@@ -2,6 +2,7 @@ import { Knex } from 'knex';
 import { openStoreDatabase, StoreOptions } from '../database/migrate';
 import { timestampToIso, Timestamp } from '../database/timestamps';
 import { MAX_CLAIMANTS } from '../ownership/ClaimantIndex';
+import type { StillReferenced } from './ReferencedClaimUids';
 
 const LINEAGE = 'pvc_pruner_claim_lineage';
 /** Rows per statement: 10 bound parameters each, well below SQLite's limit. */
@@ -329,14 +330,58 @@ export class ClaimLineageStore {
 
   /**
    * Deletes the lineage of claims no scan has seen for `olderThanMs`, by the
-   * database's clock, and returns how many.
+   * database's clock, and returns how many. With `stillReferenced`, the
+   * lineage of a claim a cluster still references is kept however old, and
+   * so is all of a cluster it cannot answer for.
    */
-  async deleteNotSeenFor(olderThanMs: number): Promise<number> {
+  async deleteNotSeenFor(
+    olderThanMs: number,
+    stillReferenced?: StillReferenced,
+  ): Promise<number> {
     const before = new Date((await this.now()).getTime() - olderThanMs);
-    const deleted = await this.db(LINEAGE)
+    if (!stillReferenced)
+      return Number(
+        await this.db(LINEAGE).where('last_seen_at', '<', before).delete(),
+      );
+    const clusters = await this.db<LineageRow>(LINEAGE)
       .where('last_seen_at', '<', before)
-      .delete();
-    return Number(deleted);
+      .distinct('cluster');
+    let deleted = 0;
+    for (const { cluster } of clusters) {
+      const kept = stillReferenced(cluster);
+      if (kept) deleted += await this.deleteUnreferenced(cluster, before, kept);
+    }
+    return deleted;
+  }
+
+  /** Deletes a cluster's lineage seen before `before` whose claim uid is not in `kept`, a page at a time. */
+  private async deleteUnreferenced(
+    cluster: string,
+    before: Date,
+    kept: ReadonlySet<string>,
+  ): Promise<number> {
+    let deleted = 0;
+    let after = '';
+    for (;;) {
+      const page = await this.db<LineageRow>(LINEAGE)
+        .where('cluster', cluster)
+        .andWhere('last_seen_at', '<', before)
+        .andWhere('claim_uid', '>', after)
+        .orderBy('claim_uid')
+        .limit(READ_CHUNK)
+        .select('claim_uid');
+      if (page.length === 0) return deleted;
+      after = page[page.length - 1].claim_uid;
+      const gone = page.map(r => r.claim_uid).filter(uid => !kept.has(uid));
+      if (gone.length > 0)
+        deleted += Number(
+          await this.db(LINEAGE)
+            .where('cluster', cluster)
+            .andWhere('last_seen_at', '<', before)
+            .whereIn('claim_uid', gone)
+            .delete(),
+        );
+    }
   }
 
   /** Remembers the claim as the most recently seen, forgetting the least recently seen past the cap. */

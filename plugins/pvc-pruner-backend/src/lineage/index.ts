@@ -17,3 +17,7 @@ export {
   unverifiedClaimants,
   unverifiedOwnerReason,
 } from './recordedClaimants';
+export {
+  ReferencedClaimUids,
+  type StillReferenced,
+} from './ReferencedClaimUids';
