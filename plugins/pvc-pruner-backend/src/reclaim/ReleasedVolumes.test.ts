@@ -84,11 +84,16 @@ function releasedVolumes(
 describe('ReleasedVolumes', () => {
   it('lists a volume whose claim uid is gone, even when a claim of the same name exists with another uid', async () => {
     releasedVolume(sim, 'pvc-a', { claim: 'data-orders-db-3' });
-    // The StatefulSet scaled up again: a new claim of that name, another uid.
-    sim.store.create(
+    // The StatefulSet scaled up again: a new claim of that name, another
+    // uid, Bound to a volume of its own.
+    const again = sim.store.create(
       'persistentvolumeclaims',
-      pvc('data-orders-db-3', {}, 'shop'),
+      pvc('data-orders-db-3', { volumeName: 'pvc-new' }, 'shop'),
     );
+    sim.store.update('persistentvolumeclaims', {
+      ...again,
+      status: { phase: 'Bound' },
+    });
 
     const { items } = await releasedVolumes({ 'claim-pvc-a': [ORDERS] }).list(
       credentials,
@@ -107,6 +112,22 @@ describe('ReleasedVolumes', () => {
       reclaimable: true,
       canReclaim: true,
     });
+  });
+
+  it('lists a volume a re-created claim is waiting to bind (a recovery) as not reclaimable, saying why', async () => {
+    releasedVolume(sim, 'pvc-a', { claim: 'data-orders-db-3' });
+    sim.store.create(
+      'persistentvolumeclaims',
+      pvc('data-orders-db-3', { volumeName: 'pvc-a' }, 'shop'),
+    );
+
+    const { items } = await releasedVolumes({ 'claim-pvc-a': [ORDERS] }).list(
+      credentials,
+      {},
+    );
+
+    expect(items[0]).toMatchObject({ name: 'pvc-a', canReclaim: false });
+    expect(items[0].reason).toContain('the volume is being recovered');
   });
 
   it('does not list a Released volume whose claim (that very uid) exists', async () => {

@@ -20,9 +20,10 @@ import type {
   WorkloadEntity,
 } from '../ownership';
 import { ReclaimPermissions } from './ReclaimPermissions';
+import { readReclaimContext } from './reclaimContext';
 import {
   releasedVolumeFacts,
-  STATIC_VOLUME_REASON,
+  unmanagedReason,
   whyNotReclaimable,
 } from './releasedVolumeRule';
 import { Attribution, VolumeAttribution } from './VolumeAttribution';
@@ -214,15 +215,9 @@ export class VolumeReclaimJobs {
         throw new InputError(
           `Volume ${seen.name} was Released by a claim in namespace ${facts.claim.namespace}, not ${request.namespace}`,
         );
-      const claim = facts
-        ? await gateway.readClaim(facts.claim.namespace, facts.claim.name)
-        : undefined;
-      const why = whyNotReclaimable(
-        pv,
-        seen,
-        Boolean(facts) && claim?.metadata?.uid === facts?.claim.uid,
-      );
-      if (why === STATIC_VOLUME_REASON)
+      const live = await readReclaimContext(gateway, facts);
+      const why = whyNotReclaimable(pv, seen, live);
+      if (why && facts && why === unmanagedReason(facts, live.classProvisioner))
         throw new InputError(`Volume ${seen.name} cannot be reclaimed: ${why}`);
       if (why)
         throw new ConflictError(

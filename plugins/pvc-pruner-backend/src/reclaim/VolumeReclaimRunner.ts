@@ -10,6 +10,7 @@ import { PruneJobStore } from '../database';
 import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import type { JobEvents, PruneResult, VolumeFollower } from '../jobs';
 import { HeldLease, LeaseLostError } from '../jobs/LeaseLock';
+import { readReclaimContext } from './reclaimContext';
 import { releasedVolumeFacts, whyNotReclaimable } from './releasedVolumeRule';
 
 /** The longest message quoted from a volume's status. */
@@ -130,11 +131,8 @@ export class VolumeReclaimRunner {
     await lease.confirm();
     const pv = await gateway.readVolume(seen.name);
     const facts = pv && releasedVolumeFacts(pv);
-    const claim = facts
-      ? await gateway.readClaim(facts.claim.namespace, facts.claim.name)
-      : undefined;
     const why =
-      whyNotReclaimable(pv, seen, claim?.metadata?.uid === facts?.claim.uid) ??
+      whyNotReclaimable(pv, seen, await readReclaimContext(gateway, facts)) ??
       (facts?.claim.namespace !== seen.claimNamespace
         ? `its claim is not in namespace ${seen.claimNamespace}`
         : undefined) ??
