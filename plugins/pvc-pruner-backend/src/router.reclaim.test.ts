@@ -255,5 +255,11 @@ describe('review: the reclaim audit event', () => {
     expect(event.outcome).toBeDefined();
     // A real, destructive patch must be named by the audit event that records the outcome.
     expect(JSON.stringify(event.meta)).toContain('pvc-1');
+    expect(event.meta).toMatchObject({
+      outcome: 'incomplete',
+      setToDeleteNotYetSeenDeleted: ['pvc-1'],
+    });
+    // Recorded as what it is, not as a success.
+    expect(event.outcome).toBe('fail');
   });
 });

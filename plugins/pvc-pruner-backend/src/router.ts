@@ -624,11 +624,15 @@ export async function createRouter(
               jobId: finishedJob.id,
               outcome: result.status,
               reclaimed: result.summary.deleted.map(v => v.name),
+              // Patched to Delete, so its provisioner may still delete it: a destructive write the audit must name.
+              setToDeleteNotYetSeenDeleted: result.summary.terminating.map(
+                v => v.name,
+              ),
               skipped: result.summary.skipped.map(v => v.name),
               failed: result.summary.failed.map(v => v.name),
             };
-            void (result.status === 'succeeded' ||
-            result.status === 'incomplete'
+            // Incomplete is not success: a volume set to Delete was not seen deleted.
+            void (result.status === 'succeeded'
               ? audit.success({ meta })
               : audit.fail({
                   error: new Error(
