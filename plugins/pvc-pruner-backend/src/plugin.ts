@@ -372,6 +372,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 permissions: reclaimPermissions,
                 namespaceOwners,
                 workloads,
+                leaseNamespace: options.reclaimLeaseNamespace,
               }),
             },
           }),

@@ -19,7 +19,7 @@ import {
   uidsOf,
 } from '../__testUtils__/catalogEntities';
 import { VolumeAttribution } from './VolumeAttribution';
-import { RECLAIM_LEASE, VolumeReclaimJobs } from './VolumeReclaimJobs';
+import { reclaimLeaseName, VolumeReclaimJobs } from './VolumeReclaimJobs';
 import { VolumeReclaimRunner } from './VolumeReclaimRunner';
 
 /* The checks before a reclaim job is stored: against the simulator (no controllers), nothing may be patched when one fails. */
@@ -89,6 +89,7 @@ function jobs(options: { deny?: string[] } = {}) {
     permissions: new ReclaimPermissions(permissions),
     namespaceOwners: new NamespaceOwners(),
     workloads: { warm: async () => ({} as ClaimantIndex) },
+    leaseNamespace: 'default',
   });
 }
 
@@ -135,7 +136,9 @@ describe('VolumeReclaimJobs.start', () => {
       pvcs: [{ name: 'pvc-a', uid: pv.metadata.uid }],
     });
     expect(adopted).toEqual([job.id]);
-    expect(sim.store.get(LEASES, 'shop', RECLAIM_LEASE)).toBeDefined();
+    expect(
+      sim.store.get(LEASES, 'default', reclaimLeaseName('shop')),
+    ).toBeDefined();
   });
 
   it.each([
@@ -245,7 +248,9 @@ describe('VolumeReclaimJobs.start', () => {
       start(requestFor([pv]), ['pvc-pruner.volumes.reclaim']),
     ).rejects.toMatchObject({ name: 'NotAllowedError' });
     await expectNothingStarted();
-    expect(sim.store.get(LEASES, 'shop', RECLAIM_LEASE)).toBeUndefined();
+    expect(
+      sim.store.get(LEASES, 'default', reclaimLeaseName('shop')),
+    ).toBeUndefined();
   });
 });
 
@@ -277,5 +282,25 @@ describe('review: VolumeReclaimJobs.start', () => {
     await expect(refused).rejects.not.toMatchObject({
       message: expect.stringContaining('StatefulSet shop/ is being pruned'),
     });
+  });
+});
+
+describe('reclaimLeaseName', () => {
+  it('names the Lease after the claim namespace, and keeps a long one distinct and within 63 characters', () => {
+    expect(reclaimLeaseName('shop')).toBe('pvc-pruner-reclaim-shop');
+    // The longest namespace name (63) and one sharing its first 52 characters.
+    const longest = 'n'.repeat(63);
+    const sibling = `${'n'.repeat(52)}${'m'.repeat(11)}`;
+    expect(reclaimLeaseName(longest)).toHaveLength(63);
+    expect(reclaimLeaseName(longest)).toMatch(
+      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    );
+    expect(reclaimLeaseName(longest)).not.toBe(reclaimLeaseName(sibling));
+    // Right at the edge: 19 + 44 = 63 characters are kept whole.
+    expect(reclaimLeaseName('a'.repeat(44))).toBe(
+      `pvc-pruner-reclaim-${'a'.repeat(44)}`,
+    );
+    expect(reclaimLeaseName('a'.repeat(45))).toHaveLength(63);
+    expect(reclaimLeaseName('a'.repeat(45))).not.toContain('a'.repeat(45));
   });
 });

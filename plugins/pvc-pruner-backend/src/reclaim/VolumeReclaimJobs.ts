@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type {
   BackstageCredentials,
   BackstageUserPrincipal,
@@ -31,14 +31,25 @@ import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
 
 /**
  * The Lease that serialises reclaims of the volumes of one namespace's
- * claims. Volumes are cluster-scoped, but a Released volume's claimRef
- * names the namespace its team works in, where the plugin already holds
- * Leases: one Lease per namespace means two jobs never reclaim the same
- * volume at once, whatever sets of volumes they name, and reclaims are rare
- * and short enough that serialising a namespace's costs nothing. Its name
- * cannot be a StatefulSet's prune Lease (`pvc-pruner-<name>`).
+ * claims: `pvc-pruner-reclaim-<namespace>`, kept in the namespace the
+ * plugin is configured with (`pvcPruner.reclaim.leaseNamespace`), not in the
+ * claims' own. Released volumes mostly come from a deleted namespace, and
+ * the API server refuses to create anything in one that is missing (404)
+ * or Terminating (403). One Lease per claim namespace means two jobs never
+ * reclaim the same volume at once, whatever sets of volumes they name. A
+ * name past the 63 characters kept is cut and suffixed with a hash of the
+ * whole, so two namespaces never share a Lease.
  */
-export const RECLAIM_LEASE = 'reclaim.pvc-pruner.backstage.io';
+export function reclaimLeaseName(claimNamespace: string): string {
+  const name = `${RECLAIM_LEASE_PREFIX}${claimNamespace}`;
+  if (name.length <= MAX_LEASE_NAME) return name;
+  const hash = createHash('sha256').update(claimNamespace).digest('hex');
+  return `${name.slice(0, MAX_LEASE_NAME - 11)}-${hash.slice(0, 10)}`;
+}
+
+export const RECLAIM_LEASE_PREFIX = 'pvc-pruner-reclaim-';
+/** Kept to a label's length, though a Lease's name may be longer, so it reads in kubectl's columns. */
+const MAX_LEASE_NAME = 63;
 
 /** Before the volumes are traced, a reclaim is counted against the user's limit only (no StatefulSet has this name). */
 const RECLAIM_SCOPE = '';
@@ -65,6 +76,8 @@ export class VolumeReclaimJobs {
       /** The platform's binding of namespaces to owners, checked as for a prune. */
       namespaceOwners: NamespaceOwners;
       workloads: Pick<WorkloadCatalog, 'warm'>;
+      /** Where reclaim Leases are kept (pvcPruner.reclaim.leaseNamespace). */
+      leaseNamespace: string;
     },
   ) {}
 
@@ -115,9 +128,10 @@ export class VolumeReclaimJobs {
     const id = randomUUID();
     const lease = await this.deps.lock
       .acquire(gateway, {
-        namespace: request.namespace,
+        namespace: this.deps.leaseNamespace,
         statefulSet: '',
-        leaseName: RECLAIM_LEASE,
+        leaseName: reclaimLeaseName(request.namespace),
+        reclaimsIn: request.namespace,
         jobId: id,
         requestedBy,
         dryRun: Boolean(request.dryRun),

@@ -8,7 +8,7 @@ import { JobEvents, LeaseLock, VolumeFollower } from '../jobs';
 import type { HeldLease } from '../jobs/LeaseLock';
 import { releasedVolume as releasedOne } from '../__testUtils__/releasedVolume';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
-import { RECLAIM_LEASE } from './VolumeReclaimJobs';
+import { reclaimLeaseName } from './VolumeReclaimJobs';
 
 /* VolumeReclaimRunner against the simulator (no controllers: nothing reclaims a volume by itself) and an in-memory job store. */
 
@@ -60,7 +60,7 @@ async function run(
   }).acquire(gateway, {
     namespace: 'shop',
     statefulSet: '',
-    leaseName: RECLAIM_LEASE,
+    leaseName: reclaimLeaseName('shop'),
     jobId: job.id,
     requestedBy: 'user:default/alice',
     dryRun: Boolean(options.dryRun),
@@ -120,7 +120,11 @@ describe('VolumeReclaimRunner', () => {
     expect(volumePatches()).toHaveLength(1);
     // The Lease is released once the job has ended.
     expect(
-      sim.store.get('coordination.k8s.io/leases', 'shop', RECLAIM_LEASE),
+      sim.store.get(
+        'coordination.k8s.io/leases',
+        'shop',
+        reclaimLeaseName('shop'),
+      ),
     ).toBeUndefined();
   });
 

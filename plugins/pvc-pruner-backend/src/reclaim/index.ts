@@ -8,5 +8,5 @@ export {
   withReclaimFields,
 } from './releasedVolumeRule';
 export { VolumeAttribution, type Attribution } from './VolumeAttribution';
-export { RECLAIM_LEASE, VolumeReclaimJobs } from './VolumeReclaimJobs';
+export { reclaimLeaseName, VolumeReclaimJobs } from './VolumeReclaimJobs';
 export { VolumeReclaimRunner } from './VolumeReclaimRunner';
