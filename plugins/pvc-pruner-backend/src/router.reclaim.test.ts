@@ -14,6 +14,8 @@ import express from 'express';
 import request from 'supertest';
 import { componentEntity } from './__testUtils__/catalogEntities';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { startMemoryJobStore } from './__testUtils__/memoryJobStore';
+import type { PruneJobStore } from './database';
 import { createRouter, RouterOptions } from './router';
 import { EntityWorkloads } from './orphans';
 import { OpenStreamLimits } from './limits';
@@ -261,5 +263,98 @@ describe('review: the reclaim audit event', () => {
     });
     // Recorded as what it is, not as a success.
     expect(event.outcome).toBe('fail');
+  });
+});
+
+describe('reading a reclaim job', () => {
+  const TWIN = 'component:default/orders-twin';
+  let closeStore: () => Promise<void>;
+  let app: express.Express;
+  let store: PruneJobStore;
+
+  /** Alice may read orders only; bob may read both and the unowned fleet. */
+  beforeEach(async () => {
+    ({ store, close: closeStore } = await startMemoryJobStore());
+    const permissions = mockServices.permissions.mock();
+    permissions.authorize.mockImplementation(async (requests, options) => {
+      const user = (options!.credentials.principal as { userEntityRef: string })
+        .userEntityRef;
+      return requests.map(r => ({
+        result:
+          user !== ALICE || ('resourceRef' in r && r.resourceRef === ORDERS)
+            ? AuthorizeResult.ALLOW
+            : AuthorizeResult.DENY,
+      }));
+    });
+    const router = await createRouter({
+      httpAuth: mockServices.httpAuth(),
+      permissions,
+      auditor: recordingAuditor().auditor,
+      store,
+      entityWorkloads: new EntityWorkloads(
+        catalogServiceMock({
+          entities: [componentEntity('orders'), componentEntity('orders-twin')],
+        }),
+      ),
+      eventStreams: new OpenStreamLimits(20),
+    } as unknown as RouterOptions);
+    app = express().use(router).use(mockErrorHandler());
+  });
+  afterEach(() => closeStore());
+
+  const reclaimJob = (tracedTo: {
+    claimants: string[];
+    unverified: string[];
+  }) =>
+    store.createJob({
+      kind: 'reclaim',
+      entityRef: ORDERS,
+      tracedTo,
+      cluster: 'demo',
+      namespace: 'shop',
+      statefulSet: 'orders-db',
+      dryRun: false,
+      requestedBy: 'user:default/bob',
+      pvcs: [{ name: 'pvc-1', uid: 'pv-uid-1' }],
+    });
+
+  const get = (path: string, user = ALICE) =>
+    request(app)
+      .get(path)
+      .set('authorization', mockCredentials.user.header(user));
+
+  it('needs read on every entity its volumes were traced to, not only on the entityRef it went through', async () => {
+    const shared = await reclaimJob({
+      claimants: [ORDERS, TWIN],
+      unverified: [],
+    });
+    const own = await reclaimJob({ claimants: [ORDERS], unverified: [] });
+
+    expect((await get(`/v1/prune-jobs/${shared.id}`)).status).toBe(403);
+    expect((await get(`/v1/prune-jobs/${shared.id}/events`)).status).toBe(403);
+    expect((await get(`/v1/prune-jobs/${own.id}`)).status).toBe(200);
+    expect(
+      (await get(`/v1/prune-jobs/${shared.id}`, 'user:default/bob')).status,
+    ).toBe(200);
+    const history = await get(
+      `/v1/prune-jobs?entityRef=${encodeURIComponent(ORDERS)}`,
+    );
+    expect(history.body.items.map((j: PruneJob) => j.id)).toEqual([own.id]);
+  });
+
+  it('takes a recorded claimant that is gone or re-created for the platform, and shows no reclaim to a service', async () => {
+    const reRegistered = await reclaimJob({
+      claimants: [ORDERS],
+      unverified: [ORDERS],
+    });
+    expect((await get(`/v1/prune-jobs/${reRegistered.id}`)).status).toBe(403);
+    expect(
+      (await get(`/v1/prune-jobs/${reRegistered.id}`, 'user:default/bob'))
+        .status,
+    ).toBe(200);
+    const asService = await request(app)
+      .get(`/v1/prune-jobs/${reRegistered.id}`)
+      .set('authorization', mockCredentials.service.header());
+    expect(asService.status).toBe(403);
   });
 });

@@ -285,6 +285,21 @@ describe('review: VolumeReclaimJobs.start', () => {
   });
 });
 
+describe('VolumeReclaimJobs.start, from the fleet page', () => {
+  it('stores the entities the volumes were traced to, and goes through the sole one when the request names none (so the owner sees it in its history)', async () => {
+    const pv = releasedVolume(sim, 'pvc-a');
+    const job = await start(requestFor([pv], { entityRef: undefined }));
+    expect(job).toMatchObject({
+      entityRef: ORDERS,
+      tracedTo: { claimants: [ORDERS], unverified: [] },
+    });
+    expect((await store.getJob(job.id))?.tracedTo).toEqual({
+      claimants: [ORDERS],
+      unverified: [],
+    });
+  });
+});
+
 describe('reclaimLeaseName', () => {
   it('names the Lease after the claim namespace, and keeps a long one distinct and within 63 characters', () => {
     expect(reclaimLeaseName('shop')).toBe('pvc-pruner-reclaim-shop');

@@ -141,6 +141,13 @@ export class VolumeReclaimJobs {
       });
     // Counted, once stored, with the jobs of the StatefulSet the volumes were traced to.
     const statefulSet = statefulSets.size === 1 ? [...statefulSets][0] : '';
+    const tracedTo = tracedClaimants([...attributions.values()]);
+    // In the owner's history even when reclaimed from the fleet page: the sole entity it is traced to.
+    const entityRef =
+      request.entityRef ??
+      (tracedTo.claimants.length === 1 && tracedTo.unverified.length === 0
+        ? tracedTo.claimants[0]
+        : undefined);
     let job: PruneJob;
     try {
       job = await this.deps.limits.admit(
@@ -149,7 +156,8 @@ export class VolumeReclaimJobs {
           this.deps.store.createJob({
             id,
             kind: 'reclaim',
-            entityRef: request.entityRef,
+            entityRef,
+            tracedTo,
             cluster: request.cluster,
             namespace: request.namespace,
             statefulSet,
@@ -247,4 +255,13 @@ export class VolumeReclaimJobs {
       request.volumes.map(v => v.claimUid),
     );
   }
+}
+
+/** Every entity the volumes are traced to, and those of them whose recorded entity is gone or re-created, sorted. */
+function tracedClaimants(attributions: Attribution[]) {
+  const sorted = (refs: string[]) => [...new Set(refs)].sort();
+  return {
+    claimants: sorted(attributions.flatMap(a => a.claimants)),
+    unverified: sorted(attributions.flatMap(a => a.unverified)),
+  };
 }

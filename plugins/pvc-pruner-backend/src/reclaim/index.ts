@@ -1,3 +1,4 @@
+export { ReclaimJobReaders } from './ReclaimJobReaders';
 export { ReclaimPermissions } from './ReclaimPermissions';
 export { ReleasedVolumes, MAX_LISTED_VOLUMES } from './ReleasedVolumes';
 export {

@@ -2588,6 +2588,26 @@ export const spec = {
             description:
               'The entity the prune went through; absent for a StatefulSet no entity claims.',
           },
+          tracedTo: {
+            type: 'object',
+            description:
+              'A reclaim: the entities its volumes were traced to when it started (`claimants`),\nand those of them whose entity was gone or re-created (`unverified`). Reading the\njob needs pvc-pruner.orphans.read on every verified one, and\npvc-pruner.fleet.unowned.read when there is none or any is unverified.\n',
+            required: ['claimants', 'unverified'],
+            properties: {
+              claimants: {
+                type: 'array',
+                items: {
+                  type: 'string',
+                },
+              },
+              unverified: {
+                type: 'array',
+                items: {
+                  type: 'string',
+                },
+              },
+            },
+          },
           cluster: {
             type: 'string',
           },

@@ -1045,6 +1045,16 @@ export interface components {
       kind?: 'prune' | 'reclaim';
       /** The entity the prune went through; absent for a StatefulSet no entity claims. */
       entityRef?: string;
+      /**
+       * A reclaim: the entities its volumes were traced to when it started (`claimants`),
+       *     and those of them whose entity was gone or re-created (`unverified`). Reading the
+       *     job needs pvc-pruner.orphans.read on every verified one, and
+       *     pvc-pruner.fleet.unowned.read when there is none or any is unverified.
+       */
+      tracedTo?: {
+        claimants: string[];
+        unverified: string[];
+      };
       cluster: string;
       namespace: string;
       statefulSet: string;
