@@ -85,14 +85,22 @@ describe('ReclaimPermissions', () => {
     expect(nobody.readable).toBe(false);
   });
 
-  it('lets nobody reclaim a volume whose StatefulSet had more claimants than were kept, whatever they hold', async () => {
-    const [verdict] = await permissionsGranting([
+  it('lets only the platform reclaim a volume whose StatefulSet had more claimants than were kept, and says so', async () => {
+    const [owner] = await permissionsGranting([
+      `pvc-pruner.orphans.read ${ORDERS}`,
       `pvc-pruner.volumes.reclaim ${ORDERS}`,
+      'pvc-pruner.fleet.unowned.read',
+    ]).judge(credentials, [traced([ORDERS], true)]);
+    expect(owner.reclaimable).toBe(false);
+    expect(owner.refusal).toContain(
+      'only a platform team with pvc-pruner.unowned.prune may reclaim it',
+    );
+    const [platform] = await permissionsGranting([
       'pvc-pruner.unowned.prune',
       'pvc-pruner.fleet.unowned.read',
     ]).judge(credentials, [traced([ORDERS], true)]);
-    expect(verdict.reclaimable).toBe(false);
-    expect(verdict.refusal).toContain('reclaims it for nobody');
+    expect(platform).toMatchObject({ readable: true, reclaimable: true });
+    expect(platform.note).toContain('more than 20 catalog entities');
   });
 });
 

@@ -26,7 +26,7 @@ export interface VolumeVerdict {
   note?: string;
 }
 
-const crowdedReason = `its StatefulSet was claimed by more than ${MAX_CLAIMANTS} catalog entities: pvc-pruner takes that as an error in the catalog and reclaims it for nobody`;
+const crowdedReason = `its StatefulSet was claimed by more than ${MAX_CLAIMANTS} catalog entities: pvc-pruner takes that as an error in the catalog, and only a platform team with ${pvcPrunerUnownedPrunePermission.name} may reclaim it`;
 
 /** The recorded claimants whose ref still names the entity that was recorded. */
 const verifiedOf = (a: Attribution) =>
@@ -73,11 +73,14 @@ export class ReclaimPermissions {
     const [unownedRead] = read.basic;
     const [unownedPrune] = reclaim.basic;
     return attributions.map(a => {
+      // Whose it is cannot be known: the platform's, as a volume traced to nobody is.
       if (a.crowded)
         return {
           readable: unownedRead,
-          reclaimable: false,
-          refusal: crowdedReason,
+          reclaimable: unownedPrune,
+          ...(unownedPrune
+            ? { note: crowdedReason }
+            : { refusal: crowdedReason }),
         };
       if (a.claimants.length === 0)
         return {
