@@ -363,6 +363,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 store,
                 runner: new VolumeReclaimRunner(store, events, follower, {
                   renewIntervalMs: leaseMs / 3,
+                  followForMs: options.volumeWaitTimeoutMs,
                 }),
                 gateways,
                 lock,

@@ -50,7 +50,12 @@ function newJob(volumes: KubeObject[], dryRun = false): Promise<PruneJob> {
 
 async function run(
   volumes: KubeObject[],
-  options: { dryRun?: boolean; lease?: (held: HeldLease) => HeldLease } = {},
+  options: {
+    dryRun?: boolean;
+    lease?: (held: HeldLease) => HeldLease;
+    follower?: VolumeFollower;
+    followForMs?: number;
+  } = {},
 ) {
   const job = await newJob(volumes, options.dryRun);
   const held = await new LeaseLock({
@@ -68,8 +73,8 @@ async function run(
   const result = await new VolumeReclaimRunner(
     store,
     new JobEvents(store),
-    new VolumeFollower(300),
-    { renewIntervalMs: 60_000 },
+    options.follower ?? new VolumeFollower(300),
+    { renewIntervalMs: 60_000, followForMs: options.followForMs },
   ).run(
     job,
     gateway,
@@ -229,5 +234,39 @@ describe('VolumeReclaimRunner', () => {
       sim.store.get(VOLUMES, undefined, pv.metadata.name)!.spec
         .persistentVolumeReclaimPolicy,
     ).toBe('Retain');
+  });
+});
+
+describe('VolumeReclaimRunner, following', () => {
+  it('follows the patched volumes together under one deadline, after releasing the Lease, not one wait per volume while holding it', async () => {
+    // No provisioner runs here: each volume stays, set to Delete.
+    const volumes = [releasedVolume(), releasedVolume(), releasedVolume()];
+    const started = performance.now();
+    const { result } = await run(volumes, {
+      follower: new VolumeFollower(5_000),
+      followForMs: 400,
+    });
+    const took = performance.now() - started;
+
+    expect(result.status).toBe('incomplete');
+    expect(result.summary.terminating.map(o => o.name).sort()).toEqual(
+      volumes.map(v => v.metadata.name).sort(),
+    );
+    // One deadline for the three, far below one per-volume wait, let alone three.
+    expect(took).toBeLessThan(3_000);
+    const leaseDeleted = sim
+      .requests()
+      .findIndex(r => r.method === 'DELETE' && r.resource === 'leases');
+    const lastPatch = sim
+      .requests()
+      .map(r => r.method === 'PATCH' && r.resource === VOLUMES)
+      .lastIndexOf(true);
+    expect(leaseDeleted).toBeGreaterThan(lastPatch);
+    expect(
+      sim
+        .requests()
+        .slice(leaseDeleted)
+        .some(r => r.method === 'PATCH'),
+    ).toBe(false);
   });
 });
