@@ -29,6 +29,10 @@ import {
 import { Attribution, VolumeAttribution } from './VolumeAttribution';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
 
+const RECLAIM_LEASE_PREFIX = 'pvc-pruner-reclaim-';
+/** Kept to a label's length, though a Lease's name may be longer, so it reads in kubectl's columns. */
+const MAX_LEASE_NAME = 63;
+
 /**
  * The Lease that serialises reclaims of the volumes of one namespace's
  * claims: `pvc-pruner-reclaim-<namespace>`, kept in the namespace the
@@ -46,10 +50,6 @@ export function reclaimLeaseName(claimNamespace: string): string {
   const hash = createHash('sha256').update(claimNamespace).digest('hex');
   return `${name.slice(0, MAX_LEASE_NAME - 11)}-${hash.slice(0, 10)}`;
 }
-
-export const RECLAIM_LEASE_PREFIX = 'pvc-pruner-reclaim-';
-/** Kept to a label's length, though a Lease's name may be longer, so it reads in kubectl's columns. */
-const MAX_LEASE_NAME = 63;
 
 /** Before the volumes are traced, a reclaim is counted against the user's limit only (no StatefulSet has this name). */
 const RECLAIM_SCOPE = '';
