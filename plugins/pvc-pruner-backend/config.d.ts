@@ -97,6 +97,18 @@ export interface Config {
      * in the claim's namespace: an undo window. A prune asks for it per job (`snapshot: true`).
      * Needs the external-snapshotter CRDs and controller, and a CSI driver that takes snapshots.
      */
+    /** Reclaiming Released volumes (setting their reclaim policy to Delete). */
+    reclaim?: {
+      /**
+       * The namespace where reclaim Leases are kept, one per claim namespace
+       * (`pvc-pruner-reclaim-<namespace>`). Not the claims' own namespace: a Released volume
+       * usually comes from a deleted namespace, where nothing can be created. It must exist and
+       * never be deleted while the plugin runs; the plugin's service account needs get, create,
+       * update and delete on leases there.
+       * @default default
+       */
+      leaseNamespace?: string;
+    };
     snapshots?: {
       /**
        * Whether prunes may keep snapshots. Off, a prune that asks for one is refused (400).

@@ -12,7 +12,12 @@ describe('readOptions', () => {
       eventStreamsPerUser: 20,
       allowPruneWithoutPermissionFramework: false,
       removedRequirePermissionFramework: undefined,
+      reclaimLeaseNamespace: 'default',
     });
+    expect(
+      options({ reclaim: { leaseNamespace: 'platform-tools' } })
+        .reclaimLeaseNamespace,
+    ).toBe('platform-tools');
   });
 
   it.each([
@@ -27,6 +32,10 @@ describe('readOptions', () => {
     [
       { limits: { runningJobsPerUser: 2.5 } },
       'pvcPruner: limits.runningJobsPerUser must be a whole number, got 2.5',
+    ],
+    [
+      { reclaim: { leaseNamespace: 'Not/A-Namespace' } },
+      'pvcPruner: reclaim.leaseNamespace must be a namespace name, got "Not/A-Namespace"',
     ],
     [
       { limits: { eventStreamsPerUser: -1 } },

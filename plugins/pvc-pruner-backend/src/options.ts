@@ -21,6 +21,8 @@ export interface PvcPrunerOptions {
   pausedStatefulSets: PausedStatefulSets;
   catalogClusters: { allowAwsAnnotations: boolean };
   snapshots: SnapshotOptions;
+  /** `pvcPruner.reclaim.leaseNamespace`: where reclaim Leases are kept. */
+  reclaimLeaseNamespace: string;
 }
 
 /** `pvcPruner.snapshots`: a VolumeSnapshot of each claim before it is deleted. */
@@ -190,5 +192,16 @@ export function readOptions(root: Config): PvcPrunerOptions {
         false,
     },
     snapshots: snapshotOptions(config),
+    reclaimLeaseNamespace: namespaceName(config, 'reclaim.leaseNamespace'),
   };
+}
+
+/** A namespace name (an RFC 1123 label); `default` unless set: it always exists and cannot be deleted. */
+function namespaceName(config: Config, key: string): string {
+  const value = config.getOptionalString(key) ?? 'default';
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || value.length > 63)
+    throw new Error(
+      `pvcPruner: ${key} must be a namespace name, got "${value}"`,
+    );
+  return value;
 }

@@ -39,6 +39,7 @@ import { FleetService, UnownedOrphans } from './fleet';
 import {
   ClaimLineageStore,
   LineageRecorder,
+  ReferencedClaimUids,
   WatchCacheLineage,
 } from './lineage';
 import {
@@ -188,6 +189,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           jobs: store,
           sightings,
           lineage,
+          referenced: new ReferencedClaimUids({ gateways, caches }),
           logger,
           retentionDays: options.retentionDays,
         });
@@ -287,7 +289,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
-        const attribution = new VolumeAttribution(lineage);
+        const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
         httpRouter.use(
@@ -363,6 +365,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 store,
                 runner: new VolumeReclaimRunner(store, events, follower, {
                   renewIntervalMs: leaseMs / 3,
+                  followForMs: options.volumeWaitTimeoutMs,
                 }),
                 gateways,
                 lock,
@@ -372,6 +375,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 permissions: reclaimPermissions,
                 namespaceOwners,
                 workloads,
+                leaseNamespace: options.reclaimLeaseNamespace,
               }),
             },
           }),

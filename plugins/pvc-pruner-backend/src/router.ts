@@ -35,7 +35,11 @@ import {
 } from './kubernetes';
 import { OwnershipChecks } from './ownership';
 import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
-import { ReleasedVolumes, VolumeReclaimJobs } from './reclaim';
+import {
+  ReclaimJobReaders,
+  ReleasedVolumes,
+  VolumeReclaimJobs,
+} from './reclaim';
 import {
   KeptSnapshots,
   SnapshotKeeper,
@@ -177,13 +181,20 @@ export async function createRouter(
     return target;
   };
 
+  const reclaimJobReaders = new ReclaimJobReaders(permissions);
   const readableJob = async (req: IncomingRequest, id: string) => {
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
     });
     const job = UUID.test(id) ? await store.getJob(id) : undefined;
     if (!job) throw new NotFoundError(`No prune job with id "${id}"`);
-    if (job.entityRef)
+    if (job.kind === 'reclaim') {
+      const [readable] = await reclaimJobReaders.readable(credentials, [job]);
+      if (!readable)
+        throw new NotAllowedError(
+          'Reading a reclaim needs pvc-pruner.orphans.read on every entity its volumes were traced to (pvc-pruner.fleet.unowned.read when none was, or one is gone or was re-created)',
+        );
+    } else if (job.entityRef)
       await requirePermission({
         permissions,
         permission: pvcPrunerOrphansReadPermission,
@@ -629,11 +640,15 @@ export async function createRouter(
               jobId: finishedJob.id,
               outcome: result.status,
               reclaimed: result.summary.deleted.map(v => v.name),
+              // Patched to Delete, so its provisioner may still delete it: a destructive write the audit must name.
+              setToDeleteNotYetSeenDeleted: result.summary.terminating.map(
+                v => v.name,
+              ),
               skipped: result.summary.skipped.map(v => v.name),
               failed: result.summary.failed.map(v => v.name),
             };
-            void (result.status === 'succeeded' ||
-            result.status === 'incomplete'
+            // Incomplete is not success: a volume set to Delete was not seen deleted.
+            void (result.status === 'succeeded'
               ? audit.success({ meta })
               : audit.fail({
                   error: new Error(
@@ -665,13 +680,14 @@ export async function createRouter(
       pvcPrunerOrphansReadPermission,
       credentials,
     );
-    res.json(
-      await store.listJobs({
-        entityRef: target.entityRef,
-        limit: query.limit,
-        cursor: query.cursor,
-      }),
-    );
+    const page = await store.listJobs({
+      entityRef: target.entityRef,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
+    // A reclaim is listed only to who may read it: read on the entity it went through is not enough.
+    const readable = await reclaimJobReaders.readable(credentials, page.items);
+    res.json({ ...page, items: page.items.filter((_, i) => readable[i]) });
   });
 
   api.get('/v1/prune-jobs/:id', async (req, res) => {

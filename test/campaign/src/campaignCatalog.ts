@@ -47,7 +47,8 @@ function component(
   return {
     apiVersion: 'backstage.io/v1alpha1',
     kind: 'Component',
-    metadata: { name, annotations },
+    // A uid, as the catalog gives every entity: pvc-pruner checks recorded claimants by it.
+    metadata: { name, uid: `uid-${name}`, annotations },
     spec: { type: 'service', lifecycle: 'experimental', owner },
   };
 }

@@ -169,6 +169,34 @@ describe('reclaiming Released volumes, judged from the simulator', () => {
     );
   });
 
+  it("reclaims the volumes of a namespace that was deleted: the Lease lives in the namespace the plugin is configured with, not the claims' own", async () => {
+    const names = await pruneSearchIndex();
+    // Deleting a team's namespace is how Released Retain volumes usually come about;
+    // the API server then refuses to create anything in it, the reclaim Lease included.
+    await kubectl(sim, ['delete', 'namespace', 'search', '--timeout=20s']);
+    expect(sim.store.get('namespaces', undefined, 'search')).toBeUndefined();
+    expect(claimOf(sim, 'search', 'data-search-index-0')).toBeUndefined();
+    const items = (await listedReleased(names)).filter(v =>
+      names.includes(v.name),
+    );
+    expect(items.map(v => v.name).sort()).toEqual(names);
+    sim.clearRequests();
+
+    const res = await pruner.post('/v1/reclaim-jobs', reclaimOf(items), BOB);
+    expect(res.status).toBe(202);
+    const job = await pruner.waitForJob(res.body.id);
+
+    expect(job.status).toBe('succeeded');
+    names.forEach(n => expect(volumeOf(sim, n)).toBeUndefined());
+    const leaseWrites = writesTo(sim).filter(r => r.resource === 'leases');
+    expect(leaseWrites.length).toBeGreaterThan(0);
+    leaseWrites.forEach(r =>
+      expect(r.path).toContain(
+        '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      ),
+    );
+  });
+
   it('a dry run changes nothing: every patch carries dryRun=All', async () => {
     const names = await pruneSearchIndex();
     const items = await listedReleased(names);

@@ -42,6 +42,8 @@ export interface NewPruneJob {
   pvcs: Array<{ name: string; uid: string }>;
   /** `reclaim`: `pvcs` are Released volumes (see `PruneJob.kind`); a prune unless told. */
   kind?: 'prune' | 'reclaim';
+  /** A reclaim: the entities its volumes were traced to (see `PruneJob.tracedTo`). */
+  tracedTo?: { claimants: string[]; unverified: string[] };
 }
 
 /** The fields of a job that change while it runs. */
@@ -68,6 +70,7 @@ interface JobRow {
   owner_instance: string | null;
   heartbeat_at: Timestamp | null;
   kind: 'prune' | 'reclaim';
+  traced_claimants: string | null;
 }
 
 interface EventRow {
@@ -96,6 +99,20 @@ function optionalIso(value: Timestamp | null): string | undefined {
     : timestampToIso(value);
 }
 
+/** A reclaim's traced claimants; one stored without them (or unreadable) was traced to nobody known. */
+function tracedOf(json: string | null): NonNullable<PruneJob['tracedTo']> {
+  try {
+    const parsed = JSON.parse(json ?? 'null');
+    const strings = (v: unknown) =>
+      Array.isArray(v) && v.every(r => typeof r === 'string');
+    if (strings(parsed?.claimants) && strings(parsed?.unverified))
+      return { claimants: parsed.claimants, unverified: parsed.unverified };
+  } catch {
+    // fall through
+  }
+  return { claimants: [], unverified: [] };
+}
+
 function rowToJob(row: JobRow): PruneJob {
   const job: PruneJob = {
     id: row.id,
@@ -108,6 +125,9 @@ function rowToJob(row: JobRow): PruneJob {
     status: row.status,
     requestedBy: row.requested_by,
     pvcs: JSON.parse(row.pvcs),
+    ...(row.kind === 'reclaim'
+      ? { tracedTo: tracedOf(row.traced_claimants) }
+      : {}),
     createdAt: timestampToIso(row.created_at),
     summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
@@ -212,7 +232,12 @@ export class PruneJobStore {
     const createdAt = await this.now();
     const job: PruneJob = {
       id: input.id ?? randomUUID(),
-      ...(input.kind === 'reclaim' ? { kind: 'reclaim' as const } : {}),
+      ...(input.kind === 'reclaim'
+        ? {
+            kind: 'reclaim' as const,
+            tracedTo: input.tracedTo ?? { claimants: [], unverified: [] },
+          }
+        : {}),
       ...(input.entityRef ? { entityRef: input.entityRef } : {}),
       cluster: input.cluster,
       namespace: input.namespace,
@@ -239,6 +264,7 @@ export class PruneJobStore {
         summary: JSON.stringify(job.summary),
         last_seq: 0,
         kind: input.kind ?? 'prune',
+        traced_claimants: job.tracedTo ? JSON.stringify(job.tracedTo) : null,
       });
       await this.appendEventIn(tx, {
         jobId: job.id,

@@ -92,8 +92,9 @@ describe('RetentionCleaner', () => {
       template: 'data',
       ordinal: 1,
       claimants: ['component:default/web'],
+      claimantUids: { 'component:default/web': 'uid-web' },
     });
-    await lineage.record([lineageOf('old')]);
+    await lineage.record([lineageOf('old'), lineageOf('old-still-claimed')]);
     clock = days(20);
     await lineage.record([lineageOf('fresh')]);
     clock = T0;
@@ -102,6 +103,9 @@ describe('RetentionCleaner', () => {
       jobs,
       sightings,
       lineage,
+      referenced: {
+        snapshot: async () => () => new Set(['old-still-claimed']),
+      },
       logger,
       retentionDays: 30,
     });
@@ -118,7 +122,8 @@ describe('RetentionCleaner', () => {
       (await knex('pvc_pruner_claim_lineage').select('claim_uid')).map(
         r => r.claim_uid,
       ),
-    ).toEqual(['fresh']);
+    ).toEqual(expect.arrayContaining(['fresh', 'old-still-claimed']));
+    expect(await knex('pvc_pruner_claim_lineage')).toHaveLength(2);
     expect(logger.info).toHaveBeenCalledWith(
       'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings and the lineage of 1 claims older than 30 days (pvcPruner.retentionDays)',
     );

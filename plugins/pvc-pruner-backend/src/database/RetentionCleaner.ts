@@ -1,5 +1,5 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
-import type { ClaimLineageStore } from '../lineage';
+import type { ClaimLineageStore, ReferencedClaimUids } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 
@@ -10,7 +10,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
  * their events, the sightings of claims no scan has seen as orphans for
- * that long, and the lineage of claims no scan has seen for that long. Daily upkeep on Backstage's scheduler with `scope: 'global'`,
+ * that long, and the lineage of claims no scan has seen for that long
+ * unless a cluster still references them (a claim that exists, or one a
+ * Released volume's claimRef names: ReferencedClaimUids). Daily upkeep on Backstage's scheduler with `scope: 'global'`,
  * so one replica cleans at a time, as the notifications backend's
  * NotificationCleaner does. Age is judged by the database's clock, as the
  * stores judge it everywhere.
@@ -22,6 +24,7 @@ export class RetentionCleaner {
     private readonly lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>,
     private readonly logger: LoggerService,
     private readonly retentionDays: number,
+    private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
   ) {}
 
   /** Schedules the clean-up once a day, the first a few minutes after start. */
@@ -30,6 +33,8 @@ export class RetentionCleaner {
     jobs: PruneJobStore;
     sightings: OrphanSightingStore;
     lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>;
+    /** What the clusters still reference: its lineage is kept, whatever its age. */
+    referenced?: Pick<ReferencedClaimUids, 'snapshot'>;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
@@ -39,6 +44,7 @@ export class RetentionCleaner {
       options.lineage,
       options.logger,
       options.retentionDays,
+      options.referenced,
     );
     await options.scheduler.scheduleTask({
       id: RETENTION_TASK_ID,
@@ -56,7 +62,10 @@ export class RetentionCleaner {
     try {
       const jobs = await this.jobs.deleteFinishedFor(olderThanMs);
       const sightings = await this.sightings.deleteNotSeenFor(olderThanMs);
-      const lineage = await this.lineage.deleteNotSeenFor(olderThanMs);
+      const lineage = await this.lineage.deleteNotSeenFor(
+        olderThanMs,
+        await this.referenced?.snapshot(),
+      );
       if (jobs > 0 || sightings > 0 || lineage > 0)
         this.logger.info(
           `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings and the lineage of ${lineage} claims older than ${this.retentionDays} days (pvcPruner.retentionDays)`,

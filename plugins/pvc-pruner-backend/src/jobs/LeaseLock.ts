@@ -121,6 +121,8 @@ export class LeaseLock {
       dryRun: boolean;
       /** Another Lease than the StatefulSet's, for a job of another concern (a reclaim). */
       leaseName?: string;
+      /** For a reclaim Lease: the namespace whose claims' volumes it serialises, for the refusal. */
+      reclaimsIn?: string;
     },
   ): Promise<HeldLease> {
     const { leaseDurationSeconds, holderPrefix, clock } = this.options;
@@ -128,6 +130,10 @@ export class LeaseLock {
     const { namespace } = target;
     const label = `${namespace}/${name}`;
     const identity = `${holderPrefix}/${target.jobId}`;
+    const busy = (holder: string) =>
+      target.reclaimsIn === undefined
+        ? `StatefulSet ${namespace}/${target.statefulSet} is being pruned by ${holder}`
+        : `Volumes of claims in ${target.reclaimsIn} are being reclaimed by ${holder}`;
     let renewedAt = this.monotonicNow();
     const now = await clock.currentTime();
     const desired: V1Lease = {
@@ -151,11 +157,7 @@ export class LeaseLock {
     };
     const existing = await gateway.readLease(namespace, name);
     if (existing && !isExpired(existing, now.getTime())) {
-      throw new ConflictError(
-        `StatefulSet ${namespace}/${
-          target.statefulSet
-        } is being pruned by ${describeHolder(existing)}`,
-      );
+      throw new ConflictError(busy(describeHolder(existing)));
     }
     if (target.dryRun) {
       // A dry run checks that the lock is free but does not hold it.
@@ -188,9 +190,7 @@ export class LeaseLock {
       if (e instanceof ClusterRequestError && e.statusCode === 409) {
         const winner = await gateway.readLease(namespace, name);
         throw new ConflictError(
-          `StatefulSet ${namespace}/${target.statefulSet} is being pruned by ${
-            winner ? describeHolder(winner) : 'another process'
-          }`,
+          busy(winner ? describeHolder(winner) : 'another process'),
         );
       }
       throw e;

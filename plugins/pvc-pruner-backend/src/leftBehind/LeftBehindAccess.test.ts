@@ -277,3 +277,38 @@ describe('LeftBehindAccess.authorizePrune', () => {
     });
   });
 });
+
+describe('LeftBehindAccess, a recorded claimant whose entity is gone or was re-created', () => {
+  // leftBehindIn marks it (unverifiedClaimants); whoever registers the same
+  // name again, or holds rights on it, gets nothing through the ref.
+  const reRegistered = group({
+    unverifiedClaimants: [ref(ledger)],
+    ownerNotice:
+      'recorded owner component:default/ledger no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may prune it',
+  });
+
+  it('withholds the group from who holds read on the ref alone, and shows it to the platform', async () => {
+    const [holder] = await access([ledger]).readable(GUEST, [reRegistered]);
+    expect(holder.refused).toEqual([ref(ledger)]);
+    const [platform] = await access(
+      [ledger],
+      [],
+      ['pvc-pruner.fleet.unowned.read'],
+    ).readable(GUEST, [reRegistered]);
+    expect(platform.refused).toEqual([]);
+  });
+
+  it('refuses a prune by who holds prune on the ref alone, saying why; the platform may prune', async () => {
+    const prune = (basic: string[]) =>
+      access([ledger], [reRegistered], basic).authorizePrune({
+        request: request(),
+        target: workloadEntityOf(ledger)!,
+        credentials: GUEST,
+        gateway,
+      });
+    await expect(prune([])).rejects.toThrow(
+      /component:default\/ledger no longer exists \(or was re-created\); a platform team with pvc-pruner.unowned.prune may prune it/,
+    );
+    await expect(prune(['pvc-pruner.unowned.prune'])).resolves.toBeDefined();
+  });
+});

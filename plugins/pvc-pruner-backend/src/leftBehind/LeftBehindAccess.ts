@@ -3,7 +3,12 @@ import type {
   PermissionsService,
 } from '@backstage/backend-plugin-api';
 import { InputError, NotAllowedError } from '@backstage/errors';
-import type { PruneRequest } from 'backstage-plugin-pvc-pruner-common';
+import {
+  pvcPrunerFleetUnownedReadPermission,
+  pvcPrunerUnownedPrunePermission,
+  type PruneRequest,
+} from 'backstage-plugin-pvc-pruner-common';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { JobRequest } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
@@ -26,7 +31,10 @@ import { deletedStatefulSet } from './leftBehindRule';
  * on every one to see it and `pvc-pruner.prune` on every one to prune it,
  * as for a live StatefulSet (OwnershipChecks). A claimant added by a
  * selector only adds a check, and is looked for again before each delete
- * (LeftBehindClaimantsGuard).
+ * (LeftBehindClaimantsGuard). A recorded claimant whose entity is gone or
+ * was re-created gives no right through its ref: seeing the group then
+ * also needs `pvc-pruner.fleet.unowned.read`, and pruning it
+ * `pvc-pruner.unowned.prune`.
  */
 export class LeftBehindAccess {
   constructor(
@@ -45,13 +53,30 @@ export class LeftBehindAccess {
     groups: FoundGroup[],
     readable: ReadonlySet<string> = new Set(),
   ): Promise<Array<{ refused: string[]; crowded: boolean }>> {
-    const refused = await refusedReads(
-      this.deps.permissions,
+    const [refused, unownedRead] = await Promise.all([
+      refusedReads(this.deps.permissions, credentials, groups, readable),
+      groups.some(g => g.unverifiedClaimants)
+        ? this.allowed(pvcPrunerFleetUnownedReadPermission, credentials)
+        : true,
+    ]);
+    return groups.map((g, i) => ({
+      crowded: g.crowded,
+      refused: unownedRead
+        ? refused[i]
+        : [...new Set([...refused[i], ...(g.unverifiedClaimants ?? [])])],
+    }));
+  }
+
+  private async allowed(
+    permission:
+      | typeof pvcPrunerFleetUnownedReadPermission
+      | typeof pvcPrunerUnownedPrunePermission,
+    credentials: BackstageCredentials,
+  ): Promise<boolean> {
+    const [decision] = await this.deps.permissions.authorize([{ permission }], {
       credentials,
-      groups,
-      readable,
-    );
-    return groups.map((g, i) => ({ crowded: g.crowded, refused: refused[i] }));
+    });
+    return decision.result === AuthorizeResult.ALLOW;
   }
 
   /**
@@ -121,6 +146,13 @@ export class LeftBehindAccess {
         `The claims left by ${where} have more claimants than pvc-pruner checks, or a recorded list that is not whole (${listRefs(
           group.claimants,
         )}): they are pruned by nobody through pvc-pruner`,
+      );
+    if (
+      group.unverifiedClaimants &&
+      !(await this.allowed(pvcPrunerUnownedPrunePermission, credentials))
+    )
+      throw new NotAllowedError(
+        `You may not prune the claims left by ${where}: ${group.ownerNotice}`,
       );
     if (target && !group.claimants.includes(target.entityRef))
       throw new NotAllowedError(

@@ -14,7 +14,7 @@ import {
   KubeGateways,
   parseLabelSelector,
 } from '../kubernetes';
-import type { ClaimLineageStore } from '../lineage';
+import { type ClaimLineageStore, unverifiedClaimants } from '../lineage';
 import { mapLimited } from '../mapLimited';
 import type { EntityWorkloadTarget, OrphanAnnotator } from '../orphans';
 import { errorSection } from '../orphans/OrphanFinder';
@@ -130,6 +130,7 @@ export class LeftBehindFinder {
           lineage,
           autoscalers,
           claimantsByLabels: claimantsByLabels(index, cluster, namespace),
+          unverifiedOf: l => unverifiedClaimants(l, index),
         }).slice(0, MAX_GROUPS_PER_NAMESPACE);
       })
     ).flat();

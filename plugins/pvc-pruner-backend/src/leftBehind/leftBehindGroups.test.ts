@@ -90,6 +90,7 @@ function lineage(
     template: 'data',
     ordinal: Number(ordinal),
     claimants: ['component:default/orders'],
+    claimantUids: { 'component:default/orders': 'uid-orders' },
     claimantsCrowded: false,
     lastSeenAt: '2026-12-03T10:00:00.000Z',
     ...overrides,
@@ -111,6 +112,7 @@ function find(overrides: Partial<LeftBehindInput>): FoundGroup[] {
     statefulSets: [],
     autoscalers: [],
     claimantsByLabels: byLabels,
+    unverifiedOf: () => [],
     ...overrides,
     lineage:
       overrides.lineage ??

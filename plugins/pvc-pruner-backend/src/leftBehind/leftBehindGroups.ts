@@ -8,7 +8,7 @@ import type {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KnownAutoscalers } from '../autoscaling';
-import type { ClaimLineage } from '../lineage';
+import { type ClaimLineage, unverifiedOwnerReason } from '../lineage';
 import { NamespaceSnapshot } from '../orphans/orphanRule';
 import { MAX_CLAIMANTS } from '../ownership/ClaimantIndex';
 import {
@@ -38,6 +38,8 @@ export interface LeftBehindInput {
   autoscalers: KnownAutoscalers;
   /** The entities whose selectors (and scope) match a claim's labels, by ref; at most MAX_CLAIMANTS + 1. */
   claimantsByLabels: (labels: Record<string, string>) => string[];
+  /** The recorded claimants of a lineage whose entity is gone from the catalog or was re-created (unverifiedClaimants). */
+  unverifiedOf: (lineage: ClaimLineage) => string[];
 }
 
 /** The claims one deleted StatefulSet left behind, before costs. */
@@ -52,6 +54,14 @@ export interface FoundGroup {
   claimantsNotInCatalog?: string[];
   /** More claimants than anyone may be checked on, or a recorded list that is not whole: shown to and pruned by nobody. */
   crowded: boolean;
+  /**
+   * Recorded claimants whose entity is gone from the catalog or was
+   * re-created: their refs give no right, and the claims are also the
+   * platform's (`pvc-pruner.unowned.prune`). Sorted; absent when none.
+   */
+  unverifiedClaimants?: string[];
+  /** Why the platform is needed, when `unverifiedClaimants` says so. */
+  ownerNotice?: string;
   nameEvidence?: {
     template: string;
     labels: Record<string, string>;
@@ -182,10 +192,19 @@ export function leftBehindIn(input: LeftBehindInput): FoundGroup[] {
       members.map(m => m.claim),
       input.claimantsByLabels,
     );
+    const unverified = [
+      ...new Set(members.flatMap(m => input.unverifiedOf(m.lineage))),
+    ].sort();
     groups.push({
       namespace,
       statefulSet: { name, uid },
       evidence: 'lineage',
+      ...(unverified.length > 0
+        ? {
+            unverifiedClaimants: unverified,
+            ownerNotice: unverifiedOwnerReason(unverified, 'prune'),
+          }
+        : {}),
       lastSeenAt: members
         .map(m => m.lineage.lastSeenAt)
         .sort()

@@ -32,6 +32,7 @@ const lineage = (
   template: 'data',
   ordinal: 0,
   claimants: ['component:default/orders'],
+  claimantUids: { 'component:default/orders': 'uid-orders' },
   ...overrides,
 });
 
@@ -141,6 +142,7 @@ describe.each(databases.eachSupportedId())(
         template: 'data',
         ordinal: 1,
         claimants: ['component:default/orders'],
+        claimantUids: { 'component:default/orders': 'uid-orders' },
         claimantsCrowded: false,
         lastSeenAt: NOV_3.toISOString(),
       });
@@ -152,6 +154,15 @@ describe.each(databases.eachSupportedId())(
       expect(
         await store.lineageByStatefulSetName('demo', 'other', 'web'),
       ).toEqual([]);
+    });
+
+    it('reads a row written before claimant uids were kept with none, so its claimants count as unverifiable', async () => {
+      const store = await storeOf();
+      await store.record([lineage('old')]);
+      await knex('pvc_pruner_claim_lineage').update({ claimant_uids: null });
+      const read = (await store.lineageOf('demo', ['old'])).get('old')!;
+      expect(read.claimants).toEqual(['component:default/orders']);
+      expect(read.claimantUids).toEqual({});
     });
 
     it('keeps one lineage per claim uid in each cluster: the latest StatefulSet wins, and another cluster never overwrites it', async () => {
@@ -297,6 +308,40 @@ describe.each(databases.eachSupportedId())(
       expect([
         ...(await store.lineageOf('demo', ['still', 'gone'])).keys(),
       ]).toEqual(['still']);
+    });
+
+    it('keeps old lineage a cluster still references (a claim that exists, a claimRef a Released volume names), and all of a cluster it cannot answer for', async () => {
+      const store = await storeOf();
+      const many = Array.from({ length: 1200 }, (_, i) => `u-${i}`);
+      await store.record([
+        ...many.map(uid => lineage(uid)),
+        lineage('still-claimed'),
+        lineage('named-by-a-released-volume'),
+        lineage('unready', { cluster: 'unready' }),
+        lineage('unconfigured', { cluster: 'unconfigured' }),
+      ]);
+      clock = days(100);
+      const referenced = new Map<string, ReadonlySet<string>>([
+        ['demo', new Set(['still-claimed', 'named-by-a-released-volume'])],
+        ['unconfigured', new Set()],
+      ]);
+
+      expect(
+        await store.deleteNotSeenFor(90 * DAY, cluster =>
+          referenced.get(cluster),
+        ),
+      ).toBe(many.length + 1);
+
+      expect(
+        (await knex('pvc_pruner_claim_lineage').select('claim_uid'))
+          .map(r => r.claim_uid)
+          .sort(),
+      ).toEqual(['named-by-a-released-volume', 'still-claimed', 'unready']);
+      // What a scan last saw is still the StatefulSet's last sighting: the card's "last seen".
+      expect(
+        (await store.lineageOf('demo', ['still-claimed'])).get('still-claimed')
+          ?.lastSeenAt,
+      ).toBe(NOV_3.toISOString());
     });
 
     it("ages lineage by the database's clock: a replica whose own clock runs a year fast deletes nothing recent", async () => {

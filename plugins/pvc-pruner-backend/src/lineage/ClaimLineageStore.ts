@@ -2,6 +2,7 @@ import { Knex } from 'knex';
 import { openStoreDatabase, StoreOptions } from '../database/migrate';
 import { timestampToIso, Timestamp } from '../database/timestamps';
 import { MAX_CLAIMANTS } from '../ownership/ClaimantIndex';
+import type { StillReferenced } from './ReferencedClaimUids';
 
 const LINEAGE = 'pvc_pruner_claim_lineage';
 /** Rows per statement: 10 bound parameters each, well below SQLite's limit. */
@@ -44,6 +45,12 @@ export interface ClaimLineageRecord {
   ordinal: number;
   /** The catalog entities whose annotations map to the StatefulSet, by entity ref. */
   claimants: string[];
+  /**
+   * Each claimant's catalog `metadata.uid` when it was recorded, by ref: what
+   * tells the entity that claimed the StatefulSet from one registered later
+   * under the same name. A claimant without one cannot be verified.
+   */
+  claimantUids: Record<string, string>;
 }
 
 /** A claim's lineage as the database keeps it. */
@@ -69,6 +76,7 @@ interface LineageRow {
   template: string;
   ordinal: number | string;
   claimants: string;
+  claimant_uids: string | null;
   claimants_crowded: boolean | number;
   last_seen_at: Timestamp;
 }
@@ -109,6 +117,12 @@ function rowOf(r: ClaimLineageRecord): RowToWrite | undefined {
   const refs = [...new Set(r.claimants)].sort();
   const keepable = refs.filter(ref => ref.length <= MAX_STRING);
   const claimants = keepable.slice(0, MAX_STORED_CLAIMANTS);
+  const uids = Object.fromEntries(
+    claimants.flatMap(ref => {
+      const uid = r.claimantUids[ref];
+      return uid && uid.length <= MAX_UID ? [[ref, uid]] : [];
+    }),
+  );
   return {
     cluster: r.cluster,
     claim_uid: r.claimUid,
@@ -118,6 +132,7 @@ function rowOf(r: ClaimLineageRecord): RowToWrite | undefined {
     template: r.template,
     ordinal: r.ordinal,
     claimants: JSON.stringify(claimants),
+    claimant_uids: JSON.stringify(uids),
     claimants_crowded: claimants.length < refs.length,
   };
 }
@@ -133,6 +148,20 @@ function claimantsOf(json: string): { refs: string[]; readable: boolean } {
   return { refs: [], readable: false };
 }
 
+/** The recorded uids by ref; none for a row written before uids were, or one that cannot be read. */
+function claimantUidsOf(json: string | null): Record<string, string> {
+  try {
+    const parsed: unknown = json ? JSON.parse(json) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      return Object.fromEntries(
+        Object.entries(parsed).filter(([, uid]) => typeof uid === 'string'),
+      );
+  } catch {
+    // fall through
+  }
+  return {};
+}
+
 function lineageOfRow(row: LineageRow): ClaimLineage {
   const { refs, readable } = claimantsOf(row.claimants);
   const ordinal = Number(row.ordinal);
@@ -145,6 +174,7 @@ function lineageOfRow(row: LineageRow): ClaimLineage {
     template: row.template,
     ordinal,
     claimants: refs,
+    claimantUids: claimantUidsOf(row.claimant_uids),
     // A list that cannot be read is not the whole list.
     claimantsCrowded: Boolean(row.claimants_crowded) || !readable,
     lastSeenAt: timestampToIso(row.last_seen_at),
@@ -203,6 +233,7 @@ export class ClaimLineageStore {
         row.template,
         row.ordinal,
         row.claimants,
+        row.claimant_uids,
         row.claimants_crowded,
       ]);
       const known = this.remembered.get(key);
@@ -311,14 +342,58 @@ export class ClaimLineageStore {
 
   /**
    * Deletes the lineage of claims no scan has seen for `olderThanMs`, by the
-   * database's clock, and returns how many.
+   * database's clock, and returns how many. With `stillReferenced`, the
+   * lineage of a claim a cluster still references is kept however old, and
+   * so is all of a cluster it cannot answer for.
    */
-  async deleteNotSeenFor(olderThanMs: number): Promise<number> {
+  async deleteNotSeenFor(
+    olderThanMs: number,
+    stillReferenced?: StillReferenced,
+  ): Promise<number> {
     const before = new Date((await this.now()).getTime() - olderThanMs);
-    const deleted = await this.db(LINEAGE)
+    if (!stillReferenced)
+      return Number(
+        await this.db(LINEAGE).where('last_seen_at', '<', before).delete(),
+      );
+    const clusters = await this.db<LineageRow>(LINEAGE)
       .where('last_seen_at', '<', before)
-      .delete();
-    return Number(deleted);
+      .distinct('cluster');
+    let deleted = 0;
+    for (const { cluster } of clusters) {
+      const kept = stillReferenced(cluster);
+      if (kept) deleted += await this.deleteUnreferenced(cluster, before, kept);
+    }
+    return deleted;
+  }
+
+  /** Deletes a cluster's lineage seen before `before` whose claim uid is not in `kept`, a page at a time. */
+  private async deleteUnreferenced(
+    cluster: string,
+    before: Date,
+    kept: ReadonlySet<string>,
+  ): Promise<number> {
+    let deleted = 0;
+    let after = '';
+    for (;;) {
+      const page = await this.db<LineageRow>(LINEAGE)
+        .where('cluster', cluster)
+        .andWhere('last_seen_at', '<', before)
+        .andWhere('claim_uid', '>', after)
+        .orderBy('claim_uid')
+        .limit(READ_CHUNK)
+        .select('claim_uid');
+      if (page.length === 0) return deleted;
+      after = page[page.length - 1].claim_uid;
+      const gone = page.map(r => r.claim_uid).filter(uid => !kept.has(uid));
+      if (gone.length > 0)
+        deleted += Number(
+          await this.db(LINEAGE)
+            .where('cluster', cluster)
+            .andWhere('last_seen_at', '<', before)
+            .whereIn('claim_uid', gone)
+            .delete(),
+        );
+    }
   }
 
   /** Remembers the claim as the most recently seen, forgetting the least recently seen past the cap. */

@@ -131,6 +131,11 @@ describe('LineageRecorder', () => {
       'component:default/orders-db',
       'component:default/shop-wide',
     ]);
+    // Their catalog uids, which tell them from entities registered later under the same names.
+    expect(kept[0].claimantUids).toEqual({
+      'component:default/orders-db': 'uid-orders-db',
+      'component:default/shop-wide': 'uid-shop-wide',
+    });
   });
 
   it('leaves out a claim whose name fits another StatefulSet of the namespace too', async () => {

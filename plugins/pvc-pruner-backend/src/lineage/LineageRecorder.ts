@@ -107,10 +107,14 @@ export class LineageRecorder {
     const name = statefulSet.metadata?.name ?? '';
     const uid = statefulSet.metadata?.uid ?? '';
     const claims = claimsOfStatefulSet(statefulSet, snapshot);
-    const claimants =
-      claims.length > 0
-        ? index.claimantsOf(cluster, statefulSet).map(e => e.entityRef)
-        : [];
+    const entities =
+      claims.length > 0 ? index.claimantsOf(cluster, statefulSet) : [];
+    const claimants = entities.map(e => e.entityRef);
+    const claimantUids = Object.fromEntries(
+      entities.flatMap(e =>
+        e.entity.metadata.uid ? [[e.entityRef, e.entity.metadata.uid]] : [],
+      ),
+    );
     const records = claims.map(c => ({
       cluster,
       namespace: statefulSet.metadata?.namespace ?? '',
@@ -119,6 +123,7 @@ export class LineageRecorder {
       template: c.template,
       ordinal: c.ordinal,
       claimants,
+      claimantUids,
     }));
     this.made.set(statefulSet, { snapshot, index, records });
     return records;

@@ -13,3 +13,11 @@ export {
   WATCH_CACHE_LINEAGE_TASK_ID,
   WatchCacheLineage,
 } from './WatchCacheLineage';
+export {
+  unverifiedClaimants,
+  unverifiedOwnerReason,
+} from './recordedClaimants';
+export {
+  ReferencedClaimUids,
+  type StillReferenced,
+} from './ReferencedClaimUids';

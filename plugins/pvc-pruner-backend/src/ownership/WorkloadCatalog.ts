@@ -94,7 +94,7 @@ export class WorkloadCatalog {
       ({ items } = await this.deps.catalog.getEntities(
         {
           filter: KUBERNETES_ENTITIES,
-          fields: [...WORKLOAD_FIELDS, 'spec.owner'],
+          fields: [...WORKLOAD_FIELDS, 'metadata.uid', 'spec.owner'],
         },
         { credentials },
       ));

@@ -24,9 +24,14 @@ function permissionsGranting(granted: string[]) {
   return new ReclaimPermissions(permissions);
 }
 
-const traced = (claimants: string[], crowded = false) => ({
+const traced = (
+  claimants: string[],
+  crowded = false,
+  unverified: string[] = [],
+) => ({
   statefulSet: { name: 'orders-db', uid: 'sts-1' },
   claimants,
+  unverified,
   crowded,
 });
 
@@ -63,7 +68,7 @@ describe('ReclaimPermissions', () => {
   });
 
   it('takes a volume no entity can be traced to for the platform: unowned read and prune', async () => {
-    const untraced = { claimants: [], crowded: false };
+    const untraced = { claimants: [], unverified: [], crowded: false };
     const [reader] = await permissionsGranting([
       'pvc-pruner.fleet.unowned.read',
     ]).judge(credentials, [untraced]);
@@ -80,13 +85,51 @@ describe('ReclaimPermissions', () => {
     expect(nobody.readable).toBe(false);
   });
 
-  it('lets nobody reclaim a volume whose StatefulSet had more claimants than were kept, whatever they hold', async () => {
-    const [verdict] = await permissionsGranting([
+  it('lets only the platform reclaim a volume whose StatefulSet had more claimants than were kept, and says so', async () => {
+    const [owner] = await permissionsGranting([
+      `pvc-pruner.orphans.read ${ORDERS}`,
       `pvc-pruner.volumes.reclaim ${ORDERS}`,
+      'pvc-pruner.fleet.unowned.read',
+    ]).judge(credentials, [traced([ORDERS], true)]);
+    expect(owner.reclaimable).toBe(false);
+    expect(owner.refusal).toContain(
+      'only a platform team with pvc-pruner.unowned.prune may reclaim it',
+    );
+    const [platform] = await permissionsGranting([
       'pvc-pruner.unowned.prune',
       'pvc-pruner.fleet.unowned.read',
     ]).judge(credentials, [traced([ORDERS], true)]);
+    expect(platform).toMatchObject({ readable: true, reclaimable: true });
+    expect(platform.note).toContain('more than 20 catalog entities');
+  });
+});
+
+describe('ReclaimPermissions, a recorded claimant whose entity is gone or was re-created', () => {
+  const reRegistered = traced([ORDERS], false, [ORDERS]);
+
+  it('gives no right through its ref: reclaiming needs pvc-pruner.unowned.prune, and the refusal says why', async () => {
+    const [owner] = await permissionsGranting([
+      `pvc-pruner.orphans.read ${ORDERS}`,
+      `pvc-pruner.volumes.reclaim ${ORDERS}`,
+    ]).judge(credentials, [reRegistered]);
+    expect(owner).toMatchObject({ readable: false, reclaimable: false });
+    expect(owner.refusal).toBe(
+      'recorded owner component:default/orders no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may reclaim it',
+    );
+    const [platform] = await permissionsGranting([
+      'pvc-pruner.fleet.unowned.read',
+      'pvc-pruner.unowned.prune',
+    ]).judge(credentials, [reRegistered]);
+    expect(platform).toMatchObject({ readable: true, reclaimable: true });
+    expect(platform.note).toContain('no longer exists (or was re-created)');
+  });
+
+  it('still needs the permissions on the verified claimants beside it', async () => {
+    const [verdict] = await permissionsGranting([
+      'pvc-pruner.fleet.unowned.read',
+      'pvc-pruner.unowned.prune',
+    ]).judge(credentials, [traced([ORDERS, TWIN], false, [ORDERS])]);
     expect(verdict.reclaimable).toBe(false);
-    expect(verdict.refusal).toContain('reclaims it for nobody');
+    expect(verdict.refusal).toContain(`you lack it on ${TWIN}`);
   });
 });

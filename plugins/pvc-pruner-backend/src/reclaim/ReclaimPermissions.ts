@@ -9,6 +9,7 @@ import {
   pvcPrunerUnownedPrunePermission,
   pvcPrunerVolumesReclaimPermission,
 } from 'backstage-plugin-pvc-pruner-common';
+import { unverifiedOwnerReason } from '../lineage';
 import { authorizeEntities } from '../permissions';
 import { listRefs } from '../ownership';
 import { MAX_CLAIMANTS } from '../ownership/ClaimantIndex';
@@ -21,15 +22,23 @@ export interface VolumeVerdict {
   /** May reclaim it; otherwise `refusal` says why. */
   reclaimable: boolean;
   refusal?: string;
+  /** What the caller should know even when allowed: a recorded owner that no longer stands behind its ref. */
+  note?: string;
 }
 
-const crowdedReason = `its StatefulSet was claimed by more than ${MAX_CLAIMANTS} catalog entities: pvc-pruner takes that as an error in the catalog and reclaims it for nobody`;
+const crowdedReason = `its StatefulSet was claimed by more than ${MAX_CLAIMANTS} catalog entities: pvc-pruner takes that as an error in the catalog, and only a platform team with ${pvcPrunerUnownedPrunePermission.name} may reclaim it`;
+
+/** The recorded claimants whose ref still names the entity that was recorded. */
+const verifiedOf = (a: Attribution) =>
+  a.claimants.filter(r => !a.unverified.includes(r));
 
 /**
  * The ownership rules applied to Released volumes: a volume is its claim's
  * StatefulSet's, so reading it needs what reading that StatefulSet needs,
  * and reclaiming it needs `pvc-pruner.volumes.reclaim` on every entity
- * recorded as claiming it; one no entity can be traced to is the
+ * recorded as claiming it, and a recorded claimant whose entity is gone
+ * or was re-created (VolumeAttribution's `unverified`) gives no right: it
+ * adds the platform's permissions. One no entity can be traced to is the
  * platform's (`pvc-pruner.fleet.unowned.read`, `pvc-pruner.unowned.prune`).
  * One batch to the permission framework for all the volumes.
  */
@@ -42,7 +51,7 @@ export class ReclaimPermissions {
   ): Promise<VolumeVerdict[]> {
     const refs = [
       ...new Set(
-        attributions.filter(a => !a.crowded).flatMap(a => a.claimants),
+        attributions.filter(a => !a.crowded).flatMap(a => verifiedOf(a)),
       ),
     ];
     const [read, reclaim] = await Promise.all([
@@ -64,11 +73,14 @@ export class ReclaimPermissions {
     const [unownedRead] = read.basic;
     const [unownedPrune] = reclaim.basic;
     return attributions.map(a => {
+      // Whose it is cannot be known: the platform's, as a volume traced to nobody is.
       if (a.crowded)
         return {
           readable: unownedRead,
-          reclaimable: false,
-          refusal: crowdedReason,
+          reclaimable: unownedPrune,
+          ...(unownedPrune
+            ? { note: crowdedReason }
+            : { refusal: crowdedReason }),
         };
       if (a.claimants.length === 0)
         return {
@@ -80,19 +92,28 @@ export class ReclaimPermissions {
                 refusal: `no catalog entity can be traced to it: reclaiming it needs ${pvcPrunerUnownedPrunePermission.name}`,
               }),
         };
-      const refused = a.claimants.filter(r => !reclaim.allowed.has(r));
+      const verified = verifiedOf(a);
+      const unverified = a.unverified.length > 0;
+      const platformReason = unverified
+        ? unverifiedOwnerReason(a.unverified, 'reclaim')
+        : undefined;
+      const refused = verified.filter(r => !reclaim.allowed.has(r));
+      const reclaimable = refused.length === 0 && (!unverified || unownedPrune);
+      let refusal: string | undefined;
+      if (unverified && !unownedPrune) refusal = platformReason;
+      else if (refused.length > 0)
+        refusal = `reclaiming it needs ${
+          pvcPrunerVolumesReclaimPermission.name
+        } on every entity its claim belonged to, and you lack it on ${listRefs(
+          refused,
+        )}`;
       return {
-        readable: a.claimants.every(r => read.allowed.has(r)),
-        reclaimable: refused.length === 0,
-        ...(refused.length === 0
-          ? {}
-          : {
-              refusal: `reclaiming it needs ${
-                pvcPrunerVolumesReclaimPermission.name
-              } on every entity its claim belonged to, and you lack it on ${listRefs(
-                refused,
-              )}`,
-            }),
+        readable:
+          verified.every(r => read.allowed.has(r)) &&
+          (!unverified || unownedRead),
+        reclaimable,
+        ...(refusal ? { refusal } : {}),
+        ...(platformReason && !refusal ? { note: platformReason } : {}),
       };
     });
   }

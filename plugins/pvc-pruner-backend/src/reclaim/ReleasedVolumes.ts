@@ -1,5 +1,8 @@
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import type {
   ReleasedVolume,
@@ -12,25 +15,34 @@ import {
   KubeGateways,
   LocatedCluster,
 } from '../kubernetes';
-import { mapLimited } from '../mapLimited';
+import { claimAsTheRuleReadsIt } from '../orphans/orphanRule';
 import { ReclaimPermissions } from './ReclaimPermissions';
 import {
+  claimBlocks,
   releasedVolumeFacts,
   ReleasedVolumeFacts,
-  STATIC_VOLUME_REASON,
+  unmanagedReason,
 } from './releasedVolumeRule';
 import { VolumeAttribution } from './VolumeAttribution';
 
 /** Volumes listed at most, largest first. */
 export const MAX_LISTED_VOLUMES = 500;
-/** Released volumes whose claim is looked up live, per cluster without a watch cache. */
-const MAX_LIVE_CLAIM_READS = 1000;
-const CLAIM_READ_CONCURRENCY = 8;
+/**
+ * Released volumes traced and judged per call, largest first: a bound on the
+ * lineage and permission work one fleet read costs. Past it the answer says
+ * it is truncated.
+ */
+const MAX_CONSIDERED_VOLUMES = 4 * MAX_LISTED_VOLUMES;
+/** StorageClasses read per cluster, for volumes without a CSI source. */
+const MAX_CLASS_READS = 20;
 
 /** A Released volume whose claim is gone, in one cluster. */
 interface Found {
   cluster: string;
   facts: ReleasedVolumeFacts;
+  /** Why it is not offered although its claim is gone: a recovery, or a source no provisioner manages. */
+  blocked?: string;
+  unmanaged?: string;
 }
 
 /**
@@ -65,7 +77,7 @@ export class ReleasedVolumes {
   ): Promise<ReleasedVolumesResponse> {
     const clusters = await this.deps.gateways.list();
     const errors: ReleasedVolumesResponse['errors'] = [];
-    const found = (
+    const all = (
       await Promise.all(
         clusters.map(c =>
           this.releasedIn(c, requestAuth).catch(e => {
@@ -74,10 +86,16 @@ export class ReleasedVolumes {
           }),
         ),
       )
-    ).flat();
+    )
+      .flat()
+      .sort((a, b) => b.facts.bytes - a.facts.bytes);
+    const found = all.slice(0, MAX_CONSIDERED_VOLUMES);
     const byCluster = new Map<string, Found[]>();
-    for (const f of found)
-      byCluster.set(f.cluster, [...(byCluster.get(f.cluster) ?? []), f]);
+    for (const f of found) {
+      const list = byCluster.get(f.cluster);
+      if (list) list.push(f);
+      else byCluster.set(f.cluster, [f]);
+    }
     const traced = (
       await Promise.all(
         [...byCluster].map(async ([cluster, volumes]) => {
@@ -107,12 +125,13 @@ export class ReleasedVolumes {
         const verdict = verdicts[i];
         if (!verdict.readable) return [];
         const { facts, attribution } = t;
-        const reclaimable = Boolean(facts.provisionedBy);
+        const reclaimable = !t.unmanaged;
         const monthlyCost = this.deps.prices?.monthlyCost(
           facts.bytes,
           facts.storageClass,
         );
-        const reason = !reclaimable ? STATIC_VOLUME_REASON : verdict.refusal;
+        const reason =
+          t.unmanaged ?? t.blocked ?? verdict.refusal ?? verdict.note;
         return [
           {
             cluster: t.cluster,
@@ -137,7 +156,7 @@ export class ReleasedVolumes {
               : {}),
             claimants: attribution.claimants,
             reclaimable,
-            canReclaim: reclaimable && verdict.reclaimable,
+            canReclaim: reclaimable && !t.blocked && verdict.reclaimable,
             ...(reason ? { reason } : {}),
           },
         ];
@@ -148,7 +167,7 @@ export class ReleasedVolumes {
     const priced = counted.filter(v => v.monthlyCost !== undefined);
     return {
       items,
-      truncated: shown.length > items.length,
+      truncated: shown.length > items.length || all.length > found.length,
       totals: {
         volumes: counted.length,
         bytes: counted.reduce((n, v) => n + v.bytes, 0),
@@ -160,7 +179,11 @@ export class ReleasedVolumes {
     };
   }
 
-  /** The cluster's Released volumes whose claim (that uid) no longer exists. */
+  /**
+   * The cluster's Released volumes whose claim (that uid) no longer exists,
+   * with what blocks a reclaim. Without a watch cache, the claims are one
+   * paginated LIST, not a GET per volume.
+   */
   private async releasedIn(
     cluster: LocatedCluster,
     requestAuth: KubernetesRequestAuth,
@@ -178,27 +201,66 @@ export class ReleasedVolumes {
       const facts = releasedVolumeFacts(pv);
       if (facts) released.push(facts);
     }
-    const exists = cache
-      ? released.map(
-          f =>
-            cache.claims.get(f.claim.namespace, f.claim.name)?.metadata?.uid ===
-            f.claim.uid,
-        )
-      : await this.liveClaimsExist(gateway, released);
-    return released
-      .filter((_, i) => !exists[i])
-      .map(facts => ({ cluster: cluster.name, facts }));
-  }
-
-  /** Whether each volume's claim exists, read live; those past the read limit are taken to exist (not offered). */
-  private liveClaimsExist(
-    gateway: KubeGateway,
-    released: ReleasedVolumeFacts[],
-  ): Promise<boolean[]> {
-    return mapLimited(released, CLAIM_READ_CONCURRENCY, async (f, i) => {
-      if (i >= MAX_LIVE_CLAIM_READS) return true;
-      const claim = await gateway.readClaim(f.claim.namespace, f.claim.name);
-      return claim?.metadata?.uid === f.claim.uid;
+    if (released.length === 0) return [];
+    const claimAt = cache
+      ? (f: ReleasedVolumeFacts) =>
+          cache.claims.get(f.claim.namespace, f.claim.name)
+      : await liveClaims(gateway);
+    const provisioners = await classProvisioners(gateway, released);
+    return released.flatMap(facts => {
+      const claim = claimAt(facts);
+      if (claim?.metadata?.uid === facts.claim.uid) return [];
+      const blocked = claimBlocks(facts, claim);
+      const unmanaged = unmanagedReason(
+        facts,
+        provisioners.get(facts.storageClass ?? ''),
+      );
+      return [
+        {
+          cluster: cluster.name,
+          facts,
+          ...(blocked ? { blocked } : {}),
+          ...(unmanaged ? { unmanaged } : {}),
+        },
+      ];
     });
   }
+}
+
+/** Every claim of the cluster, in one paginated LIST, found by namespace and name. */
+async function liveClaims(
+  gateway: KubeGateway,
+): Promise<(f: ReleasedVolumeFacts) => V1PersistentVolumeClaim | undefined> {
+  const { items } = await gateway.listCollection<V1PersistentVolumeClaim>(
+    'persistentvolumeclaims',
+    claimAsTheRuleReadsIt,
+  );
+  const byName = new Map(
+    items.map(c => [`${c.metadata?.namespace}/${c.metadata?.name}`, c]),
+  );
+  return f => byName.get(`${f.claim.namespace}/${f.claim.name}`);
+}
+
+/** The provisioner of each StorageClass that volumes without a CSI source name (at most MAX_CLASS_READS); one that cannot be read is absent. */
+async function classProvisioners(
+  gateway: KubeGateway,
+  released: ReleasedVolumeFacts[],
+): Promise<Map<string, string>> {
+  const names = [
+    ...new Set(
+      released.flatMap(f =>
+        !f.csiDriver && f.provisionedBy && f.storageClass
+          ? [f.storageClass]
+          : [],
+      ),
+    ),
+  ].slice(0, MAX_CLASS_READS);
+  const read = await Promise.all(
+    names.map(name => gateway.readStorageClass(name).catch(() => undefined)),
+  );
+  const provisioners = new Map<string, string>();
+  read.forEach(
+    (sc, i) => sc?.provisioner && provisioners.set(names[i], sc.provisioner),
+  );
+  return provisioners;
 }

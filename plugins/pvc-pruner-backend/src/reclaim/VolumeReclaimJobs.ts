@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type {
   BackstageCredentials,
   BackstageUserPrincipal,
@@ -20,24 +20,36 @@ import type {
   WorkloadEntity,
 } from '../ownership';
 import { ReclaimPermissions } from './ReclaimPermissions';
+import { readReclaimContext } from './reclaimContext';
 import {
   releasedVolumeFacts,
-  STATIC_VOLUME_REASON,
+  unmanagedReason,
   whyNotReclaimable,
 } from './releasedVolumeRule';
 import { Attribution, VolumeAttribution } from './VolumeAttribution';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
 
+const RECLAIM_LEASE_PREFIX = 'pvc-pruner-reclaim-';
+/** Kept to a label's length, though a Lease's name may be longer, so it reads in kubectl's columns. */
+const MAX_LEASE_NAME = 63;
+
 /**
  * The Lease that serialises reclaims of the volumes of one namespace's
- * claims. Volumes are cluster-scoped, but a Released volume's claimRef
- * names the namespace its team works in, where the plugin already holds
- * Leases: one Lease per namespace means two jobs never reclaim the same
- * volume at once, whatever sets of volumes they name, and reclaims are rare
- * and short enough that serialising a namespace's costs nothing. Its name
- * cannot be a StatefulSet's prune Lease (`pvc-pruner-<name>`).
+ * claims: `pvc-pruner-reclaim-<namespace>`, kept in the namespace the
+ * plugin is configured with (`pvcPruner.reclaim.leaseNamespace`), not in the
+ * claims' own. Released volumes mostly come from a deleted namespace, and
+ * the API server refuses to create anything in one that is missing (404)
+ * or Terminating (403). One Lease per claim namespace means two jobs never
+ * reclaim the same volume at once, whatever sets of volumes they name. A
+ * name past the 63 characters kept is cut and suffixed with a hash of the
+ * whole, so two namespaces never share a Lease.
  */
-export const RECLAIM_LEASE = 'reclaim.pvc-pruner.backstage.io';
+export function reclaimLeaseName(claimNamespace: string): string {
+  const name = `${RECLAIM_LEASE_PREFIX}${claimNamespace}`;
+  if (name.length <= MAX_LEASE_NAME) return name;
+  const hash = createHash('sha256').update(claimNamespace).digest('hex');
+  return `${name.slice(0, MAX_LEASE_NAME - 11)}-${hash.slice(0, 10)}`;
+}
 
 /** Before the volumes are traced, a reclaim is counted against the user's limit only (no StatefulSet has this name). */
 const RECLAIM_SCOPE = '';
@@ -64,6 +76,8 @@ export class VolumeReclaimJobs {
       /** The platform's binding of namespaces to owners, checked as for a prune. */
       namespaceOwners: NamespaceOwners;
       workloads: Pick<WorkloadCatalog, 'warm'>;
+      /** Where reclaim Leases are kept (pvcPruner.reclaim.leaseNamespace). */
+      leaseNamespace: string;
     },
   ) {}
 
@@ -105,20 +119,19 @@ export class VolumeReclaimJobs {
       throw new InputError(
         `Not every volume's claim belonged to ${request.entityRef}: reclaim them from the fleet page`,
       );
-    await this.checkNamespaceOwners(
-      gateway,
-      request.namespace,
-      [...attributions.values()].flatMap(a => a.claimants),
-    );
+    await this.checkNamespaceOwners(gateway, request.namespace, [
+      ...attributions.values(),
+    ]);
     const statefulSets = new Set(
       [...attributions.values()].map(a => a.statefulSet?.name ?? ''),
     );
     const id = randomUUID();
     const lease = await this.deps.lock
       .acquire(gateway, {
-        namespace: request.namespace,
+        namespace: this.deps.leaseNamespace,
         statefulSet: '',
-        leaseName: RECLAIM_LEASE,
+        leaseName: reclaimLeaseName(request.namespace),
+        reclaimsIn: request.namespace,
         jobId: id,
         requestedBy,
         dryRun: Boolean(request.dryRun),
@@ -128,6 +141,13 @@ export class VolumeReclaimJobs {
       });
     // Counted, once stored, with the jobs of the StatefulSet the volumes were traced to.
     const statefulSet = statefulSets.size === 1 ? [...statefulSets][0] : '';
+    const tracedTo = tracedClaimants([...attributions.values()]);
+    // In the owner's history even when reclaimed from the fleet page: the sole entity it is traced to.
+    const entityRef =
+      request.entityRef ??
+      (tracedTo.claimants.length === 1 && tracedTo.unverified.length === 0
+        ? tracedTo.claimants[0]
+        : undefined);
     let job: PruneJob;
     try {
       job = await this.deps.limits.admit(
@@ -136,7 +156,8 @@ export class VolumeReclaimJobs {
           this.deps.store.createJob({
             id,
             kind: 'reclaim',
-            entityRef: request.entityRef,
+            entityRef,
+            tracedTo,
             cluster: request.cluster,
             namespace: request.namespace,
             statefulSet,
@@ -167,13 +188,17 @@ export class VolumeReclaimJobs {
   private async checkNamespaceOwners(
     gateway: KubeGateway,
     namespace: string,
-    claimants: string[],
+    attributions: Attribution[],
   ) {
-    if (!this.deps.namespaceOwners.enabled || claimants.length === 0) return;
+    const claimants = new Set(attributions.flatMap(a => a.claimants));
+    if (!this.deps.namespaceOwners.enabled || claimants.size === 0) return;
+    const unverified = new Set(attributions.flatMap(a => a.unverified));
     const index = await this.deps.workloads.warm();
-    // A claimant gone from the catalog has no owner to name: only its own ref can be named.
-    const entities = [...new Set(claimants)].map(
-      ref => index.get(ref) ?? ({ entityRef: ref } as WorkloadEntity),
+    // A claimant gone from the catalog, or re-created, has no owner to name: only its own ref can be named.
+    const entities = [...claimants].map(
+      ref =>
+        (!unverified.has(ref) && index.get(ref)) ||
+        ({ entityRef: ref } as WorkloadEntity),
     );
     await this.deps.namespaceOwners
       .check(gateway, namespace, entities)
@@ -212,15 +237,9 @@ export class VolumeReclaimJobs {
         throw new InputError(
           `Volume ${seen.name} was Released by a claim in namespace ${facts.claim.namespace}, not ${request.namespace}`,
         );
-      const claim = facts
-        ? await gateway.readClaim(facts.claim.namespace, facts.claim.name)
-        : undefined;
-      const why = whyNotReclaimable(
-        pv,
-        seen,
-        Boolean(facts) && claim?.metadata?.uid === facts?.claim.uid,
-      );
-      if (why === STATIC_VOLUME_REASON)
+      const live = await readReclaimContext(gateway, facts);
+      const why = whyNotReclaimable(pv, seen, live);
+      if (why && facts && why === unmanagedReason(facts, live.classProvisioner))
         throw new InputError(`Volume ${seen.name} cannot be reclaimed: ${why}`);
       if (why)
         throw new ConflictError(
@@ -236,4 +255,13 @@ export class VolumeReclaimJobs {
       request.volumes.map(v => v.claimUid),
     );
   }
+}
+
+/** Every entity the volumes are traced to, and those of them whose recorded entity is gone or re-created, sorted. */
+function tracedClaimants(attributions: Attribution[]) {
+  const sorted = (refs: string[]) => [...new Set(refs)].sort();
+  return {
+    claimants: sorted(attributions.flatMap(a => a.claimants)),
+    unverified: sorted(attributions.flatMap(a => a.unverified)),
+  };
 }

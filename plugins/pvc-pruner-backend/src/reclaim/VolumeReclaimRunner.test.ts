@@ -8,7 +8,7 @@ import { JobEvents, LeaseLock, VolumeFollower } from '../jobs';
 import type { HeldLease } from '../jobs/LeaseLock';
 import { releasedVolume as releasedOne } from '../__testUtils__/releasedVolume';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
-import { RECLAIM_LEASE } from './VolumeReclaimJobs';
+import { reclaimLeaseName } from './VolumeReclaimJobs';
 
 /* VolumeReclaimRunner against the simulator (no controllers: nothing reclaims a volume by itself) and an in-memory job store. */
 
@@ -55,6 +55,8 @@ async function run(
     lease?: (held: HeldLease) => HeldLease;
     /** Called with the job and its events before it runs. */
     watch?: (job: PruneJob, events: JobEvents) => void;
+    follower?: VolumeFollower;
+    followForMs?: number;
   } = {},
 ) {
   const job = await newJob(volumes, options.dryRun);
@@ -65,7 +67,7 @@ async function run(
   }).acquire(gateway, {
     namespace: 'shop',
     statefulSet: '',
-    leaseName: RECLAIM_LEASE,
+    leaseName: reclaimLeaseName('shop'),
     jobId: job.id,
     requestedBy: 'user:default/alice',
     dryRun: Boolean(options.dryRun),
@@ -75,8 +77,8 @@ async function run(
   const result = await new VolumeReclaimRunner(
     store,
     events,
-    new VolumeFollower(300),
-    { renewIntervalMs: 60_000 },
+    options.follower ?? new VolumeFollower(300),
+    { renewIntervalMs: 60_000, followForMs: options.followForMs },
   ).run(
     job,
     gateway,
@@ -127,7 +129,11 @@ describe('VolumeReclaimRunner', () => {
     expect(volumePatches()).toHaveLength(1);
     // The Lease is released once the job has ended.
     expect(
-      sim.store.get('coordination.k8s.io/leases', 'shop', RECLAIM_LEASE),
+      sim.store.get(
+        'coordination.k8s.io/leases',
+        'shop',
+        reclaimLeaseName('shop'),
+      ),
     ).toBeUndefined();
   });
 
@@ -283,5 +289,39 @@ describe('VolumeReclaimRunner', () => {
         pv.metadata.name,
       ]);
     });
+  });
+});
+
+describe('VolumeReclaimRunner, following', () => {
+  it('follows the patched volumes together under one deadline, after releasing the Lease, not one wait per volume while holding it', async () => {
+    // No provisioner runs here: each volume stays, set to Delete.
+    const volumes = [releasedVolume(), releasedVolume(), releasedVolume()];
+    const started = performance.now();
+    const { result } = await run(volumes, {
+      follower: new VolumeFollower(5_000),
+      followForMs: 400,
+    });
+    const took = performance.now() - started;
+
+    expect(result.status).toBe('incomplete');
+    expect(result.summary.terminating.map(o => o.name).sort()).toEqual(
+      volumes.map(v => v.metadata.name).sort(),
+    );
+    // One deadline for the three, far below one per-volume wait, let alone three.
+    expect(took).toBeLessThan(3_000);
+    const leaseDeleted = sim
+      .requests()
+      .findIndex(r => r.method === 'DELETE' && r.resource === 'leases');
+    const lastPatch = sim
+      .requests()
+      .map(r => r.method === 'PATCH' && r.resource === VOLUMES)
+      .lastIndexOf(true);
+    expect(leaseDeleted).toBeGreaterThan(lastPatch);
+    expect(
+      sim
+        .requests()
+        .slice(leaseDeleted)
+        .some(r => r.method === 'PATCH'),
+    ).toBe(false);
   });
 });

@@ -11,10 +11,20 @@ import { changedSinceChecked, KubeGateway } from '../kubernetes';
 import type { JobEvents, PruneResult, VolumeFollower } from '../jobs';
 import { JobEnding } from '../jobs/JobEnding';
 import { HeldLease, LeaseLostError } from '../jobs/LeaseLock';
+import { mapLimited } from '../mapLimited';
+import { readReclaimContext } from './reclaimContext';
 import { releasedVolumeFacts, whyNotReclaimable } from './releasedVolumeRule';
 
 /** The longest message quoted from a volume's status. */
 const MAX_QUOTED = 300;
+/** Volumes followed at once, once patched. */
+const FOLLOW_CONCURRENCY = 8;
+
+/** A volume patched to Delete, to follow until its provisioner has deleted it. */
+interface Patched {
+  seen: SeenVolume;
+  outcome: PvcOutcome;
+}
 
 /** A volume to reclaim, as the caller saw it, in the namespace of its claim. */
 export type SeenVolume = ReclaimVolumeRef & { claimNamespace: string };
@@ -27,15 +37,21 @@ const INTERRUPTED =
  * its Lease, checks live that the volume is still Released to the claim uid
  * the caller saw, unchanged since (its resourceVersion), and that the claim
  * still does not exist, then patches its reclaim policy to Delete with that
- * resourceVersion as a precondition (dryRun=All for a dry run), and follows
- * it until its provisioner has deleted it, or it went Failed.
+ * resourceVersion as a precondition (dryRun=All for a dry run). Once every
+ * patch is sent it releases the Lease (following only reads) and follows the
+ * patched volumes, a few at once, until their provisioner has deleted them,
+ * they went Failed, or the job's one deadline (`followForMs`) passed.
  */
 export class VolumeReclaimRunner {
   constructor(
     private readonly store: PruneJobStore,
     private readonly events: JobEvents,
     private readonly follower: VolumeFollower,
-    private readonly options: { renewIntervalMs: number },
+    private readonly options: {
+      renewIntervalMs: number;
+      /** How long the patched volumes are followed, all together: one deadline for the job, not one per volume. */
+      followForMs?: number;
+    },
   ) {
     this.ending = new JobEnding(store, events);
   }
@@ -56,9 +72,18 @@ export class VolumeReclaimRunner {
         if (e instanceof LeaseLostError) leaseLost ??= e.message;
       });
     }, this.options.renewIntervalMs);
+    let settled = false;
     const settle = async () => {
       clearInterval(renewal);
+      if (settled) return;
+      settled = true;
       await lease.release().catch(() => undefined);
+    };
+    const patched: Patched[] = [];
+    // Following only reads: the Lease, which guards the patches, is released first.
+    const followPatched = async () => {
+      await settle();
+      await this.follow(job, gateway, patched, summary, stop);
     };
     const what = job.dryRun ? 'Dry run of reclaiming' : 'Reclaiming';
     try {
@@ -106,10 +131,18 @@ export class VolumeReclaimRunner {
               uid: rest.uid,
               reason: `the job stopped before it: ${stopped.reason}`,
             });
+          await followPatched();
           return await this.finish(job, summary, settle, stopped);
         }
         try {
-          await this.reclaimOne(job, gateway, lease, volume, summary, stop);
+          const sent = await this.reclaimOne(
+            job,
+            gateway,
+            lease,
+            volume,
+            summary,
+          );
+          if (sent) patched.push(sent);
         } catch (e) {
           if (!(e instanceof LeaseLostError)) throw e;
           leaseLost ??= e.message;
@@ -117,6 +150,7 @@ export class VolumeReclaimRunner {
           queue.splice(i + 1, 0, volume);
         }
       }
+      await followPatched();
       return await this.finish(job, summary, settle);
     } catch (e) {
       return await this.finish(job, summary, settle, {
@@ -132,8 +166,7 @@ export class VolumeReclaimRunner {
     lease: HeldLease,
     seen: SeenVolume,
     summary: PruneSummary,
-    stop: AbortSignal,
-  ) {
+  ): Promise<Patched | undefined> {
     const base = { name: seen.name, uid: seen.uid };
     await this.append(
       job,
@@ -148,11 +181,8 @@ export class VolumeReclaimRunner {
     await lease.confirm();
     const pv = await gateway.readVolume(seen.name);
     const facts = pv && releasedVolumeFacts(pv);
-    const claim = facts
-      ? await gateway.readClaim(facts.claim.namespace, facts.claim.name)
-      : undefined;
     const why =
-      whyNotReclaimable(pv, seen, claim?.metadata?.uid === facts?.claim.uid) ??
+      whyNotReclaimable(pv, seen, await readReclaimContext(gateway, facts)) ??
       (facts?.claim.namespace !== seen.claimNamespace
         ? `its claim is not in namespace ${seen.claimNamespace}`
         : undefined) ??
@@ -161,7 +191,7 @@ export class VolumeReclaimRunner {
         : undefined);
     if (why) {
       await this.skip(job, summary, { ...base, reason: why });
-      return;
+      return undefined;
     }
     const outcome: PvcOutcome = {
       ...base,
@@ -190,7 +220,7 @@ export class VolumeReclaimRunner {
           ...base,
           reason: `it changed after it was checked (${changed}), so it was not patched`,
         });
-        return;
+        return undefined;
       }
       // A lost answer (a timeout, a dropped connection) is not a refused patch: ask the cluster.
       if (job.dryRun || !(await patchWentThrough(gateway, seen))) {
@@ -198,7 +228,7 @@ export class VolumeReclaimRunner {
           ...base,
           reason: (e as Error).message,
         });
-        return;
+        return undefined;
       }
     }
     if (job.dryRun) {
@@ -212,10 +242,39 @@ export class VolumeReclaimRunner {
         seen.name,
         outcome,
       );
-      return;
+      return undefined;
     }
+    return { seen, outcome };
+  }
+
+  /** Follows the patched volumes, a few at once, until they are gone or the job's one deadline. */
+  private async follow(
+    job: PruneJob,
+    gateway: KubeGateway,
+    patched: Patched[],
+    summary: PruneSummary,
+    stop: AbortSignal,
+  ) {
+    if (patched.length === 0) return;
+    const { followForMs } = this.options;
+    const signal =
+      followForMs === undefined
+        ? stop
+        : AbortSignal.any([stop, AbortSignal.timeout(followForMs)]);
+    await mapLimited(patched, FOLLOW_CONCURRENCY, p =>
+      this.followOne(job, gateway, p, summary, signal),
+    );
+  }
+
+  private async followOne(
+    job: PruneJob,
+    gateway: KubeGateway,
+    { seen, outcome }: Patched,
+    summary: PruneSummary,
+    signal: AbortSignal,
+  ) {
     const fate = await this.follower
-      .volumeFate(gateway, seen.name, 'Delete', stop)
+      .volumeFate(gateway, seen.name, 'Delete', signal)
       .catch(() => 'unknown' as const);
     outcome.volume!.fate = fate;
     if (fate === 'deleted') {

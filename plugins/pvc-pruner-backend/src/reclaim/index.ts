@@ -1,3 +1,4 @@
+export { ReclaimJobReaders } from './ReclaimJobReaders';
 export { ReclaimPermissions } from './ReclaimPermissions';
 export { ReleasedVolumes, MAX_LISTED_VOLUMES } from './ReleasedVolumes';
 export {
@@ -8,5 +9,5 @@ export {
   withReclaimFields,
 } from './releasedVolumeRule';
 export { VolumeAttribution, type Attribution } from './VolumeAttribution';
-export { RECLAIM_LEASE, VolumeReclaimJobs } from './VolumeReclaimJobs';
+export { reclaimLeaseName, VolumeReclaimJobs } from './VolumeReclaimJobs';
 export { VolumeReclaimRunner } from './VolumeReclaimRunner';

@@ -1,4 +1,7 @@
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import { parseQuantity } from 'backstage-plugin-pvc-pruner-common';
 
 /** Set by the provisioner that created a volume: whoever deletes its disk when the policy says Delete. */
@@ -44,6 +47,14 @@ export interface ReleasedVolumeFacts {
   releasedSince?: string;
   /** The provisioner that created it; absent for a statically provisioned volume. */
   provisionedBy?: string;
+  /** `spec.csi.driver`: which CSI driver manages the disk; absent for another source. */
+  csiDriver?: string;
+}
+
+/** What a reclaim reads live beside the volume: the claim at its claimRef's name, and (for a volume without a CSI source) its StorageClass's provisioner. */
+export interface ReclaimContext {
+  claim?: V1PersistentVolumeClaim;
+  classProvisioner?: string;
 }
 
 /**
@@ -78,7 +89,52 @@ export function releasedVolumeFacts(
     reclaimPolicy: capped(pv.spec?.persistentVolumeReclaimPolicy),
     ...(releasedSince ? { releasedSince } : {}),
     provisionedBy: capped(pv.metadata?.annotations?.[PROVISIONED_BY]),
+    csiDriver: capped(pv.spec?.csi?.driver),
   };
+}
+
+/**
+ * Why the volume's disk is not one its annotated provisioner deletes:
+ * undefined when its source agrees with `pv.kubernetes.io/provisioned-by`
+ * (a CSI source of that driver, or another source whose StorageClass names
+ * that provisioner). The annotation is metadata that a backup restore or a
+ * cluster migration copies onto volumes imported by hand; the source is
+ * what a Delete policy hands to a provisioner.
+ */
+export function unmanagedReason(
+  facts: ReleasedVolumeFacts,
+  classProvisioner?: string,
+): string | undefined {
+  const { provisionedBy, csiDriver, storageClass } = facts;
+  if (!provisionedBy) return STATIC_VOLUME_REASON;
+  if (csiDriver)
+    return csiDriver === provisionedBy
+      ? undefined
+      : `its CSI driver ${csiDriver} is not ${provisionedBy}, the provisioner its ${PROVISIONED_BY} annotation names (copied by a restore or a migration?): no provisioner may delete its disk, and deleting the PersistentVolume object would leave the disk`;
+  if (classProvisioner === provisionedBy) return undefined;
+  return `its ${PROVISIONED_BY} annotation names ${provisionedBy}, but it has no CSI source and its StorageClass ${
+    storageClass ?? '(none)'
+  } ${
+    classProvisioner
+      ? `names provisioner ${classProvisioner}`
+      : 'does not exist or could not be read'
+  }: no provisioner may delete its disk, and deleting the PersistentVolume object would leave the disk`;
+}
+
+/** Why the claim now at the volume's claimRef name blocks a reclaim: it is the claim, or a claim re-created to recover the volume. */
+export function claimBlocks(
+  facts: ReleasedVolumeFacts,
+  claim: V1PersistentVolumeClaim | undefined,
+): string | undefined {
+  if (!claim) return undefined;
+  const where = `${facts.claim.namespace}/${facts.claim.name}`;
+  if (claim.metadata?.uid === facts.claim.uid)
+    return `its claim ${where} (uid ${facts.claim.uid}) exists`;
+  if (claim.spec?.volumeName === facts.name)
+    return `a claim ${where} was created again to bind it (its spec.volumeName names ${facts.name}): the volume is being recovered`;
+  if (claim.status?.phase === 'Pending')
+    return `a claim ${where} is Pending, and may be waiting to bind this volume (a recovery): it is not reclaimed while that claim is Pending`;
+  return undefined;
 }
 
 /**
@@ -104,6 +160,9 @@ export function withReclaimFields(
       },
       spec: {
         ...trimmed.spec,
+        ...(pv.spec?.csi?.driver
+          ? { csi: { driver: pv.spec.csi.driver, volumeHandle: '' } }
+          : {}),
         ...(ref
           ? {
               claimRef: {
@@ -129,13 +188,14 @@ export function withReclaimFields(
 
 /**
  * Why a Released volume must not be reclaimed now, judged live: undefined
- * when it is still Released to the claim uid the caller saw, that claim does
- * not exist, and a provisioner will delete its disk.
+ * when it is still Released to the claim uid the caller saw, no claim at its
+ * claimRef's name is that claim or one re-created to recover it, and its
+ * source shows a provisioner will delete its disk.
  */
 export function whyNotReclaimable(
   pv: V1PersistentVolume | undefined,
   seen: { uid: string; claimUid: string },
-  claimExists: boolean,
+  live: ReclaimContext,
 ): string | undefined {
   if (!pv) return 'it no longer exists';
   if (pv.metadata?.uid !== seen.uid)
@@ -148,8 +208,8 @@ export function whyNotReclaimable(
     }, not Released to a claim`;
   if (facts.claim.uid !== seen.claimUid)
     return `it is now Released to another claim (uid ${facts.claim.uid}), not the one seen`;
-  if (claimExists)
-    return `its claim ${facts.claim.namespace}/${facts.claim.name} (uid ${facts.claim.uid}) exists`;
-  if (!facts.provisionedBy) return STATIC_VOLUME_REASON;
-  return undefined;
+  return (
+    claimBlocks(facts, live.claim) ??
+    unmanagedReason(facts, live.classProvisioner)
+  );
 }

@@ -80,6 +80,8 @@ export function component(
     metadata: {
       name,
       namespace: 'default',
+      // As the catalog gives every entity: what tells it from one registered later under its name.
+      uid: `uid-${name}`,
       annotations: {
         'backstage.io/kubernetes-id': kubernetesId,
         ...annotations,

@@ -110,6 +110,22 @@ describe('LeftBehindSection', () => {
     expect(section).not.toHaveTextContent(/Also claimed by/);
   });
 
+  it('says why the platform is needed when a recorded owner no longer exists (or was re-created)', async () => {
+    const notice =
+      'recorded owner component:default/orders no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may prune it';
+    await renderWithApis(
+      <Harness
+        leftBehind={response([
+          { ...deleted, unverifiedClaimants: [ORDERS], ownerNotice: notice },
+        ])}
+      />,
+      { api: new FakePvcPrunerApi() },
+    );
+    expect(
+      screen.getByText(`R${notice.slice(1)}.`, { exact: false }),
+    ).toBeInTheDocument();
+  });
+
   it('prunes through the card’s dialog, naming the deleted StatefulSet', async () => {
     const api = new FakePvcPrunerApi();
     await renderWithApis(<Harness leftBehind={response([deleted])} />, {

@@ -68,6 +68,12 @@ export function LeftBehindGroupHeader(props: {
             </>
           )}
         </Typography>
+        {group.ownerNotice && (
+          <Typography variant="body2" color="error">
+            {group.ownerNotice.charAt(0).toUpperCase()}
+            {group.ownerNotice.slice(1)}.
+          </Typography>
+        )}
       </Box>
     );
   const evidence = group.nameEvidence;

@@ -1388,6 +1388,19 @@ export const spec = {
               type: 'string',
             },
           },
+          unverifiedClaimants: {
+            type: 'array',
+            description:
+              "Recorded claimants whose catalog entity is gone, or was registered again under the\nsame name (another uid), or was recorded before uids were: their refs give no right,\nand the claims are also the platform's (pvc-pruner.unowned.prune). Sorted; at most 20.\n",
+            items: {
+              type: 'string',
+            },
+          },
+          ownerNotice: {
+            type: 'string',
+            description:
+              'With `unverifiedClaimants`, why the platform is needed, for the card.',
+          },
           nameEvidence: {
             description: 'With `name-and-labels`, what the guess rests on.',
             type: 'object',
@@ -2602,6 +2615,26 @@ export const spec = {
             type: 'string',
             description:
               'The entity the prune went through; absent for a StatefulSet no entity claims.',
+          },
+          tracedTo: {
+            type: 'object',
+            description:
+              'A reclaim: the entities its volumes were traced to when it started (`claimants`),\nand those of them whose entity was gone or re-created (`unverified`). Reading the\njob needs pvc-pruner.orphans.read on every verified one, and\npvc-pruner.fleet.unowned.read when there is none or any is unverified.\n',
+            required: ['claimants', 'unverified'],
+            properties: {
+              claimants: {
+                type: 'array',
+                items: {
+                  type: 'string',
+                },
+              },
+              unverified: {
+                type: 'array',
+                items: {
+                  type: 'string',
+                },
+              },
+            },
           },
           cluster: {
             type: 'string',

@@ -546,6 +546,14 @@ export interface components {
        *     Absent when there are none.
        */
       claimantsNotInCatalog?: string[];
+      /**
+       * Recorded claimants whose catalog entity is gone, or was registered again under the
+       *     same name (another uid), or was recorded before uids were: their refs give no right,
+       *     and the claims are also the platform's (pvc-pruner.unowned.prune). Sorted; at most 20.
+       */
+      unverifiedClaimants?: string[];
+      /** With `unverifiedClaimants`, why the platform is needed, for the card. */
+      ownerNotice?: string;
       /** With `name-and-labels`, what the guess rests on. */
       nameEvidence?: {
         /** The template the name was read with. */
@@ -1049,6 +1057,16 @@ export interface components {
       kind?: 'prune' | 'reclaim';
       /** The entity the prune went through; absent for a StatefulSet no entity claims. */
       entityRef?: string;
+      /**
+       * A reclaim: the entities its volumes were traced to when it started (`claimants`),
+       *     and those of them whose entity was gone or re-created (`unverified`). Reading the
+       *     job needs pvc-pruner.orphans.read on every verified one, and
+       *     pvc-pruner.fleet.unowned.read when there is none or any is unverified.
+       */
+      tracedTo?: {
+        claimants: string[];
+        unverified: string[];
+      };
       cluster: string;
       namespace: string;
       statefulSet: string;
