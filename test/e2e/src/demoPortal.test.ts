@@ -781,6 +781,14 @@ it('lists the Released volumes on the fleet page, with their size, class, cost a
     (await volumes())['pvc-0d5e1a7c-released-before-the-demo'],
   ).toBeUndefined();
   await reclaim.getByRole('button', { name: 'Close' }).click();
+  // Nothing is left billed: the page, read again, says so in money.
+  await page.goto(`${demo.frontendUrl}/pvc-pruner`);
+  await page
+    .getByRole('region', { name: 'Released volumes' })
+    .getByText(
+      /^0 Released volumes · 0 B \(\$0\.00 a month\) still billed until reclaimed/,
+    )
+    .waitFor({ timeout: 60_000 });
 }, 150_000);
 
 it('shows the claims of a StatefulSet deleted with kubectl on its card after one refresh', async () => {
