@@ -311,4 +311,20 @@ describe('LeftBehindAccess, a recorded claimant whose entity is gone or was re-c
     );
     await expect(prune(['pvc-pruner.unowned.prune'])).resolves.toBeDefined();
   });
+  it('is the platform’s as its volumes are (ReclaimPermissions): seen and pruned from the fleet page with the unowned permissions alone, without rights on whoever holds the ref now', async () => {
+    const platform = access(
+      [],
+      [reRegistered],
+      ['pvc-pruner.fleet.unowned.read', 'pvc-pruner.unowned.prune'],
+    );
+    const [verdict] = await platform.readable(GUEST, [reRegistered]);
+    expect(verdict.refused).toEqual([]);
+    await expect(
+      platform.authorizePrune({
+        request: request({ entityRef: undefined }),
+        credentials: GUEST,
+        gateway,
+      }),
+    ).resolves.toBeDefined();
+  });
 });
