@@ -145,10 +145,9 @@ describe('FleetLeftBehindReader, claims whose every recorded claimant left the c
       // The catalog's entities the caller may read: ledger is not among them, it is gone.
       readable: new Set(['component:default/orders']),
     });
-    const listed = [
-      ...unclaimed,
-      ...[...byEntity.values()].flat(),
-    ].map(r => r.row.name);
+    const listed = [...unclaimed, ...[...byEntity.values()].flat()].map(
+      r => r.row.name,
+    );
     expect(listed).toEqual(['ledger-db']);
   });
 });
