@@ -86,6 +86,13 @@ export function verifiedClaimants(
   return group.claimants.filter(ref => !unverified.has(ref));
 }
 
+/** Whether no verified claimant claims the group: the platform's, on the fleet page's Unowned section. */
+export function isUnowned(
+  group: Pick<FoundGroup, 'claimants' | 'unverifiedClaimants' | 'crowded'>,
+): boolean {
+  return !group.crowded && verifiedClaimants(group).length === 0;
+}
+
 const labelsOf = (c: V1PersistentVolumeClaim) => c.metadata?.labels ?? {};
 
 /**
