@@ -101,7 +101,7 @@ export interface Config {
     reclaim?: {
       /**
        * The namespace where reclaim Leases are kept, one per claim namespace
-       * (`pvc-pruner-reclaim-<namespace>`). Not the claims' own namespace: a Released volume
+       * (`pvc-pruner--reclaim-<namespace>`). Not the claims' own namespace: a Released volume
        * usually comes from a deleted namespace, where nothing can be created. It must exist and
        * never be deleted while the plugin runs; the plugin's service account needs get, create,
        * update and delete on leases there.

@@ -10,7 +10,12 @@ import {
   UnownedOrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { LocatedCluster } from '../kubernetes';
-import { LeftBehindFinder, wireGroup } from '../leftBehind';
+import {
+  isUnowned,
+  LeftBehindFinder,
+  verifiedClaimants,
+  wireGroup,
+} from '../leftBehind';
 import { OrphanAnnotator, OrphanFinder } from '../orphans';
 import { listRefs, OwnershipChecks } from '../ownership';
 import { requireBasicPermission } from '../permissions';
@@ -86,7 +91,7 @@ export class UnownedOrphans {
     };
   }
 
-  /** The claims a deleted StatefulSet left that no entity claims (none recorded, no selector matching). */
+  /** The claims a deleted StatefulSet left that no verified entity claims (recorded ones all gone or re-created, no selector matching). */
   private async leftBehind(
     details: LocatedCluster,
     where: {
@@ -102,9 +107,9 @@ export class UnownedOrphans {
       (await this.deps.leftBehind?.groupsNamed(details, requestAuth, where)) ??
       []
     ).filter(g => g.evidence === where.leftBy);
-    const unclaimed = groups.find(g => g.claimants.length === 0 && !g.crowded);
+    const unclaimed = groups.find(isUnowned);
     if (!unclaimed) {
-      const claimants = groups.flatMap(g => g.claimants);
+      const claimants = groups.flatMap(verifiedClaimants);
       if (claimants.length > 0)
         throw new NotAllowedError(
           `${what} left claims that ${listRefs(

@@ -3,6 +3,7 @@ import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget, PausedStatefulSets } from '../orphans';
+import type { ClaimantAtRequest } from '../ownership/OwnershipChecks';
 
 /** What a job knows of the request that started it: in its process's memory only, never stored. */
 export interface JobRequest {
@@ -13,8 +14,8 @@ export interface JobRequest {
   snapshot?: boolean;
   /** What the job prunes the claims of: the live StatefulSet of its name unless told (a deleted one's, say). */
   subject?: SubjectGuardFactory;
-  /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones), authorized too. */
-  alsoClaimedBy?: string[];
+  /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones), authorized too, with the catalog uid each had. */
+  alsoClaimedBy?: ClaimantAtRequest[];
   /** Guards of this request's own kind (a deleted StatefulSet's claimants), started with the job's others. */
   guards?: DeleteGuardFactory[];
 }

@@ -108,3 +108,46 @@ describe('FleetLeftBehindReader, reading volumes', () => {
     expect(unclaimed.map(r => r.row.name)).toEqual(['nobodys-db']);
   });
 });
+
+describe('FleetLeftBehindReader, claims whose every recorded claimant left the catalog', () => {
+  it('lists them for the platform (Unowned), the only ones who may prune them: no card exists for them and no entity row names them', async () => {
+    const gone: FoundGroup = {
+      namespace: 'payments',
+      statefulSet: { name: 'ledger-db', uid: 'deleted-ledger-db' },
+      evidence: 'lineage',
+      claimants: ['component:default/ledger'],
+      claimantsNotInCatalog: ['component:default/ledger'],
+      unverifiedClaimants: ['component:default/ledger'],
+      ownerNotice: 'recorded owner component:default/ledger no longer exists',
+      crowded: false,
+      report: statefulSetReport('payments', 'ledger-db', [], { replicas: 0 }),
+    };
+    const reader = new FleetLeftBehindReader({
+      gateways: {
+        forCluster: () => ({ cluster: 'prod' }),
+      } as unknown as KubeGateways,
+      lineage: { namespacesWithLineage: async () => ['payments'] },
+      finder: {
+        cacheOf: async () => undefined,
+        groupsIn: async () => [gone],
+        withVolumesAndCosts: async (_gateway, groups) => groups,
+      },
+      // A platform reader: every check passes.
+      access: {
+        readable: async (_credentials, groups) =>
+          groups.map(() => ({ refused: [], crowded: false })),
+      },
+    });
+    const { byEntity, unclaimed } = await reader.read({
+      clusters: [{ name: 'prod' } as LocatedCluster],
+      requestAuth: {},
+      credentials: mockCredentials.user(),
+      // The catalog's entities the caller may read: ledger is not among them, it is gone.
+      readable: new Set(['component:default/orders']),
+    });
+    const listed = [...unclaimed, ...[...byEntity.values()].flat()].map(
+      r => r.row.name,
+    );
+    expect(listed).toEqual(['ledger-db']);
+  });
+});

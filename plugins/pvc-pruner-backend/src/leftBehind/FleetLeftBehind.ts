@@ -12,7 +12,11 @@ import type {
 } from '../kubernetes';
 import type { ClaimLineageStore } from '../lineage';
 import { sumTotals, totalsOf } from '../orphans/OrphanAnnotator';
-import type { FoundGroup } from './leftBehindGroups';
+import {
+  type FoundGroup,
+  isUnowned,
+  verifiedClaimants,
+} from './leftBehindGroups';
 import type { LeftBehindAccess } from './LeftBehindAccess';
 import type { LeftBehindFinder } from './LeftBehindFinder';
 
@@ -101,7 +105,8 @@ export class FleetLeftBehindReader {
     const found = (
       await Promise.all(options.clusters.map(d => this.groupsOf(d, options)))
     ).flat();
-    const claimed = found.filter(({ group }) => group.claimants.length > 0);
+    // A group no verified claimant claims is the platform's (Unowned), whatever refs were recorded for it.
+    const claimed = found.filter(({ group }) => !isUnowned(group));
     const verdicts = await this.deps.access.readable(
       options.credentials,
       claimed.map(c => c.group),
@@ -114,10 +119,10 @@ export class FleetLeftBehindReader {
           ({ group }, i) =>
             !verdicts[i].crowded &&
             verdicts[i].refused.length === 0 &&
-            group.claimants.some(ref => options.readable.has(ref)),
+            verifiedClaimants(group).some(ref => options.readable.has(ref)),
         )
         .map(c => c.group),
-      ...found.filter(f => f.group.claimants.length === 0).map(f => f.group),
+      ...found.filter(f => isUnowned(f.group)).map(f => f.group),
     ]);
     const priced = await this.withVolumesAndCosts(
       found.filter(f => listed.has(f.group)),
@@ -126,8 +131,8 @@ export class FleetLeftBehindReader {
     const unclaimed: KeyedRow[] = [];
     for (const { cluster, group } of priced) {
       const row = keyedRow(cluster, group);
-      if (group.claimants.length === 0) unclaimed.push(row);
-      for (const ref of group.claimants) {
+      if (isUnowned(group)) unclaimed.push(row);
+      for (const ref of verifiedClaimants(group)) {
         if (!options.readable.has(ref)) continue;
         const list = byEntity.get(ref) ?? [];
         list.push(row);

@@ -108,7 +108,9 @@ describe('LeftBehindAccess.authorizePrune', () => {
 
   it('authorizes the owner, and says what the job prunes and who else is authorized', async () => {
     const authorized = await authorize([ledger]);
-    expect(authorized.alsoClaimedBy).toEqual([ref(ledger)]);
+    expect(authorized.alsoClaimedBy).toEqual([
+      { ref: ref(ledger), uid: 'uid-ledger' },
+    ]);
     expect(authorized.subject).toBeDefined();
   });
 
@@ -241,6 +243,15 @@ describe('LeftBehindAccess.authorizePrune', () => {
     expect(guard.abortReason).toBeUndefined();
   });
 
+  it('judges the recorded claimants by the uids they were recorded with, whatever the finder’s catalog read said: an entity registered again under the ref is not the claimant', async () => {
+    const reRegisteredSinceFound = [
+      group({ recordedUids: { [ref(ledger)]: 'uid-ledger-before' } }),
+    ];
+    await expect(
+      authorize([ledger], {}, reRegisteredSinceFound),
+    ).rejects.toThrow(/pvc-pruner\.unowned\.prune/);
+  });
+
   describe('a recorded claimant that left the catalog (removed, renamed, or its Kubernetes annotations dropped)', () => {
     /** ledger's claims as recorded when the entity was still called ledger-old; ledger claims them by labels. */
     const renamed = [
@@ -257,7 +268,7 @@ describe('LeftBehindAccess.authorizePrune', () => {
 
     it('is not pruned by the remaining claimant alone: the prune needs pvc-pruner.unowned.prune, and the refusal says why', async () => {
       await expect(authorize([ledger], {}, renamed)).rejects.toThrow(
-        'StatefulSet payments/ledger-db in cluster "prod" was recorded as claimed by component:default/ledger-old, no longer in the catalog (removed, renamed, or its Kubernetes annotations dropped), so its owners cannot be asked: pruning it needs pvc-pruner.unowned.prune',
+        'StatefulSet payments/ledger-db in cluster "prod" was recorded as claimed by component:default/ledger-old, no longer in the catalog as recorded (removed, renamed, its Kubernetes annotations dropped, or registered again by someone else), so its owners cannot be asked: pruning it needs pvc-pruner.unowned.prune',
       );
     });
 
@@ -271,8 +282,8 @@ describe('LeftBehindAccess.authorizePrune', () => {
         gateway,
       });
       expect(authorized.alsoClaimedBy).toEqual([
-        'component:default/ledger-old',
-        ref(ledger),
+        { ref: 'component:default/ledger-old', uid: '' },
+        { ref: ref(ledger), uid: 'uid-ledger' },
       ]);
     });
   });
@@ -310,5 +321,21 @@ describe('LeftBehindAccess, a recorded claimant whose entity is gone or was re-c
       /component:default\/ledger no longer exists \(or was re-created\); a platform team with pvc-pruner.unowned.prune may prune it/,
     );
     await expect(prune(['pvc-pruner.unowned.prune'])).resolves.toBeDefined();
+  });
+  it('is the platform’s as its volumes are (ReclaimPermissions): seen and pruned from the fleet page with the unowned permissions alone, without rights on whoever holds the ref now', async () => {
+    const platform = access(
+      [],
+      [reRegistered],
+      ['pvc-pruner.fleet.unowned.read', 'pvc-pruner.unowned.prune'],
+    );
+    const [verdict] = await platform.readable(GUEST, [reRegistered]);
+    expect(verdict.refused).toEqual([]);
+    await expect(
+      platform.authorizePrune({
+        request: request({ entityRef: undefined }),
+        credentials: GUEST,
+        gateway,
+      }),
+    ).resolves.toBeDefined();
   });
 });

@@ -13,6 +13,7 @@ import type { JobRequest } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
 import {
+  catalogUidOf,
   listRefs,
   OwnershipChecks,
   refusedReads,
@@ -20,7 +21,7 @@ import {
 } from '../ownership';
 import { LeftBehindClaimantsGuard } from './LeftBehindClaimantsGuard';
 import { DeletedStatefulSetGuard } from './DeletedStatefulSetGuard';
-import type { FoundGroup } from './leftBehindGroups';
+import { type FoundGroup, verifiedClaimants } from './leftBehindGroups';
 import type { LeftBehindFinder } from './LeftBehindFinder';
 import { deletedStatefulSet } from './leftBehindRule';
 
@@ -32,9 +33,12 @@ import { deletedStatefulSet } from './leftBehindRule';
  * as for a live StatefulSet (OwnershipChecks). A claimant added by a
  * selector only adds a check, and is looked for again before each delete
  * (LeftBehindClaimantsGuard). A recorded claimant whose entity is gone or
- * was re-created gives no right through its ref: seeing the group then
- * also needs `pvc-pruner.fleet.unowned.read`, and pruning it
- * `pvc-pruner.unowned.prune`.
+ * was re-created gives no right through its ref, and needs none on
+ * whoever holds that ref now: seeing the group then needs
+ * `pvc-pruner.fleet.unowned.read`, and pruning it
+ * `pvc-pruner.unowned.prune` (as for a volume traced to such a claimant,
+ * ReclaimPermissions). A prune is judged on a fresh catalog read, against
+ * the uids the claimants were recorded with.
  */
 export class LeftBehindAccess {
   constructor(
@@ -42,8 +46,8 @@ export class LeftBehindAccess {
       permissions: PermissionsService;
       finder: Pick<LeftBehindFinder, 'groupsIn'>;
       ownership: Pick<OwnershipChecks, 'authorizePrune'>;
-      /** The catalog a running job's claimants are found in again before each delete. */
-      workloads: Pick<WorkloadCatalog, 'warm'>;
+      /** The catalog a prune is authorized on (fresh), and a running job's claimants are found in again before each delete (warm). */
+      workloads: Pick<WorkloadCatalog, 'warm' | 'fresh'>;
     },
   ) {}
 
@@ -54,7 +58,15 @@ export class LeftBehindAccess {
     readable: ReadonlySet<string> = new Set(),
   ): Promise<Array<{ refused: string[]; crowded: boolean }>> {
     const [refused, unownedRead] = await Promise.all([
-      refusedReads(this.deps.permissions, credentials, groups, readable),
+      refusedReads(
+        this.deps.permissions,
+        credentials,
+        groups.map(g => ({
+          claimants: verifiedClaimants(g),
+          crowded: g.crowded,
+        })),
+        readable,
+      ),
       groups.some(g => g.unverifiedClaimants)
         ? this.allowed(pvcPrunerFleetUnownedReadPermission, credentials)
         : true,
@@ -158,6 +170,11 @@ export class LeftBehindAccess {
       throw new NotAllowedError(
         `${target.entityRef} is not a claimant of the claims left by ${where}`,
       );
+    const index = await this.deps.workloads.fresh();
+    const claimants = verifiedClaimants(group).map(ref => ({
+      ref,
+      uid: group.recordedUids?.[ref] ?? catalogUidOf(index, ref) ?? '',
+    }));
     const deleted = deletedStatefulSet({
       namespace: request.namespace,
       name: request.statefulSet,
@@ -170,14 +187,15 @@ export class LeftBehindAccess {
       cluster: request.cluster,
       statefulSet: deleted,
       gateway,
-      alsoClaimedBy: group.claimants,
+      index,
+      alsoClaimedBy: claimants,
     });
     return {
       subject: DeletedStatefulSetGuard.of(
         deleted,
         group.nameEvidence?.otherParses.map(p => p.statefulSet),
       ),
-      alsoClaimedBy: group.claimants,
+      alsoClaimedBy: claimants,
       guards: [
         LeftBehindClaimantsGuard.factory(
           { workloads: this.deps.workloads, ownership: this.deps.ownership },
@@ -187,7 +205,7 @@ export class LeftBehindAccess {
             cluster: request.cluster,
             deleted,
             claimUids: request.pvcs.map(p => p.uid),
-            claimants: group.claimants,
+            claimants,
           },
         ),
       ],

@@ -113,4 +113,22 @@ describe('LeftBehindClaimantsGuard', () => {
     catalog.entities = [ledger, grabber];
     expect(await checkBeforeDelete()).toBeUndefined();
   });
+  it('stops the job before its next delete when the recorded claimant is registered again under its ref (another uid) mid-job: that ref no longer stands for who claimed the claims', async () => {
+    // The request passed while the catalog still had the recorded ledger (as a warm read up to maxStaleMs old has it).
+    const { catalog, checkBeforeDelete } = await startedJob([ledger]);
+    expect(await checkBeforeDelete()).toBeUndefined();
+
+    // ledger removed, and component:default/ledger registered again by someone else.
+    catalog.entities = [
+      componentEntity('ledger', { owner: 'mallory', uid: 'uid-ledger-again' }),
+    ];
+
+    expect(await checkBeforeDelete()).toMatch(/pvc-pruner\.unowned\.prune/);
+  });
+
+  it('stops the job before its next delete when the recorded claimant leaves the catalog mid-job and the requester lacks pvc-pruner.unowned.prune', async () => {
+    const { catalog, checkBeforeDelete } = await startedJob([ledger]);
+    catalog.entities = [];
+    expect(await checkBeforeDelete()).toMatch(/pvc-pruner\.unowned\.prune/);
+  });
 });

@@ -6,7 +6,9 @@ import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
 import { claimWithLabels } from '../orphans/orphanRule';
 import {
+  catalogUidOf,
   ClaimantIndex,
+  type ClaimantAtRequest,
   listRefs,
   OwnershipChecks,
   WorkloadCatalog,
@@ -22,8 +24,8 @@ export interface AuthorizedLeftBehind {
   deleted: V1StatefulSet;
   /** The uids of the claims the job prunes. */
   claimUids: readonly string[];
-  /** The claimants authorized at the request: the recorded ones and those whose selectors matched the claims' labels. */
-  claimants: readonly string[];
+  /** The claimants authorized at the request, with their catalog uids: the recorded ones and those whose selectors matched the claims' labels. */
+  claimants: readonly ClaimantAtRequest[];
 }
 
 /**
@@ -36,11 +38,16 @@ export interface AuthorizedLeftBehind {
  * stops the job before its next delete, as OwnershipGuard stops a prune of
  * a live StatefulSet whose labels bring in a new claimant. (The deleted
  * StatefulSet's stand-in has no labels, so OwnershipGuard alone sees no
- * claimant but the recorded ones.)
+ * claimant but the recorded ones.) An authorized claimant that leaves the
+ * catalog, or whose ref another entity takes (another uid), is judged again
+ * too: the job then goes on only for a requester with
+ * `pvc-pruner.unowned.prune`.
  */
 export class LeftBehindClaimantsGuard implements DeleteGuard {
   abortReason: string | undefined = undefined;
-  private readonly authorized: Set<string>;
+  private readonly authorized: Map<string, string>;
+  /** Authorized claimants found gone (or re-registered) and judged so already. */
+  private readonly gone = new Set<string>();
 
   private constructor(
     private readonly deps: {
@@ -49,7 +56,7 @@ export class LeftBehindClaimantsGuard implements DeleteGuard {
     },
     private readonly prune: AuthorizedLeftBehind,
   ) {
-    this.authorized = new Set(prune.claimants);
+    this.authorized = new Map(prune.claimants.map(c => [c.ref, c.uid]));
   }
 
   /** The factory a left-behind prune's request hands its job. */
@@ -68,10 +75,14 @@ export class LeftBehindClaimantsGuard implements DeleteGuard {
       gateway.listClaims(namespace, claimWithLabels),
       this.deps.workloads.warm(),
     ]);
-    const added = this.claimantsNow(index, namespace, claims).filter(
-      ref => !this.authorized.has(ref),
-    );
-    if (added.length === 0) return;
+    const added = this.claimantsNow(index, namespace, claims)
+      .filter(ref => !this.authorized.has(ref))
+      .map(ref => ({ ref, uid: catalogUidOf(index, ref) ?? '' }));
+    const gone = [...this.authorized]
+      .filter(([ref, uid]) => catalogUidOf(index, ref) !== uid)
+      .map(([ref]) => ref)
+      .filter(ref => !this.gone.has(ref));
+    if (added.length === 0 && gone.length === 0) return;
     try {
       await this.deps.ownership.authorizePrune({
         credentials: this.prune.credentials,
@@ -80,18 +91,36 @@ export class LeftBehindClaimantsGuard implements DeleteGuard {
         statefulSet: deleted,
         gateway,
         index,
-        alsoClaimedBy: [...this.authorized, ...added],
+        alsoClaimedBy: [
+          ...[...this.authorized].map(([ref, uid]) => ({ ref, uid })),
+          ...added,
+        ],
       });
     } catch (e) {
       if (!(e instanceof NotAllowedError)) throw e;
+      const changes = [
+        ...(added.length
+          ? [
+              `(a selector now matches their labels): now also ${listRefs(
+                added.map(c => c.ref),
+              )}`,
+            ]
+          : []),
+        ...(gone.length
+          ? [
+              `(left the catalog, or registered again by someone else): no longer ${listRefs(
+                gone,
+              )}`,
+            ]
+          : []),
+      ];
       this.abortReason = `the claimants of the claims left by StatefulSet ${namespace}/${
         deleted.metadata?.name
-      } changed during the job (a selector now matches their labels): now also ${listRefs(
-        added,
-      )}. ${e.message}`;
+      } changed during the job ${changes.join('; ')}. ${e.message}`;
       return;
     }
-    added.forEach(ref => this.authorized.add(ref));
+    added.forEach(c => this.authorized.set(c.ref, c.uid));
+    gone.forEach(ref => this.gone.add(ref));
   }
 
   private claimantsNow(

@@ -261,7 +261,7 @@ function withClaimantsNotInCatalog(
 
 /** A group as the wire has it. */
 export function wireGroup(group: FoundGroup): LeftBehindGroup {
-  const { crowded: _crowded, ...wire } = group;
+  const { crowded: _crowded, recordedUids: _recordedUids, ...wire } = group;
   return wire;
 }
 

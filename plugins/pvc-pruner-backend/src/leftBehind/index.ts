@@ -13,7 +13,9 @@ export {
   type AdmitGroups,
 } from './LeftBehindFinder';
 export {
+  isUnowned,
   leftBehindIn,
+  verifiedClaimants,
   MAX_GROUP_CLAIMS,
   type FoundGroup,
   type LeftBehindInput,

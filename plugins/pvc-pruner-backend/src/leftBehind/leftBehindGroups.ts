@@ -62,6 +62,8 @@ export interface FoundGroup {
   unverifiedClaimants?: string[];
   /** Why the platform is needed, when `unverifiedClaimants` says so. */
   ownerNotice?: string;
+  /** The catalog uid each recorded claimant had when recorded, by ref (never on the wire). */
+  recordedUids?: Record<string, string>;
   nameEvidence?: {
     template: string;
     labels: Record<string, string>;
@@ -69,6 +71,26 @@ export interface FoundGroup {
   };
   /** The deleted StatefulSet's claims, judged by the orphan rule: only `orphans`. */
   report: StatefulSetOrphans;
+}
+
+/**
+ * The group's claimants whose ref stands for the entity that claimed the
+ * claims: the unverified recorded ones give no right and need none on
+ * whoever holds their ref now (the group then needs the platform's
+ * unowned permissions instead).
+ */
+export function verifiedClaimants(
+  group: Pick<FoundGroup, 'claimants' | 'unverifiedClaimants'>,
+): string[] {
+  const unverified = new Set(group.unverifiedClaimants ?? []);
+  return group.claimants.filter(ref => !unverified.has(ref));
+}
+
+/** Whether no verified claimant claims the group: the platform's, on the fleet page's Unowned section. */
+export function isUnowned(
+  group: Pick<FoundGroup, 'claimants' | 'unverifiedClaimants' | 'crowded'>,
+): boolean {
+  return !group.crowded && verifiedClaimants(group).length === 0;
 }
 
 const labelsOf = (c: V1PersistentVolumeClaim) => c.metadata?.labels ?? {};
@@ -199,6 +221,10 @@ export function leftBehindIn(input: LeftBehindInput): FoundGroup[] {
       namespace,
       statefulSet: { name, uid },
       evidence: 'lineage',
+      recordedUids: Object.assign(
+        {},
+        ...members.map(m => m.lineage.claimantUids),
+      ),
       ...(unverified.length > 0
         ? {
             unverifiedClaimants: unverified,

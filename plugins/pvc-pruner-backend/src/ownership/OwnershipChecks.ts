@@ -44,6 +44,24 @@ export interface AuthorizedPrune {
   claimants: string[];
 }
 
+/**
+ * A claimant a request was authorized on beyond those a StatefulSet's
+ * labels name (a deleted StatefulSet's recorded ones), with the catalog uid
+ * it had: an entity under the same ref with another uid is someone else.
+ */
+export interface ClaimantAtRequest {
+  ref: string;
+  uid: string;
+}
+
+/** The catalog uid of the entity under `ref` in `index`, if any. */
+export function catalogUidOf(
+  index: Pick<ClaimantIndex, 'get'>,
+  ref: string,
+): string | undefined {
+  return index.get(ref)?.entity.metadata.uid;
+}
+
 /** Refusals name at most this many claimants. */
 const NAMED = 5;
 
@@ -62,23 +80,24 @@ function nameOf(cluster: string, sts: V1StatefulSet) {
 /**
  * The StatefulSet's claimants in `index`, with the entity a request goes
  * through among them even if the read is older than that entity, and the
- * recorded claimants (`alsoClaimedBy`) that are not in `index` (`gone`).
+ * recorded claimants (`alsoClaimedBy`) that are not in `index` under the
+ * uid they were authorized with (`gone`: removed, or another entity
+ * registered under the ref since, whose owners never claimed these claims).
  */
 function claimantsWith(
   index: ClaimantIndex,
   item: ClaimedStatefulSet,
   through?: EntityWorkloadTarget,
-  alsoClaimedBy: readonly string[] = [],
+  alsoClaimedBy: readonly ClaimantAtRequest[] = [],
 ): { claimants: WorkloadEntity[]; gone: string[] } {
   const claimants = index.claimantsOf(item.cluster, item.statefulSet);
   if (through && !claimants.some(c => c.entityRef === through.entityRef))
     claimants.push({ ...through, owner: ownerOf(through.entity) });
   const gone = new Set<string>();
-  for (const ref of alsoClaimedBy) {
-    if (claimants.some(c => c.entityRef === ref)) continue;
+  for (const { ref, uid } of alsoClaimedBy) {
     const entity = index.get(ref);
-    if (entity) claimants.push(entity);
-    else gone.add(ref);
+    if (!entity || entity.entity.metadata.uid !== uid) gone.add(ref);
+    else if (!claimants.some(c => c.entityRef === ref)) claimants.push(entity);
   }
   return {
     claimants: claimants.sort((a, b) => (a.entityRef < b.entityRef ? -1 : 1)),
@@ -207,9 +226,10 @@ export class OwnershipChecks {
    * at all: no `target`); with the namespace binding on, the Namespace
    * names every claimant's owner. `index` is the catalog read to judge by
    * (the warm one unless given). A recorded claimant (`alsoClaimedBy`) not
-   * in it left the catalog (removed, renamed, or its Kubernetes annotations
-   * dropped): its owners cannot be asked, so the prune then needs
-   * `pvc-pruner.unowned.prune` too; it is never skipped.
+   * in it under its uid left the catalog (removed, renamed, its Kubernetes
+   * annotations dropped, or registered again by someone else): its owners
+   * cannot be asked, so the prune then needs `pvc-pruner.unowned.prune`
+   * too; it is never skipped.
    */
   async authorizePrune(options: {
     credentials: BackstageCredentials;
@@ -219,7 +239,7 @@ export class OwnershipChecks {
     gateway: KubeGateway;
     index?: ClaimantIndex;
     /** Claimants beyond those the StatefulSet's labels name (a deleted StatefulSet's recorded ones). */
-    alsoClaimedBy?: readonly string[];
+    alsoClaimedBy?: readonly ClaimantAtRequest[];
   }): Promise<AuthorizedPrune> {
     const { credentials, target, cluster, statefulSet } = options;
     const index = options.index ?? (await this.deps.workloads.warm());
@@ -231,7 +251,8 @@ export class OwnershipChecks {
     );
     const refs = claimants.map(c => c.entityRef);
     const what = nameOf(cluster, statefulSet);
-    if (refs.length + gone.length > MAX_CLAIMANTS)
+    const all = [...new Set([...refs, ...gone])].sort();
+    if (all.length > MAX_CLAIMANTS)
       throw new NotAllowedError(
         `${what} is claimed by more than ${MAX_CLAIMANTS} catalog entities (${listRefs(
           refs,
@@ -269,7 +290,7 @@ export class OwnershipChecks {
         throw new NotAllowedError(
           `${what} was recorded as claimed by ${listRefs(
             gone,
-          )}, no longer in the catalog (removed, renamed, or its Kubernetes annotations dropped), so ${
+          )}, no longer in the catalog as recorded (removed, renamed, its Kubernetes annotations dropped, or registered again by someone else), so ${
             gone.length === 1 ? 'its' : 'their'
           } owners cannot be asked: pruning it needs ${
             pvcPrunerUnownedPrunePermission.name
@@ -296,6 +317,6 @@ export class OwnershipChecks {
       statefulSet.metadata?.namespace ?? '',
       claimants,
     );
-    return { claimants: [...refs, ...gone].sort() };
+    return { claimants: all };
   }
 }

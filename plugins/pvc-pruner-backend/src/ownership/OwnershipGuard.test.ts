@@ -200,7 +200,10 @@ describe('OwnershipGuards', () => {
   describe('a recorded claimant (a deleted StatefulSet’s) no longer in the catalog', () => {
     const leftBehind = {
       ...request,
-      alsoClaimedBy: ['component:default/gone', 'component:default/orders'],
+      alsoClaimedBy: [
+        { ref: 'component:default/gone', uid: 'uid-gone' },
+        { ref: 'component:default/orders', uid: 'uid-orders' },
+      ],
     };
 
     it('refuses as the job starts without pvc-pruner.unowned.prune, naming it', async () => {

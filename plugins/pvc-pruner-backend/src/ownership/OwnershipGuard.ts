@@ -1,7 +1,12 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { DeleteGuard, DeleteGuardFactory } from '../jobs';
 import { ClaimantIndex } from './ClaimantIndex';
-import { listRefs, OwnershipChecks } from './OwnershipChecks';
+import {
+  catalogUidOf,
+  type ClaimantAtRequest,
+  listRefs,
+  OwnershipChecks,
+} from './OwnershipChecks';
 import { WorkloadCatalog } from './WorkloadCatalog';
 
 function refusing(reason: string): DeleteGuard {
@@ -12,15 +17,16 @@ function refusing(reason: string): DeleteGuard {
   };
 }
 
-/** The claimants of a StatefulSet by its labels, and those of `also` still in the catalog. */
+/** The claimants of a StatefulSet by its labels, and those of `also` still in the catalog under their uid. */
 function catalogClaimants(
   index: ClaimantIndex,
   cluster: string,
   sts: V1StatefulSet,
-  also: readonly string[],
+  also: readonly ClaimantAtRequest[],
 ): string[] {
   const refs = new Set(index.claimantsOf(cluster, sts).map(e => e.entityRef));
-  for (const ref of also) if (index.get(ref)) refs.add(ref);
+  for (const { ref, uid } of also)
+    if (catalogUidOf(index, ref) === uid) refs.add(ref);
   return [...refs].sort();
 }
 
@@ -29,10 +35,13 @@ function claimantRefs(
   index: ClaimantIndex,
   cluster: string,
   sts: V1StatefulSet,
-  also: readonly string[],
+  also: readonly ClaimantAtRequest[],
 ): string[] {
   return [
-    ...new Set([...catalogClaimants(index, cluster, sts, also), ...also]),
+    ...new Set([
+      ...catalogClaimants(index, cluster, sts, also),
+      ...also.map(c => c.ref),
+    ]),
   ].sort();
 }
 
@@ -45,7 +54,7 @@ class OwnershipGuard implements DeleteGuard {
     private readonly index: ClaimantIndex,
     private readonly authorized: readonly string[],
     private readonly statefulSet: () => V1StatefulSet,
-    private readonly alsoClaimedBy: readonly string[] = [],
+    private readonly alsoClaimedBy: readonly ClaimantAtRequest[] = [],
   ) {}
 
   get abortReason(): string | undefined {

@@ -1,10 +1,12 @@
 export { ClaimantIndex } from './ClaimantIndex';
 export { NamespaceOwners, namedOwners } from './NamespaceOwners';
 export {
+  catalogUidOf,
   listRefs,
   OwnershipChecks,
   refusedReads,
   type AuthorizedPrune,
+  type ClaimantAtRequest,
   type ClaimedStatefulSet,
   type ReadVerdict,
 } from './OwnershipChecks';

@@ -50,4 +50,17 @@ describe('VolumeAttribution', () => {
     ).of('demo', ['claim-1']);
     expect(oldRow.get('claim-1')!.unverified).toEqual([ORDERS]);
   });
+
+  it('checks the uids against a catalog read made now when asked (fresh), as a reclaim is authorized: the warm read may predate an entity registered again under the ref', async () => {
+    const warmRead = catalogOf([componentEntity('orders')]);
+    const now = catalogOf([
+      componentEntity('orders', { owner: 'mallory', uid: 'registered-now' }),
+    ]);
+    const attribution = new VolumeAttribution(recordedFor([ORDERS]), {
+      warm: warmRead.warm,
+      fresh: now.fresh,
+    });
+    const traced = await attribution.of('demo', ['claim-1'], { fresh: true });
+    expect(traced.get('claim-1')!.unverified).toEqual([ORDERS]);
+  });
 });

@@ -25,17 +25,22 @@ export class VolumeAttribution {
   constructor(
     private readonly lineage: Pick<ClaimLineageStore, 'lineageOf'>,
     /** Today's catalog, against which each recorded claimant's uid is checked. */
-    private readonly workloads: Pick<WorkloadCatalog, 'warm'>,
+    private readonly workloads: Pick<WorkloadCatalog, 'warm' | 'fresh'>,
   ) {}
 
-  /** By claim uid; a claim without lineage is untraced. */
+  /**
+   * By claim uid; a claim without lineage is untraced. `fresh` checks the
+   * uids against a catalog read made now, as a write is authorized on (the
+   * warm read may not yet have an entity registered again under a ref).
+   */
   async of(
     cluster: string,
     claimUids: string[],
+    options: { fresh?: boolean } = {},
   ): Promise<Map<string, Attribution>> {
     const [found, index] = await Promise.all([
       this.lineage.lineageOf(cluster, claimUids),
-      this.workloads.warm(),
+      options.fresh ? this.workloads.fresh() : this.workloads.warm(),
     ]);
     return new Map(
       claimUids.map(uid => {

@@ -9,6 +9,7 @@ import { releasedVolume } from '../__testUtils__/releasedVolume';
 import { PruneJobStore } from '../database';
 import { KubeGateway, KubeGateways } from '../kubernetes';
 import { JobEvents, LeaseLock, VolumeFollower } from '../jobs';
+import { leaseNameFor } from '../jobs/LeaseLock';
 import { RunningJobLimits } from '../limits';
 import type { ClaimLineage } from '../lineage';
 import { ClaimantIndex, NamespaceOwners } from '../ownership';
@@ -302,7 +303,7 @@ describe('VolumeReclaimJobs.start, from the fleet page', () => {
 
 describe('reclaimLeaseName', () => {
   it('names the Lease after the claim namespace, and keeps a long one distinct and within 63 characters', () => {
-    expect(reclaimLeaseName('shop')).toBe('pvc-pruner-reclaim-shop');
+    expect(reclaimLeaseName('shop')).toBe('pvc-pruner--reclaim-shop');
     // The longest namespace name (63) and one sharing its first 52 characters.
     const longest = 'n'.repeat(63);
     const sibling = `${'n'.repeat(52)}${'m'.repeat(11)}`;
@@ -311,11 +312,20 @@ describe('reclaimLeaseName', () => {
       /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
     );
     expect(reclaimLeaseName(longest)).not.toBe(reclaimLeaseName(sibling));
-    // Right at the edge: 19 + 44 = 63 characters are kept whole.
-    expect(reclaimLeaseName('a'.repeat(44))).toBe(
-      `pvc-pruner-reclaim-${'a'.repeat(44)}`,
+    // Right at the edge: 20 + 43 = 63 characters are kept whole.
+    expect(reclaimLeaseName('a'.repeat(43))).toBe(
+      `pvc-pruner--reclaim-${'a'.repeat(43)}`,
     );
-    expect(reclaimLeaseName('a'.repeat(45))).toHaveLength(63);
-    expect(reclaimLeaseName('a'.repeat(45))).not.toContain('a'.repeat(45));
+    expect(reclaimLeaseName('a'.repeat(44))).toHaveLength(63);
+    expect(reclaimLeaseName('a'.repeat(44))).not.toContain('a'.repeat(44));
+  });
+
+  it('is never the prune Lease of a StatefulSet, whatever its name (reclaim-<namespace>, say, in the lease namespace)', () => {
+    for (const namespace of ['shop', 'n'.repeat(63)])
+      expect(reclaimLeaseName(namespace)).not.toBe(
+        leaseNameFor(`reclaim-${namespace}`),
+      );
+    // A StatefulSet's name is a DNS subdomain: it cannot start with the hyphen after leaseNameFor's prefix.
+    expect(reclaimLeaseName('shop').slice('pvc-pruner-'.length)).toMatch(/^-/);
   });
 });

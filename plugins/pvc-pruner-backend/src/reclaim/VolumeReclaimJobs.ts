@@ -29,13 +29,18 @@ import {
 import { Attribution, VolumeAttribution } from './VolumeAttribution';
 import { SeenVolume, VolumeReclaimRunner } from './VolumeReclaimRunner';
 
-const RECLAIM_LEASE_PREFIX = 'pvc-pruner-reclaim-';
+/**
+ * Not `pvc-pruner-reclaim-`: that is also the prune Lease (leaseNameFor) of
+ * a StatefulSet named `reclaim-<namespace>` in the lease namespace. After
+ * `pvc-pruner-` a StatefulSet's name cannot start with a hyphen.
+ */
+const RECLAIM_LEASE_PREFIX = 'pvc-pruner--reclaim-';
 /** Kept to a label's length, though a Lease's name may be longer, so it reads in kubectl's columns. */
 const MAX_LEASE_NAME = 63;
 
 /**
  * The Lease that serialises reclaims of the volumes of one namespace's
- * claims: `pvc-pruner-reclaim-<namespace>`, kept in the namespace the
+ * claims: `pvc-pruner--reclaim-<namespace>`, kept in the namespace the
  * plugin is configured with (`pvcPruner.reclaim.leaseNamespace`), not in the
  * claims' own. Released volumes mostly come from a deleted namespace, and
  * the API server refuses to create anything in one that is missing (404)
@@ -253,6 +258,7 @@ export class VolumeReclaimJobs {
     return this.deps.attribution.of(
       request.cluster,
       request.volumes.map(v => v.claimUid),
+      { fresh: true },
     );
   }
 }

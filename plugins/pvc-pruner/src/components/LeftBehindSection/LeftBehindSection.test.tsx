@@ -105,25 +105,43 @@ describe('LeftBehindSection', () => {
       name: 'StatefulSet shop/orders-db',
     });
     expect(section).toHaveTextContent(
-      /Recorded as claimed by .*ledger-old, which is no longer in the catalog \(removed, renamed, or Kubernetes annotations dropped\): its owners cannot be asked, so pruning needs pvc-pruner.unowned.prune\./,
+      'Recorded as claimed by component:default/ledger-old (no longer in the catalog: removed, renamed, or Kubernetes annotations dropped). That name gives nobody a right to these claims: pruning them needs pvc-pruner.unowned.prune.',
     );
     expect(section).not.toHaveTextContent(/Also claimed by/);
   });
 
-  it('says why the platform is needed when a recorded owner no longer exists (or was re-created)', async () => {
+  it('states each unverified recorded claimant once, unlinked, with why and what pruning needs: gone from the catalog, or registered again (or recorded before uids)', async () => {
+    const LEDGER = 'component:default/ledger';
+    const GONE = 'component:default/ledger-old';
     const notice =
-      'recorded owner component:default/orders no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may prune it';
+      'recorded owner component:default/ledger, component:default/ledger-old no longer exists (or was re-created); a platform team with pvc-pruner.unowned.prune may prune it';
     await renderWithApis(
       <Harness
         leftBehind={response([
-          { ...deleted, unverifiedClaimants: [ORDERS], ownerNotice: notice },
+          {
+            ...deleted,
+            claimants: [LEDGER, GONE, ORDERS],
+            claimantsNotInCatalog: [GONE],
+            unverifiedClaimants: [LEDGER, GONE],
+            ownerNotice: notice,
+          },
         ])}
       />,
       { api: new FakePvcPrunerApi() },
     );
+    const section = screen.getByRole('region', {
+      name: 'StatefulSet shop/orders-db',
+    });
+    expect(section).toHaveTextContent(
+      'Recorded as claimed by component:default/ledger (registered again under that name since, or recorded before pvc-pruner kept entity uids); component:default/ledger-old (no longer in the catalog: removed, renamed, or Kubernetes annotations dropped). Those names give nobody a right to these claims: pruning them needs pvc-pruner.unowned.prune.',
+    );
+    // One statement: not the server's notice again, and neither is linked or listed as a claimant.
+    expect(section).not.toHaveTextContent(/no longer exists/);
+    expect(section).not.toHaveTextContent(/Also claimed by/);
     expect(
-      screen.getByText(`R${notice.slice(1)}.`, { exact: false }),
-    ).toBeInTheDocument();
+      within(section).queryByRole('link', { name: /ledger/ }),
+    ).not.toBeInTheDocument();
+    expect(within(section).getAllByText(LEDGER)).toHaveLength(1);
   });
 
   it('prunes through the card’s dialog, naming the deleted StatefulSet', async () => {

@@ -37,8 +37,12 @@ export function LeftBehindGroupHeader(props: {
   const classes = useStyles();
   const name = group.statefulSet.name;
   const gone = group.claimantsNotInCatalog ?? [];
+  // Gone, re-created, or recorded before uids: stated once, never linked as a claimant.
+  const unverified = [
+    ...new Set([...gone, ...(group.unverifiedClaimants ?? [])]),
+  ].sort();
   const alsoBy = group.claimants.filter(
-    ref => ref !== entityRef && !gone.includes(ref),
+    ref => ref !== entityRef && !unverified.includes(ref),
   );
   const others = alsoBy.length > 0 && (
     <>
@@ -57,21 +61,23 @@ export function LeftBehindGroupHeader(props: {
           Namespace {group.namespace}. pvc-pruner recorded these claims as{' '}
           {name}'s while it existed; no StatefulSet of that name exists now, and
           no pod uses them.{others}
-          {gone.length > 0 && (
-            <>
-              {' '}
-              Recorded as claimed by <EntityLinks entityRefs={gone} />,{' '}
-              {gone.length === 1 ? 'which is' : 'which are'} no longer in the
-              catalog (removed, renamed, or Kubernetes annotations dropped):
-              {gone.length === 1 ? ' its' : ' their'} owners cannot be asked, so
-              pruning needs pvc-pruner.unowned.prune.
-            </>
-          )}
         </Typography>
-        {group.ownerNotice && (
+        {unverified.length > 0 && (
           <Typography variant="body2" color="error">
-            {group.ownerNotice.charAt(0).toUpperCase()}
-            {group.ownerNotice.slice(1)}.
+            Recorded as claimed by{' '}
+            {unverified.map((ref, i) => (
+              <span key={ref}>
+                {i > 0 && '; '}
+                <span className={classes.code}>{ref}</span> (
+                {gone.includes(ref)
+                  ? 'no longer in the catalog: removed, renamed, or Kubernetes annotations dropped'
+                  : 'registered again under that name since, or recorded before pvc-pruner kept entity uids'}
+                )
+              </span>
+            ))}
+            . {unverified.length === 1 ? 'That name gives' : 'Those names give'}{' '}
+            nobody a right to these claims: pruning them needs
+            pvc-pruner.unowned.prune.
           </Typography>
         )}
       </Box>
