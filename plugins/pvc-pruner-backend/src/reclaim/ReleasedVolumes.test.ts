@@ -6,6 +6,7 @@ import { startShopSimulator } from '../__testUtils__/shopSimulator';
 import { KubeGateway, KubeGateways, locatedCluster } from '../kubernetes';
 import type { ClaimLineage } from '../lineage';
 import { ReclaimPermissions } from './ReclaimPermissions';
+import { PriceList } from '../cost';
 import { MAX_LISTED_VOLUMES, ReleasedVolumes } from './ReleasedVolumes';
 import { releasedVolume } from '../__testUtils__/releasedVolume';
 import { VolumeAttribution } from './VolumeAttribution';
@@ -58,6 +59,7 @@ function lineageTracing(traced: Record<string, string[]>) {
 function releasedVolumes(
   traced: Record<string, string[]>,
   denied: string[] = [],
+  prices?: PriceList,
 ) {
   const permissions = mockServices.permissions.mock();
   permissions.authorize.mockImplementation(async requests =>
@@ -78,6 +80,7 @@ function releasedVolumes(
     } as unknown as KubeGateways,
     attribution: lineageTracing(traced),
     permissions: new ReclaimPermissions(permissions),
+    prices,
   });
 }
 
@@ -128,6 +131,19 @@ describe('ReleasedVolumes', () => {
 
     expect(items[0]).toMatchObject({ name: 'pvc-a', canReclaim: false });
     expect(items[0].reason).toContain('the volume is being recovered');
+  });
+
+  it('with pricing, says nothing left costs $0.00 a month once every volume is reclaimed, rather than no figure', async () => {
+    const prices = PriceList.of({
+      currency: 'USD',
+      defaultPricePerGiBMonth: 0.1,
+    });
+    const { items, totals } = await releasedVolumes({}, [], prices).list(
+      credentials,
+      {},
+    );
+    expect(items).toEqual([]);
+    expect(totals).toEqual({ volumes: 0, bytes: 0, monthlyCost: 0 });
   });
 
   it('does not list a Released volume whose claim (that very uid) exists', async () => {

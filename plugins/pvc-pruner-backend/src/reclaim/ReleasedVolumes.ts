@@ -171,7 +171,8 @@ export class ReleasedVolumes {
       totals: {
         volumes: counted.length,
         bytes: counted.reduce((n, v) => n + v.bytes, 0),
-        ...(priced.length > 0
+        // Nothing left to reclaim costs nothing: the total falls to $0.00, not to no figure.
+        ...(priced.length > 0 || (this.deps.prices && counted.length === 0)
           ? { monthlyCost: priced.reduce((n, v) => n + v.monthlyCost!, 0) }
           : {}),
       },
