@@ -1,3 +1,5 @@
+import type { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
+
 /*
  * The clusters come from `kubernetes.*` (clusterLocatorMethods,
  * clusterLocatorContinueOnError, googleServiceAccountCredentials), whose
@@ -97,6 +99,46 @@ export interface Config {
      * in the claim's namespace: an undo window. A prune asks for it per job (`snapshot: true`).
      * Needs the external-snapshotter CRDs and controller, and a CSI driver that takes snapshots.
      */
+    /**
+     * Automatic pruning of the orphans of entities that opt in with the annotation
+     * `pvc-pruner.backstage.io/auto-prune: "<grace>"` (e.g. `"7d"`): a claim seen orphaned for
+     * longer than its entity's grace is pruned by a scheduled task, through the same job as a
+     * person's prune, with a snapshot first when snapshots are enabled. A StatefulSet is
+     * automated only when every entity that claims it has opted in.
+     */
+    autoPrune?: {
+      /** @default false */
+      enabled?: boolean;
+      /**
+       * When the task runs, as catalog providers' schedules are written, e.g.
+       * `{ frequency: { hours: 1 }, timeout: { minutes: 30 } }` or a cron expression.
+       * One replica runs it per schedule.
+       */
+      schedule?: SchedulerServiceTaskScheduleDefinitionConfig;
+      /**
+       * The shortest grace an annotation may set (minutes `m`, hours `h`, days `d`, weeks `w`:
+       * `"1d"`, `"36h"`). An entity whose annotation is shorter is not automated, and its card says why.
+       * @default 1d
+       */
+      minimumGrace?: string;
+      /** Only these clusters (by name) are automated; all when left out. */
+      clusters?: string[];
+      /** Only these namespaces are automated; all when left out. */
+      namespaces?: string[];
+      /** A run stops after deleting this many claims, and says so. @default 50 */
+      maxClaimsPerRun?: number;
+      /** A run stops after deleting this many bytes of claims, and says so. @default 10 TiB */
+      maxBytesPerRun?: number;
+      /** Owners are notified this long before a claim becomes eligible. @default 2d */
+      notifyBefore?: string;
+      /**
+       * When true, no run happens unless the notifications backend is installed, so owners are
+       * always told. When false, runs go on without it and the backend logs once that owners
+       * cannot be told.
+       * @default false
+       */
+      requireNotifications?: boolean;
+    };
     /** Reclaiming Released volumes (setting their reclaim policy to Delete). */
     reclaim?: {
       /**

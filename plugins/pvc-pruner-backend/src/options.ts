@@ -1,5 +1,9 @@
 import { Config, ConfigReader } from '@backstage/config';
 import type { PausedStatefulSets } from './orphans';
+import {
+  AutoPruneOptions,
+  readAutoPruneOptions,
+} from './automation/autoPruneOptions';
 
 /** pvcPruner.* settings with their defaults (see config.d.ts). */
 export interface PvcPrunerOptions {
@@ -23,6 +27,7 @@ export interface PvcPrunerOptions {
   snapshots: SnapshotOptions;
   /** `pvcPruner.reclaim.leaseNamespace`: where reclaim Leases are kept. */
   reclaimLeaseNamespace: string;
+  autoPrune: AutoPruneOptions;
 }
 
 /** `pvcPruner.snapshots`: a VolumeSnapshot of each claim before it is deleted. */
@@ -193,6 +198,7 @@ export function readOptions(root: Config): PvcPrunerOptions {
     },
     snapshots: snapshotOptions(config),
     reclaimLeaseNamespace: namespaceName(config, 'reclaim.leaseNamespace'),
+    autoPrune: readAutoPruneOptions(config),
   };
 }
 

@@ -12,6 +12,7 @@
  */
 export const PVC_PRUNER_PLUGIN_ID = 'pvc-pruner';
 
+export * from './autoPrune';
 export * from './keptReasons';
 export * from './permissions';
 export * from './quantity';

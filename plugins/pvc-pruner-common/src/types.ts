@@ -6,6 +6,14 @@
 import type { PruneJobStatus, PruneSummary } from './schema/openapi';
 
 export type {
+  AutoPruneRun,
+  AutoPruneRunStatus,
+  AutoPruneState,
+  AutoPruneStatus,
+  ClaimKeep,
+  FleetAutoPrune,
+  KeepClaimRequest,
+  StatefulSetAutoPrune,
   ClusterOrphans,
   ClusterSnapshots,
   ClusterSnapshotsOk,

@@ -870,6 +870,115 @@ export const spec = {
         },
       },
     },
+    '/v1/claim-keeps': {
+      post: {
+        operationId: 'KeepClaim',
+        summary:
+          'Keep an orphaned claim from automatic pruning, with a reason and an optional end date.',
+        description:
+          "Stores who kept the claim (by uid), when, why and until when. Automatic pruning never\ndeletes a kept claim: an automatic job re-reads the keeps right before each delete,\nand a keep that arrives while its claim is being deleted is refused with a 409 rather\nthan acknowledged. A person's prune still may delete it (the card warns). Also kept:\na claim annotated `pvc-pruner.backstage.io/keep` (any value but `false`), as with\n`kubectl annotate pvc <name> pvc-pruner.backstage.io/keep=true`.\n\nNeeds `pvc-pruner.prune` on the entity, and the claim must be one of the entity's\nStatefulSet's claims (by uid) as the entity's orphans answer them. Keeping a claim\nkept already replaces its reason and end date.\n",
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/KeepClaimRequest',
+              },
+            },
+          },
+        },
+        responses: {
+          '201': {
+            description: 'The claim is kept.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ClaimKeep',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+          '409': {
+            description:
+              'An automatic prune is deleting the claim right now (or has deleted it).',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/Error',
+                },
+              },
+            },
+          },
+          '503': {
+            $ref: '#/components/responses/ClusterUnavailable',
+          },
+        },
+      },
+    },
+    '/v1/claim-keeps/{uid}': {
+      delete: {
+        operationId: 'UnkeepClaim',
+        summary: 'Stop keeping a claim that was kept through the card.',
+        description:
+          "Removes the card's keep of the claim; automatic pruning may then delete it once it\nis eligible. A `pvc-pruner.backstage.io/keep` annotation is the cluster's and stays.\nNeeds `pvc-pruner.prune` on the entity.\n",
+        parameters: [
+          {
+            name: 'uid',
+            in: 'path',
+            required: true,
+            description: "The claim's uid.",
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 64,
+            },
+          },
+          {
+            $ref: '#/components/parameters/entityRef',
+          },
+          {
+            name: 'cluster',
+            in: 'query',
+            required: true,
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 253,
+            },
+          },
+        ],
+        responses: {
+          '204': {
+            description:
+              'The claim is no longer kept through the card (or was not).',
+          },
+          '400': {
+            $ref: '#/components/responses/BadRequest',
+          },
+          '401': {
+            $ref: '#/components/responses/Unauthorized',
+          },
+          '403': {
+            $ref: '#/components/responses/Forbidden',
+          },
+          '404': {
+            $ref: '#/components/responses/NotFound',
+          },
+        },
+      },
+    },
   },
   components: {
     securitySchemes: {
@@ -965,6 +1074,248 @@ export const spec = {
       },
     },
     schemas: {
+      AutoPruneState: {
+        type: 'string',
+        description:
+          "`disabled`: the platform has not enabled automatic pruning (`pvcPruner.autoPrune.enabled`);\n`not-opted-in`: the entity has no `pvc-pruner.backstage.io/auto-prune` annotation;\n`invalid`: the annotation does not parse, or is below `pvcPruner.autoPrune.minimumGrace`\n(see `problem`): the entity is not automated until it is fixed;\n`opted-in`: its StatefulSets' orphans are pruned automatically once eligible, where\n`StatefulSetOrphans.autoPrune.automated` says so.\n",
+        enum: ['disabled', 'not-opted-in', 'invalid', 'opted-in'],
+      },
+      AutoPruneStatus: {
+        description:
+          "The entity's automatic pruning, as its annotation and `pvcPruner.autoPrune` set it.",
+        type: 'object',
+        required: ['state', 'annotation', 'keepAnnotation'],
+        properties: {
+          state: {
+            $ref: '#/components/schemas/AutoPruneState',
+          },
+          annotation: {
+            type: 'string',
+            description:
+              "The opt-in annotation's key, `pvc-pruner.backstage.io/auto-prune`.",
+          },
+          keepAnnotation: {
+            type: 'string',
+            description:
+              'The claim annotation that keeps a claim, `pvc-pruner.backstage.io/keep`.',
+          },
+          value: {
+            type: 'string',
+            description:
+              "The annotation's value as written (at most 100 characters), when present.",
+          },
+          problem: {
+            type: 'string',
+            description:
+              'For `invalid`, what is wrong with the annotation and how to fix it.',
+          },
+          graceMs: {
+            type: 'number',
+            description: 'For `opted-in`, the grace period in milliseconds.',
+          },
+          minimumGraceMs: {
+            type: 'number',
+            description:
+              '`pvcPruner.autoPrune.minimumGrace`, in milliseconds, when enabled.',
+          },
+          notifyBeforeMs: {
+            type: 'number',
+            description:
+              '`pvcPruner.autoPrune.notifyBefore`, in milliseconds, when enabled.',
+          },
+          snapshots: {
+            type: 'boolean',
+            description:
+              'When enabled, whether automatic prunes take a snapshot of each claim first (they do whenever snapshots are enabled).',
+          },
+          nextRunAt: {
+            type: 'string',
+            format: 'date-time',
+            description: 'When the next automatic run is due, when known.',
+          },
+          lastRunAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'When the last automatic run started, when there was one.',
+          },
+        },
+      },
+      StatefulSetAutoPrune: {
+        description:
+          'Whether automatic pruning acts on this StatefulSet; present when the entity has opted in.',
+        type: 'object',
+        required: ['automated'],
+        properties: {
+          automated: {
+            type: 'boolean',
+          },
+          reason: {
+            type: 'string',
+            description:
+              "Why it is not automated: another claimant has not opted in, it is only claimed by\nselectors, its cluster or namespace is not in `pvcPruner.autoPrune`'s allow-lists, …\n",
+          },
+        },
+      },
+      ClaimKeep: {
+        description:
+          'Why a claim is kept from automatic pruning: through the card (`source: card`, with who,\nwhen, why and until when) or by its `pvc-pruner.backstage.io/keep` annotation\n(`source: annotation`).\n',
+        type: 'object',
+        required: ['source'],
+        properties: {
+          source: {
+            type: 'string',
+            enum: ['card', 'annotation'],
+          },
+          reason: {
+            type: 'string',
+          },
+          until: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'The end of a card keep, when it has one; after it the claim is no longer kept.',
+          },
+          keptBy: {
+            type: 'string',
+            description: 'The user entity ref who kept it through the card.',
+          },
+          keptAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+        },
+      },
+      KeepClaimRequest: {
+        description: 'Body of `POST /v1/claim-keeps`.',
+        type: 'object',
+        additionalProperties: false,
+        required: [
+          'entityRef',
+          'cluster',
+          'namespace',
+          'statefulSet',
+          'claim',
+          'reason',
+        ],
+        properties: {
+          entityRef: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1024,
+          },
+          cluster: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 253,
+          },
+          namespace: {
+            $ref: '#/components/schemas/KubernetesName',
+          },
+          statefulSet: {
+            $ref: '#/components/schemas/KubernetesName',
+          },
+          claim: {
+            $ref: '#/components/schemas/ClaimRef',
+          },
+          reason: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 500,
+          },
+          until: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              'When the keep ends; in the future, at most a year ahead. Absent, it lasts until removed.',
+          },
+        },
+      },
+      AutoPruneRunStatus: {
+        type: 'string',
+        description:
+          '`running`; `finished`; `stopped-at-limit`, it stopped at `maxClaimsPerRun` or\n`maxBytesPerRun` (see `stoppedBecause`); `refused`, it did not run (notifications\nrequired but not installed, …; see `stoppedBecause`); `failed`.\n',
+        enum: ['running', 'finished', 'stopped-at-limit', 'refused', 'failed'],
+      },
+      AutoPruneRun: {
+        description: "One automatic run's summary.",
+        type: 'object',
+        required: [
+          'id',
+          'startedAt',
+          'status',
+          'considered',
+          'eligible',
+          'deleted',
+          'kept',
+          'bytesDeleted',
+        ],
+        properties: {
+          id: {
+            type: 'string',
+            format: 'uuid',
+          },
+          startedAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+          finishedAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+          status: {
+            $ref: '#/components/schemas/AutoPruneRunStatus',
+          },
+          considered: {
+            type: 'integer',
+            description: 'Orphans of opted-in entities it judged.',
+          },
+          eligible: {
+            type: 'integer',
+            description: 'Those past their grace period and not kept.',
+          },
+          deleted: {
+            type: 'integer',
+          },
+          kept: {
+            type: 'integer',
+            description:
+              'Orphans it did not delete because they were kept (card or annotation).',
+          },
+          bytesDeleted: {
+            type: 'number',
+          },
+          stoppedBecause: {
+            type: 'string',
+          },
+          statefulSets: {
+            type: 'integer',
+            description: 'StatefulSets it pruned (dry run and prune).',
+          },
+          dryRunFailures: {
+            type: 'integer',
+            description: 'StatefulSets whose dry run failed',
+            'so they were not pruned.': null,
+          },
+        },
+      },
+      FleetAutoPrune: {
+        description: 'Automatic pruning across the fleet.',
+        type: 'object',
+        required: ['enabled'],
+        properties: {
+          enabled: {
+            type: 'boolean',
+          },
+          lastRun: {
+            $ref: '#/components/schemas/AutoPruneRun',
+          },
+          nextRunAt: {
+            type: 'string',
+            format: 'date-time',
+          },
+        },
+      },
       Error: {
         type: 'object',
         properties: {
@@ -1555,6 +1906,9 @@ export const spec = {
           },
           snapshots: {
             $ref: '#/components/schemas/SnapshotSettings',
+          },
+          autoPrune: {
+            $ref: '#/components/schemas/AutoPruneStatus',
           },
         },
       },
@@ -2186,6 +2540,9 @@ export const spec = {
               type: 'string',
             },
           },
+          autoPrune: {
+            $ref: '#/components/schemas/StatefulSetAutoPrune',
+          },
         },
       },
       SharedWith: {
@@ -2300,6 +2657,15 @@ export const spec = {
           },
           snapshotPlan: {
             $ref: '#/components/schemas/SnapshotPlan',
+          },
+          eligibleAt: {
+            type: 'string',
+            format: 'date-time',
+            description:
+              "When automatic pruning may delete it: its first sighting as an orphan plus the\nentity's grace period. Present when its StatefulSet is automated and it is not kept\n(or its keep ends) and its evidence is not `name-and-labels`.\n",
+          },
+          keep: {
+            $ref: '#/components/schemas/ClaimKeep',
           },
         },
       },
@@ -2653,6 +3019,18 @@ export const spec = {
           },
           requestedBy: {
             type: 'string',
+            description:
+              "The user entity ref who asked; for an automatic prune, the plugin's own service principal (`plugin:pvc-pruner`).",
+          },
+          onBehalfOf: {
+            type: 'string',
+            description:
+              'An automatic prune: the entity whose `pvc-pruner.backstage.io/auto-prune` annotation it acts on.',
+          },
+          automaticRunId: {
+            type: 'string',
+            description:
+              "An automatic prune, per the entity's auto-prune annotation; the run that started it.",
           },
           pvcs: {
             type: 'array',
@@ -3069,6 +3447,9 @@ export const spec = {
           },
           pricing: {
             $ref: '#/components/schemas/PricingSummary',
+          },
+          autoPrune: {
+            $ref: '#/components/schemas/FleetAutoPrune',
           },
         },
       },

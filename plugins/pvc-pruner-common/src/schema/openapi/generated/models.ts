@@ -368,6 +368,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/claim-keeps': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Keep an orphaned claim from automatic pruning, with a reason and an optional end date.
+     * Stores who kept the claim (by uid), when, why and until when. Automatic pruning never
+     *     deletes a kept claim: an automatic job re-reads the keeps right before each delete,
+     *     and a keep that arrives while its claim is being deleted is refused with a 409 rather
+     *     than acknowledged. A person's prune still may delete it (the card warns). Also kept:
+     *     a claim annotated `pvc-pruner.backstage.io/keep` (any value but `false`), as with
+     *     `kubectl annotate pvc <name> pvc-pruner.backstage.io/keep=true`.
+     *
+     *     Needs `pvc-pruner.prune` on the entity, and the claim must be one of the entity's
+     *     StatefulSet's claims (by uid) as the entity's orphans answer them. Keeping a claim
+     *     kept already replaces its reason and end date.
+     */
+    post: operations['KeepClaim'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/claim-keeps/{uid}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Stop keeping a claim that was kept through the card.
+     * Removes the card's keep of the claim; automatic pruning may then delete it once it
+     *     is eligible. A `pvc-pruner.backstage.io/keep` annotation is the cluster's and stays.
+     *     Needs `pvc-pruner.prune` on the entity.
+     */
+    delete: operations['UnkeepClaim'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 /**
@@ -377,6 +428,127 @@ export type webhooks = Record<string, never>;
  */
 export interface components {
   schemas: {
+    /**
+     * `disabled`: the platform has not enabled automatic pruning (`pvcPruner.autoPrune.enabled`);
+     *     `not-opted-in`: the entity has no `pvc-pruner.backstage.io/auto-prune` annotation;
+     *     `invalid`: the annotation does not parse, or is below `pvcPruner.autoPrune.minimumGrace`
+     *     (see `problem`): the entity is not automated until it is fixed;
+     *     `opted-in`: its StatefulSets' orphans are pruned automatically once eligible, where
+     *     `StatefulSetOrphans.autoPrune.automated` says so.
+     */
+    AutoPruneState: 'disabled' | 'not-opted-in' | 'invalid' | 'opted-in';
+    /** The entity's automatic pruning, as its annotation and `pvcPruner.autoPrune` set it. */
+    AutoPruneStatus: {
+      state: components['schemas']['AutoPruneState'];
+      /** The opt-in annotation's key, `pvc-pruner.backstage.io/auto-prune`. */
+      annotation: string;
+      /** The claim annotation that keeps a claim, `pvc-pruner.backstage.io/keep`. */
+      keepAnnotation: string;
+      /** The annotation's value as written (at most 100 characters), when present. */
+      value?: string;
+      /** For `invalid`, what is wrong with the annotation and how to fix it. */
+      problem?: string;
+      /** For `opted-in`, the grace period in milliseconds. */
+      graceMs?: number;
+      /** `pvcPruner.autoPrune.minimumGrace`, in milliseconds, when enabled. */
+      minimumGraceMs?: number;
+      /** `pvcPruner.autoPrune.notifyBefore`, in milliseconds, when enabled. */
+      notifyBeforeMs?: number;
+      /** When enabled, whether automatic prunes take a snapshot of each claim first (they do whenever snapshots are enabled). */
+      snapshots?: boolean;
+      /**
+       * Format: date-time
+       * When the next automatic run is due, when known.
+       */
+      nextRunAt?: string;
+      /**
+       * Format: date-time
+       * When the last automatic run started, when there was one.
+       */
+      lastRunAt?: string;
+    };
+    /** Whether automatic pruning acts on this StatefulSet; present when the entity has opted in. */
+    StatefulSetAutoPrune: {
+      automated: boolean;
+      /**
+       * Why it is not automated: another claimant has not opted in, it is only claimed by
+       *     selectors, its cluster or namespace is not in `pvcPruner.autoPrune`'s allow-lists, …
+       */
+      reason?: string;
+    };
+    /**
+     * Why a claim is kept from automatic pruning: through the card (`source: card`, with who,
+     *     when, why and until when) or by its `pvc-pruner.backstage.io/keep` annotation
+     *     (`source: annotation`).
+     */
+    ClaimKeep: {
+      source: 'card' | 'annotation';
+      reason?: string;
+      /**
+       * Format: date-time
+       * The end of a card keep, when it has one; after it the claim is no longer kept.
+       */
+      until?: string;
+      /** The user entity ref who kept it through the card. */
+      keptBy?: string;
+      /** Format: date-time */
+      keptAt?: string;
+    };
+    /** Body of `POST /v1/claim-keeps`. */
+    KeepClaimRequest: {
+      entityRef: string;
+      cluster: string;
+      namespace: components['schemas']['KubernetesName'];
+      statefulSet: components['schemas']['KubernetesName'];
+      claim: components['schemas']['ClaimRef'];
+      reason: string;
+      /**
+       * Format: date-time
+       * When the keep ends; in the future, at most a year ahead. Absent, it lasts until removed.
+       */
+      until?: string;
+    };
+    /**
+     * `running`; `finished`; `stopped-at-limit`, it stopped at `maxClaimsPerRun` or
+     *     `maxBytesPerRun` (see `stoppedBecause`); `refused`, it did not run (notifications
+     *     required but not installed, …; see `stoppedBecause`); `failed`.
+     */
+    AutoPruneRunStatus:
+      | 'running'
+      | 'finished'
+      | 'stopped-at-limit'
+      | 'refused'
+      | 'failed';
+    /** One automatic run's summary. */
+    AutoPruneRun: {
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      startedAt: string;
+      /** Format: date-time */
+      finishedAt?: string;
+      status: components['schemas']['AutoPruneRunStatus'];
+      /** Orphans of opted-in entities it judged. */
+      considered: number;
+      /** Those past their grace period and not kept. */
+      eligible: number;
+      deleted: number;
+      /** Orphans it did not delete because they were kept (card or annotation). */
+      kept: number;
+      bytesDeleted: number;
+      stoppedBecause?: string;
+      /** StatefulSets it pruned (dry run and prune). */
+      statefulSets?: number;
+      /** StatefulSets whose dry run failed */
+      dryRunFailures?: number;
+    };
+    /** Automatic pruning across the fleet. */
+    FleetAutoPrune: {
+      enabled: boolean;
+      lastRun?: components['schemas']['AutoPruneRun'];
+      /** Format: date-time */
+      nextRunAt?: string;
+    };
     Error: {
       error?: {
         name?: string;
@@ -603,6 +775,7 @@ export interface components {
       totals: components['schemas']['OrphanTotals'];
       pricing?: components['schemas']['PricingSummary'];
       snapshots?: components['schemas']['SnapshotSettings'];
+      autoPrune?: components['schemas']['AutoPruneStatus'];
     };
     /**
      * Whether a prune may keep a VolumeSnapshot of each claim (`snapshot` in
@@ -840,6 +1013,7 @@ export interface components {
        *     it is anyone's own). Absent when there are none.
        */
       pruneNeeds?: string[];
+      autoPrune?: components['schemas']['StatefulSetAutoPrune'];
     };
     /**
      * The other catalog entities whose Kubernetes annotations map them to this
@@ -890,6 +1064,14 @@ export interface components {
        */
       firstSeenOrphanedAt?: string;
       snapshotPlan?: components['schemas']['SnapshotPlan'];
+      /**
+       * Format: date-time
+       * When automatic pruning may delete it: its first sighting as an orphan plus the
+       *     entity's grace period. Present when its StatefulSet is automated and it is not kept
+       *     (or its keep ends) and its evidence is not `name-and-labels`.
+       */
+      eligibleAt?: string;
+      keep?: components['schemas']['ClaimKeep'];
     };
     /**
      * With snapshots enabled (`SnapshotSettings`), what a prune that asks for them would
@@ -1072,7 +1254,12 @@ export interface components {
       statefulSet: string;
       dryRun: boolean;
       status: components['schemas']['PruneJobStatus'];
+      /** The user entity ref who asked; for an automatic prune, the plugin's own service principal (`plugin:pvc-pruner`). */
       requestedBy: string;
+      /** An automatic prune: the entity whose `pvc-pruner.backstage.io/auto-prune` annotation it acts on. */
+      onBehalfOf?: string;
+      /** An automatic prune, per the entity's auto-prune annotation; the run that started it. */
+      automaticRunId?: string;
       pvcs: {
         name: string;
         uid: string;
@@ -1245,6 +1432,7 @@ export interface components {
       nextCursor?: string;
       unowned?: components['schemas']['FleetUnowned'];
       pricing?: components['schemas']['PricingSummary'];
+      autoPrune?: components['schemas']['FleetAutoPrune'];
     };
   };
   responses: {
@@ -1306,6 +1494,64 @@ export interface components {
   headers: never;
   pathItems: never;
 }
+/**
+ * `disabled`: the platform has not enabled automatic pruning (`pvcPruner.autoPrune.enabled`);
+ * `not-opted-in`: the entity has no `pvc-pruner.backstage.io/auto-prune` annotation;
+ * `invalid`: the annotation does not parse, or is below `pvcPruner.autoPrune.minimumGrace`
+ * (see `problem`): the entity is not automated until it is fixed;
+ * `opted-in`: its StatefulSets' orphans are pruned automatically once eligible, where
+ * `StatefulSetOrphans.autoPrune.automated` says so.
+ *
+ * @public
+ */
+export type AutoPruneState = components['schemas']['AutoPruneState'];
+/**
+ * The entity's automatic pruning, as its annotation and `pvcPruner.autoPrune` set it.
+ *
+ * @public
+ */
+export type AutoPruneStatus = components['schemas']['AutoPruneStatus'];
+/**
+ * Whether automatic pruning acts on this StatefulSet; present when the entity has opted in.
+ *
+ * @public
+ */
+export type StatefulSetAutoPrune =
+  components['schemas']['StatefulSetAutoPrune'];
+/**
+ * Why a claim is kept from automatic pruning: through the card (`source: card`, with who,
+ * when, why and until when) or by its `pvc-pruner.backstage.io/keep` annotation
+ * (`source: annotation`).
+ *
+ * @public
+ */
+export type ClaimKeep = components['schemas']['ClaimKeep'];
+/**
+ * Body of `POST /v1/claim-keeps`.
+ *
+ * @public
+ */
+export type KeepClaimRequest = components['schemas']['KeepClaimRequest'];
+/**
+ * `running`; `finished`; `stopped-at-limit`, it stopped at `maxClaimsPerRun` or
+ * `maxBytesPerRun` (see `stoppedBecause`); `refused`, it did not run (notifications
+ * required but not installed, …; see `stoppedBecause`); `failed`.
+ *
+ * @public
+ */
+export type AutoPruneRunStatus = components['schemas']['AutoPruneRunStatus'];
+/**
+ * One automatic run's summary.
+ *
+ * @public
+ */
+export type AutoPruneRun = components['schemas']['AutoPruneRun'];
+/**
+ * Automatic pruning across the fleet.
+ *
+ * @public
+ */
+export type FleetAutoPrune = components['schemas']['FleetAutoPrune'];
 /**
  * The Error schema.
  *
@@ -2254,6 +2500,73 @@ export interface operations {
         };
       };
       503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  KeepClaim: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['KeepClaimRequest'];
+      };
+    };
+    responses: {
+      /** The claim is kept. */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ClaimKeep'];
+        };
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      /** An automatic prune is deleting the claim right now (or has deleted it). */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      503: components['responses']['ClusterUnavailable'];
+    };
+  };
+  UnkeepClaim: {
+    parameters: {
+      query: {
+        /** A catalog entity ref, e.g. `component:default/orders`. */
+        entityRef: components['parameters']['entityRef'];
+        cluster: string;
+      };
+      header?: never;
+      path: {
+        /** The claim's uid. */
+        uid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** The claim is no longer kept through the card (or was not). */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components['responses']['BadRequest'];
+      401: components['responses']['Unauthorized'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
     };
   };
 }

@@ -1,0 +1,4 @@
+export * from './autoPruneOptions';
+export * from './autoPruneVerdict';
+export * from './keepAnnotation';
+export * from './types';
