@@ -116,7 +116,7 @@ export interface Config {
        */
       schedule?: SchedulerServiceTaskScheduleDefinitionConfig;
       /**
-       * The shortest grace an annotation may set (minutes `m`, hours `h`, days `d`, weeks `w`:
+       * The shortest grace an annotation may set (seconds `s`, minutes `m`, hours `h`, days `d`, weeks `w`:
        * `"1d"`, `"36h"`). An entity whose annotation is shorter is not automated, and its card says why.
        * @default 1d
        */

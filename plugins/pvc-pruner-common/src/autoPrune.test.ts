@@ -7,6 +7,7 @@ describe('parseDuration', () => {
     ['1w2d', 9 * 86_400_000],
     ['1d12h', 36 * 3_600_000],
     [' 90m ', 90 * 60_000],
+    ['1m30s', 90_000],
   ])('reads %s', (text, ms) => expect(parseDuration(text)).toBe(ms));
 
   it.each([
@@ -18,6 +19,7 @@ describe('parseDuration', () => {
     '0d',
     '1.5d',
     '12h1d',
+    '30s1m',
     'P7D',
     '3651d',
   ])('refuses %j', text => expect(parseDuration(text)).toBeUndefined());

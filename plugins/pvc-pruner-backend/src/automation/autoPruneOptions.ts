@@ -29,7 +29,7 @@ function duration(config: Config, key: string, fallback: string): number {
   const ms = parseDuration(text);
   if (ms === undefined)
     throw new Error(
-      `pvcPruner: autoPrune.${key} must be a duration such as "7d", "36h" or "1d12h" (minutes, hours, days, weeks), got "${text}"`,
+      `pvcPruner: autoPrune.${key} must be a duration such as "7d", "36h" or "1d12h" (seconds s, minutes m, hours h, days d, weeks w), got "${text}"`,
     );
   return ms;
 }

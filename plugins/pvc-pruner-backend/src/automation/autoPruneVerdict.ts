@@ -34,7 +34,7 @@ export function entityAutoPrune(
     return {
       state: 'invalid',
       value,
-      problem: `${AUTO_PRUNE_ANNOTATION}: "${value}" is not a grace period; write it in minutes, hours, days or weeks, largest first, such as "7d", "36h" or "1w2d"`,
+      problem: `${AUTO_PRUNE_ANNOTATION}: "${value}" is not a grace period; write it in seconds, minutes, hours, days or weeks (s, m, h, d, w), largest first, such as "7d", "36h" or "1w2d"`,
     };
   if (graceMs < options.minimumGraceMs)
     return {
