@@ -22,6 +22,12 @@ import {
 } from './limits';
 import { createRouter } from './router';
 import {
+  AutomaticPruneGuard,
+  AutomaticPruneJobs,
+  KeepSteps,
+  unwiredClaimKeeps,
+} from './automation';
+import {
   ReclaimPermissions,
   ReleasedVolumes,
   VolumeAttribution,
@@ -255,7 +261,11 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 pausedStatefulSets: options.pausedStatefulSets,
               },
               [new OwnershipGuards(ownership, workloads)],
-              [new SnapshotSteps({ events, options: options.snapshots, seal })],
+              // Keeps first: a kept claim is not snapshotted for nothing.
+              [
+                new KeepSteps(unwiredClaimKeeps),
+                new SnapshotSteps({ events, options: options.snapshots, seal }),
+              ],
             ),
             gateways,
             lock,
@@ -269,6 +279,22 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
+        // For the automatic run's task (AutoPruneTask's `prunes`).
+        const automaticPrunes = new AutomaticPruneJobs({
+          jobs,
+          auth,
+          auditor,
+          workloads,
+          namespaceOwners,
+          guard: new AutomaticPruneGuard({
+            options: options.autoPrune,
+            workloads,
+          }),
+          options: options.autoPrune,
+          snapshotsEnabled: options.snapshots.enabled,
+        });
+        // Merge point: the run's task (AutoPruneTask) takes it as its `prunes`.
+        void automaticPrunes;
         const snapshotHistory = {
           getJob: (id: string) => store.getJob(id),
           append: events.append.bind(events),

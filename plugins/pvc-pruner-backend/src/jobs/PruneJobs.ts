@@ -20,7 +20,7 @@ import {
 } from '../orphans';
 import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
-import type { JobRequest } from './DeleteGuard';
+import type { DeleteGuardFactory, JobRequest } from './DeleteGuard';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
 import { AutomaticJob, PruneJobStore } from '../database';
@@ -32,8 +32,10 @@ export interface JobOutcomeReporter {
   crashed(job: PruneJob, error: Error): void;
 }
 
-/** What a job's authorization leaves it to guard while it runs. */
-type Authorization = Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>;
+/** What a job's authorization leaves it to guard while it runs, and, for an automatic one, what it is stored as. */
+type Authorization = Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'> & {
+  automatic?: AutomaticJob;
+};
 
 export interface PruneJobsOptions {
   /** This process's running jobs are heartbeated this often (in the database, which the sweep reads). */
@@ -148,17 +150,17 @@ export class PruneJobs {
    * automatic one), as `start` does, but authorized by `authorize` instead
    * of the permission framework (where the plugin's own principal may do
    * anything): it is given the StatefulSet `target` selects, read live, and
-   * says what the job then guards. Never of a deleted StatefulSet's claims.
+   * says what the job then guards and what it is stored as. Never of a
+   * deleted StatefulSet's claims.
    */
   async startAutomatic(options: {
     request: PruneRequest;
     target: EntityWorkloadTarget;
     credentials: BackstageCredentials<BackstageServicePrincipal>;
-    automatic: AutomaticJob;
     authorize: (
       statefulSet: V1StatefulSet,
       gateway: KubeGateway,
-    ) => Promise<Pick<JobRequest, 'guards'>>;
+    ) => Promise<{ guards: DeleteGuardFactory[]; automatic: AutomaticJob }>;
     reporter: JobOutcomeReporter;
   }): Promise<PruneJob> {
     const { request, target, credentials } = options;
@@ -186,10 +188,8 @@ export class PruneJobs {
     authorize: (gateway: KubeGateway) => Promise<Authorization>;
     reporter: JobOutcomeReporter;
     requestAuth?: KubernetesRequestAuth;
-    automatic?: AutomaticJob;
   }): Promise<PruneJob> {
-    const { request, target, credentials, reporter, requestedBy, automatic } =
-      options;
+    const { request, target, credentials, reporter, requestedBy } = options;
     const requestAuth = options.requestAuth ?? {};
     const names = request.pvcs.map(p => p.name);
     if (new Set(names).size !== names.length)
@@ -230,7 +230,7 @@ export class PruneJobs {
             dryRun: Boolean(request.dryRun),
             requestedBy,
             pvcs: request.pvcs,
-            automatic,
+            automatic: subject.automatic,
           }),
         stored => this.deps.store.deleteJob(stored.id),
       );
@@ -245,7 +245,6 @@ export class PruneJobs {
         target,
         snapshot: Boolean(request.snapshot),
         ...subject,
-        ...(automatic ? { automatic } : {}),
       })
       .then(result => reporter.finished(job, result))
       .catch(e => {
