@@ -22,7 +22,10 @@ export function automationRefusal(
   onBehalfOf: string,
 ):
   | { reason: string }
-  | { reason?: undefined; verdict: Extract<AutomationVerdict, { automated: true }> } {
+  | {
+      reason?: undefined;
+      verdict: Extract<AutomationVerdict, { automated: true }>;
+    } {
   const namespace = statefulSet.metadata?.namespace ?? '';
   const claimants = index.claimantsOf(cluster, statefulSet);
   const self = claimants.find(c => c.entityRef === onBehalfOf);
