@@ -3,16 +3,12 @@ import { AUTO_PRUNE_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
 import type { DeleteGuard, DeleteGuardFactory } from '../jobs';
 import type { ClaimantIndex, WorkloadCatalog } from '../ownership';
 import type { AutoPruneOptions } from './autoPruneOptions';
-import {
-  AutomationVerdict,
-  automationVerdict,
-  entityAutoPrune,
-} from './autoPruneVerdict';
+import { automationVerdict, entityAutoPrune } from './autoPruneVerdict';
 
 /**
  * Why automatic pruning may not act on this StatefulSet for `onBehalfOf`,
- * judged on `index` (a fresh catalog read), or undefined with the verdict
- * when it may: every claimant opted in, and `onBehalfOf` among them.
+ * judged on `index` (a fresh catalog read); or, when it may (every claimant
+ * opted in, `onBehalfOf` among them), the grace as its annotation says it.
  */
 export function automationRefusal(
   options: AutoPruneOptions,
@@ -20,12 +16,7 @@ export function automationRefusal(
   cluster: string,
   statefulSet: V1StatefulSet,
   onBehalfOf: string,
-):
-  | { reason: string }
-  | {
-      reason?: undefined;
-      verdict: Extract<AutomationVerdict, { automated: true }>;
-    } {
+): { reason: string } | { reason?: undefined; grace: string } {
   const namespace = statefulSet.metadata?.namespace ?? '';
   const claimants = index.claimantsOf(cluster, statefulSet);
   const self = claimants.find(c => c.entityRef === onBehalfOf);
@@ -33,12 +24,13 @@ export function automationRefusal(
     return {
       reason: `${onBehalfOf} does not claim it (its Kubernetes annotations or the StatefulSet's labels changed, or it left the catalog)`,
     };
-  if (entityAutoPrune(self.entity, options).state !== 'opted-in')
+  const own = entityAutoPrune(self.entity, options);
+  if (own.state !== 'opted-in')
     return {
       reason: `${onBehalfOf} is no longer opted in (${AUTO_PRUNE_ANNOTATION})`,
     };
   const verdict = automationVerdict(options, { cluster, namespace }, claimants);
-  return verdict.automated ? { verdict } : { reason: verdict.reason };
+  return verdict.automated ? { grace: own.value! } : { reason: verdict.reason };
 }
 
 const stopped = (statefulSet: V1StatefulSet, reason: string) =>

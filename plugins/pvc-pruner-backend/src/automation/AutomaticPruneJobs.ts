@@ -4,8 +4,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
 import type { V1StatefulSet } from '@kubernetes/client-node';
-import {
-  formatDuration,
+import type {
   PruneJob,
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
@@ -128,7 +127,7 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
       automatic: {
         onBehalfOf,
         runId,
-        grace: formatDuration(judged.verdict.graceMs),
+        grace: judged.grace,
       },
     };
   }
