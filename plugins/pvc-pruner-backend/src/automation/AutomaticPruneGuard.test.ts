@@ -7,7 +7,8 @@ import {
   PruneJob,
 } from 'backstage-plugin-pvc-pruner-common';
 import { componentEntity } from '../__testUtils__/catalogEntities';
-import type { JobRequest } from '../jobs';
+import { AUTO_PRUNE_ENABLED } from '../__testUtils__/shopClaims';
+import type { DeleteGuardFactory, JobRequest } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import {
   ClaimantIndex,
@@ -16,19 +17,9 @@ import {
   OwnershipGuards,
   workloadEntityOf,
 } from '../ownership';
-import type { AutoPruneOptions } from './autoPruneOptions';
 import { AutomaticPruneGuard } from './AutomaticPruneGuard';
 
-const DAY = 86_400_000;
-const options: AutoPruneOptions = {
-  enabled: true,
-  schedule: { frequency: { hours: 1 }, timeout: { minutes: 30 } },
-  minimumGraceMs: DAY,
-  maxClaimsPerRun: 50,
-  maxBytesPerRun: 1024 ** 4,
-  notifyBeforeMs: 2 * DAY,
-  requireNotifications: false,
-};
+const options = AUTO_PRUNE_ENABLED;
 
 const orders = componentEntity('orders', {
   annotations: {
@@ -69,7 +60,14 @@ const automatic: JobRequest = {
   automatic: { runId: 'run-1', onBehalfOf: 'component:default/orders' },
 };
 
-const guardFactory = () => new AutomaticPruneGuard({ options, workloads });
+/** Starts a guard (the automatic one unless told) for the StatefulSet as `statefulSet` has it. */
+function startGuard(
+  statefulSet: () => V1StatefulSet,
+  request: JobRequest = automatic,
+  factory: DeleteGuardFactory = new AutomaticPruneGuard({ options, workloads }),
+) {
+  return factory.start({ job, gateway, statefulSet, request });
+}
 
 beforeEach(() => {
   entities = [orders, ledger];
@@ -79,12 +77,7 @@ beforeEach(() => {
 describe('AutomaticPruneGuard', () => {
   it('lets the job run while every claimant is opted in, judging again only what changed', async () => {
     let sts = labelled({ 'backstage.io/kubernetes-id': 'orders' });
-    const guard = await guardFactory().start({
-      job,
-      gateway,
-      statefulSet: () => sts,
-      request: automatic,
-    });
+    const guard = await startGuard(() => sts);
     for (let i = 0; i < 3; i++) {
       sts = { ...sts };
       expect(guard.abortReason).toBeUndefined();
@@ -94,12 +87,7 @@ describe('AutomaticPruneGuard', () => {
 
   it('stops the job before its next delete when the StatefulSet’s labels make an entity that has not opted in claim it', async () => {
     let sts = labelled({ 'backstage.io/kubernetes-id': 'orders' });
-    const guard = await guardFactory().start({
-      job,
-      gateway,
-      statefulSet: () => sts,
-      request: automatic,
-    });
+    const guard = await startGuard(() => sts);
     sts = labelled({ 'backstage.io/kubernetes-id': 'orders', team: 'ledger' });
 
     expect(guard.abortReason).toBe(
@@ -109,12 +97,7 @@ describe('AutomaticPruneGuard', () => {
 
   it('stops the job once the live check’s catalog read shows the entity withdrew its opt-in', async () => {
     const sts = labelled({ 'backstage.io/kubernetes-id': 'orders' });
-    const guard = await guardFactory().start({
-      job,
-      gateway,
-      statefulSet: () => sts,
-      request: automatic,
-    });
+    const guard = await startGuard(() => sts);
     entities = [componentEntity('orders'), ledger];
     expect(guard.abortReason).toBeUndefined();
 
@@ -127,11 +110,9 @@ describe('AutomaticPruneGuard', () => {
 
   it('refuses a job that is not automatic, and one whose catalog read fails', async () => {
     const sts = () => labelled({ 'backstage.io/kubernetes-id': 'orders' });
-    const notAutomatic = await guardFactory().start({
-      job,
-      gateway,
-      statefulSet: sts,
-      request: { ...automatic, automatic: undefined },
+    const notAutomatic = await startGuard(sts, {
+      ...automatic,
+      automatic: undefined,
     });
     expect(notAutomatic.abortReason).toMatch(/not an automatic prune/);
 
@@ -163,12 +144,11 @@ describe('AutomaticPruneGuard', () => {
       );
 
     it('OwnershipGuards still stops a job whose entity no longer claims the StatefulSet', async () => {
-      const guard = await ownershipGuards().start({
-        job,
-        gateway,
-        statefulSet: () => labelled({ team: 'ledger' }),
-        request: automatic,
-      });
+      const guard = await startGuard(
+        () => labelled({ team: 'ledger' }),
+        automatic,
+        ownershipGuards(),
+      );
       expect(guard.abortReason).toMatch(
         /^component:default\/orders no longer claims StatefulSet shop\/orders-db/,
       );
@@ -186,18 +166,12 @@ describe('AutomaticPruneGuard', () => {
       const request = { ...automatic, target: workloadEntityOf(entities[0]) };
       const statefulSet = () => labelled({ team: 'orders' });
 
-      const ownership = await ownershipGuards().start({
-        job,
-        gateway,
+      const ownership = await startGuard(
         statefulSet,
         request,
-      });
-      const automation = await guardFactory().start({
-        job,
-        gateway,
-        statefulSet,
-        request,
-      });
+        ownershipGuards(),
+      );
+      const automation = await startGuard(statefulSet, request);
 
       expect(ownership.abortReason).toBeUndefined();
       expect(automation.abortReason).toMatch(/only label selectors claim it/);

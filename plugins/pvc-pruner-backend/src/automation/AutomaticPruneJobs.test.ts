@@ -3,7 +3,13 @@ import type { Entity } from '@backstage/catalog-model';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { AUTO_PRUNE_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
-import { KubeObject, KubeSim, pvc, statefulSet } from 'kube-sim';
+import { KubeObject, KubeSim, statefulSet } from 'kube-sim';
+import {
+  AUTO_PRUNE_ENABLED,
+  claimExists,
+  createUnusedClaims,
+  removeShopClaims,
+} from '../__testUtils__/shopClaims';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import { FencedClaimKeeps } from '../__testUtils__/fencedClaimKeeps';
 import { startMemoryJobStore } from '../__testUtils__/memoryJobStore';
@@ -40,9 +46,6 @@ import { KeepSteps } from './KeepSteps';
  * own principal everything, as Backstage's does: nothing here may rest on it.
  */
 
-const CLAIMS = 'persistentvolumeclaims';
-const DAY = 86_400_000;
-
 let sim: KubeSim;
 let gateway: KubeGateway;
 let store: PruneJobStore;
@@ -63,15 +66,7 @@ const optedIn = (name: string, grace = '7d', extra = {}) =>
     },
   });
 
-const autoPrune: AutoPruneOptions = {
-  enabled: true,
-  schedule: { frequency: { hours: 1 }, timeout: { minutes: 30 } },
-  minimumGraceMs: DAY,
-  maxClaimsPerRun: 50,
-  maxBytesPerRun: 1024 ** 4,
-  notifyBeforeMs: 2 * DAY,
-  requireNotifications: false,
-};
+const autoPrune = AUTO_PRUNE_ENABLED;
 
 const workloads = {
   fresh: async () => {
@@ -188,35 +183,15 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await prunes.shutdown();
-  for (const claim of sim.store.list(CLAIMS).items) {
-    const name = claim.metadata.name;
-    if (!claim.metadata.deletionTimestamp)
-      sim.store.delete(CLAIMS, 'shop', name, {});
-    const left = sim.store.get(CLAIMS, 'shop', name);
-    if (left)
-      sim.store.update(CLAIMS, {
-        ...left,
-        metadata: { ...left.metadata, finalizers: [] },
-      });
-  }
+  removeShopClaims(sim);
   for (const kind of ['apps/statefulsets', 'coordination.k8s.io/leases'])
     for (const item of sim.store.list(kind).items)
       sim.store.delete(kind, 'shop', item.metadata.name, {});
   await closeStore();
 });
 
-function createClaims(names: string[]) {
-  return names.map(name => {
-    const created = sim.store.create(CLAIMS, pvc(name, {}, 'shop'));
-    const claim = sim.store.update(CLAIMS, {
-      ...created,
-      metadata: { ...created.metadata, finalizers: [] },
-    });
-    return { name, uid: claim.metadata.uid as string };
-  });
-}
-
-const exists = (name: string) => Boolean(sim.store.get(CLAIMS, 'shop', name));
+const createClaims = (names: string[]) => createUnusedClaims(sim, names);
+const exists = (name: string) => claimExists(sim, name);
 
 const orders = (): WorkloadEntity => workloadEntityOf(optedIn('orders'))!;
 

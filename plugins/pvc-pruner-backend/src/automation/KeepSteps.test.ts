@@ -1,7 +1,13 @@
 import { mockCredentials } from '@backstage/backend-test-utils';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { KEEP_CLAIM_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
-import { KubeSim, pvc, statefulSet } from 'kube-sim';
+import { KubeSim, statefulSet } from 'kube-sim';
+import {
+  annotateKept,
+  claimExists,
+  createUnusedClaims,
+  removeShopClaims,
+} from '../__testUtils__/shopClaims';
 import { FencedClaimKeeps } from '../__testUtils__/fencedClaimKeeps';
 import {
   createWebJob,
@@ -27,7 +33,6 @@ let store: PruneJobStore;
 let closeStore: () => Promise<void>;
 let keeps: FencedClaimKeeps;
 
-const CLAIMS = 'persistentvolumeclaims';
 const LEASES = 'coordination.k8s.io/leases';
 
 beforeAll(async () => {
@@ -48,49 +53,15 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const claim of sim.store.list(CLAIMS).items) {
-    const name = claim.metadata.name;
-    if (!claim.metadata.deletionTimestamp)
-      sim.store.delete(CLAIMS, 'shop', name, {});
-    const left = sim.store.get(CLAIMS, 'shop', name);
-    if (left)
-      sim.store.update(CLAIMS, {
-        ...left,
-        metadata: { ...left.metadata, finalizers: [] },
-      });
-  }
+  removeShopClaims(sim);
   if (sim.store.get(LEASES, 'shop', 'pvc-pruner-web'))
     sim.store.delete(LEASES, 'shop', 'pvc-pruner-web', {});
   await closeStore();
 });
 
-/** Unused claims of web, without finalizers (their delete is final). */
-function createClaims(names: string[]) {
-  return names.map(name => {
-    const created = sim.store.create(CLAIMS, pvc(name, {}, 'shop'));
-    const claim = sim.store.update(CLAIMS, {
-      ...created,
-      metadata: { ...created.metadata, finalizers: [] },
-    });
-    return { name, uid: claim.metadata.uid as string };
-  });
-}
-
-function annotate(name: string, value = 'true') {
-  const claim = sim.store.require(CLAIMS, 'shop', name);
-  sim.store.update(CLAIMS, {
-    ...claim,
-    metadata: {
-      ...claim.metadata,
-      annotations: {
-        ...claim.metadata.annotations,
-        [KEEP_CLAIM_ANNOTATION]: value,
-      },
-    },
-  });
-}
-
-const exists = (name: string) => Boolean(sim.store.get(CLAIMS, 'shop', name));
+const createClaims = (names: string[]) => createUnusedClaims(sim, names);
+const annotate = (name: string) => annotateKept(sim, name);
+const exists = (name: string) => claimExists(sim, name);
 
 const automatic: JobRequest = {
   credentials: mockCredentials.service('plugin:pvc-pruner'),
