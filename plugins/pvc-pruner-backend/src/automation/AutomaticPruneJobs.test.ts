@@ -371,6 +371,28 @@ describe('AutomaticPruneJobs', () => {
       expect(error.name).toBe('InputError');
       expect(exists('data-orders-db-1')).toBe(true);
     });
+
+    it('given a run id that is no id', async () => {
+      const { jobs, audits } = setUp();
+      const pvcs = createClaims(['data-orders-db-1']);
+
+      const error = await jobs
+        .start({
+          request: {
+            cluster: 'demo',
+            namespace: 'shop',
+            statefulSet: 'orders-db',
+            pvcs,
+          },
+          onBehalfOf: orders(),
+          runId: 'x'.repeat(65),
+        })
+        .catch(e => e);
+
+      expect(error.name).toBe('InputError');
+      expect(audits).toEqual([]);
+      expect((await store.listJobs()).items).toEqual([]);
+    });
   });
 
   it('stops before its delete when a co-claimant withdraws its opt-in while the job runs', async () => {

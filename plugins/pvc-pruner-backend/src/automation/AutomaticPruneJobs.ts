@@ -2,7 +2,7 @@ import type {
   AuditorService,
   AuthService,
 } from '@backstage/backend-plugin-api';
-import { NotAllowedError } from '@backstage/errors';
+import { InputError, NotAllowedError } from '@backstage/errors';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type {
   PruneJob,
@@ -56,6 +56,13 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
     runId: string;
   }): Promise<PruneJob> {
     const { onBehalfOf, runId } = options;
+    if (!/^[\w.-]{1,64}$/.test(runId))
+      throw new InputError(
+        `An automatic prune's run id must be 1 to 64 letters, digits, dots, dashes or underscores, got "${runId.slice(
+          0,
+          100,
+        )}"`,
+      );
     const request: PruneRequest = {
       ...options.request,
       entityRef: onBehalfOf.entityRef,
