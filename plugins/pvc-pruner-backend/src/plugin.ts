@@ -249,6 +249,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
           perUser: options.runningJobsPerUser,
           perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
         });
+        // Merge point: the card keeps' store (ClaimKeepStore) goes here.
+        const claimKeeps = unwiredClaimKeeps;
         const jobs = new PruneJobs(
           {
             store,
@@ -263,7 +265,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
               [new OwnershipGuards(ownership, workloads)],
               // Keeps first: a kept claim is not snapshotted for nothing.
               [
-                new KeepSteps(unwiredClaimKeeps),
+                new KeepSteps(claimKeeps),
                 new SnapshotSteps({ events, options: options.snapshots, seal }),
               ],
             ),
@@ -284,8 +286,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
           jobs,
           auth,
           auditor,
+          logger,
           workloads,
           namespaceOwners,
+          keeps: claimKeeps,
           guard: new AutomaticPruneGuard({
             options: options.autoPrune,
             workloads,

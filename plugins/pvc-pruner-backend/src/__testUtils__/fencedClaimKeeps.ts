@@ -49,6 +49,10 @@ export class FencedClaimKeeps implements ClaimKeeps {
     this.marks.set(uid, jobId);
   }
 
+  async unmarkDeleting(_cluster: string, uid: string, jobId: string) {
+    if (this.marks.get(uid) === jobId) this.marks.delete(uid);
+  }
+
   async keptNow(_cluster: string, uid: string) {
     this.beforeFence?.('keptNow', uid);
     this.calls.push('keptNow');

@@ -4,7 +4,9 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
 import { AUTO_PRUNE_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
 import { KubeObject, KubeSim, statefulSet } from 'kube-sim';
+import { eventually } from '../__testUtils__/eventually';
 import {
+  annotateKept,
   AUTO_PRUNE_ENABLED,
   claimExists,
   createUnusedClaims,
@@ -80,7 +82,8 @@ function automaticJobs(
     autoPrune?: AutoPruneOptions;
     snapshotsEnabled?: boolean;
     namespaceOwnerAnnotation?: string;
-  } = {},
+  },
+  keeps: FencedClaimKeeps,
 ) {
   const { auditor, events } = recordingAuditor();
   const namespaceOwners = new NamespaceOwners(options.namespaceOwnerAnnotation);
@@ -91,8 +94,10 @@ function automaticJobs(
         mockCredentials.service('plugin:pvc-pruner'),
     },
     auditor,
+    logger: mockServices.logger.mock(),
     workloads,
     namespaceOwners,
+    keeps,
     guard: new AutomaticPruneGuard({
       options: options.autoPrune ?? autoPrune,
       workloads,
@@ -100,7 +105,7 @@ function automaticJobs(
     options: options.autoPrune ?? autoPrune,
     snapshotsEnabled: options.snapshotsEnabled ?? false,
   });
-  return { jobs, audits: events };
+  return { jobs, audits: events, keeps };
 }
 
 function startPruneJobs(keeps: FencedClaimKeeps, snapshotsEnabled = false) {
@@ -157,7 +162,7 @@ function setUp(options: Parameters<typeof automaticJobs>[0] = {}) {
   const keeps = new FencedClaimKeeps();
   keeps.onKeepsOf = () => midJob();
   startPruneJobs(keeps, options.snapshotsEnabled);
-  return automaticJobs(options);
+  return automaticJobs(options, keeps);
 }
 
 beforeAll(async () => {
@@ -259,6 +264,26 @@ describe('AutomaticPruneJobs', () => {
         outcome: 'success',
       }),
     ]);
+  });
+
+  it('lifts its deleting mark from a claim it did not delete after all, so that it can be kept again', async () => {
+    const { jobs, keeps } = setUp();
+    const [kept, deleted] = createClaims([
+      'data-orders-db-1',
+      'data-orders-db-2',
+    ]);
+    // Annotated as kept right after its last check: its delete is refused.
+    keeps.beforeFence = (call, uid) => {
+      if (call === 'keptNow' && uid === kept.uid)
+        annotateKept(sim, 'data-orders-db-1');
+    };
+
+    const job = await ended(await startOrders(jobs, [kept, deleted]));
+
+    expect(job.summary.skipped.map(c => c.name)).toEqual(['data-orders-db-1']);
+    await eventually('the mark is lifted', () => !keeps.marks.has(kept.uid));
+    expect(keeps.keep(kept.uid)).toBe('kept');
+    expect(keeps.keep(deleted.uid)).toBe('refused');
   });
 
   it('asks for a snapshot of every claim whenever snapshots are enabled', async () => {

@@ -1,6 +1,8 @@
 import type {
   AuditorService,
+  AuditorServiceEvent,
   AuthService,
+  LoggerService,
 } from '@backstage/backend-plugin-api';
 import { InputError, NotAllowedError } from '@backstage/errors';
 import type { V1StatefulSet } from '@kubernetes/client-node';
@@ -9,7 +11,12 @@ import type {
   PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
-import { auditedOutcome, DeleteGuardFactory, PruneJobs } from '../jobs';
+import {
+  auditedOutcome,
+  DeleteGuardFactory,
+  JobOutcomeReporter,
+  PruneJobs,
+} from '../jobs';
 import type {
   NamespaceOwners,
   WorkloadCatalog,
@@ -17,7 +24,8 @@ import type {
 } from '../ownership';
 import type { AutoPruneOptions } from './autoPruneOptions';
 import { automationRefusal } from './AutomaticPruneGuard';
-import type { AutomaticPrunes } from './types';
+import { unmarkUndeleted } from './KeepSteps';
+import type { AutomaticPrunes, ClaimKeeps } from './types';
 
 /** What the audit record, the history and the card say of an automatic prune. */
 export const AUTOMATIC_REASON =
@@ -40,8 +48,11 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
       jobs: Pick<PruneJobs, 'startAutomatic'>;
       auth: Pick<AuthService, 'getOwnServiceCredentials'>;
       auditor: AuditorService;
+      logger: LoggerService;
       workloads: Pick<WorkloadCatalog, 'fresh'>;
       namespaceOwners: Pick<NamespaceOwners, 'check'>;
+      /** The card keeps, whose deleting marks a job lifts from the claims it did not delete. */
+      keeps: ClaimKeeps;
       /** The automatic guard (AutomaticPruneGuard), started with each job. */
       guard: DeleteGuardFactory;
       options: AutoPruneOptions;
@@ -97,12 +108,29 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
             statefulSet,
             gateway,
           }),
-        reporter: auditedOutcome(audit),
+        reporter: this.reporter(audit),
       });
     } catch (error) {
       await audit.fail({ error: error as Error });
       throw error;
     }
+  }
+
+  /** The audit's outcome, and the claims the job did not delete unmarked. */
+  private reporter(audit: AuditorServiceEvent): JobOutcomeReporter {
+    const audited = auditedOutcome(audit);
+    return {
+      finished: (job, result) => {
+        audited.finished(job, result);
+        unmarkUndeleted(this.deps.keeps, job, result.summary).catch(e =>
+          this.deps.logger.warn(
+            `pvc-pruner: the claims automatic prune ${job.id} did not delete could not be unmarked, so they cannot be kept through the card: ${e}`,
+          ),
+        );
+      },
+      // Whether it deleted them is unknown: they stay marked.
+      crashed: audited.crashed,
+    };
   }
 
   private async authorize(

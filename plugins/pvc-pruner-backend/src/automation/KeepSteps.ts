@@ -1,5 +1,8 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type {
+  PruneJob,
+  PruneSummary,
+} from 'backstage-plugin-pvc-pruner-common';
 import type {
   BeforeDeleteStep,
   BeforeDeleteStepFactory,
@@ -77,4 +80,20 @@ export class KeepSteps implements BeforeDeleteStepFactory {
     if (!options.request?.automatic) return undefined;
     return new JobKeeps(options.job, this.keeps);
   }
+}
+
+/**
+ * Once an automatic job has ended: lifts its deleting marks of the claims
+ * it did not delete after all (skipped or failed: a precondition that
+ * failed, a stop before the delete), so that they can be kept again. A
+ * claim whose delete was accepted stays marked.
+ */
+export async function unmarkUndeleted(
+  keeps: ClaimKeeps,
+  job: PruneJob,
+  summary: PruneSummary,
+): Promise<void> {
+  if (job.dryRun) return;
+  for (const claim of [...summary.skipped, ...summary.failed])
+    await keeps.unmarkDeleting(job.cluster, claim.uid, job.id);
 }

@@ -16,4 +16,5 @@ export const unwiredClaimKeeps: ClaimKeeps = {
   keepsOf: unwired,
   markDeleting: unwired,
   keptNow: unwired,
+  unmarkDeleting: unwired,
 };
