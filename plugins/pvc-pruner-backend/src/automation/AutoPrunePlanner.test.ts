@@ -126,8 +126,8 @@ async function eventuallyAsync(what: string, check: () => Promise<boolean>) {
   }
 }
 
-const groupOf = (plan: AutoPrunePlan, statefulSet: string) =>
-  plan.groups.find(g => g.statefulSet === statefulSet);
+const groupOf = (plan: AutoPrunePlan, name: string) =>
+  plan.groups.find(g => g.statefulSet === name);
 
 const names = (claims: Array<{ name: string }> | undefined) =>
   claims?.map(c => c.name);

@@ -45,6 +45,9 @@ export interface AutoPrunePlannerDeps {
   options: AutoPruneOptions;
 }
 
+const byEligibleAt = (a: PlannedClaim, b: PlannedClaim) =>
+  a.eligibleAt.localeCompare(b.eligibleAt) || a.name.localeCompare(b.name);
+
 /** An automated StatefulSet's orphans, before keeps and ages are judged. */
 interface Candidate {
   report: StatefulSetOrphans;
@@ -258,9 +261,6 @@ function plannedClaim(orphan: OrphanedPvc, eligibleAtMs: number): PlannedClaim {
     retained: orphan.volume?.retained ?? false,
   };
 }
-
-const byEligibleAt = (a: PlannedClaim, b: PlannedClaim) =>
-  a.eligibleAt.localeCompare(b.eligibleAt) || a.name.localeCompare(b.name);
 
 /** Groups with the oldest eligible claim first; those with none eligible after, soonest upcoming first. */
 function byOldestEligible(a: PlannedGroup, b: PlannedGroup): number {
