@@ -704,8 +704,8 @@ async function benchAutoPrunePlan() {
     };
     planner = await forkScript<unknown, PlannerRequest>(
       join(__dirname, 'plannerProcess.ts'),
-      { ...process.env, BENCH_PLANNER: JSON.stringify(setup) },
     );
+    await planner.ask({ type: 'setup', setup });
     const plan = () => planner!.ask<PlanFigures>({ type: 'plan' });
     const orphans = PLAN_ENTITIES * PLAN_ORPHANS_PER_SET;
     // The first plan starts the cache; plans until one answers from it with every orphan, first seen now.

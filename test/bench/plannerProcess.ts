@@ -2,7 +2,7 @@
  * The automatic run's planner for `npm run bench:fleet -- autoprune`, in its own process
  * (as the backend would run it): the plugin's own services (catalog read, watch cache,
  * orphan finder with first sightings, prices and lineage, SQLite) built as plugin.ts builds
- * them, around the one cluster and catalog the parent gives (BENCH_PLANNER). Answers each
+ * them, around the one cluster and catalog the parent gives (its `setup` message). Answers each
  * `plan` with the time `AutoPrunePlanner.plan()` took and what it planned. Card keeps come
  * from a store that holds none: the figure is the planning, not the keep store's query.
  */
@@ -38,8 +38,10 @@ import {
 import { WATCH_CACHE_TRIMMERS } from '../../plugins/pvc-pruner-backend/src/orphans/orphanRule';
 import { WorkloadCatalog } from '../../plugins/pvc-pruner-backend/src/ownership';
 
-/** Messages the parent sends; each gets exactly one reply. */
-export type PlannerRequest = { type: 'plan' };
+/** Messages the parent sends, `setup` first (a catalog too large for the environment); each gets exactly one reply. */
+export type PlannerRequest =
+  | { type: 'setup'; setup: PlannerSetup }
+  | { type: 'plan' };
 
 /** What one plan took and found. */
 export interface PlanFigures {
@@ -151,13 +153,15 @@ async function plannerOf(setup: PlannerSetup) {
 }
 
 async function main() {
-  const planner = await plannerOf(
-    JSON.parse(process.env.BENCH_PLANNER!) as PlannerSetup,
-  );
+  let planner: AutoPrunePlanner | undefined;
   process.on('message', async (msg: PlannerRequest) => {
-    if (msg.type !== 'plan') return;
+    if (msg.type === 'setup') {
+      planner = await plannerOf(msg.setup);
+      process.send!({});
+      return;
+    }
     const started = performance.now();
-    const plan = await planner.plan();
+    const plan = await planner!.plan();
     const ms = performance.now() - started;
     process.send!({
       ms,
