@@ -13,7 +13,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
-import type { BackendSetup } from './backendSetup';
+import { componentOf, type BackendSetup } from './backendSetup';
 /* eslint-disable @backstage/no-relative-monorepo-imports -- the figure times a service of the backend that its package does not export */
 import {
   AutoPrunePlanner,
@@ -112,16 +112,7 @@ async function plannerOf(setup: PlannerSetup) {
   const sightings = await OrphanSightingStore.create({ database });
   const workloads = new WorkloadCatalog({
     catalog: catalogServiceMock({
-      entities: setup.entities.map(e => ({
-        apiVersion: 'backstage.io/v1alpha1',
-        kind: 'Component',
-        metadata: {
-          name: e.name,
-          namespace: 'default',
-          annotations: e.annotations,
-        },
-        spec: { type: 'service', owner: e.owner, lifecycle: 'production' },
-      })),
+      entities: setup.entities.map(componentOf),
     }),
     auth: mockServices.auth(),
     logger: quiet,

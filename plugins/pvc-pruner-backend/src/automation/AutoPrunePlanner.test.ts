@@ -3,15 +3,10 @@ import { ConfigReader } from '@backstage/config';
 import type { ClaimKeep } from 'backstage-plugin-pvc-pruner-common';
 import { KubeObject, KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
 import { catalogOf, componentEntity } from '../__testUtils__/catalogEntities';
-import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import { OrphanSightingStore } from '../database';
-import {
-  ClusterAuth,
-  ClusterCaches,
-  ClusterRegistry,
-  KubeGateways,
-} from '../kubernetes';
+import { ClusterCaches, KubeGateways } from '../kubernetes';
 import { OrphanAnnotator, OrphanFinder } from '../orphans';
 import { WATCH_CACHE_TRIMMERS } from '../orphans/orphanRule';
 import { AutoPrunePlanner } from './AutoPrunePlanner';
@@ -134,25 +129,7 @@ const names = (claims: Array<{ name: string }> | undefined) =>
 
 beforeAll(async () => {
   ({ sim } = await startShopSimulator());
-  const logger = mockServices.logger.mock();
-  gateways = new KubeGateways(
-    ClusterRegistry.of(
-      [
-        {
-          name: 'demo',
-          url: sim.url,
-          caData: Buffer.from(sim.caCert!).toString('base64'),
-          authMetadata: {
-            'kubernetes.io/auth-provider': 'serviceAccount',
-            serviceAccountToken: sim.token,
-          },
-        },
-      ],
-      logger,
-    ),
-    ClusterAuth.create({ config: new ConfigReader({}), logger }),
-    5000,
-  );
+  gateways = gatewaysTo(sim);
 });
 
 beforeEach(async () => {
