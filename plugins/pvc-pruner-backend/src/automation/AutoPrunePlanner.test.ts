@@ -1,7 +1,14 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
 import type { ClaimKeep } from 'backstage-plugin-pvc-pruner-common';
-import { KubeObject, KubeSim, manifest, pvc, statefulSet } from 'kube-sim';
+import {
+  horizontalPodAutoscaler,
+  KubeObject,
+  KubeSim,
+  manifest,
+  pvc,
+  statefulSet,
+} from 'kube-sim';
 import { catalogOf, componentEntity } from '../__testUtils__/catalogEntities';
 import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
@@ -309,6 +316,27 @@ describe('AutoPrunePlanner', () => {
     clock = T0 + 8 * DAY;
     const plan = await planUntil(p => p.considered === 0);
     expect(plan.groups).toEqual([]);
+  });
+
+  it("never plans a claim the orphan rule keeps: terminating, or in an autoscaler's range", async () => {
+    seedStatefulSet('orders', 5);
+    sim.store.delete('persistentvolumeclaims', namespace, 'data-orders-db-1');
+    sim.store.create(
+      'autoscaling/horizontalpodautoscalers',
+      horizontalPodAutoscaler(
+        'orders',
+        'orders-db',
+        { maxReplicas: 3 },
+        namespace,
+      ),
+    );
+    await planUntil(plan => plan.considered === 2);
+    clock = T0 + 8 * DAY;
+    const plan = await planner().plan();
+    expect(names(groupOf(plan, 'orders-db')?.eligible)).toEqual([
+      'data-orders-db-3',
+      'data-orders-db-4',
+    ]);
   });
 
   it('plans nothing in a cluster whose watch cache is not synced, and reads nothing from the API server instead', async () => {
