@@ -71,10 +71,8 @@ export interface AutoPrunePlan {
   considered: number;
   groups: PlannedGroup[];
   /** Clusters whose caches could not answer: nothing there is pruned this run. */
-  clustersFailed: Array<{
-    cluster: string;
-    error: string;
-  }> /** StatefulSets past the plan's cap (the oldest eligible are planned first), left for later runs. */;
+  clustersFailed: Array<{ cluster: string; error: string }>;
+  /** StatefulSets past the plan's cap (the oldest eligible are planned first), left for later runs. */
   groupsLeftOut?: number;
 }
 
