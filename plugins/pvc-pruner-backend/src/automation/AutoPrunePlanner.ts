@@ -104,10 +104,11 @@ export class AutoPrunePlanner implements AutoPrunePlanning {
         continue;
       }
       const { cluster, candidates } = result;
-      const keeps = await this.deps.keeps.keepsOf(
-        cluster,
-        candidates.flatMap(c => c.orphans.map(o => o.orphan.uid)),
-      );
+      const uids = candidates.flatMap(c => c.orphans.map(o => o.orphan.uid));
+      const keeps =
+        uids.length > 0
+          ? await this.deps.keeps.keepsOf(cluster, uids)
+          : new Map<string, ClaimKeep>();
       for (const candidate of candidates) {
         considered += candidate.orphans.length;
         const group = this.judged(cluster, candidate, keeps, now);
