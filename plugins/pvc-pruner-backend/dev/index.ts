@@ -1,7 +1,7 @@
 /*
  * The demo backend: the pvc-pruner plugin with what a real Backstage gives it.
  *
- * - the catalog, loaded from dev/catalog-info.yaml (two teams, three services);
+ * - the catalog, loaded from dev/catalog-info.yaml (three teams, five services);
  * - Backstage's own Kubernetes backend, for the entity page's Kubernetes tab;
  * - the permission framework, with a demo policy: everyone may read (except
  *   the claims of the owners-only ledger), and only an entity's owners may
