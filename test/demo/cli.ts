@@ -14,7 +14,7 @@ import {
   watchServerProcesses,
 } from './childProcesses';
 import { demoBackendEnv, launchBackend } from './demoBackend';
-import { startDemoClusters } from './demoClusters';
+import { AUTO_PRUNE_ENTITY_REF, startDemoClusters } from './demoClusters';
 import {
   createDemoRun,
   DEFAULT_BACKEND_PORT,
@@ -144,11 +144,11 @@ async function main(run: DemoRun) {
 
   await Promise.all([waitForBackend(run), waitForFrontend(run)]);
   if (run.stopping) return;
+  const plugin = pluginOverHttp(backendUrl, (await guestToken(backendUrl))!);
   // A StatefulSet deleted before the demo starts, its claims left behind (with lineage).
-  await leaveDeletedStatefulSet(
-    sim,
-    pluginOverHttp(backendUrl, (await guestToken(backendUrl))!),
-  );
+  await leaveDeletedStatefulSet(sim, plugin);
+  // A scan records when recommendations-db's orphans were first seen: their grace starts now.
+  if (autoPrune) await plugin.scan(AUTO_PRUNE_ENTITY_REF);
   if (run.stopping) return;
   run.ready = true;
 
@@ -163,7 +163,7 @@ async function main(run: DemoRun) {
   );
   if (autoPrune)
     say(
-      `  Automatic pruning: recommendations-db's orphans go about 2 minutes after they are first seen, data-recommendations-db-3 is kept; notices at ${frontendUrl}/notifications`,
+      `  Automatic pruning: recommendations-db's orphans go in about 2 minutes, a snapshot each first; data-recommendations-db-3 is kept. Notices at ${frontendUrl}/notifications`,
     );
   say(
     `  Pages: orders, cart, search-index (another team's), recommendations, and every team's orphans at ${frontendUrl}/pvc-pruner. Logs: ${shown(

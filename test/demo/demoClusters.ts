@@ -145,6 +145,9 @@ function mergeKubeconfigs(configs: Record<string, string>) {
   return merged;
 }
 
+/** The entity opted into automatic pruning (dev/catalog-info.yaml), the only claimant of recommendations-db. */
+export const AUTO_PRUNE_ENTITY_REF = 'component:default/recommendations';
+
 /** recommendations-db, the StatefulSet whose orphans its entity opted into automatic pruning. */
 const AUTO_PRUNE_SCENARIO = join(
   ROOT,
