@@ -951,6 +951,7 @@ export const spec = {
           {
             name: 'cluster',
             in: 'query',
+            allowReserved: true,
             required: true,
             schema: {
               type: 'string',
@@ -1294,8 +1295,8 @@ export const spec = {
           },
           dryRunFailures: {
             type: 'integer',
-            description: 'StatefulSets whose dry run failed',
-            'so they were not pruned.': null,
+            description:
+              'StatefulSets whose dry run failed, so they were not pruned.',
           },
         },
       },
