@@ -14,9 +14,7 @@ import { KeptSnapshot } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { SnapshotEntry } from '../../hooks/SnapshotActionsContext';
 import { describeError } from '../../utils/errors';
-import { formatTime } from '../../utils/format';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import { DAY_MS, dateOnly, endOfDay, formatTime } from '../../utils/format';
 
 /** Props of {@link KeepSnapshotDialog}. */
 export interface KeepSnapshotDialogProps {
@@ -25,11 +23,6 @@ export interface KeepSnapshotDialogProps {
   entry?: SnapshotEntry;
   onClose: () => void;
   onKept: (snapshot: KeptSnapshot) => void;
-}
-
-/** YYYY-MM-DD of a time, as a date input takes it (UTC, as the backend compares). */
-function dateOnly(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }
 
 /** Asks until when to keep a snapshot (its keep-until annotation); the backend caps how far. */
@@ -52,7 +45,6 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
     setBusy(true);
     setError(undefined);
     try {
-      // The end of the chosen day, so "keep until the 9th" keeps it through the 9th.
       const kept = await api.keepSnapshot({
         snapshot: {
           entityRef,
@@ -61,7 +53,7 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
           statefulSet,
           snapshot: { name: snapshot.name, uid: snapshot.uid },
         },
-        keepUntil: `${chosen}T23:59:59.000Z`,
+        keepUntil: endOfDay(chosen),
       });
       setDate(undefined);
       onKept(kept);
