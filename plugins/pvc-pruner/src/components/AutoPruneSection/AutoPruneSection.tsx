@@ -11,7 +11,8 @@ const useStyles = makeStyles(theme => ({
   muted: { color: theme.palette.text.secondary },
 }));
 
-/** The grace the opt-in hint suggests: a week, or the platform's floor when that is longer. */
+/** The grace the opt-in hint suggests, unless the platform's floor is longer. */
+const SUGGESTED_GRACE = '7d';
 const SUGGESTED_GRACE_MS = 7 * DAY_MS;
 
 /** Props of {@link AutoPruneSection}. */
@@ -22,10 +23,10 @@ export interface AutoPruneSectionProps {
 
 function OptedIn({ status }: { status: AutoPruneStatus }) {
   const classes = useStyles();
+  // As the owners wrote it ("7d", not "1w").
   const grace =
-    status.graceMs !== undefined
-      ? formatDuration(status.graceMs)
-      : status.value;
+    status.value ??
+    (status.graceMs !== undefined ? formatDuration(status.graceMs) : '');
   return (
     <Typography variant="body2">
       <strong>Automatic pruning: on</strong>, after a grace period of {grace} (
@@ -58,9 +59,9 @@ function Invalid({ status }: { status: AutoPruneStatus }) {
 
 function HowToOptIn({ status }: { status: AutoPruneStatus }) {
   const classes = useStyles();
-  const grace = formatDuration(
-    Math.max(SUGGESTED_GRACE_MS, status.minimumGraceMs ?? 0),
-  );
+  const floor = status.minimumGraceMs ?? 0;
+  const grace =
+    floor > SUGGESTED_GRACE_MS ? formatDuration(floor) : SUGGESTED_GRACE;
   return (
     <Typography variant="body2" className={classes.muted}>
       Prune automatically: add{' '}

@@ -76,7 +76,9 @@ describe('ClaimKeeping', () => {
   it('says per claim when it becomes eligible, and who keeps it and why', async () => {
     await renderSection(new FakePvcPrunerApi());
     expect(
-      within(row('data-db-2')).getByText(`Eligible on ${formatTime(inTwoDays)}`),
+      within(row('data-db-2')).getByText(
+        `Eligible on ${formatTime(inTwoDays)}`,
+      ),
     ).toBeInTheDocument();
     expect(
       within(row('data-db-3')).getByText(
