@@ -87,7 +87,6 @@ export function KeepClaimDialog(props: KeepClaimDialogProps) {
           id={`keep-claim-reason-${claim.uid}`}
           fullWidth
           required
-          autoFocus
           margin="dense"
           variant="outlined"
           label="Reason"
