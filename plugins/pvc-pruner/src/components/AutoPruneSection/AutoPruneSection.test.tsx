@@ -41,7 +41,7 @@ function answer(
 }
 
 async function renderCard(api: FakePvcPrunerApi) {
-  await renderWithApis(
+  const result = await renderWithApis(
     <OrphanedVolumes
       entityRef="component:default/shop"
       title="Orphaned volumes"
@@ -49,6 +49,7 @@ async function renderCard(api: FakePvcPrunerApi) {
     { api },
   );
   await screen.findByText('data-db-2');
+  return result;
 }
 
 const section = () =>
@@ -112,14 +113,7 @@ describe('AutoPruneSection', () => {
     for (const autoPrune of [status({ state: 'disabled' }), undefined]) {
       const api = new FakePvcPrunerApi();
       api.orphans = async () => answer(autoPrune);
-      const { unmount } = await renderWithApis(
-        <OrphanedVolumes
-          entityRef="component:default/shop"
-          title="Orphaned volumes"
-        />,
-        { api },
-      );
-      await screen.findByText('data-db-2');
+      const { unmount } = await renderCard(api);
       expect(section()).toBeNull();
       expect(document.body.textContent).not.toMatch(/automatic/i);
       unmount();

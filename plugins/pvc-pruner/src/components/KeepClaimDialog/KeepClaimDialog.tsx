@@ -1,9 +1,7 @@
 import { useState } from 'react';
 import {
   Box,
-  Button,
   Dialog,
-  DialogActions,
   DialogContent,
   DialogTitle,
   TextField,
@@ -15,6 +13,7 @@ import { ClaimKeep, OrphanedPvc } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { describeError } from '../../utils/errors';
 import { DAY_MS, dateOnly, endOfDay } from '../../utils/format';
+import { ConfirmActions } from '../ConfirmActions';
 
 /** The backend's caps: a reason of at most 500 characters, an end at most a year ahead. */
 const MAX_REASON = 500;
@@ -119,19 +118,14 @@ export function KeepClaimDialog(props: KeepClaimDialogProps) {
           </Box>
         )}
       </DialogContent>
-      <DialogActions>
-        <Button onClick={close} disabled={busy}>
-          Cancel
-        </Button>
-        <Button
-          color="primary"
-          variant="contained"
-          onClick={keep}
-          disabled={busy || reason.trim() === ''}
-        >
-          {busy ? 'Keeping…' : 'Keep'}
-        </Button>
-      </DialogActions>
+      <ConfirmActions
+        busy={busy}
+        disabled={reason.trim() === ''}
+        onCancel={close}
+        onConfirm={keep}
+      >
+        {busy ? 'Keeping…' : 'Keep'}
+      </ConfirmActions>
     </Dialog>
   );
 }

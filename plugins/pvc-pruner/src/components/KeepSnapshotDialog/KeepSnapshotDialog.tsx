@@ -1,8 +1,6 @@
 import { useState } from 'react';
 import {
-  Button,
   Dialog,
-  DialogActions,
   DialogContent,
   DialogTitle,
   TextField,
@@ -15,6 +13,7 @@ import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { SnapshotEntry } from '../../hooks/SnapshotActionsContext';
 import { describeError } from '../../utils/errors';
 import { DAY_MS, dateOnly, endOfDay, formatTime } from '../../utils/format';
+import { ConfirmActions } from '../ConfirmActions';
 
 /** Props of {@link KeepSnapshotDialog}. */
 export interface KeepSnapshotDialogProps {
@@ -88,19 +87,14 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
           </Alert>
         )}
       </DialogContent>
-      <DialogActions>
-        <Button onClick={close} disabled={busy}>
-          Cancel
-        </Button>
-        <Button
-          color="primary"
-          variant="contained"
-          onClick={keep}
-          disabled={busy || !chosen}
-        >
-          {busy ? 'Saving…' : 'Keep'}
-        </Button>
-      </DialogActions>
+      <ConfirmActions
+        busy={busy}
+        disabled={!chosen}
+        onCancel={close}
+        onConfirm={keep}
+      >
+        {busy ? 'Saving…' : 'Keep'}
+      </ConfirmActions>
     </Dialog>
   );
 }
