@@ -4,9 +4,9 @@ import {
   AutoPruneStatus,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
-import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import { makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
+import { NoActiveJobs } from '../../__testUtils__/NoActiveJobs';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
 import { responseError } from '../../__testUtils__/responseError';
 import { formatTime } from '../../utils/format';
@@ -49,14 +49,7 @@ function renderSection(
   } = {},
 ) {
   return renderWithApis(
-    <ActiveJobsProvider
-      value={{
-        jobs: {},
-        started: jest.fn(),
-        finished: jest.fn(),
-        dismissed: jest.fn(),
-      }}
-    >
+    <NoActiveJobs>
       <StatefulSetSection
         entityRef="component:default/shop"
         cluster="prod"
@@ -65,7 +58,7 @@ function renderSection(
         pruneDeniedReason={options.pruneDeniedReason}
         onKeepsChanged={options.onKeepsChanged}
       />
-    </ActiveJobsProvider>,
+    </NoActiveJobs>,
     { api },
   );
 }
