@@ -15,7 +15,7 @@ export const AUTOMATIC_JOB_TEXT =
  * so it is named by the annotation it acted on and the entity it acted for.
  */
 export function jobRequester(
-  job: Pick<PruneJob, 'requestedBy' | 'onBehalfOf' | 'automaticRunId'>,
+  job: Partial<Pick<PruneJob, 'requestedBy' | 'onBehalfOf' | 'automaticRunId'>>,
 ): string {
   if (!job.automaticRunId) return `by ${job.requestedBy}`;
   return job.onBehalfOf

@@ -20,9 +20,10 @@ const optedIn: AutoPruneStatus = {
   graceMs: 7 * 86400_000,
 };
 const inTwoDays = new Date(Date.now() + 2 * 86400_000).toISOString();
+const anHourAgo = new Date(Date.now() - 3600_000).toISOString();
 const keptAt = '2026-12-01T09:00:00.000Z';
 
-/** db with three orphans: one eligible in two days, one kept through the card, one by its annotation. */
+/** db's orphans: one eligible in two days, one kept through the card, one by its annotation, one eligible already. */
 const db = makeStatefulSet('db', {
   orphans: [
     makeOrphan('db', 2, { eligibleAt: inTwoDays }),
@@ -35,6 +36,7 @@ const db = makeStatefulSet('db', {
       },
     }),
     makeOrphan('db', 4, { keep: { source: 'annotation' } }),
+    makeOrphan('db', 5, { eligibleAt: anHourAgo }),
   ],
 });
 
@@ -83,6 +85,11 @@ describe('ClaimKeeping', () => {
     expect(
       within(row('data-db-4')).getByText(
         'Kept by its pvc-pruner.backstage.io/keep annotation',
+      ),
+    ).toBeInTheDocument();
+    expect(
+      within(row('data-db-5')).getByText(
+        `Eligible since ${formatTime(anHourAgo)}: the next run prunes it`,
       ),
     ).toBeInTheDocument();
     // Only the card's keep can be ended on the card; the annotation is the cluster's.

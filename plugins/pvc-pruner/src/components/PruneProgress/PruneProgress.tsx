@@ -101,10 +101,7 @@ export function PruneProgress(props: PruneProgressProps) {
         <Typography variant="body2" color="textSecondary">
           This {kind.toLowerCase()} was already under way
           {job.requestedBy &&
-            `, ${job.automaticRunId ? '' : 'started '}${jobRequester({
-              ...job,
-              requestedBy: job.requestedBy,
-            })}`}
+            `, ${job.automaticRunId ? '' : 'started '}${jobRequester(job)}`}
           ; showing it from the start.
         </Typography>
       )}
