@@ -2,3 +2,4 @@ export * from './autoPruneOptions';
 export * from './autoPruneVerdict';
 export * from './keepAnnotation';
 export * from './types';
+export * from './ClaimKeepStore';
