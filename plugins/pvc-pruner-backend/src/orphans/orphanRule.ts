@@ -14,6 +14,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { WatchCacheTrimmers } from '../kubernetes';
+import { annotationKeep, keepAnnotationOf } from '../automation/keepAnnotation';
 import { claimNamesOfPod } from '../kubernetes/podClaims';
 import {
   autoscalerReach,
@@ -77,9 +78,12 @@ export function claimAsTheRuleReadsIt(
   claim: V1PersistentVolumeClaim,
 ): V1PersistentVolumeClaim {
   const { metadata, spec, status } = claim;
+  const annotations = keepAnnotationOf(claim);
   return {
     metadata: metadata && {
       ...versionedIdentity(metadata),
+      // Only the keep: what automatic pruning honours.
+      ...(annotations ? { annotations } : {}),
       creationTimestamp: metadata.creationTimestamp,
       deletionTimestamp: metadata.deletionTimestamp,
       // What holds a claim being deleted; nobody needs them otherwise.
@@ -269,6 +273,7 @@ function orphanOf(
     | string
     | undefined;
   const capacity = claim.status?.capacity?.storage as string | undefined;
+  const keep = annotationKeep(claim);
   return {
     name: claim.metadata!.name!,
     uid: claim.metadata!.uid!,
@@ -286,6 +291,7 @@ function orphanOf(
       ? new Date(claim.metadata.creationTimestamp).toISOString()
       : undefined,
     reattachesAtReplicas: ordinal - start + 1,
+    ...(keep ? { keep } : {}),
   };
 }
 
