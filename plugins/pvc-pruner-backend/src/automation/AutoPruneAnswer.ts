@@ -90,9 +90,7 @@ export class AutoPruneAnswer {
         ? await this.deps.workloads.warm()
         : undefined;
     const clusters = await Promise.all(
-      found.clusters.map(section =>
-        this.sectionWith(section, seen, index),
-      ),
+      found.clusters.map(section => this.sectionWith(section, seen, index)),
     );
     return { ...found, clusters, autoPrune: status };
   }
@@ -158,7 +156,11 @@ export class AutoPruneAnswer {
       const at = verdict && eligibleAt(o, verdict, keep);
       if (keep === o.keep && !at) return o;
       changed = true;
-      return { ...o, ...(keep ? { keep } : {}), ...(at ? { eligibleAt: at } : {}) };
+      return {
+        ...o,
+        ...(keep ? { keep } : {}),
+        ...(at ? { eligibleAt: at } : {}),
+      };
     });
     if (!changed) return sts;
     return {

@@ -65,7 +65,9 @@ describe.each(databases.eachSupportedId())(
     it('replaces an earlier keep of the claim, and forgets it when unkept', async () => {
       await store.keep(keepOf('a'));
       clock = days(1);
-      await store.keep(keepOf('a', { reason: 'second', keptBy: 'user:default/bob' }));
+      await store.keep(
+        keepOf('a', { reason: 'second', keptBy: 'user:default/bob' }),
+      );
       expect(await store.keptNow('demo', 'a')).toEqual({
         source: 'card',
         reason: 'second',
@@ -118,6 +120,32 @@ describe.each(databases.eachSupportedId())(
       await expect(store.keep(keepOf('b'))).resolves.toMatchObject({
         source: 'card',
       });
+    });
+
+    it("refuses an end that has passed or is more than a year ahead, by the database's clock", async () => {
+      await expect(
+        store.keep(keepOf('a', { until: DEC_1.toISOString() })),
+      ).rejects.toThrow("A keep's end must be in the future");
+      await expect(
+        store.keep(keepOf('a', { until: days(367).toISOString() })),
+      ).rejects.toThrow("A keep's end must be at most a year ahead");
+      await expect(
+        store.keep(keepOf('a', { until: 'next week' })),
+      ).rejects.toThrow(InputError);
+      await expect(
+        store.keep(keepOf('a', { until: days(365).toISOString() })),
+      ).resolves.toMatchObject({ until: days(365).toISOString() });
+      expect(await store.keptNow('demo', 'a')).toBeDefined();
+    });
+
+    it('unkeeps through an entity only a keep made through it', async () => {
+      await store.keep(keepOf('a'));
+      expect(await store.unkeep('demo', 'a', 'component:default/other')).toBe(
+        false,
+      );
+      expect(await store.unkeep('demo', 'a', 'component:default/orders')).toBe(
+        true,
+      );
     });
 
     it('refuses an empty or over-long reason, and an over-long ref', async () => {

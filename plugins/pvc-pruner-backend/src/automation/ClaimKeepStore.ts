@@ -14,6 +14,8 @@ export const MAX_KEEP_REASON = 500;
 const MAX_REF = 1024;
 const MAX_NAME = 255;
 const MAX_UID = 64;
+/** The furthest end a keep may have: a keep for longer has no end. */
+export const MAX_KEEP_MS = 366 * 24 * 60 * 60 * 1000;
 
 /** A keep to store: who keeps which claim of which entity, why, and until when. */
 export interface NewClaimKeep {
@@ -76,6 +78,20 @@ export class ClaimKeepStore implements ClaimKeeps {
    */
   async keep(keep: NewClaimKeep): Promise<ClaimKeep> {
     const reason = capped('A keep reason', keep.reason.trim(), MAX_KEEP_REASON);
+    const now = await this.now();
+    const until = keep.until ? new Date(keep.until) : null;
+    if (until && Number.isNaN(until.getTime()))
+      throw new InputError(
+        `A keep's end "${keep.until}" is not a date and time`,
+      );
+    if (until && !(until > now))
+      throw new InputError(
+        `A keep's end must be in the future; ${keep.until} has passed`,
+      );
+    if (until && until.getTime() - now.getTime() > MAX_KEEP_MS)
+      throw new InputError(
+        `A keep's end must be at most a year ahead; ${keep.until} is further (leave it out to keep the claim until you remove the keep)`,
+      );
     const row = {
       cluster: capped('A cluster name', keep.cluster, MAX_NAME),
       uid: capped("A claim's uid", keep.claimUid, MAX_UID),
@@ -83,12 +99,10 @@ export class ClaimKeepStore implements ClaimKeeps {
       claim_name: capped("A claim's name", keep.claimName, MAX_NAME),
       entity_ref: capped('An entity ref', keep.entityRef, MAX_REF),
       reason,
-      until: keep.until ? new Date(keep.until) : null,
+      until,
       kept_by: capped('Who keeps a claim', keep.keptBy, MAX_REF),
-      kept_at: await this.now(),
+      kept_at: now,
     };
-    if (row.until && Number.isNaN(row.until.getTime()))
-      throw new InputError(`"${keep.until}" is not a date and time`);
     await this.db(KEEPS)
       .insert(row)
       .onConflict(['cluster', 'uid'])
@@ -113,9 +127,16 @@ export class ClaimKeepStore implements ClaimKeeps {
     return keepOf({ ...row, until: row.until });
   }
 
-  /** Stops keeping the claim through the card; true when it was kept. */
-  async unkeep(cluster: string, uid: string): Promise<boolean> {
-    return (await this.db(KEEPS).where({ cluster, uid }).delete()) > 0;
+  /** Stops keeping the claim through the card (only if kept through `entityRef`, when given); true when it was kept. */
+  async unkeep(
+    cluster: string,
+    uid: string,
+    entityRef?: string,
+  ): Promise<boolean> {
+    const deleted = await this.db(KEEPS)
+      .where({ cluster, uid, ...(entityRef ? { entity_ref: entityRef } : {}) })
+      .delete();
+    return deleted > 0;
   }
 
   async keepsOf(

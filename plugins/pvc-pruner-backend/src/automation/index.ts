@@ -3,3 +3,5 @@ export * from './autoPruneVerdict';
 export * from './keepAnnotation';
 export * from './types';
 export * from './ClaimKeepStore';
+export * from './AutoPruneAnswer';
+export * from './ClaimKeepRequests';

@@ -16,7 +16,10 @@ export function annotationKeep(
     return undefined;
   return {
     source: 'annotation',
-    reason: `annotated ${KEEP_CLAIM_ANNOTATION}=${value.slice(0, MAX_KEEP_VALUE)}`,
+    reason: `annotated ${KEEP_CLAIM_ANNOTATION}=${value.slice(
+      0,
+      MAX_KEEP_VALUE,
+    )}`,
   };
 }
 

@@ -111,7 +111,7 @@ describe('RetentionCleaner', () => {
       keptBy: 'user:default/alice',
       ...(until ? { until: until.toISOString() } : {}),
     });
-    await keeps.keep(keepOf('ended', days(0)));
+    await keeps.keep(keepOf('ended', days(0.5)));
     await keeps.keep(keepOf('open'));
     await keeps.markDeleting('demo', 'deleted-long-ago', 'job-1');
     await RetentionCleaner.schedule({
