@@ -1,4 +1,3 @@
-import type { DatabaseService } from '@backstage/backend-plugin-api';
 import {
   mockCredentials,
   mockErrorHandler,
@@ -13,7 +12,6 @@ import {
   pvcPrunerPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import express from 'express';
-import knexFactory, { Knex } from 'knex';
 import request from 'supertest';
 import { catalogOf, componentEntity } from './__testUtils__/catalogEntities';
 import {
@@ -21,6 +19,7 @@ import {
   statefulSetReport,
 } from './__testUtils__/orphanReports';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
+import { memoryDatabase } from './__testUtils__/memoryJobStore';
 import {
   AutoPruneAnswer,
   ClaimKeepRequests,
@@ -74,24 +73,16 @@ const validKeep = (more: Partial<KeepClaimRequest> = {}): KeepClaimRequest => ({
 });
 
 describe('the claim keep routes', () => {
-  let knex: Knex;
+  let close: () => Promise<void>;
   let keeps: ClaimKeepStore;
   let permissions: ReturnType<typeof mockServices.permissions.mock>;
   let audit: ReturnType<typeof recordingAuditor>;
   let app: express.Express;
 
   beforeEach(async () => {
-    knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: ':memory:',
-      useNullAsDefault: true,
-    });
-    keeps = await ClaimKeepStore.create({
-      database: {
-        getClient: async () => knex,
-        migrations: { skip: false },
-      } as DatabaseService,
-    });
+    const memory = memoryDatabase();
+    close = memory.close;
+    keeps = await ClaimKeepStore.create({ database: memory.database });
     permissions = mockServices.permissions.mock();
     permissions.authorize.mockImplementation(async requests =>
       requests.map(() => ({ result: AuthorizeResult.ALLOW })),
@@ -148,7 +139,7 @@ describe('the claim keep routes', () => {
     app = express().use(router).use(mockErrorHandler());
   });
 
-  afterEach(() => knex.destroy());
+  afterEach(() => close());
 
   const post = (body: object, auth = mockCredentials.user.header(ALICE)) =>
     request(app).post('/v1/claim-keeps').set('authorization', auth).send(body);

@@ -22,7 +22,6 @@ import { PruneJobStore } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
 import { JobEvents, PruneJobs } from './jobs';
 import {
-  type Admit,
   EntityWorkloads,
   EntityWorkloadTarget,
   OrphanFinder,
@@ -34,7 +33,7 @@ import {
   requestAuthFromHeaders,
   userTokenKeyOf,
 } from './kubernetes';
-import { OwnershipChecks } from './ownership';
+import { admitReadersOf, OwnershipChecks } from './ownership';
 import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import {
   ReclaimJobReaders,
@@ -246,12 +245,7 @@ export async function createRouter(
           pvcPrunerOrphansReadPermission,
           credentials,
         );
-        // A StatefulSet is shown only to who may read every entity that claims it.
-        const admit: Admit = items =>
-          ownership.readable(credentials, items, {
-            readable: new Set([target.entityRef]),
-            through: target,
-          });
+        const admit = admitReadersOf(ownership, credentials, target);
         const autoPrune = options.autoPrune?.answer.forEntity(target);
         const found = await orphanFinder.findForEntity(
           target,

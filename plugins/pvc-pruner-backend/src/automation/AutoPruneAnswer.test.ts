@@ -1,5 +1,4 @@
 import { ConfigReader } from '@backstage/config';
-import type { DatabaseService } from '@backstage/backend-plugin-api';
 import type { Entity } from '@backstage/catalog-model';
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import {
@@ -9,8 +8,8 @@ import {
   OrphanedPvc,
   OrphansResponse,
 } from 'backstage-plugin-pvc-pruner-common';
-import knexFactory, { Knex } from 'knex';
 import { catalogOf, componentEntity } from '../__testUtils__/catalogEntities';
+import { memoryDatabase } from '../__testUtils__/memoryJobStore';
 import {
   orphanedClaim,
   statefulSetReport,
@@ -46,25 +45,19 @@ const ordersDb: V1StatefulSet = {
   },
 };
 
-let knex: Knex;
 let keeps: ClaimKeepStore;
+let close: () => Promise<void>;
 
 beforeEach(async () => {
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
+  const memory = memoryDatabase();
+  close = memory.close;
   keeps = await ClaimKeepStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
+    database: memory.database,
     now: () => NOW,
   });
 });
 
-afterEach(() => knex.destroy());
+afterEach(() => close());
 
 function answerWith(options: {
   entity: Entity;

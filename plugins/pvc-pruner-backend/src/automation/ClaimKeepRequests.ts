@@ -11,7 +11,7 @@ import type {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { EntityWorkloadTarget, OrphanFinder } from '../orphans';
-import type { OwnershipChecks } from '../ownership';
+import { admitReadersOf, type OwnershipChecks } from '../ownership';
 import type { ClaimKeepStore } from './ClaimKeepStore';
 
 /** Who asks, for which entity, through which cluster tokens. */
@@ -105,11 +105,7 @@ export class ClaimKeepRequests {
     const found = await this.deps.orphanFinder.findForEntity(
       target,
       requestAuth,
-      items =>
-        this.deps.ownership.readable(credentials, items, {
-          readable: new Set([target.entityRef]),
-          through: target,
-        }),
+      admitReadersOf(this.deps.ownership, credentials, target),
     );
     const section = found.clusters.find(c => c.cluster === cluster);
     if (!section)

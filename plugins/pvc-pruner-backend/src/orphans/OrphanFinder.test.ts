@@ -12,6 +12,7 @@ import {
 import { eventually } from '../__testUtils__/eventually';
 import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
 import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { memoryDatabase } from '../__testUtils__/memoryJobStore';
 import {
   ClusterAuth,
   ClusterCaches,
@@ -21,8 +22,6 @@ import {
   LocatedCluster,
 } from '../kubernetes';
 import { OrphanSnapshotPlanner } from '../snapshots';
-import type { DatabaseService } from '@backstage/backend-plugin-api';
-import knexFactory, { Knex } from 'knex';
 import { OrphanSightingStore } from '../database';
 import { OrphanAnnotator } from './OrphanAnnotator';
 import { OrphanFinder } from './OrphanFinder';
@@ -847,7 +846,7 @@ describe('OrphanFinder telling the card what a prune with snapshots would do', (
 describe('OrphanFinder and a claim that comes back into use', () => {
   const T1 = new Date('2026-11-01T00:00:00.000Z');
   const T3 = new Date('2026-11-20T00:00:00.000Z');
-  let knex: Knex;
+  let close: () => Promise<void>;
 
   function scaleDb(replicas: number) {
     const sts = structuredClone(
@@ -869,21 +868,15 @@ describe('OrphanFinder and a claim that comes back into use', () => {
       });
       sim.store.delete('persistentvolumeclaims', 'shop', 'data-db-3', {});
     }
-    await knex.destroy();
+    await close();
   });
 
   it('starts its first sighting over when it is orphaned again, whether a running ordinal or a pod used it, and keeps that of a claim orphaned throughout', async () => {
-    knex = knexFactory({
-      client: 'better-sqlite3',
-      connection: ':memory:',
-      useNullAsDefault: true,
-    });
+    const memory = memoryDatabase();
+    close = memory.close;
     let clock = T1;
     const sightings = await OrphanSightingStore.create({
-      database: {
-        getClient: async () => knex,
-        migrations: { skip: false },
-      } as DatabaseService,
+      database: memory.database,
       now: () => clock,
     });
     const scanner = new OrphanFinder(
