@@ -275,6 +275,22 @@ describe.each(databases.eachSupportedId())(
         expect(await here.forgetInUse('demo', inUse)).toBe(1);
       });
 
+      it('answers a new first sighting, not the one it remembers, once another replica forgot the claim', async () => {
+        const here = await storeOf();
+        const there = await storeOf();
+        await here.record([sighting('a')]);
+        await there.forgetInUse('demo', [
+          { namespace: 'shop', name: 'data-orders-db-a' },
+        ]);
+        clock = days(3);
+        // Within the hour here trusts what it remembers, until it reads the sightings again.
+        monotonic += 10 * 60_000;
+        await here.forgetInUse('demo', [{ namespace: 'shop', name: 'other' }]);
+        expect((await here.record([sighting('a')])).get('a')).toBe(
+          days(3).toISOString(),
+        );
+      });
+
       it('writes nothing for claims in use that have no sighting, and reads the sightings once per few minutes', async () => {
         const store = await storeOf();
         await store.record([sighting('a')]);

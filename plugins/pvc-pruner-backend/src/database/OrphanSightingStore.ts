@@ -180,6 +180,10 @@ export class OrphanSightingStore {
       uids: new Map(rows.map(r => [knownKey(r), r.uid])),
       readAt: at,
     };
+    // A sighting another replica forgot is forgotten here too: its claim's next first sighting is read back.
+    const inDatabase = new Set(rows.map(r => r.uid));
+    for (const uid of [...this.remembered.keys()])
+      if (!inDatabase.has(uid)) this.remembered.delete(uid);
     return this.known.uids;
   }
 

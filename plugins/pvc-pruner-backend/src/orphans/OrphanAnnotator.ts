@@ -34,6 +34,9 @@ export class OrphanAnnotator {
     { firstSeen: Array<string | undefined>; result: StatefulSetOrphans }
   >();
 
+  /** Each report's claims in use, named once: the fleet view scans thousands of unchanged reports. */
+  private readonly inUse = new WeakMap<StatefulSetOrphans, InUseClaim[]>();
+
   constructor(
     private readonly sightings: OrphanSightingStore,
     private readonly prices?: PriceList,
@@ -48,7 +51,10 @@ export class OrphanAnnotator {
     cluster: string,
     statefulSets: StatefulSetOrphans[],
   ): Promise<StatefulSetOrphans[]> {
-    await this.sightings.forgetInUse(cluster, statefulSets.flatMap(inUseOf));
+    await this.sightings.forgetInUse(
+      cluster,
+      statefulSets.flatMap(sts => this.inUseOf(sts)),
+    );
     const firstSeen = await this.sightings.record(
       statefulSets.flatMap(sts =>
         sts.orphans.map(o => ({
@@ -68,6 +74,15 @@ export class OrphanAnnotator {
       this.annotated.set(sts, { firstSeen: seenAt, result });
       return result;
     });
+  }
+
+  private inUseOf(sts: StatefulSetOrphans): InUseClaim[] {
+    let claims = this.inUse.get(sts);
+    if (!claims) {
+      claims = inUseOf(sts);
+      this.inUse.set(sts, claims);
+    }
+    return claims;
   }
 
   private annotatedWith(
