@@ -31,6 +31,11 @@ import {
 } from './reclaim';
 import { PriceList } from './cost';
 import {
+  AutoPruneAnswer,
+  ClaimKeepRequests,
+  ClaimKeepStore,
+} from './automation';
+import {
   OrphanSightingStore,
   PruneJobStore,
   RetentionCleaner,
@@ -183,12 +188,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
+        const claimKeeps = await ClaimKeepStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
           sightings,
           lineage,
+          keeps: claimKeeps,
           referenced: new ReferencedClaimUids({ gateways, caches }),
           logger,
           retentionDays: options.retentionDays,
@@ -292,6 +299,20 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
+        const autoPrune = {
+          answer: new AutoPruneAnswer({
+            options: options.autoPrune,
+            workloads,
+            keeps: claimKeeps,
+            snapshotsEnabled: options.snapshots.enabled,
+          }),
+          keeps: new ClaimKeepRequests({
+            orphanFinder,
+            ownership,
+            keeps: claimKeeps,
+          }),
+        };
+
         httpRouter.use(
           await createRouter({
             httpAuth,
@@ -353,6 +374,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             clusters,
             eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
+            autoPrune,
             reclaim: {
               volumes: new ReleasedVolumes({
                 gateways,
