@@ -8,6 +8,7 @@ import type {
   StatefulSetState,
 } from 'kube-sim';
 import type { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import { emptyAutoPruneRecords } from './autoPrunePhase';
 import { judge } from './oracle';
 import { CatalogEntity, demoPolicy } from './ownership';
 import { JobRecord, ScenarioRun } from './runScenario';
@@ -256,6 +257,7 @@ function scenarioRun(
     harnessErrors: [],
     catalogSyncsMs: [],
     freezes: [],
+    autoPruneRecords: emptyAutoPruneRecords(),
     durationMs: 1000,
   };
 }

@@ -21,6 +21,7 @@ import { stripVTControlCharacters } from 'node:util';
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { demoBackendEnv, guestToken } from '../../demo/start';
+import { autoPruneConfig } from './autoPruneScenario';
 import { SNAPSHOT_CLASS_MAP } from './cluster';
 
 const BACKEND_DIR = dirname(
@@ -43,6 +44,8 @@ export interface ReplicaSettings {
   workDir: string;
   /** A catalog file of the campaign's own (the scenarios' entities), loaded beside the demo's catalog. */
   catalogFile: string;
+  /** `pvcPruner.autoPrune` is on (src/autoPruneScenario.ts). */
+  autoPrune: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -127,6 +130,7 @@ export class Replica {
             timeoutSeconds: s.snapshotTimeoutSeconds,
             storageClasses: SNAPSHOT_CLASS_MAP,
           },
+          ...(s.autoPrune ? { autoPrune: autoPruneConfig() } : {}),
         },
       }),
     );
