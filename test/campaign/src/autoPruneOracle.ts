@@ -64,6 +64,16 @@ type Flag = (
   detail: string,
 ) => void;
 
+/** Whether a StatefulSet of this name may name the claim (`<template>-<name>-<ordinal>`), whatever its templates. */
+export function mayName(statefulSet: string, claim: string): boolean {
+  const at = claim.lastIndexOf(`-${statefulSet}-`);
+  return (
+    statefulSet !== '' &&
+    at > 0 &&
+    /^(0|[1-9][0-9]*)$/.test(claim.slice(at + statefulSet.length + 2))
+  );
+}
+
 /** The catalog's entities that may have been served at `at` (written, not yet removed), and whether every replica served them. */
 function catalogAt(catalog: CatalogEntity[], at: number) {
   return catalog
@@ -189,15 +199,12 @@ export function judgeAutomaticDeletion(
     s => ordinalNaming(name, s) !== undefined,
   );
   if (naming.length === 0) {
-    const plans = run.scenario.statefulSets.filter(
-      s => ordinalNaming(name, s) !== undefined,
-    );
     const lastRead = options.before
       .filter(
         r =>
           r.resource === 'statefulsets' &&
           r.namespace === ns &&
-          ((r.verb === 'get' && plans.some(p => p.name === r.name)) ||
+          ((r.verb === 'get' && mayName(r.name ?? '', name)) ||
             r.verb === 'list'),
       )
       .pop();
@@ -229,7 +236,11 @@ export function judgeAutomaticDeletion(
 
   // Kept: by its annotation as the delete met it, or through the card.
   if (keptByAnnotation(claim.annotations)) {
-    const since = annotatedSince(records.keepAnnotations, claim.uid, d.request.at);
+    const since = annotatedSince(
+      records.keepAnnotations,
+      claim.uid,
+      d.request.at,
+    );
     const readAt = options.lastClaimRead?.at;
     if (readAt !== undefined && since > readAt) figures.keptAfterLastRead++;
     else
@@ -238,9 +249,7 @@ export function judgeAutomaticDeletion(
         `${what}, though it carried pvc-pruner.backstage.io/keep="${
           claim.annotations!['pvc-pruner.backstage.io/keep']
         }"${
-          since
-            ? ` since ${(d.request.at - since).toFixed(0)} ms before`
-            : ''
+          since ? ` since ${(d.request.at - since).toFixed(0)} ms before` : ''
         } (the plugin's last read of it ${
           readAt === undefined
             ? 'none'
@@ -289,8 +298,12 @@ export function exposures(
       app: plan.name,
     };
     const optedOut =
-      notOptedIn(run.catalog, { namespace: ns, labels }, closedAt, minimumGraceMs)
-        .length > 0;
+      notOptedIn(
+        run.catalog,
+        { namespace: ns, labels },
+        closedAt,
+        minimumGraceMs,
+      ).length > 0;
     for (const ordinal of plan.claimOrdinals) {
       if (ordinal < plan.start + plan.replicas) continue;
       for (const template of plan.templates) {

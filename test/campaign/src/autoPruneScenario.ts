@@ -16,6 +16,7 @@ import type {
   ChaosEvent,
   KeepPlan,
   Scenario,
+  SnapshotClassPlan,
   StatefulSetPlan,
 } from './scenario';
 
@@ -130,11 +131,13 @@ export function drawAutoPrune(
         const orphan = ordinal >= replicas;
         if (orphan) orphans.push(claim);
         const q = random.next();
+        let snapshotClass: SnapshotClassPlan | undefined;
+        if (q < 0.1) snapshotClass = 'none';
+        else if (q < 0.3) snapshotClass = 'mapped-retain';
         scenario.claims.push({
           name: claim,
           reclaimPolicy: random.chance(0.2) ? 'Retain' : 'Delete',
-          // eslint-disable-next-line no-nested-ternary
-          snapshotClass: q < 0.1 ? 'none' : q < 0.3 ? 'mapped-retain' : undefined,
+          ...(snapshotClass ? { snapshotClass } : {}),
           foreignFinalizer: orphan && random.chance(0.1),
         });
       }
@@ -153,9 +156,7 @@ export function drawAutoPrune(
   let secondClaimant: AutoPrunePlan['secondClaimant'];
   if (random.chance(0.35)) {
     const statefulSet = random.pick(plans).name;
-    const also = random.chance(0.35)
-      ? `${random.int(3, 6)}s`
-      : undefined;
+    const also = random.chance(0.35) ? `${random.int(3, 6)}s` : undefined;
     secondClaimant = {
       entity: `${ns}-also`,
       statefulSet,

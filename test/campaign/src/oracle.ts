@@ -16,6 +16,7 @@ import {
   emptyAutoPruneFigures,
   exposures,
   judgeAutomaticDeletion,
+  mayName,
 } from './autoPruneOracle';
 import { CLUSTER } from './backendClient';
 import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
@@ -395,15 +396,20 @@ export function judge(
     whenSent: string,
   ) => {
     const name = d.request.name!;
-    const names = new Set(
-      [...d.statefulSets, ...run.scenario.statefulSets]
-        .filter(s => ordinalNaming(name, s) !== undefined)
-        .map(s => `pvc-pruner-${s.name}`.slice(0, 253)),
+    // Of a StatefulSet that names it now, or, gone, one whose name may.
+    const naming = d.statefulSets.filter(
+      s => ordinalNaming(name, s) !== undefined,
     );
+    const names = naming.map(s => `pvc-pruner-${s.name}`.slice(0, 253));
+    const fits = (lease: string) =>
+      naming.length > 0
+        ? names.includes(lease)
+        : lease.startsWith('pvc-pruner-') &&
+          mayName(lease.slice('pvc-pruner-'.length), name);
     const held = leases.find(l => {
       const holder = holderJob(l);
       return (
-        names.has(l.metadata.name) &&
+        fits(l.metadata.name) &&
         holder !== undefined &&
         !run.jobs.some(j => j.id === holder)
       );
@@ -412,7 +418,7 @@ export function judge(
       flag(
         'delete-without-holding-the-lease',
         `${name}: an automatic prune deleted it while no job but the campaign's held the Lease of a StatefulSet naming it (${
-          [...names].join(', ') || 'none names it'
+          names.join(', ') || 'none names it'
         })`,
       );
     else if (leaseExpiry(held) < sentAt)
