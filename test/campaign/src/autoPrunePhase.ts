@@ -2,17 +2,14 @@
  * What a scenario does while automatic runs go on (issue 20): the owner's
  * keeps (kubectl annotations on the claims; keeps and un-keeps through the
  * card's routes, each logged with when the campaign sent it and when it
- * saw the answer), and replicas killed or stopped meanwhile. The oracle
+ * saw the answer). The oracle
  * judges automatic deletions against these records and the simulator's
  * history, never against what the plugin says it did.
  */
 import { historyNow, KubeSim } from 'kube-sim';
 import { BackendClient } from './backendClient';
 import { chaos } from './cluster';
-import type { Replica } from './replicas';
-import type { AutoProcessFault, KeepPlan, Scenario } from './scenario';
-
-const sleep = (ms: number) => new Promise(r => setTimeout(r, ms));
+import type { KeepPlan, Scenario } from './scenario';
 
 /** A keep or un-keep the campaign sent through the card's routes. */
 export interface CardKeepRecord {
@@ -41,14 +38,12 @@ export interface KeepAnnotationRecord {
 export interface AutoPruneRecords {
   cardKeeps: CardKeepRecord[];
   keepAnnotations: KeepAnnotationRecord[];
-  /** Replicas killed (kill -9) during the scenario, and when. */
-  kills: Array<{ replica: number; at: number }>;
   /** When the scenario stopped letting automatic runs go on. */
   windowClosedAt?: number;
 }
 
 export function emptyAutoPruneRecords(): AutoPruneRecords {
-  return { cardKeeps: [], keepAnnotations: [], kills: [] };
+  return { cardKeeps: [], keepAnnotations: [] };
 }
 
 /** The opted-in StatefulSet whose template and ordinal name the claim. */
@@ -120,35 +115,4 @@ export async function applyKeep(
   count(
     `auto-prune: card ${record.kind} answered ${record.status ?? 'nothing'}`,
   );
-}
-
-/**
- * A replica killed (restarted after a while: `restarting`, not awaited
- * here, so that the scenario follows its jobs meanwhile) or stopped past
- * its Leases while automatic runs go on; skipped when the replica is down
- * or stopped already.
- */
-export async function applyProcessFault(
-  replica: Replica,
-  fault: AutoProcessFault,
-  records: AutoPruneRecords,
-  freezes: Array<{ replica: number; from: number; to: number }>,
-  count: (kind: string) => void,
-): Promise<{ restarting?: Promise<void> }> {
-  if (!replica.alive || replica.frozen) return {};
-  if (fault.kind === 'kill-9') {
-    count('process: kill -9 during automatic runs');
-    records.kills.push({ replica: replica.index, at: historyNow() });
-    await replica.kill();
-    return {
-      restarting: sleep(fault.restartAfterMs).then(() => replica.start()),
-    };
-  }
-  count('process: SIGSTOP during automatic runs');
-  const from = historyNow();
-  replica.freeze();
-  await sleep(fault.forMs);
-  replica.thaw();
-  freezes.push({ replica: replica.index, from, to: historyNow() });
-  return {};
 }

@@ -27,7 +27,6 @@ import {
 } from './backendClient';
 import {
   applyKeep,
-  applyProcessFault,
   AutoPruneRecords,
   emptyAutoPruneRecords,
 } from './autoPrunePhase';
@@ -44,9 +43,10 @@ import { CatalogEntity } from './ownership';
 import { RECLAIM_AUDIT_EVENT } from './reclaimOracle';
 import { ReclaimRecord, runReclaim } from './reclaimPhase';
 import { pollJob, usable } from './polling';
-import { AuditEvent, Replica } from './replicas';
+import { applyProcessFault, AuditEvent, Replica } from './replicas';
 import {
   ExtraConfirmation,
+  ProcessFault,
   PruneRequestPlan,
   Scenario,
   SIM_TIME_FACTOR,
@@ -537,67 +537,45 @@ export async function runScenario(
     });
   }
 
-  // Automatic pruning: the owner's keeps, the window the runs get, and
-  // replicas killed or stopped meanwhile (not one the process fault above
-  // already aims at: its restart must not be cut short).
-  const autoPruneRecords = emptyAutoPruneRecords();
+  // Process faults: on the replica running the first job; and, while
+  // automatic runs go on, on a drawn replica (not that one: its restart
+  // must not be cut short). Restarting takes tens of seconds on a busy
+  // machine: the jobs are followed meanwhile.
   const freezes: ScenarioRun['freezes'] = [];
+  const kills: Array<{ replica: number; at: number }> = [];
   const restarts: Array<Promise<void>> = [];
+  const processFault = (replica: Replica, fault: ProcessFault, during = '') =>
+    at(fault.atMs, `${fault.kind}${during}`, async () => {
+      const { restarting } = await applyProcessFault(
+        replica,
+        fault,
+        { kills, freezes },
+        kind => count(`${kind}${during}`),
+      );
+      if (restarting)
+        restarts.push(
+          restarting.catch(e => {
+            harnessErrors.push(`restart: ${e.message}`);
+          }),
+        );
+    });
+  const target = replicas[scenario.requests[0].replica];
+  if (scenario.processFault) processFault(target, scenario.processFault);
   const auto = scenario.autoPrune;
+  for (const fault of auto?.processFaults ?? [])
+    if (!scenario.processFault || fault.replica !== target.index)
+      processFault(replicas[fault.replica], fault, ' during automatic runs');
+
+  // Automatic pruning: the owner's keeps, and the window the runs get.
+  const autoPruneRecords = emptyAutoPruneRecords();
   for (const keep of auto?.keeps ?? [])
     at(keep.atMs, `keep ${keep.kind}`, () =>
       applyKeep(sim, clients, scenario, keep, autoPruneRecords, count),
     );
-  for (const fault of auto?.processFaults ?? [])
-    if (
-      !scenario.processFault ||
-      fault.replica !== scenario.requests[0].replica
-    )
-      at(fault.atMs, `${fault.kind} during automatic runs`, async () => {
-        const { restarting } = await applyProcessFault(
-          replicas[fault.replica],
-          fault,
-          autoPruneRecords,
-          freezes,
-          count,
-        );
-        if (restarting)
-          restarts.push(
-            restarting.catch(e => {
-              harnessErrors.push(`restart: ${e.message}`);
-            }),
-          );
-      });
   if (auto)
     at(auto.windowMs, 'automatic runs', () => {
       autoPruneRecords.windowClosedAt = historyNow();
     });
-
-  const target = replicas[scenario.requests[0].replica];
-  let restart: Promise<void> | undefined;
-  const pf = scenario.processFault;
-  if (pf?.kind === 'kill-9') {
-    at(pf.atMs, 'kill -9', async () => {
-      count('process: kill -9');
-      autoPruneRecords.kills.push({ replica: target.index, at: historyNow() });
-      await target.kill();
-      // Restarting takes tens of seconds on a busy machine: the jobs are followed meanwhile.
-      restart = sleep(pf.restartAfterMs)
-        .then(() => target.start())
-        .catch(e => {
-          harnessErrors.push(`restart: ${e.message}`);
-        });
-    });
-  } else if (pf?.kind === 'sigstop') {
-    at(pf.atMs, 'SIGSTOP', async () => {
-      count('process: SIGSTOP');
-      const from = historyNow();
-      target.freeze();
-      await sleep(pf.forMs);
-      target.thaw();
-      freezes.push({ replica: target.index, from, to: historyNow() });
-    });
-  }
 
   // Every answered or unanswered request is known once its task ends; restart and freeze run on.
   await Promise.all(tasks);
@@ -658,7 +636,7 @@ export async function runScenario(
   }
   await Promise.all(jobs.map(job => pollJob(ctx, job)));
   for (const job of jobs)
-    job.replicaKilled = autoPruneRecords.kills.some(
+    job.replicaKilled = kills.some(
       k =>
         job.replica === k.replica &&
         job.sentAt <= k.at &&
@@ -667,7 +645,6 @@ export async function runScenario(
     );
 
   // Everything back up, and the cluster settled, before the final state is read.
-  if (restart) await restart;
   await Promise.all(restarts);
   for (const r of replicas) {
     r.thaw();
