@@ -179,7 +179,7 @@ export function judgeAutomaticDeletion(
   options: {
     sentAt: number;
     lastClaimRead?: RecordedRequest;
-    /** The deleting replica's requests before the delete, answered (or 404). */
+    /** The deleting replica's requests before the delete, answered, or a read of a StatefulSet that found none (404). */
     before: RecordedRequest[];
     minimumGraceMs: number;
     flag: Flag;

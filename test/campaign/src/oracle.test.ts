@@ -1447,6 +1447,23 @@ describe('the oracle on automatic pruning (automatic-delete-of-entity-not-opted-
     );
     expect(gone.violations).toEqual([]);
     expect(gone.autoPrune.statefulSetGoneAfterLastRead).toBe(1);
+    // A later read that found none (404) is the last read: it saw it gone.
+    expect(
+      invariants(
+        automaticRun({
+          deletion: { statefulSets: [] },
+          extraRequests: [
+            stsRead(T - 8),
+            request({
+              resource: 'statefulsets',
+              name: 'web',
+              at: T - 5,
+              status: 404,
+            }),
+          ],
+        }),
+      ),
+    ).toContain('automatic-delete-of-entity-not-opted-in');
   });
 
   it('flags a claim that carried the keep annotation at its delete, since before the last read of it; not one annotated false', () => {

@@ -515,16 +515,13 @@ export function judge(
     // while the delete travelled is counted: no client can see that coming.
     // A live read of a StatefulSet that found none (404) is a read: what
     // appeared after it began too late for that check.
-    const check = lastCheckOf(
-      d,
-      run.requests.filter(
-        r =>
-          r.user === d.request.user &&
-          r.seq < d.request.seq &&
-          (ok(r) || foundNoStatefulSet(r)),
-      ),
-      ns,
+    const checked = run.requests.filter(
+      r =>
+        r.user === d.request.user &&
+        r.seq < d.request.seq &&
+        (ok(r) || foundNoStatefulSet(r)),
     );
+    const check = lastCheckOf(d, checked, ns);
     /** A reason to keep the claim that began too late for the last check to see: counted, and said. */
     const note = (what: string, since: number) =>
       windowNotes.push(
@@ -719,7 +716,7 @@ export function judge(
         judgeAutomaticDeletion(run, d, {
           sentAt,
           lastClaimRead,
-          before,
+          before: checked,
           minimumGraceMs: run.autoPrune.minimumGraceMs,
           flag,
           figures: autoPrune,
