@@ -268,11 +268,12 @@ export function drawAutoPrune(
   scenario.chaos.sort((a, b) => a.atMs - b.atMs);
 
   const processFaults: AutoProcessFault[] = [];
-  if (random.chance(0.35)) {
+  // A restart takes tens of seconds: drawn in few scenarios, for the CI run's time.
+  if (random.chance(0.3)) {
     const replica = random.int(0, options.replicas - 1);
     const atMs = random.int(Math.max(0, graceMs - 1000), graceMs + 3000);
     processFaults.push(
-      random.chance(0.6)
+      random.chance(0.5)
         ? {
             replica,
             kind: 'kill-9',
