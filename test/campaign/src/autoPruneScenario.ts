@@ -297,6 +297,6 @@ export function drawAutoPrune(
     ...(secondClaimant ? { secondClaimant } : {}),
     keeps,
     processFaults,
-    windowMs: graceMs + random.int(5000, 8000),
+    windowMs: graceMs + random.int(6000, 9000),
   };
 }

@@ -414,6 +414,20 @@ export async function runScenario(
     });
   }
   if (!scenario.entitiesBeforeScan) await register();
+  // The owner of the opted-in entity looks at its card on every replica:
+  // the scans record its orphans' first sightings (the grace runs from
+  // them) and start fresh catalog reads that hold the entity.
+  if (scenario.autoPrune) {
+    const ref = `component:default/${scenario.autoPrune.entity}`;
+    await Promise.all(
+      clients.map(c =>
+        c
+          .orphans(ref)
+          .then(() => count('auto-prune: owner looked at the card'))
+          .catch(() => count('auto-prune: the card could not be read')),
+      ),
+    );
+  }
 
   const sent: SentPrune[] = [];
   const tasks: Array<Promise<unknown>> = [];
