@@ -188,6 +188,26 @@ export class OrphanSightingStore {
   }
 
   /**
+   * Each claim's first sighting as the database has it now, by uid, read
+   * past this process's memory: another replica may have seen the claim in
+   * use since (and forgotten its sighting), which this process's memory
+   * would not know yet. A claim without a row has no first sighting.
+   */
+  async firstSeenInDatabase(
+    uids: readonly string[],
+  ): Promise<Map<string, string>> {
+    const firstSeen = new Map<string, string>();
+    for (let i = 0; i < uids.length; i += CHUNK) {
+      const rows = await this.db<SightingRow>(SIGHTINGS)
+        .select('uid', 'first_seen_at')
+        .whereIn('uid', uids.slice(i, i + CHUNK));
+      for (const row of rows)
+        firstSeen.set(row.uid, timestampToIso(row.first_seen_at));
+    }
+    return firstSeen;
+  }
+
+  /**
    * Deletes the sightings of claims no scan has seen as orphans for
    * `olderThanMs`, by the database's clock, and returns how many.
    */
