@@ -136,6 +136,7 @@ async function plannerOf(setup: PlannerSetup) {
     catalog: workloads,
     finder,
     databaseNow: sightings.now,
+    firstSightings: uids => sightings.firstSeenInDatabase(uids),
     keeps: { keepsOf: async () => new Map() },
     options: readAutoPruneOptions(
       mockServices.rootConfig({ data: { autoPrune: setup.autoPrune } }),

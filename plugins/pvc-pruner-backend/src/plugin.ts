@@ -22,12 +22,6 @@ import {
 } from './limits';
 import { createRouter } from './router';
 import {
-  AutomaticPruneGuard,
-  AutomaticPruneJobs,
-  KeepSteps,
-  unwiredClaimKeeps,
-} from './automation';
-import {
   ReclaimPermissions,
   ReleasedVolumes,
   VolumeAttribution,
@@ -36,6 +30,14 @@ import {
   withReclaimFields,
 } from './reclaim';
 import { PriceList } from './cost';
+import {
+  AutomaticPruneGuard,
+  AutomaticPruneJobs,
+  AutoPruneAnswer,
+  ClaimKeepRequests,
+  ClaimKeepStore,
+  KeepSteps,
+} from './automation';
 import {
   OrphanSightingStore,
   PruneJobStore,
@@ -189,12 +191,14 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
+        const claimKeeps = await ClaimKeepStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
           sightings,
           lineage,
+          keeps: claimKeeps,
           referenced: new ReferencedClaimUids({ gateways, caches }),
           logger,
           retentionDays: options.retentionDays,
@@ -249,8 +253,6 @@ export const pvcPrunerPlugin = createBackendPlugin({
           perUser: options.runningJobsPerUser,
           perStatefulSet: RUNNING_JOBS_PER_STATEFULSET,
         });
-        // Merge point: the card keeps' store (ClaimKeepStore) goes here.
-        const claimKeeps = unwiredClaimKeeps;
         const jobs = new PruneJobs(
           {
             store,
@@ -322,6 +324,20 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
+        const autoPrune = {
+          answer: new AutoPruneAnswer({
+            options: options.autoPrune,
+            workloads,
+            keeps: claimKeeps,
+            snapshotsEnabled: options.snapshots.enabled,
+          }),
+          keeps: new ClaimKeepRequests({
+            orphanFinder,
+            ownership,
+            keeps: claimKeeps,
+          }),
+        };
+
         httpRouter.use(
           await createRouter({
             httpAuth,
@@ -383,6 +399,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             clusters,
             eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
+            autoPrune,
             reclaim: {
               volumes: new ReleasedVolumes({
                 gateways,

@@ -1,4 +1,5 @@
 import { mockServices } from '@backstage/backend-test-utils';
+import type { Knex } from 'knex';
 import { ConfigReader } from '@backstage/config';
 import type { ClaimKeep } from 'backstage-plugin-pvc-pruner-common';
 import {
@@ -33,6 +34,7 @@ let clock: number;
 let namespace: string;
 let tests = 0;
 let sightings: OrphanSightingStore;
+let knex: Knex;
 /** Card keeps by claim uid, and the batches the planner asked for. */
 let cardKeeps: Map<string, ClaimKeep>;
 let keepBatches: Array<{ cluster: string; uids: readonly string[] }>;
@@ -93,6 +95,7 @@ function planner(options = OPTIONS) {
     catalog: CATALOG,
     finder: new OrphanFinder(gateways, caches, new OrphanAnnotator(sightings)),
     databaseNow: sightings.now,
+    firstSightings: uids => sightings.firstSeenInDatabase(uids),
     keeps: {
       keepsOf: async (cluster, uids) => {
         keepBatches.push({ cluster, uids });
@@ -154,7 +157,7 @@ beforeEach(async () => {
     metadata: { name: namespace },
   } as KubeObject);
   clock = T0;
-  const knex = await databases.init('SQLITE_3');
+  knex = await databases.init('SQLITE_3');
   sightings = await OrphanSightingStore.create({
     database: { getClient: async () => knex, migrations: { skip: false } },
     now: () => new Date(clock),
@@ -220,6 +223,22 @@ describe('AutoPrunePlanner', () => {
     // Eligible 2 days after the first, 5 days from now: not yet told either.
     expect(groupOf(due, 'orders-db')?.upcoming).toEqual([]);
     expect(due.considered).toBe(2);
+  });
+
+  it('judges eligibility by the first sightings the database holds, not by what this replica remembers: another replica may have seen the claim in use since', async () => {
+    seedStatefulSet('orders', 2);
+    await planUntil(plan => plan.considered === 1);
+    clock = T0 + 7 * DAY;
+    expect(
+      names(groupOf(await planner().plan(), 'orders-db')?.eligible),
+    ).toEqual(['data-orders-db-1']);
+    // Another replica saw it mounted and forgot its sighting; this one still remembers the old one.
+    await knex('pvc_pruner_orphan_sightings')
+      .where('uid', uidOf('data-orders-db-1'))
+      .delete();
+    const plan = await planner().plan();
+    expect(plan.considered).toBe(1);
+    expect(groupOf(plan, 'orders-db')?.eligible ?? []).toEqual([]);
   });
 
   it('never plans a StatefulSet of an entity that has not opted in, nor one that a claimant not opted in shares', async () => {

@@ -42,6 +42,12 @@ export interface AutoPrunePlannerDeps {
   /** The database's clock, which dates first sightings (the sighting store's). */
   databaseNow: () => Promise<Date>;
   keeps: Pick<ClaimKeeps, 'keepsOf'>;
+  /**
+   * The first sightings as the database has them now (the sighting store's
+   * `firstSeenInDatabase`): what eligibility is judged by, since this
+   * replica's memory may not know yet that another saw a claim in use.
+   */
+  firstSightings: (uids: readonly string[]) => Promise<Map<string, string>>;
   options: AutoPruneOptions;
 }
 
@@ -109,9 +115,13 @@ export class AutoPrunePlanner implements AutoPrunePlanning {
         uids.length > 0
           ? await this.deps.keeps.keepsOf(cluster, uids)
           : new Map<string, ClaimKeep>();
+      const firstSeen =
+        uids.length > 0
+          ? await this.deps.firstSightings(uids)
+          : new Map<string, string>();
       for (const candidate of candidates) {
         considered += candidate.orphans.length;
-        const group = this.judged(cluster, candidate, keeps, now);
+        const group = this.judged(cluster, candidate, keeps, firstSeen, now);
         if (group) groups.push(group);
       }
     }
@@ -208,6 +218,7 @@ export class AutoPrunePlanner implements AutoPrunePlanning {
     cluster: string,
     candidate: Candidate,
     keeps: ReadonlyMap<string, ClaimKeep>,
+    firstSeen: ReadonlyMap<string, string>,
     now: number,
   ): PlannedGroup | undefined {
     const { report, graceMs } = candidate;
@@ -220,9 +231,10 @@ export class AutoPrunePlanner implements AutoPrunePlanning {
         kept.push({ name: orphan.name, uid: orphan.uid, keep });
         continue;
       }
-      // Without a first sighting (no sighting store), no grace can have passed.
-      if (!orphan.firstSeenOrphanedAt) continue;
-      const eligibleAtMs = Date.parse(orphan.firstSeenOrphanedAt) + graceMs;
+      // Without a first sighting in the database, no grace can have passed.
+      const since = firstSeen.get(orphan.uid);
+      if (!since) continue;
+      const eligibleAtMs = Date.parse(since) + graceMs;
       if (Number.isNaN(eligibleAtMs)) continue;
       const planned = plannedClaim(orphan, eligibleAtMs);
       if (eligibleAtMs <= now) eligible.push(planned);

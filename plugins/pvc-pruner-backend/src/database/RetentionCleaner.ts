@@ -1,4 +1,5 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
+import type { ClaimKeepStore } from '../automation/ClaimKeepStore';
 import type { ClaimLineageStore, ReferencedClaimUids } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
@@ -10,7 +11,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
  * their events, the sightings of claims no scan has seen as orphans for
- * that long, and the lineage of claims no scan has seen for that long
+ * that long, card keeps that ended that long ago and automatic jobs'
+ * deleting marks that old, and the lineage of claims no scan has seen for that long
  * unless a cluster still references them (a claim that exists, or one a
  * Released volume's claimRef names: ReferencedClaimUids). Daily upkeep on Backstage's scheduler with `scope: 'global'`,
  * so one replica cleans at a time, as the notifications backend's
@@ -25,6 +27,7 @@ export class RetentionCleaner {
     private readonly logger: LoggerService,
     private readonly retentionDays: number,
     private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
+    private readonly keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>,
   ) {}
 
   /** Schedules the clean-up once a day, the first a few minutes after start. */
@@ -35,6 +38,8 @@ export class RetentionCleaner {
     lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>;
     /** What the clusters still reference: its lineage is kept, whatever its age. */
     referenced?: Pick<ReferencedClaimUids, 'snapshot'>;
+    /** Card keeps that ended, and automatic jobs' deleting marks. */
+    keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
@@ -45,6 +50,7 @@ export class RetentionCleaner {
       options.logger,
       options.retentionDays,
       options.referenced,
+      options.keeps,
     );
     await options.scheduler.scheduleTask({
       id: RETENTION_TASK_ID,
@@ -66,9 +72,19 @@ export class RetentionCleaner {
         olderThanMs,
         await this.referenced?.snapshot(),
       );
-      if (jobs > 0 || sightings > 0 || lineage > 0)
+      const keeps = (await this.keeps?.deleteOlderThan(olderThanMs)) ?? {
+        keeps: 0,
+        marks: 0,
+      };
+      if (
+        jobs > 0 ||
+        sightings > 0 ||
+        lineage > 0 ||
+        keeps.keeps > 0 ||
+        keeps.marks > 0
+      )
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings and the lineage of ${lineage} claims older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${keeps.keeps} ended claim keeps and ${keeps.marks} automatic deleting marks older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);
