@@ -2,6 +2,7 @@ import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
 import { ClaimLineageStore } from '../lineage';
+import { AutoPruneRunStore } from '../automation/AutoPruneRunStore';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 import { RETENTION_TASK_ID, RetentionCleaner } from './RetentionCleaner';
@@ -17,6 +18,7 @@ let clock: Date;
 let jobs: PruneJobStore;
 let sightings: OrphanSightingStore;
 let lineage: ClaimLineageStore;
+let autoPruneRuns: AutoPruneRunStore;
 
 beforeEach(async () => {
   knex = knexFactory({
@@ -32,6 +34,11 @@ beforeEach(async () => {
   jobs = await PruneJobStore.create({ database, now: () => clock });
   sightings = await OrphanSightingStore.create({ database, now: () => clock });
   lineage = await ClaimLineageStore.create({ database, now: () => clock });
+  autoPruneRuns = await AutoPruneRunStore.create({
+    database,
+    now: () => clock,
+    schedule: { frequency: { hours: 1 }, timeout: { minutes: 30 } },
+  });
 });
 
 afterEach(async () => {
@@ -71,7 +78,7 @@ describe('RetentionCleaner', () => {
     );
   });
 
-  it('deletes finished jobs, their events, unseen sightings and unseen lineage older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
+  it('deletes finished jobs, their events, unseen sightings, unseen lineage and automatic runs older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
     const scheduler = mockServices.scheduler.mock();
     const logger = mockServices.logger.mock();
     const done = await newJob();
@@ -95,6 +102,15 @@ describe('RetentionCleaner', () => {
       claimantUids: { 'component:default/web': 'uid-web' },
     });
     await lineage.record([lineageOf('old'), lineageOf('old-still-claimed')]);
+    const oldRun = await autoPruneRuns.startRun();
+    await autoPruneRuns.finishRun(oldRun.id, {
+      status: 'finished',
+      considered: 1,
+      eligible: 1,
+      deleted: 1,
+      kept: 0,
+      bytesDeleted: 1,
+    });
     clock = days(20);
     await lineage.record([lineageOf('fresh')]);
     clock = T0;
@@ -106,6 +122,7 @@ describe('RetentionCleaner', () => {
       referenced: {
         snapshot: async () => () => new Set(['old-still-claimed']),
       },
+      autoPruneRuns,
       logger,
       retentionDays: 30,
     });
@@ -124,8 +141,9 @@ describe('RetentionCleaner', () => {
       ),
     ).toEqual(expect.arrayContaining(['fresh', 'old-still-claimed']));
     expect(await knex('pvc_pruner_claim_lineage')).toHaveLength(2);
+    expect(await autoPruneRuns.getRun(oldRun.id)).toBeUndefined();
     expect(logger.info).toHaveBeenCalledWith(
-      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings and the lineage of 1 claims older than 30 days (pvcPruner.retentionDays)',
+      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims and 1 automatic runs older than 30 days (pvcPruner.retentionDays)',
     );
   });
 });

@@ -3,6 +3,11 @@ import type { ClaimLineageStore, ReferencedClaimUids } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 
+/** Automatic runs and the notices they sent (AutoPruneRunStore). */
+export interface AutoPruneRecords {
+  deleteOlderThan(olderThanMs: number): Promise<number>;
+}
+
 export const RETENTION_TASK_ID = 'pvc-pruner-retention';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -25,6 +30,7 @@ export class RetentionCleaner {
     private readonly logger: LoggerService,
     private readonly retentionDays: number,
     private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
+    private readonly autoPruneRuns?: AutoPruneRecords,
   ) {}
 
   /** Schedules the clean-up once a day, the first a few minutes after start. */
@@ -35,6 +41,8 @@ export class RetentionCleaner {
     lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>;
     /** What the clusters still reference: its lineage is kept, whatever its age. */
     referenced?: Pick<ReferencedClaimUids, 'snapshot'>;
+    /** Automatic runs finished, and before-notices sent, that long ago are deleted too. */
+    autoPruneRuns?: AutoPruneRecords;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
@@ -45,6 +53,7 @@ export class RetentionCleaner {
       options.logger,
       options.retentionDays,
       options.referenced,
+      options.autoPruneRuns,
     );
     await options.scheduler.scheduleTask({
       id: RETENTION_TASK_ID,
@@ -66,9 +75,10 @@ export class RetentionCleaner {
         olderThanMs,
         await this.referenced?.snapshot(),
       );
-      if (jobs > 0 || sightings > 0 || lineage > 0)
+      const runs = (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
+      if (jobs > 0 || sightings > 0 || lineage > 0 || runs > 0)
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings and the lineage of ${lineage} claims older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);
