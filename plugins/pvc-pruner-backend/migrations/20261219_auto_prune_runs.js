@@ -41,13 +41,19 @@ exports.up = async function up(knex) {
     table.integer('deleted').notNullable().defaultTo(0);
     table.integer('kept').notNullable().defaultTo(0);
     table.bigInteger('bytes_deleted').notNullable().defaultTo(0);
-    table.integer('state_sets').notNullable().defaultTo(0).comment('StatefulSets pruned');
+    table
+      .integer('state_sets')
+      .notNullable()
+      .defaultTo(0)
+      .comment('StatefulSets pruned');
     table.integer('dry_run_failures').notNullable().defaultTo(0);
     table.text('stopped_because').nullable();
     table
       .text('outcomes')
       .nullable()
-      .comment('capped JSON of what became of each StatefulSet, for the log and audit; never served');
+      .comment(
+        'capped JSON of what became of each StatefulSet, for the log and audit; never served',
+      );
     table.index(['started_at'], 'pvc_pruner_auto_prune_runs_started_idx');
   });
   await knex.schema.createTable('pvc_pruner_auto_prune_notices', table => {

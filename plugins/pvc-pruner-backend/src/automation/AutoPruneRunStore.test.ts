@@ -130,7 +130,7 @@ describe.each(databases.eachSupportedId())(
       );
     });
 
-    it("answers the next time of a cron schedule, and nothing for a manual one", async () => {
+    it('answers the next time of a cron schedule, and nothing for a manual one', async () => {
       const cron = await open({ cron: '0 3 * * *' });
       const next = Date.parse((await cron.nextRunAt())!);
       expect(next).toBeGreaterThan(Date.now());

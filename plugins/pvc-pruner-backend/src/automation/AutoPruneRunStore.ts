@@ -99,6 +99,36 @@ function frequencyMs(
 }
 
 /**
+ * When the run that prunes a claim eligible at `eligibleAt` happens: for a
+ * duration schedule, the first run at or after it counting from a run's
+ * start; for cron, its first time at or after it; otherwise `eligibleAt`.
+ */
+export function firstRunAtOrAfter(
+  schedule: SchedulerServiceTaskScheduleDefinition,
+  eligibleAt: string,
+  runStartedAt: Date,
+): string {
+  const { frequency } = schedule;
+  const at = Date.parse(eligibleAt);
+  if ('cron' in frequency) {
+    try {
+      return (
+        new CronTime(frequency.cron)
+          .getNextDateFrom(new Date(at - 1000))
+          .toUTC()
+          .toISO() ?? eligibleAt
+      );
+    } catch {
+      return eligibleAt;
+    }
+  }
+  const ms = frequencyMs(frequency);
+  if (!ms || at <= runStartedAt.getTime()) return eligibleAt;
+  const runs = Math.ceil((at - runStartedAt.getTime()) / ms);
+  return new Date(runStartedAt.getTime() + runs * ms).toISOString();
+}
+
+/**
  * The automatic runs, one row each with its summary (`AutoPruneRun`), and
  * the before-notices already sent, by scope. It answers the last run and
  * the next for the card and the fleet page. Timestamps are the database's.
@@ -175,7 +205,9 @@ export class AutoPruneRunStore implements AutoPruneSchedule {
     const { frequency } = this.schedule;
     if ('cron' in frequency) {
       try {
-        return new CronTime(frequency.cron).sendAt().toUTC().toISO() ?? undefined;
+        return (
+          new CronTime(frequency.cron).sendAt().toUTC().toISO() ?? undefined
+        );
       } catch {
         return undefined;
       }

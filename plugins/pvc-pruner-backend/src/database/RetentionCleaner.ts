@@ -75,7 +75,8 @@ export class RetentionCleaner {
         olderThanMs,
         await this.referenced?.snapshot(),
       );
-      const runs = (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
+      const runs =
+        (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
       if (jobs > 0 || sightings > 0 || lineage > 0 || runs > 0)
         this.logger.info(
           `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
