@@ -1294,8 +1294,8 @@ export const spec = {
           },
           dryRunFailures: {
             type: 'integer',
-            description: 'StatefulSets whose dry run failed',
-            'so they were not pruned.': null,
+            description:
+              'StatefulSets whose dry run failed, so they were not pruned.',
           },
         },
       },

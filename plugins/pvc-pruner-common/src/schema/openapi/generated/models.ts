@@ -539,7 +539,7 @@ export interface components {
       stoppedBecause?: string;
       /** StatefulSets it pruned (dry run and prune). */
       statefulSets?: number;
-      /** StatefulSets whose dry run failed */
+      /** StatefulSets whose dry run failed, so they were not pruned. */
       dryRunFailures?: number;
     };
     /** Automatic pruning across the fleet. */
