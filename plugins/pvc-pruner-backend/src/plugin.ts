@@ -9,6 +9,7 @@ import type {
   KubernetesAuthStrategyExtensionPoint,
 } from '@backstage/plugin-kubernetes-node';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
 import {
   PVC_PRUNER_PLUGIN_ID,
   pvcPrunerPermissions,
@@ -21,6 +22,12 @@ import {
   RunningJobLimits,
 } from './limits';
 import { createRouter } from './router';
+import {
+  AutoPruneNotifier,
+  AutoPruneRunStore,
+  fleetAutoPrune,
+  systemPlugins,
+} from './automation';
 import {
   ReclaimPermissions,
   ReleasedVolumes,
@@ -127,7 +134,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth: coreServices.auth,
         lifecycle: coreServices.lifecycle,
         scheduler: coreServices.scheduler,
+        instanceMetadata: coreServices.rootInstanceMetadata,
         catalog: catalogServiceRef,
+        notifications: notificationService,
       },
       async init({
         config,
@@ -141,7 +150,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth,
         lifecycle,
         scheduler,
+        instanceMetadata,
         catalog,
+        notifications,
       }) {
         const options = readOptions(config);
         const gate = permissionFrameworkGate({
@@ -184,12 +195,17 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
+        const autoPruneRuns = await AutoPruneRunStore.create({
+          database,
+          schedule: options.autoPrune.schedule,
+        });
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
           sightings,
           lineage,
           referenced: new ReferencedClaimUids({ gateways, caches }),
+          autoPruneRuns,
           logger,
           retentionDays: options.retentionDays,
         });
@@ -289,6 +305,27 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
+        const autoPruneNotifier = new AutoPruneNotifier({
+          notifications,
+          systemMetadata: systemPlugins(instanceMetadata, config),
+          logger,
+        });
+        // TODO(lead, issue 20) merge point: with AutoPrunePlanner (branch planner) and
+        // AutomaticPruneJobs (branch autojobs, `automaticPrunes`) merged, schedule the run:
+        //   await new AutoPruneTask({
+        //     options: options.autoPrune,
+        //     planning: new AutoPrunePlanner({ ... }), // AutoPrunePlanning
+        //     prunes: automaticPrunes,                 // AutomaticPrunes
+        //     jobs: store,                             // { getJob(id): Promise<PruneJob | undefined> }
+        //     runs: autoPruneRuns,
+        //     notifier: autoPruneNotifier,
+        //     logger,
+        //     auditor,
+        //     snapshots: options.snapshots.enabled,
+        //     currency: prices?.currency,
+        //   }).schedule(scheduler);
+        // and hand `autoPruneRuns` (an AutoPruneSchedule) to what the card's next run needs.
+        void autoPruneNotifier;
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
@@ -313,6 +350,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 finder: leftBehindFinder,
                 access: leftBehind,
               }),
+              autoPrune: () =>
+                fleetAutoPrune(options.autoPrune.enabled, autoPruneRuns),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })

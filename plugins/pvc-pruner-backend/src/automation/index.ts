@@ -2,3 +2,8 @@ export * from './autoPruneOptions';
 export * from './autoPruneVerdict';
 export * from './keepAnnotation';
 export * from './types';
+export * from './AutoPruneNotifier';
+export * from './AutoPruneRunStore';
+export * from './AutoPruneTask';
+export * from './fleetAutoPrune';
+export * from './systemPlugins';
