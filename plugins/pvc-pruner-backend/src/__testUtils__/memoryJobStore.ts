@@ -2,23 +2,31 @@ import { DatabaseService } from '@backstage/backend-plugin-api';
 import knexFactory from 'knex';
 import { PruneJobStore } from '../database';
 
-/** A real job store on an in-memory SQLite database (migrated), and how to close it. */
-export async function startMemoryJobStore(): Promise<{
-  store: PruneJobStore;
+/** An in-memory SQLite database service whose stores migrate it, and how to close it. */
+export function memoryDatabase(): {
+  database: DatabaseService;
   close: () => Promise<void>;
-}> {
+} {
   const knex = knexFactory({
     client: 'better-sqlite3',
     connection: ':memory:',
     useNullAsDefault: true,
   });
-  const store = await PruneJobStore.create({
-    database: {
-      getClient: async () => knex,
-      migrations: { skip: false },
-    } as DatabaseService,
-  });
-  return { store, close: () => knex.destroy() };
+  const database = {
+    getClient: async () => knex,
+    migrations: { skip: false },
+  } as DatabaseService;
+  return { database, close: () => knex.destroy() };
+}
+
+/** A real job store on an in-memory SQLite database (migrated), and how to close it. */
+export async function startMemoryJobStore(): Promise<{
+  store: PruneJobStore;
+  close: () => Promise<void>;
+}> {
+  const { database, close } = memoryDatabase();
+  const store = await PruneJobStore.create({ database });
+  return { store, close };
 }
 
 /** A new prune job of StatefulSet shop/web unless told (entity web, cluster demo), asked by alice. */

@@ -1,4 +1,3 @@
-import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import type { NotificationSendOptions } from '@backstage/plugin-notifications-node';
 import type {
@@ -6,7 +5,7 @@ import type {
   PruneRequest,
   PvcOutcome,
 } from 'backstage-plugin-pvc-pruner-common';
-import knexFactory, { Knex } from 'knex';
+import { memoryDatabase } from '../__testUtils__/memoryJobStore';
 import { readAutoPruneOptions } from './autoPruneOptions';
 import { ConfigReader } from '@backstage/config';
 import { AutoPruneNotifier } from './AutoPruneNotifier';
@@ -124,26 +123,19 @@ class FakeJobs {
   }
 }
 
-let knex: Knex;
+let close: () => Promise<void>;
 let runs: AutoPruneRunStore;
 
 beforeEach(async () => {
-  knex = knexFactory({
-    client: 'better-sqlite3',
-    connection: ':memory:',
-    useNullAsDefault: true,
-  });
-  const database = {
-    getClient: async () => knex,
-    migrations: { skip: false },
-  } as DatabaseService;
+  const memory = memoryDatabase();
+  close = memory.close;
   runs = await AutoPruneRunStore.create({
-    database,
+    database: memory.database,
     schedule: { frequency: { hours: 1 }, timeout: { minutes: 30 } },
   });
 });
 
-afterEach(() => knex.destroy());
+afterEach(() => close());
 
 function setUp(options: {
   plan: AutoPrunePlan | (() => Promise<AutoPrunePlan>);

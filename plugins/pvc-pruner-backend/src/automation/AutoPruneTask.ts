@@ -195,6 +195,10 @@ export class AutoPruneTask {
       };
     const plan = await planning.plan();
     tally.considered = plan.considered;
+    for (const failed of plan.clustersFailed)
+      this.deps.logger.warn(
+        `pvc-pruner: automatic run ${runId} prunes nothing in cluster ${failed.cluster} this time: ${failed.error}`,
+      );
     for (const group of plan.groups) {
       tally.eligible += group.eligible.length;
       tally.kept += group.kept.length;
