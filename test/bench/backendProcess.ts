@@ -18,7 +18,7 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import type { BackendSetup } from './backendSetup';
+import { componentOf, type BackendSetup } from './backendSetup';
 
 const BACKEND_PORT = Number(process.env.BENCH_BACKEND_PORT);
 
@@ -74,16 +74,7 @@ let lastClaimantReadAt: number | undefined;
  */
 function countingCatalog(setup: BackendSetup) {
   const catalog = catalogServiceMock({
-    entities: setup.entities.map(e => ({
-      apiVersion: 'backstage.io/v1alpha1',
-      kind: 'Component',
-      metadata: {
-        name: e.name,
-        namespace: 'default',
-        annotations: e.annotations,
-      },
-      spec: { type: 'service', owner: e.owner, lifecycle: 'production' },
-    })),
+    entities: setup.entities.map(componentOf),
   });
   const getEntities = catalog.getEntities.bind(catalog);
   catalog.getEntities = async (request, options) => {

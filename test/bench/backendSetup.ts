@@ -21,6 +21,14 @@ export interface BenchEntity {
   annotations: Record<string, string>;
 }
 
+/** The setup's entity as the catalog holds it: a production service Component in namespace default. */
+export const componentOf = (e: BenchEntity) => ({
+  apiVersion: 'backstage.io/v1alpha1',
+  kind: 'Component',
+  metadata: { name: e.name, namespace: 'default', annotations: e.annotations },
+  spec: { type: 'service', owner: e.owner, lifecycle: 'production' },
+});
+
 /** The OIDC provider of a client-side cluster: the card sends the user's ID token in this header. */
 export const OIDC_TOKEN_PROVIDER = 'okta';
 export const OIDC_TOKEN_HEADER = `Backstage-Kubernetes-Authorization-oidc-${OIDC_TOKEN_PROVIDER}`;

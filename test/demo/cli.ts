@@ -14,7 +14,7 @@ import {
   watchServerProcesses,
 } from './childProcesses';
 import { demoBackendEnv, launchBackend } from './demoBackend';
-import { startDemoClusters } from './demoClusters';
+import { AUTO_PRUNE_ENTITY_REF, startDemoClusters } from './demoClusters';
 import {
   createDemoRun,
   DEFAULT_BACKEND_PORT,
@@ -28,8 +28,9 @@ import { leaveDeletedStatefulSet, pluginOverHttp } from './deletedStatefulSet';
 import { guestToken, waitForBackend, waitForFrontend } from './readiness';
 import { Supervisor } from './supervisor';
 
-const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--time-factor F] [--state-dir DIR] [--backend-port N] [--frontend-port N]]
+const USAGE = `Usage: npm start [-- [--verbose] [--reset] [--no-auto-prune] [--time-factor F] [--state-dir DIR] [--backend-port N] [--frontend-port N]]
   --verbose          show all output of the backend and the frontend dev server (default: warnings and errors)
+  --no-auto-prune    leave out recommendations-db, the StatefulSet whose orphans are pruned automatically, and turn automatic pruning off
   --reset            delete the demo databases in the state folder first (job history, catalog)
   --time-factor F    simulated-time factor of the cluster (default 0.2: a 10 s grace period takes 2 s)
   --state-dir DIR    where the databases, kubeconfig and logs go (default .demo/)
@@ -49,6 +50,7 @@ async function main(run: DemoRun) {
     options: {
       verbose: { type: 'boolean', default: false },
       reset: { type: 'boolean', default: false },
+      'no-auto-prune': { type: 'boolean', default: false },
       'time-factor': { type: 'string', default: '0.2' },
       'state-dir': { type: 'string' },
       'backend-port': { type: 'string', default: String(DEFAULT_BACKEND_PORT) },
@@ -98,9 +100,11 @@ async function main(run: DemoRun) {
 
   stopOnSignals(run);
 
+  const autoPrune = !values['no-auto-prune'];
   const { sim, backstageToken, warehouseClient } = await startDemoClusters(
     run,
     timeFactor,
+    { autoPrune },
   );
   const env = demoBackendEnv({
     stateDir: run.stateDir,
@@ -109,6 +113,8 @@ async function main(run: DemoRun) {
     kubeCa: sim.caCert ?? '',
     warehouseClient,
   });
+  // app-config.yaml turns automatic pruning on for recommendations-db.
+  if (!autoPrune) env.APP_CONFIG_pvcPruner_autoPrune_enabled = 'false';
   // Other ports than app-config.yaml's: override its URLs for both processes.
   if (backendPort !== DEFAULT_BACKEND_PORT) {
     env.APP_CONFIG_backend_baseUrl = backendUrl;
@@ -138,11 +144,11 @@ async function main(run: DemoRun) {
 
   await Promise.all([waitForBackend(run), waitForFrontend(run)]);
   if (run.stopping) return;
+  const plugin = pluginOverHttp(backendUrl, (await guestToken(backendUrl))!);
   // A StatefulSet deleted before the demo starts, its claims left behind (with lineage).
-  await leaveDeletedStatefulSet(
-    sim,
-    pluginOverHttp(backendUrl, (await guestToken(backendUrl))!),
-  );
+  await leaveDeletedStatefulSet(sim, plugin);
+  // A scan records when recommendations-db's orphans were first seen: their grace starts now.
+  if (autoPrune) await plugin.scan(AUTO_PRUNE_ENTITY_REF);
   if (run.stopping) return;
   run.ready = true;
 
@@ -155,8 +161,12 @@ async function main(run: DemoRun) {
   say(
     `  Scale a StatefulSet and watch the card follow: kubectl --kubeconfig ${kubeconfig} -n shop scale sts orders-db --replicas=1`,
   );
+  if (autoPrune)
+    say(
+      `  Automatic pruning: recommendations-db's orphans go in about 2 minutes, a snapshot each first; data-recommendations-db-3 is kept. Notices at ${frontendUrl}/notifications`,
+    );
   say(
-    `  Pages: orders, cart, search-index (another team's), and every team's orphans at ${frontendUrl}/pvc-pruner. Logs: ${shown(
+    `  Pages: orders, cart, search-index (another team's), recommendations, and every team's orphans at ${frontendUrl}/pvc-pruner. Logs: ${shown(
       run.logDir,
     )}/. Ctrl-C stops everything.`,
   );

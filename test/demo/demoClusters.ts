@@ -145,13 +145,30 @@ function mergeKubeconfigs(configs: Record<string, string>) {
   return merged;
 }
 
+/** The entity opted into automatic pruning (dev/catalog-info.yaml), the only claimant of recommendations-db. */
+export const AUTO_PRUNE_ENTITY_REF = 'component:default/recommendations';
+
+/** recommendations-db, the StatefulSet whose orphans its entity opted into automatic pruning. */
+const AUTO_PRUNE_SCENARIO = join(
+  ROOT,
+  'test/kube-sim/scenarios/demo-auto-prune.yaml',
+);
+
 /**
  * Starts both clusters (kept in `run`, so that stopping closes them), gives
  * Backstage's service account BACKSTAGE_RULES in "demo", and writes the
- * kubeconfig. Returns what the backend authenticates with.
+ * kubeconfig. Returns what the backend authenticates with. With `autoPrune`,
+ * "demo" also has recommendations-db and its orphans.
  */
-export async function startDemoClusters(run: DemoRun, timeFactor: number) {
-  const sim = await startKubeSim({ https: true, scenario: 'demo', timeFactor });
+export async function startDemoClusters(
+  run: DemoRun,
+  timeFactor: number,
+  options: { autoPrune: boolean },
+) {
+  const scenario = options.autoPrune
+    ? [...loadScenario('demo'), ...loadScenario(AUTO_PRUNE_SCENARIO)]
+    : 'demo';
+  const sim = await startKubeSim({ https: true, scenario, timeFactor });
   run.sim = sim;
   const backstageToken = sim.addToken({
     user: 'system:serviceaccount:backstage:backstage',

@@ -41,6 +41,12 @@ export interface StartDemoOptions {
   readyTimeoutMs?: number;
   /** Start with empty databases (`--reset`); default true. false keeps those of the state folder, as a second `npm start` does. */
   reset?: boolean;
+  /**
+   * With recommendations-db and automatic pruning on, as `npm start` has them;
+   * default false (`--no-auto-prune`), so that the orphans the tests count
+   * are not pruned while they run.
+   */
+  autoPrune?: boolean;
 }
 
 /** A demo started by {@link startDemo}. */
@@ -123,6 +129,7 @@ export async function startDemo(
       }),
       START_SCRIPT,
       ...(options.reset === false ? [] : ['--reset']),
+      ...(options.autoPrune ? [] : ['--no-auto-prune']),
       '--state-dir',
       stateDir,
       '--backend-port',

@@ -1,12 +1,14 @@
 /*
  * The demo backend: the pvc-pruner plugin with what a real Backstage gives it.
  *
- * - the catalog, loaded from dev/catalog-info.yaml (two teams, three services);
+ * - the catalog, loaded from dev/catalog-info.yaml (three teams, five services);
  * - Backstage's own Kubernetes backend, for the entity page's Kubernetes tab;
  * - the permission framework, with a demo policy: everyone may read (except
  *   the claims of the owners-only ledger), and only an entity's owners may
  *   prune claims;
- * - guest sign-in, as user:default/guest (a member of group checkout).
+ * - guest sign-in, as user:default/guest (a member of group checkout);
+ * - Backstage notifications, with signals for live updates, so the guest
+ *   sees the notices of automatic pruning in the portal.
  *
  * The first cluster comes from the PVC_PRUNER_DEMO_KUBE_* environment
  * variables (see app-config.yaml at the repository root); the second,
@@ -129,6 +131,10 @@ backend.add(import('@backstage/plugin-catalog-backend'));
 backend.add(import('@backstage/plugin-permission-backend'));
 backend.add(demoPermissionPolicy);
 backend.add(import('@backstage/plugin-kubernetes-backend'));
+// Owners are told of automatic prunes with Backstage notifications; signals
+// push them to the open portal live.
+backend.add(import('@backstage/plugin-notifications-backend'));
+backend.add(import('@backstage/plugin-signals-backend'));
 backend.add(kubernetesClientCertificateModule);
 backend.add(import('../src'));
 backend.add(pvcPrunerClientCertificateModule);

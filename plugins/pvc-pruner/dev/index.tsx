@@ -6,7 +6,9 @@
  * The demo portal: one page per demo service, laid out like a service's
  * Kubernetes tab in a Backstage app. Sign-in is the guest provider of the
  * demo backend (plugins/pvc-pruner-backend/dev), which signs you in as
- * user:default/guest, a member of group checkout.
+ * user:default/guest, a member of group checkout. Its sidebar has Backstage's
+ * notifications, updated live through signals: the notices of automatic
+ * pruning reach the guest there.
  *
  * Start everything with `npm start` at the repository root.
  */
@@ -51,6 +53,12 @@ import {
   EntityKubernetesContent,
   kubernetesPlugin,
 } from '@backstage/plugin-kubernetes';
+import {
+  NotificationsPage,
+  NotificationsSidebarItem,
+  notificationsPlugin,
+} from '@backstage/plugin-notifications';
+import { signalsPlugin } from '@backstage/plugin-signals';
 import Grid from '@material-ui/core/Grid';
 import StorageIcon from '@material-ui/icons/Storage';
 import AccountTreeIcon from '@material-ui/icons/AccountTree';
@@ -165,8 +173,9 @@ const DemoEntityFromUrl = ({ children }: PropsWithChildren<{}>) => {
 
 /** The demo services (plugins/pvc-pruner-backend/dev/catalog-info.yaml). */
 // orders: orphans to prune, owned by the guest's team; cart: nothing to prune;
-// search-index: orphans on Retain volumes, owned by another team.
-const DEMO_ENTITIES = ['orders', 'cart', 'search-index'];
+// search-index: orphans on Retain volumes, owned by another team;
+// recommendations: opted into automatic pruning, owned by the guest's team.
+const DEMO_ENTITIES = ['orders', 'cart', 'search-index', 'recommendations'];
 
 /**
  * Backstage's own auth providers, plus the demo's custom `x509` provider as
@@ -211,7 +220,13 @@ const DemoEntityRoute = demoCatalogPlugin.provide(
 );
 
 const app = createDevApp()
-  .registerPlugin(kubernetesPlugin, pvcPrunerPlugin, demoCatalogPlugin)
+  .registerPlugin(
+    kubernetesPlugin,
+    pvcPrunerPlugin,
+    demoCatalogPlugin,
+    notificationsPlugin,
+    signalsPlugin,
+  )
   .registerApi(
     createApiFactory({
       api: catalogApiRef,
@@ -259,6 +274,10 @@ app.addPage({
   icon: AccountTreeIcon,
   element: <PvcPrunerFleetPage />,
 });
+// Backstage's notifications, as an app adds them: the page, and the sidebar
+// item that counts unread notices and shows a new one as it arrives (signals).
+app.addPage({ path: '/notifications', element: <NotificationsPage /> });
+app.addSidebarItem(<NotificationsSidebarItem />);
 app.addPage({
   path: '/catalog/:namespace/:kind/:name',
   element: <DemoEntityRoute />,

@@ -213,7 +213,7 @@ it("shows both teams' orphans on the fleet page, in GiB and dollars, the unowned
   ]);
   await page
     .getByText(
-      /3 entities with orphans, of 3 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
+      /3 entities with orphans, of 4 you may read · 9 orphaned claims · 200 GiB reclaimable · \$16\.00 a month/,
     )
     .waitFor();
   await page

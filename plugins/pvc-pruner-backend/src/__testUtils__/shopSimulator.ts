@@ -1,5 +1,13 @@
 import { KubeObject, KubeSim, KubeSimOptions, startKubeSim } from 'kube-sim';
-import { ClusterConnection, KubeGateway } from '../kubernetes';
+import { mockServices } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
+import {
+  ClusterAuth,
+  ClusterConnection,
+  ClusterRegistry,
+  KubeGateway,
+  KubeGateways,
+} from '../kubernetes';
 
 /** A connection to the simulator with a bearer token (the admin token unless told). */
 export function connectionTo(
@@ -44,4 +52,31 @@ export async function startShopSimulator(
     connection,
     gateway: new KubeGateway('demo', connection, 5000),
   };
+}
+
+/**
+ * Gateways to the simulator as the one configured cluster, "demo", of a
+ * server-side provider (its admin token as a service account's): reads of
+ * such a cluster may come from a watch cache.
+ */
+export function gatewaysTo(sim: KubeSim): KubeGateways {
+  const logger = mockServices.logger.mock();
+  return new KubeGateways(
+    ClusterRegistry.of(
+      [
+        {
+          name: 'demo',
+          url: sim.url,
+          caData: Buffer.from(sim.caCert!).toString('base64'),
+          authMetadata: {
+            'kubernetes.io/auth-provider': 'serviceAccount',
+            serviceAccountToken: sim.token,
+          },
+        },
+      ],
+      logger,
+    ),
+    ClusterAuth.create({ config: new ConfigReader({}), logger }),
+    5000,
+  );
 }

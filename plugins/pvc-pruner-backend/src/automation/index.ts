@@ -1,3 +1,4 @@
+export * from './AutoPrunePlanner';
 export * from './autoPruneOptions';
 export * from './autoPruneVerdict';
 export * from './keepAnnotation';

@@ -72,6 +72,8 @@ export interface AutoPrunePlan {
   groups: PlannedGroup[];
   /** Clusters whose caches could not answer: nothing there is pruned this run. */
   clustersFailed: Array<{ cluster: string; error: string }>;
+  /** StatefulSets past the plan's cap (the oldest eligible are planned first), left for later runs. */
+  groupsLeftOut?: number;
 }
 
 /** Plans an automatic run from the warm catalog and the watch caches. */

@@ -68,8 +68,8 @@ export class OrphanSightingStore {
 
   private constructor(
     private readonly db: Knex,
-    /** The database's clock, which every replica shares, so that no replica's skew dates a sighting. */
-    private readonly now: () => Promise<Date>,
+    /** The database's clock, which every replica shares, so that no replica's skew dates a sighting (or judges one's age). */
+    readonly now: () => Promise<Date>,
     options: OrphanSightingStoreOptions,
   ) {
     this.maxRemembered = options.maxRemembered ?? MAX_REMEMBERED_SIGHTINGS;

@@ -1,6 +1,5 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
-import { ConfigReader } from '@backstage/config';
 import { Entity } from '@backstage/catalog-model';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import type {
@@ -10,13 +9,8 @@ import type {
 import { KubeSim, pvc, statefulSet } from 'kube-sim';
 import knexFactory, { Knex } from 'knex';
 import { componentEntity } from '../__testUtils__/catalogEntities';
-import { startShopSimulator } from '../__testUtils__/shopSimulator';
-import {
-  ClusterAuth,
-  ClusterCaches,
-  ClusterRegistry,
-  KubeGateways,
-} from '../kubernetes';
+import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
+import { ClusterCaches, KubeGateways } from '../kubernetes';
 import {
   NamespaceSnapshot,
   OrphanFinder,
@@ -213,25 +207,7 @@ describe('LineageRecorder', () => {
           'persistentvolumeclaims',
           pvc(`data-orders-db-${i}`, {}, 'shop'),
         );
-      const logger = mockServices.logger.mock();
-      gateways = new KubeGateways(
-        ClusterRegistry.of(
-          [
-            {
-              name: 'demo',
-              url: sim.url,
-              caData: Buffer.from(sim.caCert!).toString('base64'),
-              authMetadata: {
-                'kubernetes.io/auth-provider': 'serviceAccount',
-                serviceAccountToken: sim.token,
-              },
-            },
-          ],
-          logger,
-        ),
-        ClusterAuth.create({ config: new ConfigReader({}), logger }),
-        5000,
-      );
+      gateways = gatewaysTo(sim);
     });
 
     afterAll(async () => {

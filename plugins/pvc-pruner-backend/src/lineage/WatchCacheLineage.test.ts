@@ -1,15 +1,9 @@
 import { mockServices } from '@backstage/backend-test-utils';
-import { ConfigReader } from '@backstage/config';
 import { KubeSim, pvc, statefulSet } from 'kube-sim';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import { eventually } from '../__testUtils__/eventually';
-import { startShopSimulator } from '../__testUtils__/shopSimulator';
-import {
-  ClusterAuth,
-  ClusterCaches,
-  ClusterRegistry,
-  KubeGateways,
-} from '../kubernetes';
+import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
+import { ClusterCaches, KubeGateways } from '../kubernetes';
 import { WATCH_CACHE_TRIMMERS } from '../orphans';
 import { ClaimantIndex, workloadEntityOf } from '../ownership';
 import type { ClaimLineageRecord } from './ClaimLineageStore';
@@ -27,25 +21,7 @@ let caches: ClusterCaches;
 
 beforeAll(async () => {
   ({ sim } = await startShopSimulator());
-  const logger = mockServices.logger.mock();
-  gateways = new KubeGateways(
-    ClusterRegistry.of(
-      [
-        {
-          name: 'demo',
-          url: sim.url,
-          caData: Buffer.from(sim.caCert!).toString('base64'),
-          authMetadata: {
-            'kubernetes.io/auth-provider': 'serviceAccount',
-            serviceAccountToken: sim.token,
-          },
-        },
-      ],
-      logger,
-    ),
-    ClusterAuth.create({ config: new ConfigReader({}), logger }),
-    5000,
-  );
+  gateways = gatewaysTo(sim);
 });
 
 afterEach(async () => {

@@ -11,7 +11,7 @@ import {
 } from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
 import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
-import { startShopSimulator } from '../__testUtils__/shopSimulator';
+import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
 import {
   ClusterAuth,
   ClusterCaches,
@@ -127,25 +127,7 @@ beforeAll(async () => {
       },
     }),
   );
-  const logger = mockServices.logger.mock();
-  gateways = new KubeGateways(
-    ClusterRegistry.of(
-      [
-        {
-          name: 'demo',
-          url: sim.url,
-          caData: Buffer.from(sim.caCert!).toString('base64'),
-          authMetadata: {
-            'kubernetes.io/auth-provider': 'serviceAccount',
-            serviceAccountToken: sim.token,
-          },
-        },
-      ],
-      logger,
-    ),
-    ClusterAuth.create({ config: new ConfigReader({}), logger }),
-    5000,
-  );
+  gateways = gatewaysTo(sim);
   demo = await gateways.for('demo');
   demoCluster = (await gateways.list())[0];
 });

@@ -71,6 +71,8 @@ export interface ClusterScan {
   objects: ReadonlyMap<string, V1StatefulSet>;
   /** Present when the answer came from a watch cache that is disconnected. */
   staleness?: ClusterStaleness;
+  /** The watch cache the scan read, when it read one. */
+  cache?: ClusterCache;
 }
 
 /**
@@ -212,6 +214,12 @@ export class OrphanFinder {
       includeUnowned?: boolean;
       /** The caller's tokens, for a cluster of a client-side provider: it is read as they may read it. */
       requestAuth?: KubernetesRequestAuth;
+      /**
+       * Read the watch cache only, never the API server: throws a
+       * ClusterRequestError when the cache is not synced, and finds nothing
+       * for a selector the cache cannot evaluate.
+       */
+      cacheOnly?: boolean;
     } = {},
   ): Promise<ClusterScan> {
     const cluster = details.name;
@@ -220,12 +228,19 @@ export class OrphanFinder {
     const cache = await this.caches?.whenReady(details, gateway, {
       start: details.locatorType !== 'catalog',
     });
+    if (options.cacheOnly && !cache)
+      throw new ClusterRequestError(
+        cluster,
+        `the watch cache of cluster "${cluster}" is not synced yet (or cannot be started for it), and this read answers from the cache only`,
+      );
     const byLabel = cache && this.labelIndexOf(cache);
     // From the cache when it is synced and understands the selector; else from the API server.
     const statefulSetsOf = async (labelSelector: string, namespace?: string) =>
       byLabel?.matching(labelSelector, namespace) ??
       cache?.statefulSetsMatching(labelSelector, namespace) ??
-      gateway.listStatefulSets(labelSelector, namespace);
+      (options.cacheOnly
+        ? []
+        : gateway.listStatefulSets(labelSelector, namespace));
     const inCluster = targets.filter(t => !t.cluster || t.cluster === cluster);
     const listed = await mapLimited(inCluster, LIST_CONCURRENCY, t =>
       statefulSetsOf(t.labelSelector, t.namespace),
@@ -263,6 +278,7 @@ export class OrphanFinder {
       ),
       // Under a second is the gap between a list and its watch, not staleness.
       ...(staleness?.secondsSinceSync ? { staleness } : {}),
+      ...(cache ? { cache } : {}),
     };
   }
 

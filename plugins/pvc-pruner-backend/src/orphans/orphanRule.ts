@@ -8,6 +8,7 @@ import type {
 import {
   claimBytes,
   InUsePvcs,
+  KEEP_CLAIM_ANNOTATION,
   KeptPvc,
   OrphanedPvc,
   parseQuantity,
@@ -173,7 +174,8 @@ export function volumeAsTheRuleReadsIt(
 const MAX_OWNER_REFERENCES = 10;
 
 /**
- * The claim as the rule reads it, with its labels and owners: the labels
+ * The claim as the rule reads it, with its labels, owners and keep
+ * annotation: the labels
  * decide which entities claim a claim a deleted StatefulSet left, and an
  * owner other than a deleted StatefulSet shows it was not left (see
  * leftBehind/).
@@ -183,11 +185,16 @@ export function claimWithLabels(
 ): V1PersistentVolumeClaim {
   const trimmed = claimAsTheRuleReadsIt(claim);
   const owners = claim.metadata?.ownerReferences;
+  const keep = claim.metadata?.annotations?.[KEEP_CLAIM_ANNOTATION];
   return {
     ...trimmed,
     metadata: {
       ...trimmed.metadata,
       labels: claim.metadata?.labels,
+      // The owner's keep, which automatic pruning honours; capped, as annotations are anyone's to write.
+      ...(keep !== undefined
+        ? { annotations: { [KEEP_CLAIM_ANNOTATION]: keep.slice(0, 100) } }
+        : {}),
       ...(owners
         ? {
             ownerReferences: owners

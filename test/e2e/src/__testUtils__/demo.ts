@@ -35,9 +35,13 @@ export interface Demo extends RunningDemo {
   claims(namespace: string): Promise<string[]>;
 }
 
-/** Options of the demo: a state folder of the caller's, kept unless `reset` (default true). */
+/**
+ * Options of the demo: a state folder of the caller's, kept unless `reset`
+ * (default true); `autoPrune` adds recommendations-db and turns automatic
+ * pruning on, as `npm start` does (default false).
+ */
 export async function startDemo(
-  options: { stateDir?: string; reset?: boolean } = {},
+  options: { stateDir?: string; reset?: boolean; autoPrune?: boolean } = {},
 ): Promise<Demo> {
   const demo = await startDemoProcess({
     ...options,

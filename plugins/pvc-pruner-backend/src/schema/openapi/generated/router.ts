@@ -951,6 +951,7 @@ export const spec = {
           {
             name: 'cluster',
             in: 'query',
+            allowReserved: true,
             required: true,
             schema: {
               type: 'string',
