@@ -310,13 +310,20 @@ export const pvcPrunerPlugin = createBackendPlugin({
           systemMetadata: systemPlugins(instanceMetadata, config),
           logger,
         });
-        // TODO(lead, issue 20) merge point: with AutoPrunePlanner (branch planner) and
-        // AutomaticPruneJobs (branch autojobs, `automaticPrunes`) merged, schedule the run:
+        // TODO(lead, issue 20) merge point: AutoPrunePlanner is here; with the keep store
+        // (branch keeps, ClaimKeepStore) and AutomaticPruneJobs (branch autojobs,
+        // `automaticPrunes`) merged, schedule the run:
         //   await new AutoPruneTask({
         //     options: options.autoPrune,
-        //     planning: new AutoPrunePlanner({ ... }), // AutoPrunePlanning
-        //     prunes: automaticPrunes,                 // AutomaticPrunes
-        //     jobs: store,                             // { getJob(id): Promise<PruneJob | undefined> }
+        //     planning: new AutoPrunePlanner({
+        //       catalog: workloads,
+        //       finder: orphanFinder,
+        //       databaseNow: sightings.now,
+        //       keeps: claimKeeps, // Pick<ClaimKeeps, 'keepsOf'>: never a stand-in, or card keeps are ignored
+        //       options: options.autoPrune,
+        //     }),
+        //     prunes: automaticPrunes, // AutomaticPrunes
+        //     jobs: store, // { getJob(id): Promise<PruneJob | undefined> }
         //     runs: autoPruneRuns,
         //     notifier: autoPruneNotifier,
         //     logger,
