@@ -328,7 +328,6 @@ export const pvcPrunerPlugin = createBackendPlugin({
         //     notifier: autoPruneNotifier,
         //     logger,
         //     auditor,
-        //     snapshots: options.snapshots.enabled,
         //     currency: prices?.currency,
         //   }).schedule(scheduler);
         // and hand `autoPruneRuns` (an AutoPruneSchedule) to what the card's next run needs.

@@ -180,7 +180,6 @@ function setUp(options: {
       runs,
       notifier,
       logger,
-      snapshots: true,
       currency: 'USD',
     },
     { pollMs: 1, sleep: async () => {} },
@@ -216,7 +215,7 @@ describe('AutoPruneTask', () => {
     expect(disabled.scheduleTask).not.toHaveBeenCalled();
   });
 
-  it('dry-runs, then prunes the claims the dry run confirmed, with snapshots, and tells the owners what was deleted, kept and reclaimed', async () => {
+  it('dry-runs, then prunes the claims the dry run confirmed, and tells the owners what was deleted, kept and reclaimed', async () => {
     const jobs = new FakeJobs(request =>
       request.dryRun
         ? {
@@ -275,7 +274,6 @@ describe('AutoPruneTask', () => {
       [true, ['data-orders-1', 'data-orders-2']],
       [false, ['data-orders-1']],
     ]);
-    expect(jobs.started.every(r => r.snapshot === true)).toBe(true);
     expect(jobs.started[0].entityRef).toBe('component:default/orders');
     expect(result).toMatchObject({
       status: 'finished',

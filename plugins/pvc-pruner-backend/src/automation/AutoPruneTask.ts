@@ -108,8 +108,6 @@ export class AutoPruneTask {
       >;
       logger: LoggerService;
       auditor?: AuditorService;
-      /** Snapshots first (`pvcPruner.snapshots.enabled`): then they are required. */
-      snapshots: boolean;
       currency?: string;
     },
     wait: JobWaitOptions = {},
@@ -322,7 +320,6 @@ export class AutoPruneTask {
         statefulSet: group.statefulSet,
         pvcs,
         dryRun,
-        ...(this.deps.snapshots ? { snapshot: true } : {}),
       },
       onBehalfOf: group.through,
       runId,
