@@ -149,23 +149,25 @@ describe.each(databases.eachSupportedId())(
       expect(await store.noticeSent('b')).toBe(false);
     });
 
-    it('deletes finished runs and notices older than the retention, keeping a running run', async () => {
+    it('deletes runs and notices older than the retention, a run its replica never finished too, and keeps the recent ones', async () => {
       const store = await open();
       const old = await store.startRun();
       await store.finishRun(old.id, finished);
-      const stuck = await store.startRun();
+      const abandoned = await store.startRun();
       await store.recordNotice('old');
       clock = new Date(T0.getTime() + 20 * DAY);
       const recent = await store.startRun();
       await store.finishRun(recent.id, finished);
+      const running = await store.startRun();
       await store.recordNotice('recent');
       clock = new Date(T0.getTime() + 31 * DAY);
 
-      expect(await store.deleteOlderThan(30 * DAY)).toBe(1);
+      expect(await store.deleteOlderThan(30 * DAY)).toBe(2);
 
       expect(await store.getRun(old.id)).toBeUndefined();
-      expect(await store.getRun(stuck.id)).toBeDefined();
+      expect(await store.getRun(abandoned.id)).toBeUndefined();
       expect(await store.getRun(recent.id)).toBeDefined();
+      expect(await store.getRun(running.id)).toBeDefined();
       expect(await store.noticeSent('old')).toBe(false);
       expect(await store.noticeSent('recent')).toBe(true);
     });

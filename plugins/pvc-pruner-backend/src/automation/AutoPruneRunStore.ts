@@ -232,14 +232,20 @@ export class AutoPruneRunStore implements AutoPruneSchedule {
       .ignore();
   }
 
-  /** Deletes runs that finished, and notices sent, more than `olderThanMs` ago; answers how many runs. */
+  /**
+   * Deletes runs that finished, or started and never finished (their
+   * replica stopped), and notices sent, more than `olderThanMs` ago;
+   * answers how many runs.
+   */
   async deleteOlderThan(olderThanMs: number): Promise<number> {
     const before = new Date((await this.now()).getTime() - olderThanMs);
     await this.db(NOTICES).where('sent_at', '<', before).delete();
     return Number(
       await this.db(RUNS)
-        .whereNotNull('finished_at')
         .where('finished_at', '<', before)
+        .orWhere(q =>
+          q.whereNull('finished_at').where('started_at', '<', before),
+        )
         .delete(),
     );
   }
