@@ -4,6 +4,7 @@ import {
   AUTO_PRUNE_TOPIC,
   AutoPruneNotifier,
   entityCardLink,
+  noticeScope,
 } from './AutoPruneNotifier';
 import type { PlannedClaim, PlannedGroup } from './types';
 
@@ -56,6 +57,21 @@ describe('AutoPruneNotifier', () => {
     expect(entityCardLink('component:Payments/Orders')).toBe(
       '/catalog/payments/component/Orders/kubernetes',
     );
+  });
+
+  it('keeps a scope per StatefulSet and day within the 255 characters the notifications backend stores', () => {
+    const long = (c: string) => c.repeat(253);
+    const scopeOf = (sts: string) =>
+      noticeScope(
+        { ...group, cluster: long('c'), statefulSet: sts },
+        '2026-12-05T14:00:00.000Z',
+      );
+    expect(noticeScope(group, '2026-12-05T14:00:00.000Z')).toBe(
+      'pvc-pruner:auto-prune:demo/shop/orders-db:2026-12-05',
+    );
+    expect(scopeOf(long('a')).length).toBeLessThanOrEqual(255);
+    expect(scopeOf(long('a'))).toMatch(/:2026-12-05$/);
+    expect(scopeOf(long('a'))).not.toBe(scopeOf(long('b')));
   });
 
   it('tells every claimant, with the topic, the scope and a capped list of the claims', async () => {

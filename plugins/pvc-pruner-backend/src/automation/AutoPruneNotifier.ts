@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   LoggerService,
   RootSystemMetadataService,
@@ -13,6 +14,8 @@ const NOTIFICATIONS_PLUGIN_ID = 'notifications';
 /** Claims listed by name in one notice; the rest are counted. */
 const LISTED_CLAIMS = 20;
 const MAX_DESCRIPTION = 4000;
+/** The notifications backend stores a scope in 255 characters. */
+const MAX_SCOPE = 255;
 const GIB = 2 ** 30;
 
 const when = new Intl.DateTimeFormat('en', {
@@ -32,9 +35,12 @@ const gib = (bytes: number) => `${(bytes / GIB).toFixed(1)} GiB`;
  * updates the one before instead of adding another.
  */
 export function noticeScope(group: PlannedGroup, eligibleAt: string): string {
-  return `pvc-pruner:auto-prune:${group.cluster}/${group.namespace}/${
-    group.statefulSet
-  }:${eligibleAt.slice(0, 10)}`;
+  const place = `${group.cluster}/${group.namespace}/${group.statefulSet}`;
+  const scope = `pvc-pruner:auto-prune:${place}:${eligibleAt.slice(0, 10)}`;
+  if (scope.length <= MAX_SCOPE) return scope;
+  // Long names: still one scope per StatefulSet and day, within the column.
+  const digest = createHash('sha256').update(place).digest('hex').slice(0, 32);
+  return `pvc-pruner:auto-prune:${digest}:${eligibleAt.slice(0, 10)}`;
 }
 
 /** The entity's Kubernetes tab, where the card is: `/catalog/<namespace>/<kind>/<name>/kubernetes`. */

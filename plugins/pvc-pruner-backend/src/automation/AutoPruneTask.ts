@@ -340,7 +340,13 @@ export class AutoPruneTask {
         outcome: 'dry-run-failed',
         reason: problem,
       });
-      await this.deps.notifier.dryRunFailed(group, taken, problem, scope);
+      // Told once per planned prune, not again on every run it keeps failing.
+      const told = `${scope}#dry-run-failed`;
+      if (
+        !(await this.deps.runs.noticeSent(told)) &&
+        (await this.deps.notifier.dryRunFailed(group, taken, problem, scope))
+      )
+        await this.deps.runs.recordNotice(told);
       return;
     }
     const confirmed = new Set(dryRun.summary.deleted.map(c => c.uid));
