@@ -38,6 +38,11 @@ import {
 } from './reclaim';
 import { PriceList } from './cost';
 import {
+  AutoPruneAnswer,
+  ClaimKeepRequests,
+  ClaimKeepStore,
+} from './automation';
+import {
   OrphanSightingStore,
   PruneJobStore,
   RetentionCleaner,
@@ -194,6 +199,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
+        const claimKeeps = await ClaimKeepStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         const autoPruneRuns = await AutoPruneRunStore.create({
           database,
@@ -204,6 +210,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           jobs: store,
           sightings,
           lineage,
+          keeps: claimKeeps,
           referenced: new ReferencedClaimUids({ gateways, caches }),
           autoPruneRuns,
           logger,
@@ -310,16 +317,15 @@ export const pvcPrunerPlugin = createBackendPlugin({
           systemMetadata: systemPlugins(instanceMetadata, config),
           logger,
         });
-        // TODO(lead, issue 20) merge point: AutoPrunePlanner is here; with the keep store
-        // (branch keeps, ClaimKeepStore) and AutomaticPruneJobs (branch autojobs,
-        // `automaticPrunes`) merged, schedule the run:
+        // TODO(lead, issue 20) merge point: AutoPrunePlanner and the keep store are here;
+        // with AutomaticPruneJobs (branch autojobs, `automaticPrunes`) merged, schedule the run:
         //   await new AutoPruneTask({
         //     options: options.autoPrune,
         //     planning: new AutoPrunePlanner({
         //       catalog: workloads,
         //       finder: orphanFinder,
         //       databaseNow: sightings.now,
-        //       keeps: claimKeeps, // Pick<ClaimKeeps, 'keepsOf'>: never a stand-in, or card keeps are ignored
+        //       keeps: claimKeeps,
         //       options: options.autoPrune,
         //     }),
         //     prunes: automaticPrunes, // AutomaticPrunes
@@ -330,10 +336,24 @@ export const pvcPrunerPlugin = createBackendPlugin({
         //     auditor,
         //     currency: prices?.currency,
         //   }).schedule(scheduler);
-        // and hand `autoPruneRuns` (an AutoPruneSchedule) to what the card's next run needs.
         void autoPruneNotifier;
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
+
+        const autoPrune = {
+          answer: new AutoPruneAnswer({
+            options: options.autoPrune,
+            workloads,
+            keeps: claimKeeps,
+            snapshotsEnabled: options.snapshots.enabled,
+            schedule: autoPruneRuns,
+          }),
+          keeps: new ClaimKeepRequests({
+            orphanFinder,
+            ownership,
+            keeps: claimKeeps,
+          }),
+        };
 
         httpRouter.use(
           await createRouter({
@@ -398,6 +418,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             clusters,
             eventStreams: new OpenStreamLimits(options.eventStreamsPerUser),
             pruneDisabledReason: gate.pruneDisabledReason,
+            autoPrune,
             reclaim: {
               volumes: new ReleasedVolumes({
                 gateways,

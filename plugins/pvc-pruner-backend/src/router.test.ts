@@ -365,6 +365,8 @@ describe('createRouter', () => {
       '/v1/restores',
       '/v1/released-volumes',
       '/v1/reclaim-jobs',
+      '/v1/claim-keeps',
+      '/v1/claim-keeps/{uid}',
     ]);
     expect(response.body.components.schemas.PruneRequest.required).toEqual([
       'cluster',

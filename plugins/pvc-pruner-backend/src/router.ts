@@ -33,7 +33,7 @@ import {
   requestAuthFromHeaders,
   userTokenKeyOf,
 } from './kubernetes';
-import { OwnershipChecks } from './ownership';
+import { admitReadersOf, OwnershipChecks } from './ownership';
 import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import {
   ReclaimJobReaders,
@@ -47,6 +47,7 @@ import {
   snapshotsOf,
 } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
+import type { AutoPruneAnswer, ClaimKeepRequests } from './automation';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
@@ -91,6 +92,11 @@ export interface RouterOptions {
   };
   /** When set, prunes are refused with this reason (the permission framework is off, and nobody opted out). */
   pruneDisabledReason?: string;
+  /** Automatic pruning: what the orphan answer says of it, and the card's keeps (`/v1/claim-keeps`). */
+  autoPrune?: {
+    answer: Pick<AutoPruneAnswer, 'forEntity'>;
+    keeps: Pick<ClaimKeepRequests, 'keep' | 'unkeep'>;
+  };
 }
 
 /** Any route's request: the helpers below serve several routes. */
@@ -239,17 +245,15 @@ export async function createRouter(
           pvcPrunerOrphansReadPermission,
           credentials,
         );
-        // A StatefulSet is shown only to who may read every entity that claims it.
+        const admit = admitReadersOf(ownership, credentials, target);
+        const autoPrune = options.autoPrune?.answer.forEntity(target);
         const found = await orphanFinder.findForEntity(
           target,
           requestAuthFromHeaders(req.headers),
-          items =>
-            ownership.readable(credentials, items, {
-              readable: new Set([target.entityRef]),
-              through: target,
-            }),
+          autoPrune ? autoPrune.admitting(admit) : admit,
         );
-        return { result: found, meta: { orphans: found.totals.orphans } };
+        const answer = autoPrune ? await autoPrune.answer(found) : found;
+        return { result: answer, meta: { orphans: found.totals.orphans } };
       },
     );
     // The StatefulSets' reports come from the watch cache unchanged until the cluster changes: their JSON is kept.
@@ -572,6 +576,66 @@ export async function createRouter(
       },
     );
     res.status(201).json(restored);
+  });
+
+  const keeping = () => {
+    if (!options.autoPrune)
+      throw new NotFoundError('Keeping claims is not set up here');
+    return options.autoPrune.keeps;
+  };
+
+  api.post('/v1/claim-keeps', async (req, res) => {
+    const body = req.body;
+    const kept = await auditedStatefulSetWrite(
+      req,
+      { eventId: 'claim-keep', severityLevel: 'medium' },
+      {
+        entityRef: body.entityRef,
+        meta: {
+          cluster: body.cluster,
+          namespace: body.namespace,
+          statefulSet: body.statefulSet,
+          claim: body.claim.name,
+          claimUid: body.claim.uid,
+          ...(body.until ? { until: body.until } : {}),
+        },
+      },
+      async (target, credentials) => {
+        const keep = await keeping().keep(
+          {
+            target,
+            credentials,
+            requestAuth: requestAuthFromHeaders(req.headers),
+            keptBy: credentials.principal.userEntityRef,
+          },
+          body,
+        );
+        return { result: keep, meta: { reason: keep.reason ?? null } };
+      },
+    );
+    res.status(201).json(kept);
+  });
+
+  api.delete('/v1/claim-keeps/:uid', async (req, res) => {
+    const { entityRef, cluster } = req.query;
+    const { uid } = req.params;
+    await auditedStatefulSetWrite(
+      req,
+      { eventId: 'claim-unkeep', severityLevel: 'medium' },
+      { entityRef, meta: { cluster, claimUid: uid } },
+      async (target, credentials) => {
+        await keeping().unkeep(
+          {
+            target,
+            credentials,
+            requestAuth: requestAuthFromHeaders(req.headers),
+          },
+          { cluster, uid },
+        );
+        return { result: undefined, meta: {} };
+      },
+    );
+    res.status(204).end();
   });
 
   const reclaiming = () => {

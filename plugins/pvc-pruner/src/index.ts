@@ -18,6 +18,7 @@ export type {
   GetOrphansOptions,
   ListPruneJobsRequest,
   FleetRequest,
+  UnkeepClaimRequest,
   UnownedOrphansRequest,
 } from './api/PvcPrunerApi';
 export { PvcPrunerClient } from './api/PvcPrunerClient';

@@ -3,6 +3,7 @@
  * black box with the guest's token, as the card uses it.
  */
 import type {
+  KeepClaimRequest,
   OrphansResponse,
   PruneEvent,
   PruneJob,
@@ -151,6 +152,43 @@ export class BackendClient {
       };
     } catch (e) {
       return { kind: 'unknown', message: String((e as Error).message ?? e) };
+    }
+  }
+
+  /**
+   * Keeps a claim from automatic pruning, as the card's "Keep this claim"
+   * does: the status (201 acknowledged, 409 refused while an automatic
+   * prune deletes it, …), or undefined when no answer came.
+   */
+  async keepClaim(
+    body: Omit<KeepClaimRequest, 'cluster'>,
+  ): Promise<number | undefined> {
+    return this.answerStatus('/v1/claim-keeps', {
+      method: 'POST',
+      body: JSON.stringify({ cluster: CLUSTER, ...body }),
+    });
+  }
+
+  /** Stops keeping a claim kept through the card: 204, or undefined when no answer came. */
+  async unkeepClaim(
+    uid: string,
+    entityRef: string,
+  ): Promise<number | undefined> {
+    return this.answerStatus(
+      `/v1/claim-keeps/${encodeURIComponent(
+        uid,
+      )}?entityRef=${encodeURIComponent(entityRef)}&cluster=${CLUSTER}`,
+      { method: 'DELETE' },
+    );
+  }
+
+  private async answerStatus(path: string, init: RequestInit) {
+    try {
+      const res = await this.call(path, init, 10000);
+      await res.text();
+      return res.status;
+    } catch {
+      return undefined;
     }
   }
 

@@ -8,6 +8,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { historyNow } from 'kube-sim';
+import { AUTO_PRUNE_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
 import {
   CatalogEntity,
   CLUSTER_ANNOTATION,
@@ -62,12 +63,14 @@ const refOf = (e: ServedEntity) =>
 export function catalogEntityOf(
   plan: EntityPlan,
   visibleAt: number,
+  writtenAt?: number,
 ): CatalogEntity {
   return {
     ref: `component:default/${plan.name}`,
     owner: ownerRef(plan.owner),
     annotations: plan.annotations,
     visibleAt,
+    ...(writtenAt !== undefined ? { writtenAt } : {}),
   };
 }
 
@@ -237,7 +240,7 @@ export class CampaignCatalog {
   }
 }
 
-/** The annotations that locate workloads (and the demo's visibility mark), in a fixed order. */
+/** The annotations that locate workloads (and the demo's visibility mark, and the opt-in to automatic pruning), in a fixed order. */
 function pick(annotations: Record<string, string>) {
   const keys = [
     KUBERNETES_ID,
@@ -245,6 +248,7 @@ function pick(annotations: Record<string, string>) {
     NAMESPACE_ANNOTATION,
     CLUSTER_ANNOTATION,
     'pvc-pruner.demo/claims-visible-to',
+    AUTO_PRUNE_ANNOTATION,
   ];
   return Object.fromEntries(
     keys

@@ -43,7 +43,8 @@ const USAGE = `Usage: npm run campaign -- [--scenarios N] [--seed S] [--replicas
   --replicas R      backend replicas (default 2)
   --replay X[,Y…]   run the scenarios of these seeds (as a failure prints them)
   --max-minutes M   start no new scenario after M minutes
-  --keep-logs       keep the replicas' logs (their folder is printed)`;
+  --keep-logs       keep the replicas' logs (their folder is printed)
+  --without-auto-prune  replicas without pvcPruner.autoPrune (the scenarios' opt-ins automate nothing; deletions no prune confirmed are flagged)`;
 
 const LEASE_SECONDS = 3;
 /** How long a job waits for each snapshot: some drawn snapshots are slower (src/scenario.ts). */
@@ -59,6 +60,7 @@ async function main(): Promise<number> {
       replay: { type: 'string' },
       'max-minutes': { type: 'string' },
       'keep-logs': { type: 'boolean', default: false },
+      'without-auto-prune': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -132,6 +134,7 @@ async function main(): Promise<number> {
       volumeWaitTimeoutSeconds: 4,
       snapshotTimeoutSeconds: SNAPSHOT_TIMEOUT_SECONDS,
       workDir,
+      autoPrune: !values['without-auto-prune'],
     };
     for (let i = 0; i < replicaCount; i++) {
       const user = `system:serviceaccount:backstage:replica-${i}`;
@@ -166,6 +169,7 @@ async function main(): Promise<number> {
       catalog,
       baseCatalog,
       ownershipRefs: guest.ownershipEntityRefs,
+      autoPrune: settings.autoPrune,
       log: say,
     };
     say(

@@ -11,6 +11,7 @@ import {
   pvc,
   statefulSet,
 } from 'kube-sim';
+import { KEEP_CLAIM_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
 import {
   AutoscalerPlan,
   ClaimPlan,
@@ -115,8 +116,12 @@ export function createStorageClasses(sim: KubeSim) {
 }
 
 /** The labels of a StatefulSet of this team: its kubernetes-id (none for nobody's) and app. */
-function labelsOf(team: Team, name: string): Record<string, string> {
-  const id = TEAM_IDS[team];
+function labelsOf(
+  team: Team,
+  name: string,
+  kubernetesId?: string,
+): Record<string, string> {
+  const id = kubernetesId ?? TEAM_IDS[team];
   return { ...(id ? { [KUBERNETES_ID]: id } : {}), app: name };
 }
 
@@ -138,7 +143,7 @@ function statefulSetManifest(plan: StatefulSetPlan, namespace: string) {
       })),
     },
     namespace,
-    labelsOf(plan.team, plan.name),
+    labelsOf(plan.team, plan.name, plan.kubernetesId),
   );
 }
 
@@ -439,6 +444,28 @@ export const chaos = {
       CLAIMS,
       claimManifest({ ...plan, foreignFinalizer: false }, scenario.namespace),
     );
+  },
+
+  /**
+   * `kubectl annotate pvc <claim> pvc-pruner.backstage.io/keep=<value>
+   * --overwrite` (a merge patch of its annotations), or with no value the
+   * annotation removed (`keep-`). Returns the claim's uid, when it exists.
+   */
+  annotateKeep(
+    sim: KubeSim,
+    ns: string,
+    claim: string,
+    value: string | undefined,
+  ): string | undefined {
+    let uid: string | undefined;
+    mutate(sim, CLAIMS, ns, claim, o => {
+      uid = o.metadata.uid;
+      const annotations = { ...(o.metadata.annotations ?? {}) };
+      if (value === undefined) delete annotations[KEEP_CLAIM_ANNOTATION];
+      else annotations[KEEP_CLAIM_ANNOTATION] = value;
+      o.metadata.annotations = annotations;
+    });
+    return uid;
   },
 
   /** Its kubernetes-id label becomes another team's (or goes): other entities claim it now. */

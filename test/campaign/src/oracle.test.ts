@@ -8,6 +8,11 @@ import type {
   StatefulSetState,
 } from 'kube-sim';
 import type { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import {
+  CardKeepRecord,
+  emptyAutoPruneRecords,
+  KeepAnnotationRecord,
+} from './autoPrunePhase';
 import { judge } from './oracle';
 import { CatalogEntity, demoPolicy } from './ownership';
 import { JobRecord, ScenarioRun } from './runScenario';
@@ -256,6 +261,7 @@ function scenarioRun(
     harnessErrors: [],
     catalogSyncsMs: [],
     freezes: [],
+    autoPruneRecords: emptyAutoPruneRecords(),
     durationMs: 1000,
   };
 }
@@ -1277,5 +1283,387 @@ describe('the oracle on volume reclaims (volume-reclaimed-while-bound, reclaim-w
       },
     ];
     expect(judge(run).reclaims).toEqual({ reclaims: 1, deletedAfter: 1 });
+  });
+});
+
+describe('the oracle on automatic pruning (automatic-delete-of-entity-not-opted-in, automatic-delete-of-kept-claim)', () => {
+  const AUTO_PRUNE = 'pvc-pruner.backstage.io/auto-prune';
+  const KEEP = 'pvc-pruner.backstage.io/keep';
+  /** orders, opted in with a 5 s grace: the only claimant of web. */
+  const OPTED = entity('orders', 'group:default/checkout', {
+    'backstage.io/kubernetes-id': 'orders',
+    [AUTO_PRUNE]: '5s',
+  });
+  const keepRecord = (change: Partial<CardKeepRecord>): CardKeepRecord => ({
+    kind: 'keep',
+    claim: 'data-web-3',
+    uid: 'uid-3',
+    replica: 1,
+    sentAt: T - 80,
+    answeredAt: T - 50,
+    status: 201,
+    ...change,
+  });
+  /**
+   * data-web-3 (uid-3) deleted by replica 0 with no prune of the campaign
+   * confirming it, while an automatic job (auto-job) held web's Lease; its
+   * volume Retain and bound to it (no snapshot needed). The last read of
+   * the claim was served at T - 20.
+   */
+  function automaticRun(
+    change: {
+      catalog?: CatalogEntity[];
+      annotations?: Record<string, string>;
+      deletion?: Partial<ClaimDeletion>;
+      cardKeeps?: CardKeepRecord[];
+      keepAnnotations?: KeepAnnotationRecord[];
+      extraRequests?: RecordedRequest[];
+      snapshotEvents?: SnapshotRecord[];
+      lease?: KubeObject;
+      autoPrune?: boolean;
+    } = {},
+  ): ScenarioRun {
+    const run = scenarioRun({
+      catalog: change.catalog ?? [OPTED],
+      extraRequests: change.extraRequests,
+      snapshotEvents: change.snapshotEvents,
+      deletion: {
+        claim: {
+          uid: 'uid-3',
+          resourceVersion: '7',
+          terminating: false,
+          finalizers: [],
+          annotations: change.annotations ?? {},
+        },
+        volume: { name: 'pv-3', reclaimPolicy: 'Retain', claimUid: 'uid-3' },
+        ...change.deletion,
+      },
+    });
+    run.jobs = [];
+    run.sent = [];
+    run.audit = [];
+    run.leaseWrites[0].after = change.lease ?? lease(T - 500, 'auto-job');
+    if (change.autoPrune !== false) run.autoPrune = { minimumGraceMs: 2000 };
+    run.autoPruneRecords = {
+      ...emptyAutoPruneRecords(),
+      cardKeeps: change.cardKeeps ?? [],
+      keepAnnotations: change.keepAnnotations ?? [],
+    };
+    return run;
+  }
+
+  it('passes an automatic deletion of an unkept claim of a StatefulSet whose every claimant opted in, and counts it', () => {
+    const judgement = judge(automaticRun());
+    expect(judgement.violations).toEqual([]);
+    expect(judgement.autoPrune.deletions).toBe(1);
+    expect(judgement.deletions).toBe(1);
+  });
+
+  it('flags it as unconfirmed when the replicas do not run automatic pruning', () => {
+    expect(invariants(automaticRun({ autoPrune: false }))).toEqual([
+      'unconfirmed-claim-deleted',
+    ]);
+  });
+
+  it('flags a claim of a StatefulSet whose claimant had not opted in, or was its only claimant with an invalid opt-in, or had none', () => {
+    const notOpted = judge(automaticRun({ catalog: [ORDERS] }));
+    expect(notOpted.violations.map(v => v.invariant)).toEqual([
+      'automatic-delete-of-entity-not-opted-in',
+    ]);
+    expect(notOpted.violations[0].detail).toContain(
+      'claimed by component:default/orders, not opted in',
+    );
+    for (const value of ['1s', 'soon', '0s'])
+      expect(
+        invariants(
+          automaticRun({
+            catalog: [
+              {
+                ...OPTED,
+                annotations: { ...OPTED.annotations, [AUTO_PRUNE]: value },
+              },
+            ],
+          }),
+        ),
+      ).toEqual(['automatic-delete-of-entity-not-opted-in']);
+    expect(judge(automaticRun({ catalog: [] })).violations[0].detail).toContain(
+      'claimed by no catalog entity',
+    );
+  });
+
+  it('flags a claim of an opted-in StatefulSet that a second entity, not opted in, also claims', () => {
+    const second = entity('web-too', 'group:default/checkout', {
+      'backstage.io/kubernetes-label-selector': 'app=web',
+    });
+    const judgement = judge(automaticRun({ catalog: [OPTED, second] }));
+    expect(judgement.violations.map(v => v.invariant)).toEqual([
+      'automatic-delete-of-entity-not-opted-in',
+    ]);
+    expect(judgement.violations[0].detail).toContain(
+      'component:default/web-too',
+    );
+    // Opted in too: every claimant did.
+    const both = {
+      ...second,
+      annotations: { ...second.annotations, [AUTO_PRUNE]: '3s' },
+    };
+    expect(invariants(automaticRun({ catalog: [OPTED, both] }))).toEqual([]);
+  });
+
+  it('judges the catalog by what may have been served: an entity being added counts for an opt-in, and against it only once every replica served it', () => {
+    const arriving = entity(
+      'web-too',
+      'group:default/checkout',
+      { 'backstage.io/kubernetes-label-selector': 'app=web' },
+      T + 500,
+    );
+    arriving.writtenAt = T - 2000;
+    expect(invariants(automaticRun({ catalog: [OPTED, arriving] }))).toEqual(
+      [],
+    );
+    expect(
+      invariants(
+        automaticRun({ catalog: [OPTED, { ...arriving, visibleAt: T - 100 }] }),
+      ),
+    ).toEqual(['automatic-delete-of-entity-not-opted-in']);
+    const optedArriving = { ...OPTED, visibleAt: T + 500, writtenAt: T - 2000 };
+    expect(invariants(automaticRun({ catalog: [optedArriving] }))).toEqual([]);
+    expect(
+      invariants(
+        automaticRun({ catalog: [{ ...optedArriving, writtenAt: T + 100 }] }),
+      ),
+    ).toEqual(['automatic-delete-of-entity-not-opted-in']);
+  });
+
+  it('flags a claim no StatefulSet named when the plugin last read it, and counts one whose StatefulSet went after that read', () => {
+    expect(
+      invariants(automaticRun({ deletion: { statefulSets: [] } })),
+    ).toContain('automatic-delete-of-entity-not-opted-in');
+    const gone = judge(
+      automaticRun({
+        deletion: { statefulSets: [] },
+        extraRequests: [stsRead(T - 5)],
+      }),
+    );
+    expect(gone.violations).toEqual([]);
+    expect(gone.autoPrune.statefulSetGoneAfterLastRead).toBe(1);
+    // A later read that found none (404) is the last read: it saw it gone.
+    expect(
+      invariants(
+        automaticRun({
+          deletion: { statefulSets: [] },
+          extraRequests: [
+            stsRead(T - 8),
+            request({
+              resource: 'statefulsets',
+              name: 'web',
+              at: T - 5,
+              status: 404,
+            }),
+          ],
+        }),
+      ),
+    ).toContain('automatic-delete-of-entity-not-opted-in');
+  });
+
+  it('flags a claim that carried the keep annotation at its delete, since before the last read of it; not one annotated false', () => {
+    const kept = judge(
+      automaticRun({
+        annotations: { [KEEP]: 'yes' },
+        keepAnnotations: [
+          { claim: 'data-web-3', uid: 'uid-3', value: 'yes', at: T - 100 },
+        ],
+      }),
+    );
+    expect(kept.violations.map(v => v.invariant)).toEqual([
+      'automatic-delete-of-kept-claim',
+    ]);
+    expect(kept.violations[0].detail).toContain(
+      'pvc-pruner.backstage.io/keep="yes"',
+    );
+    // Written by someone else than the campaign: kept all the same.
+    expect(
+      invariants(automaticRun({ annotations: { [KEEP]: 'true' } })),
+    ).toEqual(['automatic-delete-of-kept-claim']);
+    for (const value of ['false', ' FALSE '])
+      expect(
+        invariants(automaticRun({ annotations: { [KEEP]: value } })),
+      ).toEqual([]);
+  });
+
+  it('counts, without flagging, a keep annotation written after the last read of the claim (the check-to-delete window)', () => {
+    const late = judge(
+      automaticRun({
+        annotations: { [KEEP]: 'true' },
+        keepAnnotations: [
+          { claim: 'data-web-3', uid: 'uid-3', value: 'true', at: T - 300 },
+          { claim: 'data-web-3', uid: 'uid-3', at: T - 200 },
+          { claim: 'data-web-3', uid: 'uid-3', value: 'true', at: T - 15 },
+        ],
+      }),
+    );
+    expect(late.violations).toEqual([]);
+    expect(late.autoPrune.keptAfterLastRead).toBe(1);
+  });
+
+  it('flags a claim whose card keep was acknowledged before the delete was sent, and not removed nor ended', () => {
+    const judgement = judge(automaticRun({ cardKeeps: [keepRecord({})] }));
+    expect(judgement.violations.map(v => v.invariant)).toEqual([
+      'automatic-delete-of-kept-claim',
+    ]);
+    expect(judgement.violations[0].detail).toContain("the card's keep of it");
+    expect(
+      invariants(
+        automaticRun({ cardKeeps: [keepRecord({ until: T + 5000 })] }),
+      ),
+    ).toEqual(['automatic-delete-of-kept-claim']);
+  });
+
+  it('passes a card keep answered only after the delete was sent, refused, of another uid, ended, or undone', () => {
+    for (const keeps of [
+      [keepRecord({ answeredAt: T + 5 })],
+      [keepRecord({ status: 409 })],
+      [keepRecord({ status: undefined, answeredAt: undefined })],
+      [keepRecord({ uid: 'uid-old' })],
+      [keepRecord({ until: T + 500 })],
+      [
+        keepRecord({}),
+        keepRecord({
+          kind: 'unkeep',
+          sentAt: T - 30,
+          answeredAt: T - 25,
+          status: 204,
+        }),
+      ],
+      // An un-keep sent alongside the keep may have been served after it.
+      [
+        keepRecord({}),
+        keepRecord({
+          kind: 'unkeep',
+          sentAt: T - 90,
+          answeredAt: T - 40,
+          status: 204,
+        }),
+      ],
+      // A keep served after it replaced its end with a sooner one.
+      [
+        keepRecord({}),
+        keepRecord({ sentAt: T - 60, answeredAt: T - 55, until: T + 200 }),
+      ],
+    ])
+      expect(invariants(automaticRun({ cardKeeps: keeps }))).toEqual([]);
+  });
+
+  it("flags an automatic deletion while no job held its StatefulSet's Lease, or a job the campaign started, or one whose Lease had expired", () => {
+    const other = lease(T - 500, 'auto-job');
+    other.metadata.name = 'pvc-pruner-db';
+    const manual = lease(T - 500, JOB);
+    for (const held of [other, lease(T - 5000, 'auto-job')])
+      expect(invariants(automaticRun({ lease: held }))).toEqual([
+        'delete-without-holding-the-lease',
+      ]);
+    // A job of the campaign's (confirming another claim) holds it.
+    const run = automaticRun({ lease: manual });
+    run.jobs = [
+      {
+        ...scenarioRun().jobs[0],
+        confirmed: [{ name: 'data-web-9', uid: 'uid-9' }],
+      },
+    ];
+    expect(judge(run).violations.map(v => v.invariant)).toContain(
+      'delete-without-holding-the-lease',
+    );
+  });
+
+  it('flags an automatic deletion of a Delete volume without a ready snapshot (the replicas require them), and passes one with', () => {
+    const deleteVolume: Partial<ClaimDeletion> = {
+      volume: { name: 'pv-3', reclaimPolicy: 'Delete', claimUid: 'uid-3' },
+    };
+    expect(invariants(automaticRun({ deletion: deleteVolume }))).toEqual([
+      'deleted-without-ready-snapshot',
+    ]);
+    const ready: SnapshotRecord = {
+      at: T - 300,
+      event: 'ready',
+      namespace: NS,
+      name: 'snap-3',
+      uid: 'snap-uid',
+      sourceClaim: 'data-web-3',
+      sourceClaimUid: 'uid-3',
+    };
+    expect(
+      invariants(
+        automaticRun({ deletion: deleteVolume, snapshotEvents: [ready] }),
+      ),
+    ).toEqual([]);
+  });
+
+  it('counts the orphans of opted-in StatefulSets still there when the window closed: kept ones, and ones a claimant not opted in held back', () => {
+    const claimObject = (
+      name: string,
+      annotations: Record<string, string> = {},
+    ) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: {
+          name,
+          namespace: NS,
+          uid: `uid-${name}`,
+          resourceVersion: '1',
+          creationTimestamp: '',
+          annotations,
+        },
+      } as KubeObject);
+    const exposed = (catalog: CatalogEntity[]) => {
+      const run = automaticRun({ catalog });
+      run.scenario = {
+        ...run.scenario,
+        statefulSets: [
+          {
+            name: 'store',
+            team: 'auto',
+            kubernetesId: 'test-auto',
+            templates: ['data'],
+            start: 0,
+            replicas: 1,
+            claimOrdinals: [0, 1, 2],
+            podManagementPolicy: 'Parallel',
+            retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+          },
+        ],
+        autoPrune: {
+          entity: 'test-auto',
+          kubernetesId: 'test-auto',
+          annotation: '5s',
+          statefulSets: ['store'],
+          keeps: [],
+          processFaults: [],
+          windowMs: 9000,
+        },
+      };
+      run.autoPruneRecords.windowClosedAt = T + 1000;
+      run.finalClaims = [
+        claimObject('data-store-0'),
+        claimObject('data-store-1', { [KEEP]: 'true' }),
+        claimObject('data-store-2'),
+      ];
+      return judge(run).autoPrune;
+    };
+    const auto = entity('test-auto', 'group:default/checkout', {
+      'backstage.io/kubernetes-id': 'test-auto',
+      [AUTO_PRUNE]: '5s',
+    });
+    expect(exposed([OPTED, auto])).toMatchObject({
+      keptExposed: 1,
+      notOptedInExposed: 0,
+    });
+    const catchAll = entity('everything', 'group:default/search', {
+      'backstage.io/kubernetes-label-selector': '!nonexistent',
+    });
+    expect(exposed([OPTED, auto, catchAll])).toMatchObject({
+      keptExposed: 0,
+      notOptedInExposed: 2,
+    });
   });
 });

@@ -4,12 +4,20 @@
  * plugin's word about what it did.
  */
 import type {
+  ClaimDeletion,
   KubeObject,
   LeaseWrite,
   RecordedRequest,
   SnapshotRecord,
 } from 'kube-sim';
 import type { PruneEvent } from 'backstage-plugin-pvc-pruner-common';
+import {
+  AutoPruneFigures,
+  emptyAutoPruneFigures,
+  exposures,
+  judgeAutomaticDeletion,
+  mayName,
+} from './autoPruneOracle';
 import { CLUSTER } from './backendClient';
 import { demoPolicy, PolicyModel, pruneRefusals } from './ownership';
 import { ordinalNaming, reattachingStatefulSets } from './reattach';
@@ -37,6 +45,8 @@ export const INVARIANTS = [
   'deleted-without-ready-snapshot',
   'volume-reclaimed-while-bound',
   'reclaim-without-audit-event',
+  'automatic-delete-of-entity-not-opted-in',
+  'automatic-delete-of-kept-claim',
   'harness',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
@@ -133,6 +143,8 @@ export interface Judgement {
   leftBehindDeletions: number;
   /** Volume reclaims (a replica set a volume's reclaim policy to Delete), each judged. */
   reclaims: ReclaimFigures;
+  /** Automatic pruning: the deletions no prune of the campaign confirmed, and what the runs were exposed to. */
+  autoPrune: AutoPruneFigures;
 }
 
 export interface SnapshotFigures {
@@ -357,9 +369,109 @@ export function judge(
   };
 
   for (const error of run.harnessErrors) flag('harness', error);
+  const autoPrune = emptyAutoPruneFigures();
+  if (run.autoPrune) exposures(run, run.autoPrune.minimumGraceMs, autoPrune);
 
   /** Deletions each job made, by the simulator's record. */
   const deletedBy = new Map<string, Set<string>>();
+
+  /**
+   * For a prune that asked for snapshots (by the campaign's own request,
+   * not the plugin's answer) or an automatic one (the replicas require
+   * them): never deleted unless a ready snapshot of this claim's uid
+   * existed when the delete arrived; a volume the claim's deletion leaves
+   * in place (reclaim policy Retain, bound to this claim) needs none. The
+   * figures count the campaign's prunes only.
+   */
+  /**
+   * An automatic prune goes through the same jobs as a person's: it deletes
+   * only while the Lease of a StatefulSet naming the claim is held, live by
+   * its own timestamps when the delete was sent, by a job the campaign did
+   * not start (a person's job's Lease does not cover it).
+   */
+  const judgeAutomaticLease = (
+    d: ClaimDeletion,
+    leases: KubeObject[],
+    sentAt: number,
+    whenSent: string,
+  ) => {
+    const name = d.request.name!;
+    // Of a StatefulSet that names it now, or, gone, one whose name may.
+    const naming = d.statefulSets.filter(
+      s => ordinalNaming(name, s) !== undefined,
+    );
+    const names = naming.map(s => `pvc-pruner-${s.name}`.slice(0, 253));
+    const fits = (lease: string) =>
+      naming.length > 0
+        ? names.includes(lease)
+        : lease.startsWith('pvc-pruner-') &&
+          mayName(lease.slice('pvc-pruner-'.length), name);
+    const held = leases.find(l => {
+      const holder = holderJob(l);
+      return (
+        fits(l.metadata.name) &&
+        holder !== undefined &&
+        !run.jobs.some(j => j.id === holder)
+      );
+    });
+    if (!held)
+      flag(
+        'delete-without-holding-the-lease',
+        `${name}: an automatic prune deleted it while no job but the campaign's held the Lease of a StatefulSet naming it (${
+          names.join(', ') || 'none names it'
+        })`,
+      );
+    else if (leaseExpiry(held) < sentAt)
+      flag(
+        'delete-without-holding-the-lease',
+        `${name}: an automatic prune (job ${holderJob(held)}) deleted it ${(
+          sentAt - leaseExpiry(held)
+        ).toFixed(0)} ms after its Lease had expired${whenSent}`,
+      );
+  };
+
+  const judgeSnapshot = (d: ClaimDeletion, by: string, asked: boolean) => {
+    if (!asked || !d.claim) return;
+    const automatic = by === 'an automatic prune';
+    const name = d.request.name!;
+    const replica = run.replicaOfUser.get(d.request.user ?? '');
+    if (!automatic) snapshots.deletionsJudged++;
+    const retained =
+      d.volume?.reclaimPolicy === 'Retain' && d.volume.claimUid === d.claim.uid;
+    if (retained) {
+      if (!automatic) snapshots.retainExempt++;
+      return;
+    }
+    const ready = readySnapshotsAt(
+      run.snapshotEvents,
+      name,
+      d.claim.uid,
+      d.request.at,
+    );
+    if (ready.length > 0) return;
+    const seen = run.snapshotEvents.filter(
+      e => e.sourceClaim === name && e.at <= d.request.at,
+    );
+    flag(
+      'deleted-without-ready-snapshot',
+      `${name} (uid ${d.claim.uid}, volume ${d.volume?.name ?? 'none'} ${
+        d.volume?.reclaimPolicy ?? ''
+      }) was deleted by ${by} (replica ${replica}), which ${
+        automatic ? 'requires' : 'asked for'
+      } snapshots, with no ready snapshot of that uid when the delete arrived; its snapshots' record then: ${
+        seen
+          .map(
+            e =>
+              `${e.name} ${e.event}${
+                e.sourceClaimUid && e.sourceClaimUid !== d.claim!.uid
+                  ? ` (of uid ${e.sourceClaimUid})`
+                  : ''
+              } ${(d.request.at - e.at).toFixed(0)} ms before`,
+          )
+          .join(', ') || 'none'
+      }`,
+    );
+  };
 
   for (const d of run.deletions) {
     const replica = run.replicaOfUser.get(d.request.user ?? '');
@@ -403,16 +515,13 @@ export function judge(
     // while the delete travelled is counted: no client can see that coming.
     // A live read of a StatefulSet that found none (404) is a read: what
     // appeared after it began too late for that check.
-    const check = lastCheckOf(
-      d,
-      run.requests.filter(
-        r =>
-          r.user === d.request.user &&
-          r.seq < d.request.seq &&
-          (ok(r) || foundNoStatefulSet(r)),
-      ),
-      ns,
+    const checked = run.requests.filter(
+      r =>
+        r.user === d.request.user &&
+        r.seq < d.request.seq &&
+        (ok(r) || foundNoStatefulSet(r)),
     );
+    const check = lastCheckOf(d, checked, ns);
     /** A reason to keep the claim that began too late for the last check to see: counted, and said. */
     const note = (what: string, since: number) =>
       windowNotes.push(
@@ -601,10 +710,24 @@ export function judge(
       holding[0] ??
       candidates[candidates.length - 1];
     if (!job && pending.length === 0) {
-      flag(
-        'unconfirmed-claim-deleted',
-        `${name} (uid ${d.claim.uid}) was deleted by replica ${replica}, but no prune sent there confirmed that uid`,
-      );
+      // With automatic pruning on, what no prune of the campaign confirmed
+      // is automatic: judged by whose it was and whether it was kept.
+      if (run.autoPrune) {
+        judgeAutomaticDeletion(run, d, {
+          sentAt,
+          lastClaimRead,
+          before: checked,
+          minimumGraceMs: run.autoPrune.minimumGraceMs,
+          flag,
+          figures: autoPrune,
+        });
+        judgeSnapshot(d, 'an automatic prune', true);
+        judgeAutomaticLease(d, leases, sentAt, whenSent);
+      } else
+        flag(
+          'unconfirmed-claim-deleted',
+          `${name} (uid ${d.claim.uid}) was deleted by replica ${replica}, but no prune sent there confirmed that uid`,
+        );
       continue;
     }
     // 3b. Allowed pvc-pruner.prune on every claimant of the StatefulSet (and
@@ -671,48 +794,12 @@ export function judge(
 
     // 3c. With snapshots asked for (by the campaign's own request) and
     // required, never deleted unless a ready snapshot of this claim's uid
-    // existed when the delete arrived; a volume the claim's deletion leaves
-    // in place (reclaim policy Retain, bound to this claim) needs none.
-    const askedSnapshot = job ? job.snapshot : pending[0].plan.snapshot;
-    if (askedSnapshot) {
-      snapshots.deletionsJudged++;
-      const retained =
-        d.volume?.reclaimPolicy === 'Retain' &&
-        d.volume.claimUid === d.claim.uid;
-      if (retained) snapshots.retainExempt++;
-      else {
-        const ready = readySnapshotsAt(
-          run.snapshotEvents,
-          name,
-          d.claim.uid,
-          d.request.at,
-        );
-        if (ready.length === 0) {
-          const seen = run.snapshotEvents.filter(
-            e => e.sourceClaim === name && e.at <= d.request.at,
-          );
-          flag(
-            'deleted-without-ready-snapshot',
-            `${name} (uid ${d.claim.uid}, volume ${d.volume?.name ?? 'none'} ${
-              d.volume?.reclaimPolicy ?? ''
-            }) was deleted by ${
-              job ? `job ${job.id}` : 'an unanswered prune'
-            } (replica ${replica}), which asked for snapshots, with no ready snapshot of that uid when the delete arrived; its snapshots' record then: ${
-              seen
-                .map(
-                  e =>
-                    `${e.name} ${e.event}${
-                      e.sourceClaimUid && e.sourceClaimUid !== d.claim!.uid
-                        ? ` (of uid ${e.sourceClaimUid})`
-                        : ''
-                    } ${(d.request.at - e.at).toFixed(0)} ms before`,
-                )
-                .join(', ') || 'none'
-            }`,
-          );
-        }
-      }
-    }
+    // existed when the delete arrived.
+    judgeSnapshot(
+      d,
+      job ? `job ${job.id}` : 'an unanswered prune',
+      job ? job.snapshot : pending[0].plan.snapshot,
+    );
 
     // 3d. Never a claim that a StatefulSet of its name which the job was not
     // sent for (one that appeared after the prune was sent: re-created under
@@ -892,6 +979,7 @@ export function judge(
     newStatefulSetJudged,
     leftBehindDeletions,
     reclaims,
+    autoPrune,
   };
 }
 

@@ -22,6 +22,8 @@ export interface CatalogEntity {
   annotations: Record<string, string>;
   /** When every replica's catalog served it (0: before the campaign began). */
   visibleAt: number;
+  /** When the campaign wrote it to its catalog file: a replica may serve it from then on. */
+  writtenAt?: number;
   /** When the campaign began to remove it. */
   removedAt?: number;
 }

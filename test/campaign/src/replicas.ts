@@ -21,7 +21,10 @@ import { stripVTControlCharacters } from 'node:util';
 // runs the same backend, with the same cluster rules and guest sign-in.
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { demoBackendEnv, guestToken } from '../../demo/start';
+import { historyNow } from 'kube-sim';
+import { autoPruneConfig } from './autoPruneScenario';
 import { SNAPSHOT_CLASS_MAP } from './cluster';
+import type { ProcessFault } from './scenario';
 
 const BACKEND_DIR = dirname(
   require.resolve('backstage-plugin-pvc-pruner-backend/package.json'),
@@ -43,6 +46,8 @@ export interface ReplicaSettings {
   workDir: string;
   /** A catalog file of the campaign's own (the scenarios' entities), loaded beside the demo's catalog. */
   catalogFile: string;
+  /** `pvcPruner.autoPrune` is on (src/autoPruneScenario.ts). */
+  autoPrune: boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -127,6 +132,7 @@ export class Replica {
             timeoutSeconds: s.snapshotTimeoutSeconds,
             storageClasses: SNAPSHOT_CLASS_MAP,
           },
+          ...(s.autoPrune ? { autoPrune: autoPruneConfig() } : {}),
         },
       }),
     );
@@ -264,6 +270,39 @@ export class Replica {
     }
     return this.audit;
   }
+}
+
+/**
+ * A process fault: the replica killed (`kill -9`; restarted after a while:
+ * `restarting`, not awaited here, so that the scenario follows its jobs
+ * meanwhile) or stopped (SIGSTOP) and resumed, each logged; skipped when
+ * the replica is down or stopped already.
+ */
+export async function applyProcessFault(
+  replica: Replica,
+  fault: ProcessFault,
+  log: {
+    kills: Array<{ replica: number; at: number }>;
+    freezes: Array<{ replica: number; from: number; to: number }>;
+  },
+  count: (kind: string) => void,
+): Promise<{ restarting?: Promise<void> }> {
+  if (!replica.alive || replica.frozen) return {};
+  if (fault.kind === 'kill-9') {
+    count('process: kill -9');
+    log.kills.push({ replica: replica.index, at: historyNow() });
+    await replica.kill();
+    return {
+      restarting: sleep(fault.restartAfterMs).then(() => replica.start()),
+    };
+  }
+  count('process: SIGSTOP');
+  const from = historyNow();
+  replica.freeze();
+  await sleep(fault.forMs);
+  replica.thaw();
+  log.freezes.push({ replica: replica.index, from, to: historyNow() });
+  return {};
 }
 
 export interface AuditEvent {

@@ -20,13 +20,15 @@ function results(
   });
 }
 
-describe("the report on issue 19's invariants", () => {
-  it('names every invariant of issue 19 a run of 24 scenarios never exercised, and says the run fails', () => {
+describe("the report on issue 19's and 20's invariants", () => {
+  it('names every invariant of issue 19 and 20 a run of 24 scenarios never exercised, and says the run fails', () => {
     const idle = results(24);
     expect(unexercised(idle)).toEqual([
       'deleted-claim-a-new-statefulset-of-its-name-would-reattach',
       'volume-reclaimed-while-bound',
       'reclaim-without-audit-event',
+      'automatic-delete-of-entity-not-opted-in',
+      'automatic-delete-of-kept-claim',
     ]);
     expect(formatReport(idle, { replicas: 2, wallMs: 1 })).toContain(
       'NEVER EXERCISED in 24 scenarios: volume-reclaimed-while-bound',
@@ -37,8 +39,34 @@ describe("the report on issue 19's invariants", () => {
     const exercised = results(24, r => {
       if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
       if (r.index === 7) r.judgement.reclaims.reclaims = 2;
+      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
+      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
+      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
     });
     expect(unexercised(exercised)).toEqual([]);
     expect(unexercised(results(23))).toEqual([]);
+  });
+
+  it('needs automatic deletions and, apart, the situation each automatic invariant guards: a claimant not opted in, a kept claim', () => {
+    const noDeletions = results(24, r => {
+      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
+      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
+      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
+      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
+    });
+    expect(unexercised(noDeletions)).toEqual([
+      'automatic-delete-of-entity-not-opted-in',
+      'automatic-delete-of-kept-claim',
+    ]);
+    const neverKept = results(24, r => {
+      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
+      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
+      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
+      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
+    });
+    expect(unexercised(neverKept)).toEqual(['automatic-delete-of-kept-claim']);
+    expect(formatReport(neverKept, { replicas: 2, wallMs: 1 })).toContain(
+      'NEVER EXERCISED in 24 scenarios: automatic-delete-of-kept-claim',
+    );
   });
 });

@@ -10,7 +10,7 @@ export interface ScenarioResult {
 }
 
 /**
- * What exercises each of issue 19's invariants, per scenario: a run of at
+ * What exercises each of issue 19's and issue 20's invariants, per scenario: a run of at
  * least MIN_SCENARIOS_FOR_EXERCISE scenarios in which one of them judged
  * nothing fails, so that a draw that stopped reaching it cannot pass
  * unnoticed.
@@ -30,15 +30,37 @@ export const EXERCISED_BY: Array<{
     what: "volume reclaims judged (a replica set a volume's reclaim policy to Delete)",
     count: j => j.reclaims.reclaims,
   },
+  {
+    invariants: [
+      'automatic-delete-of-entity-not-opted-in',
+      'automatic-delete-of-kept-claim',
+    ],
+    what: 'automatic deletions judged (deletions no prune of the campaign confirmed)',
+    count: j => j.autoPrune.deletions,
+  },
+  {
+    invariants: ['automatic-delete-of-entity-not-opted-in'],
+    what: 'orphans of opted-in StatefulSets that a claimant not opted in (or an invalid opt-in) kept from automation, still there when the runs had gone on past the grace',
+    count: j => j.autoPrune.notOptedInExposed,
+  },
+  {
+    invariants: ['automatic-delete-of-kept-claim'],
+    what: 'kept orphans (annotation or card) of StatefulSets every claimant opted in, still there when the runs had gone on past the grace',
+    count: j => j.autoPrune.keptExposed,
+  },
 ];
 export const MIN_SCENARIOS_FOR_EXERCISE = 24;
 
 /** The invariants a run of enough scenarios never exercised. */
 export function unexercised(results: ScenarioResult[]): Invariant[] {
   if (results.length < MIN_SCENARIOS_FOR_EXERCISE) return [];
-  return EXERCISED_BY.filter(e =>
-    results.every(r => e.count(r.judgement) === 0),
-  ).flatMap(e => e.invariants);
+  return [
+    ...new Set(
+      EXERCISED_BY.filter(e =>
+        results.every(r => e.count(r.judgement) === 0),
+      ).flatMap(e => e.invariants),
+    ),
+  ];
 }
 
 /**
@@ -253,10 +275,33 @@ export function formatReport(
       r => r.judgement.reclaims.deletedAfter,
     )} then deleted by their provisioner within the scenario)`,
   );
+  add(
+    `Automatic pruning: ${
+      results.filter(r => r.run.scenario.autoPrune).length
+    } scenarios opted an entity in; ${sum(
+      r => r.judgement.autoPrune.deletions,
+    )} automatic deletions judged (no prune of the campaign confirmed them); ${sum(
+      r => r.judgement.autoPrune.keptAfterLastRead,
+    )} of a claim annotated keep only after the plugin's last read of it (not a violation: the check-to-delete window); ${sum(
+      r => r.judgement.autoPrune.statefulSetGoneAfterLastRead,
+    )} whose StatefulSet went after the plugin's last read of it (not judged for claimants); card keeps acknowledged: ${sum(
+      r =>
+        r.run.autoPruneRecords.cardKeeps.filter(
+          k => k.kind === 'keep' && k.status === 201,
+        ).length,
+    )}, un-keeps: ${sum(
+      r =>
+        r.run.autoPruneRecords.cardKeeps.filter(
+          k => k.kind === 'unkeep' && k.status === 204,
+        ).length,
+    )}, keep annotations written: ${sum(
+      r => r.run.autoPruneRecords.keepAnnotations.length,
+    )}`,
+  );
   add("Issue 19's draws, by scenarios that exercised each:");
   for (const [what, did] of ISSUE_19_DRAWS)
     add(`  ${what.padEnd(70)} ${results.filter(did).length}`);
-  add("Issue 19's invariants exercised:");
+  add("Issue 19's and 20's invariants exercised:");
   for (const e of EXERCISED_BY)
     add(
       `  ${e.what}: ${sum(r => e.count(r.judgement))} (in ${

@@ -14,12 +14,23 @@ import {
   SnapshotRecord,
   VolumeDeletion,
 } from 'kube-sim';
-import { PruneEvent, PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import {
+  AUTO_PRUNE_ANNOTATION,
+  parseDuration,
+  PruneEvent,
+  PruneJob,
+} from 'backstage-plugin-pvc-pruner-common';
 import {
   BackendClient,
   LeftBehindGroupView,
   PostOutcome,
 } from './backendClient';
+import {
+  applyKeep,
+  AutoPruneRecords,
+  emptyAutoPruneRecords,
+} from './autoPrunePhase';
+import { AUTO_PRUNE_SETTINGS, optedInGraceMs } from './autoPruneScenario';
 import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
 import {
   chaos,
@@ -32,9 +43,10 @@ import { CatalogEntity } from './ownership';
 import { RECLAIM_AUDIT_EVENT } from './reclaimOracle';
 import { ReclaimRecord, runReclaim } from './reclaimPhase';
 import { pollJob, usable } from './polling';
-import { AuditEvent, Replica } from './replicas';
+import { applyProcessFault, AuditEvent, Replica } from './replicas';
 import {
   ExtraConfirmation,
+  ProcessFault,
   PruneRequestPlan,
   Scenario,
   SIM_TIME_FACTOR,
@@ -120,6 +132,14 @@ export interface ScenarioRun {
   catalogSyncsMs: number[];
   /** When a replica was stopped with SIGSTOP and resumed (historyNow()). */
   freezes: Array<{ replica: number; from: number; to: number }>;
+  /**
+   * The replicas ran automatic pruning (`pvcPruner.autoPrune`, with this
+   * minimumGrace): a deletion no prune of the campaign confirmed is judged
+   * as automatic; without it, it is unconfirmed.
+   */
+  autoPrune?: { minimumGraceMs: number };
+  /** The owner's keeps and the process faults of the automatic side, as the campaign logged them. */
+  autoPruneRecords: AutoPruneRecords;
   durationMs: number;
 }
 
@@ -221,6 +241,8 @@ export interface RunContext {
   /** The demo's entities with Kubernetes annotations, as the catalog served them at the start. */
   baseCatalog: CatalogEntity[];
   ownershipRefs: string[];
+  /** The replicas run `pvcPruner.autoPrune` (src/autoPruneScenario.ts). */
+  autoPrune: boolean;
   /** Set when the replicas' warm catalog reads may still hold entities of an earlier scenario that claim in any namespace. */
   warmCatalogOlderThan?: number;
   log: (line: string) => void;
@@ -265,6 +287,22 @@ function countDraws(scenario: Scenario, count: (kind: string) => void) {
     );
   if (scenario.statefulSets.some(s => s.templates.includes('data-ledger')))
     count("cluster: a StatefulSet whose claims' names fit another's");
+  if (scenario.autoPrune) {
+    const auto = scenario.autoPrune;
+    count(
+      `auto-prune: entity opted in${
+        optedInGraceMs({ [AUTO_PRUNE_ANNOTATION]: auto.annotation })
+          ? ''
+          : ` with an invalid annotation ("${auto.annotation}")`
+      }`,
+    );
+    if (auto.secondClaimant)
+      count(
+        `auto-prune: a second claimant, ${
+          auto.secondClaimant.annotation ? 'opted in too' : 'not opted in'
+        }`,
+      );
+  }
   for (const s of scenario.statefulSets)
     if (s.deletedBeforeScan)
       count('cluster: StatefulSet deleted before the scan, claims left');
@@ -324,8 +362,11 @@ export async function runScenario(
     return visibleAt;
   };
   const register = async () => {
+    const writtenAt = historyNow();
     const visibleAt = await syncCatalog(scenario.entities);
-    catalog.push(...scenario.entities.map(e => catalogEntityOf(e, visibleAt)));
+    catalog.push(
+      ...scenario.entities.map(e => catalogEntityOf(e, visibleAt, writtenAt)),
+    );
   };
   if (scenario.entitiesBeforeScan) await register();
   if (ctx.warmCatalogOlderThan !== undefined)
@@ -373,6 +414,20 @@ export async function runScenario(
     });
   }
   if (!scenario.entitiesBeforeScan) await register();
+  // The owner of the opted-in entity looks at its card on every replica:
+  // the scans record its orphans' first sightings (the grace runs from
+  // them) and start fresh catalog reads that hold the entity.
+  if (scenario.autoPrune) {
+    const ref = `component:default/${scenario.autoPrune.entity}`;
+    await Promise.all(
+      clients.map(c =>
+        c
+          .orphans(ref)
+          .then(() => count('auto-prune: owner looked at the card'))
+          .catch(() => count('auto-prune: the card could not be read')),
+      ),
+    );
+  }
 
   const sent: SentPrune[] = [];
   const tasks: Array<Promise<unknown>> = [];
@@ -496,33 +551,45 @@ export async function runScenario(
     });
   }
 
-  const target = replicas[scenario.requests[0].replica];
-  let restart: Promise<void> | undefined;
-  let killedAt: number | undefined;
+  // Process faults: on the replica running the first job; and, while
+  // automatic runs go on, on a drawn replica (not that one: its restart
+  // must not be cut short). Restarting takes tens of seconds on a busy
+  // machine: the jobs are followed meanwhile.
   const freezes: ScenarioRun['freezes'] = [];
-  const pf = scenario.processFault;
-  if (pf?.kind === 'kill-9') {
-    at(pf.atMs, 'kill -9', async () => {
-      count('process: kill -9');
-      killedAt = historyNow();
-      await target.kill();
-      // Restarting takes tens of seconds on a busy machine: the jobs are followed meanwhile.
-      restart = sleep(pf.restartAfterMs)
-        .then(() => target.start())
-        .catch(e => {
-          harnessErrors.push(`restart: ${e.message}`);
-        });
+  const kills: Array<{ replica: number; at: number }> = [];
+  const restarts: Array<Promise<void>> = [];
+  const processFault = (replica: Replica, fault: ProcessFault, during = '') =>
+    at(fault.atMs, `${fault.kind}${during}`, async () => {
+      const { restarting } = await applyProcessFault(
+        replica,
+        fault,
+        { kills, freezes },
+        kind => count(`${kind}${during}`),
+      );
+      if (restarting)
+        restarts.push(
+          restarting.catch(e => {
+            harnessErrors.push(`restart: ${e.message}`);
+          }),
+        );
     });
-  } else if (pf?.kind === 'sigstop') {
-    at(pf.atMs, 'SIGSTOP', async () => {
-      count('process: SIGSTOP');
-      const from = historyNow();
-      target.freeze();
-      await sleep(pf.forMs);
-      target.thaw();
-      freezes.push({ replica: target.index, from, to: historyNow() });
+  const target = replicas[scenario.requests[0].replica];
+  if (scenario.processFault) processFault(target, scenario.processFault);
+  const auto = scenario.autoPrune;
+  for (const fault of auto?.processFaults ?? [])
+    if (!scenario.processFault || fault.replica !== target.index)
+      processFault(replicas[fault.replica], fault, ' during automatic runs');
+
+  // Automatic pruning: the owner's keeps, and the window the runs get.
+  const autoPruneRecords = emptyAutoPruneRecords();
+  for (const keep of auto?.keeps ?? [])
+    at(keep.atMs, `keep ${keep.kind}`, () =>
+      applyKeep(sim, clients, scenario, keep, autoPruneRecords, count),
+    );
+  if (auto)
+    at(auto.windowMs, 'automatic runs', () => {
+      autoPruneRecords.windowClosedAt = historyNow();
     });
-  }
 
   // Every answered or unanswered request is known once its task ends; restart and freeze run on.
   await Promise.all(tasks);
@@ -583,15 +650,16 @@ export async function runScenario(
   }
   await Promise.all(jobs.map(job => pollJob(ctx, job)));
   for (const job of jobs)
-    job.replicaKilled =
-      killedAt !== undefined &&
-      job.replica === target.index &&
-      job.sentAt <= killedAt &&
-      (job.final?.finishedAt === undefined ||
-        Date.parse(job.final.finishedAt) >= killedAt - 50);
+    job.replicaKilled = kills.some(
+      k =>
+        job.replica === k.replica &&
+        job.sentAt <= k.at &&
+        (job.final?.finishedAt === undefined ||
+          Date.parse(job.final.finishedAt) >= k.at - 50),
+    );
 
   // Everything back up, and the cluster settled, before the final state is read.
-  if (restart) await restart;
+  await Promise.all(restarts);
   for (const r of replicas) {
     r.thaw();
     if (!r.alive)
@@ -650,6 +718,14 @@ export async function runScenario(
     harnessErrors,
     catalogSyncsMs,
     freezes,
+    ...(ctx.autoPrune
+      ? {
+          autoPrune: {
+            minimumGraceMs: parseDuration(AUTO_PRUNE_SETTINGS.minimumGrace)!,
+          },
+        }
+      : {}),
+    autoPruneRecords,
     durationMs: historyNow() - started,
   };
   sim.clearFaults();
@@ -720,6 +796,7 @@ export function failedRun(scenario: Scenario, error: Error): ScenarioRun {
     harnessErrors: [`the scenario could not run: ${error.message}`],
     catalogSyncsMs: [],
     freezes: [],
+    autoPruneRecords: emptyAutoPruneRecords(),
     durationMs: 0,
   };
 }

@@ -3,6 +3,7 @@
  * a user sends, and what goes wrong meanwhile. Pure data, drawn from one
  * seeded Random, so a scenario replays exactly from its seed.
  */
+import { drawAutoPrune } from './autoPruneScenario';
 import { Random } from './random';
 
 /**
@@ -10,12 +11,14 @@ import { Random } from './random';
  * user's team's (`orders`, the demo's checkout Component), another team's
  * (`search-index`, the search team's), or nobody's (no such label).
  */
-export type Team = 'checkout' | 'search' | 'none';
+export type Team = 'checkout' | 'search' | 'none' | 'auto';
 
 export const TEAM_IDS: Record<Team, string | undefined> = {
   checkout: 'orders',
   search: 'search-index',
   none: undefined,
+  // The scenario's own kubernetes-id (StatefulSetPlan.kubernetesId): claimed by its opted-in entity.
+  auto: undefined,
 };
 
 /** The demo's Component of the user's team, which claims every `orders` StatefulSet. */
@@ -34,6 +37,8 @@ export interface StatefulSetPlan {
     whenScaled: 'Retain' | 'Delete';
     whenDeleted: 'Retain' | 'Delete';
   };
+  /** Its kubernetes-id when not its team's: a StatefulSet of the scenario's opted-in entity. */
+  kubernetesId?: string;
   /**
    * Deleted once the cluster is seeded, before the user scans: with
    * `whenDeleted: Retain` its claims are left behind (`kubectl delete sts`).
@@ -92,8 +97,12 @@ export interface EntityPlan {
   /** Its name (kind Component, namespace default): unique to the scenario. */
   name: string;
   owner: string;
-  /** How it over-claims, for the report: a catch-all selector, or a borrowed kubernetes-id. */
-  kind: 'catch-all' | 'borrowed-id';
+  /**
+   * How it over-claims, for the report: a catch-all selector, or a borrowed
+   * kubernetes-id; or the entity that opts its StatefulSets into automatic
+   * pruning, or a second claimant of one of them.
+   */
+  kind: 'catch-all' | 'borrowed-id' | 'auto-prune' | 'second-claimant';
   ownedByUser: boolean;
   annotations: Record<string, string>;
 }
@@ -228,6 +237,51 @@ export interface Scenario {
   snapshotBehaviours: SnapshotBehaviourPlan[];
   /** Released volumes reclaimed once the prunes have ended. */
   reclaim?: ReclaimPlan;
+  /** Automatic pruning (issue 20): an opted-in entity, keeps, and how long the runs go on. */
+  autoPrune?: AutoPrunePlan;
+}
+
+/**
+ * What the owner does to keep a claim from automatic pruning, at `atMs`
+ * after the prunes start: annotate it (`kubectl annotate pvc …
+ * pvc-pruner.backstage.io/keep=<value>`; `false` keeps nothing), remove
+ * the annotation, keep it through the card (`POST /v1/claim-keeps`, maybe
+ * until a moment later), or stop keeping it (`DELETE /v1/claim-keeps/{uid}`).
+ */
+export type KeepPlan = { atMs: number; claim: string } & (
+  | { kind: 'annotate'; value: string }
+  | { kind: 'unannotate' }
+  | { kind: 'card-keep'; replica: number; untilMs?: number }
+  | { kind: 'card-unkeep'; replica: number }
+);
+
+/** A replica killed (and restarted) or stopped while automatic runs go on. */
+export type AutoProcessFault = ProcessFault & { replica: number };
+
+/**
+ * Automatic pruning: StatefulSets of the scenario's own kubernetes-id,
+ * claimed by an entity that opts in with a short grace (sometimes one that
+ * is invalid: below the replicas' minimumGrace, or unreadable), sometimes
+ * also claimed by a second entity (opted in too, or not: then that
+ * StatefulSet must never be pruned automatically); keeps made and unmade
+ * while the runs go on; and chaos and process faults meanwhile.
+ */
+export interface AutoPrunePlan {
+  /** The opted-in entity's name (a Component of the user's team). */
+  entity: string;
+  /** The kubernetes-id its StatefulSets carry. */
+  kubernetesId: string;
+  /** Its `pvc-pruner.backstage.io/auto-prune` value as written. */
+  annotation: string;
+  /** The StatefulSets it opts in. */
+  statefulSets: string[];
+  /** A second entity claiming one of them, by a selector on its app label; `annotation` when it opted in too. */
+  secondClaimant?: { entity: string; statefulSet: string; annotation?: string };
+  keeps: KeepPlan[];
+  /** Replicas killed or stopped while the runs go on. */
+  processFaults: AutoProcessFault[];
+  /** How long after the prunes start the scenario lets the automatic runs go on. */
+  windowMs: number;
 }
 
 const BASES = ['db', 'web', 'cache', 'queue'];
@@ -500,6 +554,7 @@ export function generateScenario(
     options.replicas,
   );
   drawReclaim(new Random(seed ^ 0x4f1bbcdc), scenario, options.replicas);
+  drawAutoPrune(new Random(seed ^ 0x2f8a1b37), scenario, options);
   return scenario;
 }
 

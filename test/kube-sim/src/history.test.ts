@@ -132,6 +132,21 @@ describe('ApiHistory', () => {
     });
   });
 
+  it("records the claim's annotations as the delete met it: a keep annotated with a merge patch just before", async () => {
+    const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+    const annotate = await call('PATCH', `${claims}/data-web-3`, {
+      metadata: { annotations: { 'pvc-pruner.backstage.io/keep': 'true' } },
+    });
+    expect(annotate.ok).toBe(true);
+    expect((await call('DELETE', `${claims}/data-web-3`)).ok).toBe(true);
+    expect((await call('DELETE', `${claims}/data-web-1`)).ok).toBe(true);
+    const [kept, plain] = sim.history!.claimDeletions();
+    expect(kept.claim?.annotations).toEqual({
+      'pvc-pruner.backstage.io/keep': 'true',
+    });
+    expect(plain.claim?.annotations).toEqual({});
+  });
+
   it("records the claim's volume as the delete met it: its reclaim policy and the claim its claimRef names", async () => {
     const claim = sim.store.create(
       'persistentvolumeclaims',

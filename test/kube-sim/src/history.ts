@@ -88,6 +88,8 @@ export interface ClaimDeletion {
     terminating: boolean;
     finalizers: string[];
     volumeName?: string;
+    /** Its annotations (a keep annotation, as `kubectl annotate` writes it, among them). */
+    annotations?: Record<string, string>;
   };
   /**
    * The claim's volume as it was when the request arrived (absent: unbound, or
@@ -689,6 +691,7 @@ export class ApiHistory {
         terminating: Boolean(claim.metadata.deletionTimestamp),
         finalizers: [...(claim.metadata.finalizers ?? [])],
         volumeName: claim.spec?.volumeName,
+        annotations: { ...(claim.metadata.annotations ?? {}) },
       },
       volume: volume && {
         name: volume.metadata.name,

@@ -2,7 +2,7 @@ import { DatabaseService } from '@backstage/backend-plugin-api';
 import knexFactory from 'knex';
 import { PruneJobStore } from '../database';
 
-/** An in-memory SQLite database service whose stores migrate it, and how to close it. */
+/** An in-memory SQLite database as the database service hands it to a store (migrated on create), and how to close it. */
 export function memoryDatabase(): {
   database: DatabaseService;
   close: () => Promise<void>;
@@ -12,11 +12,13 @@ export function memoryDatabase(): {
     connection: ':memory:',
     useNullAsDefault: true,
   });
-  const database = {
-    getClient: async () => knex,
-    migrations: { skip: false },
-  } as DatabaseService;
-  return { database, close: () => knex.destroy() };
+  return {
+    database: {
+      getClient: async () => knex,
+      migrations: { skip: false },
+    } as DatabaseService,
+    close: () => knex.destroy(),
+  };
 }
 
 /** A real job store on an in-memory SQLite database (migrated), and how to close it. */

@@ -248,6 +248,62 @@ describe.each(databases.eachSupportedId())(
         expect(timestampToIso(row.last_seen_at)).toBe(days(1).toISOString());
       });
 
+      it('forgets the sighting of a claim seen in use, so that orphaned again it is first seen anew', async () => {
+        const store = await storeOf();
+        await store.record([sighting('a'), sighting('b')]);
+        expect(
+          await store.forgetInUse('demo', [
+            { namespace: 'shop', name: 'data-orders-db-a' },
+            { namespace: 'shop', name: 'data-orders-db-never-orphaned' },
+            { namespace: 'other', name: 'data-orders-db-b' },
+          ]),
+        ).toBe(1);
+        clock = days(3);
+        const seen = await store.record([sighting('a'), sighting('b')]);
+        expect(seen.get('a')).toBe(days(3).toISOString());
+        expect(seen.get('b')).toBe(NOV_3.toISOString());
+      });
+
+      it("forgets another replica's sighting too, once it has read the sightings again", async () => {
+        const here = await storeOf();
+        const inUse = [{ namespace: 'shop', name: 'data-orders-db-a' }];
+        // Reads the (empty) sightings now, and trusts them for a while.
+        expect(await here.forgetInUse('demo', inUse)).toBe(0);
+        await (await storeOf()).record([sighting('a')]);
+        expect(await here.forgetInUse('demo', inUse)).toBe(0);
+        monotonic += 10 * 60_000;
+        expect(await here.forgetInUse('demo', inUse)).toBe(1);
+      });
+
+      it('answers a new first sighting, not the one it remembers, once another replica forgot the claim', async () => {
+        const here = await storeOf();
+        const there = await storeOf();
+        await here.record([sighting('a')]);
+        await there.forgetInUse('demo', [
+          { namespace: 'shop', name: 'data-orders-db-a' },
+        ]);
+        clock = days(3);
+        // Within the hour here trusts what it remembers, until it reads the sightings again.
+        monotonic += 10 * 60_000;
+        await here.forgetInUse('demo', [{ namespace: 'shop', name: 'other' }]);
+        expect((await here.record([sighting('a')])).get('a')).toBe(
+          days(3).toISOString(),
+        );
+      });
+
+      it('writes nothing for claims in use that have no sighting, and reads the sightings once per few minutes', async () => {
+        const store = await storeOf();
+        await store.record([sighting('a')]);
+        const inUse = Array.from({ length: 1000 }, (_, i) => ({
+          namespace: 'shop',
+          name: `data-orders-db-${i}`,
+        }));
+        const first = await sqlOf(() => store.forgetInUse('demo', inUse));
+        expect(first).toHaveLength(1);
+        expect(first[0]).toMatch(/^select/);
+        expect(await sqlOf(() => store.forgetInUse('demo', inUse))).toEqual([]);
+      });
+
       it('remembers at most maxRemembered claims, forgetting the one seen longest ago, and reads a forgotten one back', async () => {
         const store = await storeOf({ maxRemembered: 2 });
         await store.record([sighting('a'), sighting('b'), sighting('c')]);

@@ -18,6 +18,19 @@ export const MAX_REMEMBERED_SIGHTINGS = 100_000;
  */
 const REFRESH_LAST_SEEN_MS = 60 * 60 * 1000;
 
+/**
+ * How long the claims with a sighting, as this process knows them, are
+ * trusted before they are read again: another replica's sighting is
+ * forgotten here at most this late after its claim is seen in use.
+ */
+const KNOWN_REFRESH_MS = 5 * 60 * 1000;
+
+/** A claim a scan saw in use: by name, as a StatefulSet's in-use claims are reported. */
+export interface InUseClaim {
+  namespace: string;
+  name: string;
+}
+
 /** A claim a scan saw as an orphan. */
 export interface OrphanSighting {
   uid: string;
@@ -58,6 +71,8 @@ export class OrphanSightingStore {
   private readonly remembered = new Map<string, Remembered>();
   private readonly maxRemembered: number;
   private readonly monotonicNow: () => number;
+  /** The uid of each claim with a sighting, by cluster, namespace and name; read from the database at most every KNOWN_REFRESH_MS. */
+  private known?: { uids: Map<string, string>; readAt: number };
 
   static async create(
     options: OrphanSightingStoreOptions,
@@ -117,9 +132,59 @@ export class OrphanSightingStore {
           this.remember(row.uid, { firstSeen: iso, writtenAt: at });
           firstSeen.set(row.uid, iso);
         }
+        const known = this.known?.uids;
+        for (const s of chunk)
+          if (known && known.size < this.maxRemembered)
+            known.set(knownKey(s), s.uid);
       }
     }
     return firstSeen;
+  }
+
+  /**
+   * Forgets the sightings of claims a scan saw in use, so that a claim
+   * orphaned again is first seen anew and its grace starts over. Costs a
+   * statement only for claims that have a sighting (as this process knows
+   * them, read again every few minutes), in one batch.
+   */
+  async forgetInUse(cluster: string, claims: InUseClaim[]): Promise<number> {
+    if (claims.length === 0) return 0;
+    const known = await this.knownUids();
+    const uids: string[] = [];
+    for (const c of claims) {
+      const key = knownKey({ cluster, ...c });
+      const uid = known.get(key);
+      if (uid === undefined) continue;
+      uids.push(uid);
+      known.delete(key);
+      this.remembered.delete(uid);
+    }
+    let deleted = 0;
+    for (let i = 0; i < uids.length; i += CHUNK)
+      deleted += Number(
+        await this.db(SIGHTINGS)
+          .whereIn('uid', uids.slice(i, i + CHUNK))
+          .delete(),
+      );
+    return deleted;
+  }
+
+  private async knownUids(): Promise<Map<string, string>> {
+    const at = this.monotonicNow();
+    if (this.known && at - this.known.readAt < KNOWN_REFRESH_MS)
+      return this.known.uids;
+    const rows: OrphanSighting[] = await this.db(SIGHTINGS)
+      .select('uid', 'cluster', 'namespace', 'name')
+      .limit(this.maxRemembered);
+    this.known = {
+      uids: new Map(rows.map(r => [knownKey(r), r.uid])),
+      readAt: at,
+    };
+    // A sighting another replica forgot is forgotten here too: its claim's next first sighting is read back.
+    const inDatabase = new Set(rows.map(r => r.uid));
+    for (const uid of [...this.remembered.keys()])
+      if (!inDatabase.has(uid)) this.remembered.delete(uid);
+    return this.known.uids;
   }
 
   /**
@@ -137,6 +202,8 @@ export class OrphanSightingStore {
           ),
       )
       .delete();
+    // Read again when next needed: the rows deleted may be known here.
+    this.known = undefined;
     return Number(deleted);
   }
 
@@ -147,4 +214,8 @@ export class OrphanSightingStore {
     while (this.remembered.size > this.maxRemembered)
       this.remembered.delete(this.remembered.keys().next().value!);
   }
+}
+
+function knownKey(claim: { cluster: string; namespace: string; name: string }) {
+  return `${claim.cluster}\n${claim.namespace}\n${claim.name}`;
 }

@@ -1,6 +1,7 @@
 import { DatabaseService } from '@backstage/backend-plugin-api';
 import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
+import { ClaimKeepStore } from '../automation/ClaimKeepStore';
 import { ClaimLineageStore } from '../lineage';
 import { AutoPruneRunStore } from '../automation/AutoPruneRunStore';
 import { OrphanSightingStore } from './OrphanSightingStore';
@@ -18,6 +19,7 @@ let clock: Date;
 let jobs: PruneJobStore;
 let sightings: OrphanSightingStore;
 let lineage: ClaimLineageStore;
+let keeps: ClaimKeepStore;
 let autoPruneRuns: AutoPruneRunStore;
 
 beforeEach(async () => {
@@ -34,6 +36,7 @@ beforeEach(async () => {
   jobs = await PruneJobStore.create({ database, now: () => clock });
   sightings = await OrphanSightingStore.create({ database, now: () => clock });
   lineage = await ClaimLineageStore.create({ database, now: () => clock });
+  keeps = await ClaimKeepStore.create({ database, now: () => clock });
   autoPruneRuns = await AutoPruneRunStore.create({
     database,
     now: () => clock,
@@ -78,7 +81,7 @@ describe('RetentionCleaner', () => {
     );
   });
 
-  it('deletes finished jobs, their events, unseen sightings, unseen lineage and automatic runs older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
+  it('deletes finished jobs, their events, unseen sightings, unseen lineage, ended keeps, deleting marks and automatic runs older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
     const scheduler = mockServices.scheduler.mock();
     const logger = mockServices.logger.mock();
     const done = await newJob();
@@ -114,11 +117,25 @@ describe('RetentionCleaner', () => {
     clock = days(20);
     await lineage.record([lineageOf('fresh')]);
     clock = T0;
+    const keepOf = (claimUid: string, until?: Date) => ({
+      cluster: 'demo',
+      namespace: 'shop',
+      claimName: 'data-web-1',
+      claimUid,
+      entityRef: 'component:default/web',
+      reason: 'export',
+      keptBy: 'user:default/alice',
+      ...(until ? { until: until.toISOString() } : {}),
+    });
+    await keeps.keep(keepOf('ended', days(0.5)));
+    await keeps.keep(keepOf('open'));
+    await keeps.markDeleting('demo', 'deleted-long-ago', 'job-1');
     await RetentionCleaner.schedule({
       scheduler,
       jobs,
       sightings,
       lineage,
+      keeps,
       referenced: {
         snapshot: async () => () => new Set(['old-still-claimed']),
       },
@@ -142,8 +159,12 @@ describe('RetentionCleaner', () => {
     ).toEqual(expect.arrayContaining(['fresh', 'old-still-claimed']));
     expect(await knex('pvc_pruner_claim_lineage')).toHaveLength(2);
     expect(await autoPruneRuns.getRun(oldRun.id)).toBeUndefined();
+    expect(
+      (await knex('pvc_pruner_claim_keeps').select('uid')).map(r => r.uid),
+    ).toEqual(['open']);
+    expect(await knex('pvc_pruner_claim_deleting')).toEqual([]);
     expect(logger.info).toHaveBeenCalledWith(
-      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims and 1 automatic runs older than 30 days (pvcPruner.retentionDays)',
+      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims, 1 ended claim keeps, 1 automatic deleting marks and 1 automatic runs older than 30 days (pvcPruner.retentionDays)',
     );
   });
 });

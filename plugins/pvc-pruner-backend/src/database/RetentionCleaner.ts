@@ -1,4 +1,5 @@
 import { LoggerService, SchedulerService } from '@backstage/backend-plugin-api';
+import type { ClaimKeepStore } from '../automation/ClaimKeepStore';
 import type { ClaimLineageStore, ReferencedClaimUids } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
@@ -15,7 +16,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
  * their events, the sightings of claims no scan has seen as orphans for
- * that long, and the lineage of claims no scan has seen for that long
+ * that long, card keeps that ended that long ago and automatic jobs'
+ * deleting marks that old, and the lineage of claims no scan has seen for that long
  * unless a cluster still references them (a claim that exists, or one a
  * Released volume's claimRef names: ReferencedClaimUids). Daily upkeep on Backstage's scheduler with `scope: 'global'`,
  * so one replica cleans at a time, as the notifications backend's
@@ -30,6 +32,7 @@ export class RetentionCleaner {
     private readonly logger: LoggerService,
     private readonly retentionDays: number,
     private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
+    private readonly keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>,
     private readonly autoPruneRuns?: AutoPruneRecords,
   ) {}
 
@@ -41,6 +44,8 @@ export class RetentionCleaner {
     lineage: Pick<ClaimLineageStore, 'deleteNotSeenFor'>;
     /** What the clusters still reference: its lineage is kept, whatever its age. */
     referenced?: Pick<ReferencedClaimUids, 'snapshot'>;
+    /** Card keeps that ended, and automatic jobs' deleting marks. */
+    keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>;
     /** Automatic runs finished, and before-notices sent, that long ago are deleted too. */
     autoPruneRuns?: AutoPruneRecords;
     logger: LoggerService;
@@ -53,6 +58,7 @@ export class RetentionCleaner {
       options.logger,
       options.retentionDays,
       options.referenced,
+      options.keeps,
       options.autoPruneRuns,
     );
     await options.scheduler.scheduleTask({
@@ -75,11 +81,22 @@ export class RetentionCleaner {
         olderThanMs,
         await this.referenced?.snapshot(),
       );
+      const keeps = (await this.keeps?.deleteOlderThan(olderThanMs)) ?? {
+        keeps: 0,
+        marks: 0,
+      };
       const runs =
         (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
-      if (jobs > 0 || sightings > 0 || lineage > 0 || runs > 0)
+      if (
+        jobs > 0 ||
+        sightings > 0 ||
+        lineage > 0 ||
+        keeps.keeps > 0 ||
+        keeps.marks > 0 ||
+        runs > 0
+      )
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${keeps.keeps} ended claim keeps, ${keeps.marks} automatic deleting marks and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);

@@ -6,6 +6,7 @@ export {
 } from './PruneJobStore';
 export {
   OrphanSightingStore,
+  type InUseClaim,
   type OrphanSighting,
 } from './OrphanSightingStore';
 export { RetentionCleaner } from './RetentionCleaner';

@@ -190,6 +190,7 @@ function fleetService(
   const { finder, scanCluster } = fakeFinder(options.failing);
   const sightings = {
     record: async () => new Map(),
+    forgetInUse: async () => 0,
   } as unknown as OrphanSightingStore;
   const catalog = catalogServiceMock({
     entities: options.entities ?? ENTITIES,

@@ -33,6 +33,7 @@ function sightingsAt(firstSeen: Record<string, string>) {
         ),
       );
     },
+    forgetInUse: async () => 0,
   } as unknown as OrphanSightingStore;
   return { store, recorded, firstSeen };
 }

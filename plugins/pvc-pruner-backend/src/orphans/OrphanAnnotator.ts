@@ -4,7 +4,7 @@ import {
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import { PriceList, priceStatefulSet, pricingSummary } from '../cost';
-import { OrphanSightingStore } from '../database';
+import { InUseClaim, OrphanSightingStore } from '../database';
 
 /** `{ firstSeenOrphanedAt }` of the earliest first sighting among parts, or nothing when none has one. */
 export function firstSeenOf(parts: Array<{ firstSeenOrphanedAt?: string }>): {
@@ -34,16 +34,27 @@ export class OrphanAnnotator {
     { firstSeen: Array<string | undefined>; result: StatefulSetOrphans }
   >();
 
+  /** Each report's claims in use, named once: the fleet view scans thousands of unchanged reports. */
+  private readonly inUse = new WeakMap<StatefulSetOrphans, InUseClaim[]>();
+
   constructor(
     private readonly sightings: OrphanSightingStore,
     private readonly prices?: PriceList,
   ) {}
 
-  /** Records the orphans of one cluster's scan as seen now, and adds first sightings and costs. */
+  /**
+   * Records the orphans of one cluster's scan as seen now, and adds first
+   * sightings and costs. Claims the scan saw in use lose their sightings: a
+   * claim orphaned again starts a new grace.
+   */
   async annotate(
     cluster: string,
     statefulSets: StatefulSetOrphans[],
   ): Promise<StatefulSetOrphans[]> {
+    await this.sightings.forgetInUse(
+      cluster,
+      statefulSets.flatMap(sts => this.inUseOf(sts)),
+    );
     const firstSeen = await this.sightings.record(
       statefulSets.flatMap(sts =>
         sts.orphans.map(o => ({
@@ -63,6 +74,15 @@ export class OrphanAnnotator {
       this.annotated.set(sts, { firstSeen: seenAt, result });
       return result;
     });
+  }
+
+  private inUseOf(sts: StatefulSetOrphans): InUseClaim[] {
+    let claims = this.inUse.get(sts);
+    if (!claims) {
+      claims = inUseOf(sts);
+      this.inUse.set(sts, claims);
+    }
+    return claims;
   }
 
   private annotatedWith(
@@ -86,6 +106,18 @@ export class OrphanAnnotator {
   pricing(statefulSets: StatefulSetOrphans[]): PricingSummary | undefined {
     return this.prices && pricingSummary(this.prices, statefulSets);
   }
+}
+
+/** The claims of a StatefulSet in use: those of the ordinals it runs, and those a pod mounts. */
+function inUseOf(sts: StatefulSetOrphans): InUseClaim[] {
+  const { namespace } = sts;
+  const running = sts.inUse.flatMap(({ template, ordinals }) =>
+    ordinals.map(o => ({ namespace, name: `${template}-${sts.name}-${o}` })),
+  );
+  const mounted = sts.kept.flatMap(k =>
+    k.reason === 'mounted-by-pod' ? [{ namespace, name: k.name }] : [],
+  );
+  return [...running, ...mounted];
 }
 
 /** The sums of some totals, with costs when `priced` (pricing is configured). */

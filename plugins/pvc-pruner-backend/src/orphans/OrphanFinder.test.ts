@@ -12,6 +12,7 @@ import {
 import { eventually } from '../__testUtils__/eventually';
 import { startFakeApiServer } from '../__testUtils__/fakeApiServer';
 import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
+import { memoryDatabase } from '../__testUtils__/memoryJobStore';
 import {
   ClusterAuth,
   ClusterCaches,
@@ -21,6 +22,8 @@ import {
   LocatedCluster,
 } from '../kubernetes';
 import { OrphanSnapshotPlanner } from '../snapshots';
+import { OrphanSightingStore } from '../database';
+import { OrphanAnnotator } from './OrphanAnnotator';
 import { OrphanFinder } from './OrphanFinder';
 import { WATCH_CACHE_TRIMMERS } from './orphanRule';
 
@@ -819,5 +822,99 @@ describe('OrphanFinder telling the card what a prune with snapshots would do', (
         c.ok ? c.statefulSets.flatMap(s => s.orphans) : [],
       )[0].snapshotPlan,
     ).toBeUndefined();
+  });
+});
+
+describe('OrphanFinder and a claim that comes back into use', () => {
+  const T1 = new Date('2026-11-01T00:00:00.000Z');
+  const T3 = new Date('2026-11-20T00:00:00.000Z');
+  let close: () => Promise<void>;
+
+  function scaleDb(replicas: number) {
+    const sts = structuredClone(
+      sim.store.require('apps/statefulsets', 'shop', 'db'),
+    );
+    sts.spec.replicas = replicas;
+    sim.store.update('apps/statefulsets', sts);
+  }
+
+  afterEach(async () => {
+    scaleDb(1);
+    if (sim.store.get('pods', 'shop', 'debug'))
+      sim.store.delete('pods', 'shop', 'debug', {});
+    const extra = sim.store.get('persistentvolumeclaims', 'shop', 'data-db-3');
+    if (extra) {
+      sim.store.update('persistentvolumeclaims', {
+        ...extra,
+        metadata: { ...extra.metadata, finalizers: [] },
+      });
+      sim.store.delete('persistentvolumeclaims', 'shop', 'data-db-3', {});
+    }
+    await close();
+  });
+
+  it('starts its first sighting over when it is orphaned again, whether a running ordinal or a pod used it, and keeps that of a claim orphaned throughout', async () => {
+    const memory = memoryDatabase();
+    close = memory.close;
+    let clock = T1;
+    const sightings = await OrphanSightingStore.create({
+      database: memory.database,
+      now: () => clock,
+    });
+    const scanner = new OrphanFinder(
+      gateways,
+      undefined,
+      new OrphanAnnotator(sightings),
+    );
+    scaleDb(1);
+    sim.store.create('persistentvolumeclaims', {
+      ...pvc('data-db-3', {}, 'shop', { app: 'db' }),
+      status: { phase: 'Pending' },
+    } as any);
+    const firstSeen = async () =>
+      Object.fromEntries(
+        (await scanner.findForEntity(target)).clusters.flatMap(c =>
+          c.ok
+            ? c.statefulSets.flatMap(s =>
+                s.orphans.map(o => [o.name, o.firstSeenOrphanedAt]),
+              )
+            : [],
+        ),
+      );
+
+    expect(await firstSeen()).toEqual({
+      'data-db-1': T1.toISOString(),
+      'data-db-2': T1.toISOString(),
+      'data-db-3': T1.toISOString(),
+    });
+
+    // Back in use: ordinal 1 runs again, and a pod mounts data-db-2.
+    clock = new Date('2026-11-10T00:00:00.000Z');
+    scaleDb(2);
+    sim.store.create(
+      'pods',
+      manifest({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'debug', namespace: 'shop' },
+        spec: {
+          containers: [{ name: 'sh', image: 'busybox' }],
+          volumes: [
+            { name: 'd', persistentVolumeClaim: { claimName: 'data-db-2' } },
+          ],
+        },
+      }),
+    );
+    expect(await firstSeen()).toEqual({ 'data-db-3': T1.toISOString() });
+
+    // Orphaned again.
+    clock = T3;
+    scaleDb(1);
+    sim.store.delete('pods', 'shop', 'debug', {});
+    expect(await firstSeen()).toEqual({
+      'data-db-1': T3.toISOString(),
+      'data-db-2': T3.toISOString(),
+      'data-db-3': T1.toISOString(),
+    });
   });
 });

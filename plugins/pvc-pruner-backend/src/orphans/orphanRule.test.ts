@@ -6,11 +6,13 @@ import type {
   V2HorizontalPodAutoscaler,
 } from '@kubernetes/client-node';
 import { hpaAsTheRuleReadsIt } from '../autoscaling';
+import { KEEP_CLAIM_ANNOTATION } from 'backstage-plugin-pvc-pruner-common';
 import {
   claimAsTheRuleReadsIt,
   classifyClaims,
   OrphanRuleInput,
   podAsTheRuleReadsIt,
+  WATCH_CACHE_TRIMMERS,
 } from './orphanRule';
 
 const NS = 'shop';
@@ -542,6 +544,53 @@ describe('classifyClaims (the orphan rule)', () => {
         pods: input.pods.map(podAsTheRuleReadsIt),
       }),
     ).toEqual(full);
+  });
+});
+
+describe('classifyClaims: the keep annotation', () => {
+  const annotated = (name: string, value: string) => {
+    const c = claim(name);
+    c.metadata!.annotations = {
+      [KEEP_CLAIM_ANNOTATION]: value,
+      'example.com/notes': 'x'.repeat(10_000),
+    };
+    return c;
+  };
+
+  it('survives the watch cache, capped, and keeps an orphan from automatic pruning unless it says false', () => {
+    const cached = [
+      annotated('data-web-2', 'true'),
+      annotated('data-web-3', 'False'),
+      annotated('data-web-4', `ticket ${'y'.repeat(5000)}`),
+      claim('data-web-5'),
+    ].map(WATCH_CACHE_TRIMMERS.claim);
+    expect(cached[0].metadata?.annotations).toEqual({
+      [KEEP_CLAIM_ANNOTATION]: 'true',
+    });
+    expect(
+      cached[2].metadata?.annotations?.[KEEP_CLAIM_ANNOTATION],
+    ).toHaveLength(100);
+    expect(cached[3].metadata?.annotations).toBeUndefined();
+
+    const { orphans } = run({ statefulSet: sts('web'), claims: cached });
+    expect(orphans.map(o => [o.name, o.keep])).toEqual([
+      [
+        'data-web-2',
+        {
+          source: 'annotation',
+          reason: `annotated ${KEEP_CLAIM_ANNOTATION}=true`,
+        },
+      ],
+      ['data-web-3', undefined],
+      [
+        'data-web-4',
+        {
+          source: 'annotation',
+          reason: `annotated ${KEEP_CLAIM_ANNOTATION}=ticket ${'y'.repeat(93)}`,
+        },
+      ],
+      ['data-web-5', undefined],
+    ]);
   });
 });
 

@@ -8,13 +8,13 @@ import type {
 import {
   claimBytes,
   InUsePvcs,
-  KEEP_CLAIM_ANNOTATION,
   KeptPvc,
   OrphanedPvc,
   parseQuantity,
   StatefulSetOrphans,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { WatchCacheTrimmers } from '../kubernetes';
+import { annotationKeep, keepAnnotationOf } from '../automation/keepAnnotation';
 import { claimNamesOfPod } from '../kubernetes/podClaims';
 import {
   autoscalerReach,
@@ -78,9 +78,12 @@ export function claimAsTheRuleReadsIt(
   claim: V1PersistentVolumeClaim,
 ): V1PersistentVolumeClaim {
   const { metadata, spec, status } = claim;
+  const annotations = keepAnnotationOf(claim);
   return {
     metadata: metadata && {
       ...versionedIdentity(metadata),
+      // Only the keep: what automatic pruning honours.
+      ...(annotations ? { annotations } : {}),
       creationTimestamp: metadata.creationTimestamp,
       deletionTimestamp: metadata.deletionTimestamp,
       // What holds a claim being deleted; nobody needs them otherwise.
@@ -174,8 +177,7 @@ export function volumeAsTheRuleReadsIt(
 const MAX_OWNER_REFERENCES = 10;
 
 /**
- * The claim as the rule reads it, with its labels, owners and keep
- * annotation: the labels
+ * The claim as the rule reads it, with its labels and owners: the labels
  * decide which entities claim a claim a deleted StatefulSet left, and an
  * owner other than a deleted StatefulSet shows it was not left (see
  * leftBehind/).
@@ -185,16 +187,11 @@ export function claimWithLabels(
 ): V1PersistentVolumeClaim {
   const trimmed = claimAsTheRuleReadsIt(claim);
   const owners = claim.metadata?.ownerReferences;
-  const keep = claim.metadata?.annotations?.[KEEP_CLAIM_ANNOTATION];
   return {
     ...trimmed,
     metadata: {
       ...trimmed.metadata,
       labels: claim.metadata?.labels,
-      // The owner's keep, which automatic pruning honours; capped, as annotations are anyone's to write.
-      ...(keep !== undefined
-        ? { annotations: { [KEEP_CLAIM_ANNOTATION]: keep.slice(0, 100) } }
-        : {}),
       ...(owners
         ? {
             ownerReferences: owners
@@ -276,6 +273,7 @@ function orphanOf(
     | string
     | undefined;
   const capacity = claim.status?.capacity?.storage as string | undefined;
+  const keep = annotationKeep(claim);
   return {
     name: claim.metadata!.name!,
     uid: claim.metadata!.uid!,
@@ -293,6 +291,7 @@ function orphanOf(
       ? new Date(claim.metadata.creationTimestamp).toISOString()
       : undefined,
     reattachesAtReplicas: ordinal - start + 1,
+    ...(keep ? { keep } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import {
   pvcPrunerUnownedPrunePermission,
 } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
-import type { EntityWorkloadTarget } from '../orphans';
+import type { Admit, EntityWorkloadTarget } from '../orphans';
 import { authorizeEntities } from '../permissions';
 import { ClaimantIndex, MAX_CLAIMANTS } from './ClaimantIndex';
 import { NamespaceOwners } from './NamespaceOwners';
@@ -20,6 +20,23 @@ import {
   selectsByKubernetesId,
   WorkloadEntity,
 } from './WorkloadEntity';
+
+/**
+ * What a read of an entity's StatefulSets admits: a StatefulSet is shown
+ * only to who may read every entity that claims it (the entity itself
+ * already known readable, and the read going through it).
+ */
+export function admitReadersOf(
+  ownership: Pick<OwnershipChecks, 'readable'>,
+  credentials: BackstageCredentials,
+  target: EntityWorkloadTarget,
+): Admit {
+  return items =>
+    ownership.readable(credentials, items, {
+      readable: new Set([target.entityRef]),
+      through: target,
+    });
+}
 
 /** A StatefulSet as its cluster has it (its labels decide who claims it). */
 export interface ClaimedStatefulSet {

@@ -1,6 +1,7 @@
 export { ClaimantIndex } from './ClaimantIndex';
 export { NamespaceOwners, namedOwners } from './NamespaceOwners';
 export {
+  admitReadersOf,
   catalogUidOf,
   listRefs,
   OwnershipChecks,

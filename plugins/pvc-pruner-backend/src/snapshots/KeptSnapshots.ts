@@ -15,7 +15,7 @@ import {
   VolumeSnapshot,
 } from '../kubernetes';
 import { EntityWorkloadTarget, errorSection, OrphanFinder } from '../orphans';
-import type { OwnershipChecks } from '../ownership';
+import { admitReadersOf, type OwnershipChecks } from '../ownership';
 import { mapLimited } from '../mapLimited';
 import { MANAGED_BY, sourceClaimOf, SNAPSHOT_LABELS } from './snapshotMetadata';
 import { restorePlan } from './restorePlan';
@@ -107,11 +107,7 @@ export class KeptSnapshots {
     const found = await this.deps.orphanFinder.findForEntity(
       target,
       requestAuth,
-      items =>
-        this.deps.ownership.readable(credentials, items, {
-          readable: new Set([target.entityRef]),
-          through: target,
-        }),
+      admitReadersOf(this.deps.ownership, credentials, target),
     );
     const read = await Promise.all(
       found.clusters.map(section =>

@@ -1,4 +1,5 @@
 import {
+  KeepClaimRequest,
   KeepSnapshotRequest,
   PruneEvent,
   PruneJob,
@@ -10,6 +11,7 @@ import {
   FleetRequest,
   GetOrphansOptions,
   PvcPrunerApi,
+  UnkeepClaimRequest,
   UnownedOrphansRequest,
 } from '../api/PvcPrunerApi';
 
@@ -49,6 +51,18 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   /** Answers keepSnapshot; by default never. */
   keep: PvcPrunerApi['keepSnapshot'] = () => new Promise(() => {});
   readonly keeps: KeepSnapshotRequest[] = [];
+  /** Answers keepClaim; by default the card keep the request asks for, by user:default/guest. */
+  keepClaimAnswer: PvcPrunerApi['keepClaim'] = async request => ({
+    source: 'card',
+    reason: request.reason,
+    ...(request.until ? { until: request.until } : {}),
+    keptBy: 'user:default/guest',
+    keptAt: new Date().toISOString(),
+  });
+  readonly claimKeeps: KeepClaimRequest[] = [];
+  /** Answers unkeepClaim; by default it succeeds. */
+  unkeepClaimAnswer: PvcPrunerApi['unkeepClaim'] = async () => {};
+  readonly claimUnkeeps: UnkeepClaimRequest[] = [];
   /** Answers listReleasedVolumes; by default none. */
   releasedVolumes: PvcPrunerApi['listReleasedVolumes'] = async () => ({
     items: [],
@@ -95,6 +109,16 @@ export class FakePvcPrunerApi implements PvcPrunerApi {
   keepSnapshot: PvcPrunerApi['keepSnapshot'] = async request => {
     this.keeps.push(request);
     return this.keep(request);
+  };
+
+  keepClaim: PvcPrunerApi['keepClaim'] = async request => {
+    this.claimKeeps.push(request);
+    return this.keepClaimAnswer(request);
+  };
+
+  unkeepClaim: PvcPrunerApi['unkeepClaim'] = async request => {
+    this.claimUnkeeps.push(request);
+    return this.unkeepClaimAnswer(request);
   };
 
   getUnownedOrphans: PvcPrunerApi['getUnownedOrphans'] = async request => {

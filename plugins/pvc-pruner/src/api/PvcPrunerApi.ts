@@ -1,6 +1,8 @@
 import { createApiRef } from '@backstage/core-plugin-api';
 import {
+  ClaimKeep,
   FleetResponse,
+  KeepClaimRequest,
   KeepSnapshotRequest,
   KeptSnapshot,
   LeftBehindEvidence,
@@ -81,6 +83,20 @@ export interface UnownedOrphansRequest {
 }
 
 /**
+ * A claim whose keep through the card ends (`DELETE /v1/claim-keeps/{uid}`).
+ *
+ * @public
+ */
+export interface UnkeepClaimRequest {
+  /** The claim's uid. */
+  uid: string;
+  /** The entity whose card kept it. */
+  entityRef: string;
+  /** The claim's cluster. */
+  cluster: string;
+}
+
+/**
  * The pvc-pruner backend, as the frontend sees it.
  *
  * @public
@@ -156,6 +172,16 @@ export interface PvcPrunerApi {
    * the user may not reclaim for.
    */
   startReclaim(request: ReclaimRequest): Promise<{ id: string }>;
+
+  /**
+   * Keeps an orphaned claim from automatic pruning, with a reason and an
+   * optional end date (needs `pvc-pruner.prune` on the entity). A 409 says an
+   * automatic prune is deleting it right now.
+   */
+  keepClaim(request: KeepClaimRequest): Promise<ClaimKeep>;
+
+  /** Ends the card's keep of a claim; its keep annotation, if any, stays. */
+  unkeepClaim(request: UnkeepClaimRequest): Promise<void>;
 
   /** One job, with its summary once it finished. */
   getJob(jobId: string): Promise<PruneJob>;

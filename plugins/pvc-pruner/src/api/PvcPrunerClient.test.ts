@@ -248,6 +248,127 @@ describe('PvcPrunerClient', () => {
     ]);
   });
 
+  it('keeps a claim with a JSON POST and stops keeping it with a DELETE, each carrying the user’s token for the claim’s cluster only', async () => {
+    const seen: Array<{
+      method: string;
+      path: string;
+      body?: unknown;
+      tokens: Record<string, string>;
+    }> = [];
+    const keep = {
+      entityRef: 'component:default/shop',
+      cluster: 'corp',
+      namespace: 'shop',
+      statefulSet: 'db',
+      claim: { name: 'data-db-2', uid: 'uid/2' },
+      reason: 'holds the March export',
+      until: '2027-01-31T23:59:59.000Z',
+    };
+    server.use(
+      http.get(`${base}/v1/clusters`, () =>
+        HttpResponse.json({ items: TOKEN_CLUSTERS }),
+      ),
+      http.post(`${base}/v1/claim-keeps`, async ({ request }) => {
+        const body = (await request.json()) as typeof keep;
+        seen.push({
+          method: 'POST',
+          path: '/v1/claim-keeps',
+          body,
+          tokens: tokenHeaders(request),
+        });
+        return HttpResponse.json(
+          {
+            source: 'card',
+            reason: body.reason,
+            until: body.until,
+            keptBy: 'user:default/ann',
+            keptAt: '2026-12-03T10:00:00.000Z',
+          },
+          { status: 201 },
+        );
+      }),
+      http.delete(`${base}/v1/claim-keeps/:uid`, ({ request, params }) => {
+        seen.push({
+          method: 'DELETE',
+          path: `${request.url.slice(base.length)} (uid ${params.uid})`,
+          tokens: tokenHeaders(request),
+        });
+        return new HttpResponse(null, { status: 204 });
+      }),
+    );
+    const { client } = clientWithUserTokens();
+    await expect(client.keepClaim(keep)).resolves.toEqual({
+      source: 'card',
+      reason: 'holds the March export',
+      until: '2027-01-31T23:59:59.000Z',
+      keptBy: 'user:default/ann',
+      keptAt: '2026-12-03T10:00:00.000Z',
+    });
+    await expect(
+      client.unkeepClaim({
+        uid: 'uid/2',
+        entityRef: 'component:default/shop',
+        cluster: 'corp',
+      }),
+    ).resolves.toBeUndefined();
+    const corpToken = {
+      'backstage-kubernetes-authorization-oidc-okta': 'oidc.okta-user-token',
+    };
+    expect(seen).toEqual([
+      {
+        method: 'POST',
+        path: '/v1/claim-keeps',
+        body: keep,
+        tokens: corpToken,
+      },
+      {
+        method: 'DELETE',
+        path: '/v1/claim-keeps/uid%2F2?entityRef=component%3Adefault%2Fshop&cluster=corp (uid uid/2)',
+        tokens: corpToken,
+      },
+    ]);
+  });
+
+  it('keeps the backend message when a keep or an unkeep is refused', async () => {
+    server.use(
+      http.post(`${base}/v1/claim-keeps`, () =>
+        errorBody(
+          409,
+          'ConflictError',
+          'data-db-2 is being deleted by an automatic prune',
+        ),
+      ),
+      http.delete(`${base}/v1/claim-keeps/:uid`, () =>
+        errorBody(403, 'NotAllowedError', 'not allowed to prune'),
+      ),
+    );
+    const { client } = makeClient();
+    const keepError = await client
+      .keepClaim({
+        entityRef: 'component:default/shop',
+        cluster: 'prod',
+        namespace: 'shop',
+        statefulSet: 'db',
+        claim: { name: 'data-db-2', uid: '2' },
+        reason: 'still needed',
+      })
+      .catch(e => e);
+    expect(keepError).toBeInstanceOf(ResponseError);
+    expect(keepError.statusCode).toBe(409);
+    expect(describeError(keepError)).toBe(
+      'data-db-2 is being deleted by an automatic prune',
+    );
+    const unkeepError = await client
+      .unkeepClaim({
+        uid: '2',
+        entityRef: 'component:default/shop',
+        cluster: 'prod',
+      })
+      .catch(e => e);
+    expect(unkeepError.statusCode).toBe(403);
+    expect(describeError(unkeepError)).toBe('not allowed to prune');
+  });
+
   it('asks for, and sends, only the token of the cluster an entity names; none for a cluster it does not know', async () => {
     const seen: Array<Record<string, string>> = [];
     server.use(

@@ -5,7 +5,9 @@ import {
   fetchEventSource,
 } from '@microsoft/fetch-event-source';
 import {
+  ClaimKeep,
   FleetResponse,
+  KeepClaimRequest,
   KeepSnapshotRequest,
   KeptSnapshot,
   LeftBehindResponse,
@@ -28,6 +30,7 @@ import {
   GetOrphansOptions,
   ListPruneJobsRequest,
   PvcPrunerApi,
+  UnkeepClaimRequest,
   UnownedOrphansRequest,
 } from './PvcPrunerApi';
 import { ClusterAuthInfo, ClusterTokenHeaders } from './ClusterTokenHeaders';
@@ -160,6 +163,24 @@ export class PvcPrunerClient implements PvcPrunerApi {
 
   async keepSnapshot(request: KeepSnapshotRequest): Promise<KeptSnapshot> {
     return this.post('/v1/snapshots/keep', request, request.snapshot.cluster);
+  }
+
+  async keepClaim(request: KeepClaimRequest): Promise<ClaimKeep> {
+    return this.post('/v1/claim-keeps', request, request.cluster);
+  }
+
+  async unkeepClaim(request: UnkeepClaimRequest): Promise<void> {
+    const { uid, entityRef, cluster } = request;
+    const response = await this.fetchApi.fetch(
+      await this.url(
+        `/v1/claim-keeps/${encodeURIComponent(uid)}?${new URLSearchParams({
+          entityRef,
+          cluster,
+        })}`,
+      ),
+      { method: 'DELETE', headers: await this.clusterTokens.headers(cluster) },
+    );
+    if (!response.ok) throw await ResponseError.fromResponse(response);
   }
 
   /** A JSON POST carrying the user's token for `cluster` when its provider is client-side. */

@@ -16,6 +16,9 @@ export interface ActiveJob {
   /** Found running when the page loaded (maybe started by someone else). */
   reattached: boolean;
   requestedBy?: string;
+  /** An automatic prune's run, and the entity it acted for. */
+  automaticRunId?: string;
+  onBehalfOf?: string;
   finished: boolean;
 }
 
@@ -61,6 +64,8 @@ export function useActiveJobs(history: PruneJob[]) {
           pvcs: job.pvcs.map(p => ({ name: p.name, uid: p.uid })),
           reattached: true,
           requestedBy: job.requestedBy,
+          automaticRunId: job.automaticRunId,
+          onBehalfOf: job.onBehalfOf,
           finished: false,
         };
       }

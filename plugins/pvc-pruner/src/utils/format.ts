@@ -65,6 +65,18 @@ export function formatTime(iso: string | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }
 
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** YYYY-MM-DD of a time, as a date input takes it (UTC, as the backend compares). */
+export function dateOnly(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** The end of a date input's day, so "keep until the 9th" keeps through the 9th. */
+export function endOfDay(date: string): string {
+  return `${date}T23:59:59.000Z`;
+}
+
 /** What a job does: prunes claims, or reclaims Released volumes. */
 export type JobKind = 'prune' | 'reclaim';
 

@@ -1,23 +1,16 @@
 import { screen } from '@testing-library/react';
 import { ClusterSection, ClusterSectionProps } from './ClusterSection';
-import { ActiveJobsProvider } from '../../hooks/ActiveJobsContext';
 import { FakePvcPrunerApi } from '../../__testUtils__/FakePvcPrunerApi';
 import { makeStatefulSet } from '../../__testUtils__/fixtures';
+import { NoActiveJobs } from '../../__testUtils__/NoActiveJobs';
 import { renderWithApis } from '../../__testUtils__/renderWithApis';
 
 /** A cluster section of a card that follows no prune. */
 function Section(props: ClusterSectionProps) {
   return (
-    <ActiveJobsProvider
-      value={{
-        jobs: {},
-        started: jest.fn(),
-        finished: jest.fn(),
-        dismissed: jest.fn(),
-      }}
-    >
+    <NoActiveJobs>
       <ClusterSection {...props} />
-    </ActiveJobsProvider>
+    </NoActiveJobs>
   );
 }
 

@@ -1,6 +1,7 @@
 import { Box, Typography } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import {
+  AutoPruneStatus,
   ClusterOrphans,
   SnapshotSettings,
   StatefulSetOrphans,
@@ -18,6 +19,10 @@ export interface ClusterSectionProps {
   pruneDeniedReason?: string;
   /** `pvcPruner.snapshots`, as the orphans answer says. */
   snapshots?: SnapshotSettings;
+  /** The entity's automatic pruning, as the orphans answer says. */
+  autoPrune?: AutoPruneStatus;
+  /** A claim was kept or no longer is: reload the orphans. */
+  onKeepsChanged?: () => void;
   /** Which of its StatefulSets to show; every one unless told. */
   show?: (sts: StatefulSetOrphans) => boolean;
 }

@@ -337,6 +337,44 @@ describe('FleetView', () => {
     ).not.toBeInTheDocument();
   });
 
+  it('says what automatic pruning last did and when it runs next, only when the platform enabled it', async () => {
+    const nextRunAt = new Date(Date.now() + 3600_000).toISOString();
+    const api = new FakePvcPrunerApi();
+    api.fleet = async () => ({
+      ...pricedFleet(),
+      autoPrune: {
+        enabled: true,
+        nextRunAt,
+        lastRun: {
+          id: '4f6c1a52-0000-4000-8000-000000000001',
+          startedAt: daysAgo(0),
+          status: 'finished',
+          considered: 5,
+          eligible: 2,
+          deleted: 2,
+          kept: 1,
+          bytesDeleted: 20 * GIB,
+        },
+      },
+    });
+    const { unmount } = await render(api);
+    expect(
+      await screen.findByText(
+        /^: last run .*: deleted 2 claims \(20 GiB\), kept 1, eligible 2; next run /,
+      ),
+    ).toBeInTheDocument();
+    unmount();
+
+    const disabled = new FakePvcPrunerApi();
+    disabled.fleet = async () => ({
+      ...pricedFleet(),
+      autoPrune: { enabled: false },
+    });
+    await render(disabled);
+    await ownerTable();
+    expect(screen.queryByText(/Automatic pruning/)).not.toBeInTheDocument();
+  });
+
   it('shows the Unowned section only when the backend sends it', async () => {
     const { unmount } = await renderPricedFleet();
     const unowned = await screen.findByRole('region', { name: 'Unowned' });

@@ -27,6 +27,7 @@ import {
 } from '../../utils/fleetView';
 import { plural } from '../../utils/format';
 import { formatMonthly } from '../../utils/money';
+import { FleetAutoPruneLine } from '../FleetAutoPruneLine';
 import { FleetFilters } from '../FleetFilters';
 import {
   EntityLink,
@@ -237,6 +238,7 @@ export function FleetView() {
             totals={fleet.totals.snapshots}
             currency={currency}
           />
+          <FleetAutoPruneLine autoPrune={fleet.autoPrune} />
           {fleet.unowned && (
             <TotalsLine
               what="Unowned"

@@ -127,6 +127,27 @@ describe('JobHistory', () => {
     expect(api.streamed).toEqual([{ jobId: 'a', after: 0 }]);
   });
 
+  it('names an automatic prune by the annotation it acted on, not by the plugin’s principal', async () => {
+    const api = new FakePvcPrunerApi();
+    api.jobs = [
+      makeJob({
+        id: 'auto',
+        requestedBy: 'plugin:pvc-pruner',
+        onBehalfOf: 'component:default/shop',
+        automaticRunId: 'run-1',
+      }),
+      makeJob({ id: 'manual', statefulSet: 'cache' }),
+    ];
+    await renderWithApis(<Harness />, { api });
+    expect(
+      await screen.findByText(
+        /^automatic, per the entity's auto-prune annotation, on behalf of component:default\/shop,$/,
+      ),
+    ).toBeInTheDocument();
+    expect(screen.getByText(/^by user:default\/guest,$/)).toBeInTheDocument();
+    expect(screen.queryByText(/plugin:pvc-pruner/)).not.toBeInTheDocument();
+  });
+
   it('says when there is no history', async () => {
     await renderWithApis(<Harness />, { api: new FakePvcPrunerApi() });
     expect(

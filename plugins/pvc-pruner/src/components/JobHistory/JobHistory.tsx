@@ -18,6 +18,7 @@ import {
 import { JobHistoryState } from '../../hooks/useJobHistory';
 import { useJobStream } from '../../hooks/useJobStream';
 import { describeError } from '../../utils/errors';
+import { jobRequester } from '../../utils/autoPrune';
 import {
   formatAge,
   formatTime,
@@ -117,7 +118,7 @@ function JobRow({ job }: { job: PruneJob }) {
             in {job.cluster}
           </Typography>
           <Typography variant="body2" className={classes.muted}>
-            by {job.requestedBy},{' '}
+            {jobRequester(job)},{' '}
             <span title={formatTime(job.createdAt)}>
               {formatAge(job.createdAt)} ago
             </span>

@@ -1,8 +1,6 @@
 import { useState } from 'react';
 import {
-  Button,
   Dialog,
-  DialogActions,
   DialogContent,
   DialogTitle,
   TextField,
@@ -14,9 +12,8 @@ import { KeptSnapshot } from 'backstage-plugin-pvc-pruner-common';
 import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { SnapshotEntry } from '../../hooks/SnapshotActionsContext';
 import { describeError } from '../../utils/errors';
-import { formatTime } from '../../utils/format';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import { DAY_MS, dateOnly, endOfDay, formatTime } from '../../utils/format';
+import { ConfirmActions } from '../ConfirmActions';
 
 /** Props of {@link KeepSnapshotDialog}. */
 export interface KeepSnapshotDialogProps {
@@ -25,11 +22,6 @@ export interface KeepSnapshotDialogProps {
   entry?: SnapshotEntry;
   onClose: () => void;
   onKept: (snapshot: KeptSnapshot) => void;
-}
-
-/** YYYY-MM-DD of a time, as a date input takes it (UTC, as the backend compares). */
-function dateOnly(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }
 
 /** Asks until when to keep a snapshot (its keep-until annotation); the backend caps how far. */
@@ -52,7 +44,6 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
     setBusy(true);
     setError(undefined);
     try {
-      // The end of the chosen day, so "keep until the 9th" keeps it through the 9th.
       const kept = await api.keepSnapshot({
         snapshot: {
           entityRef,
@@ -61,7 +52,7 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
           statefulSet,
           snapshot: { name: snapshot.name, uid: snapshot.uid },
         },
-        keepUntil: `${chosen}T23:59:59.000Z`,
+        keepUntil: endOfDay(chosen),
       });
       setDate(undefined);
       onKept(kept);
@@ -96,19 +87,14 @@ export function KeepSnapshotDialog(props: KeepSnapshotDialogProps) {
           </Alert>
         )}
       </DialogContent>
-      <DialogActions>
-        <Button onClick={close} disabled={busy}>
-          Cancel
-        </Button>
-        <Button
-          color="primary"
-          variant="contained"
-          onClick={keep}
-          disabled={busy || !chosen}
-        >
-          {busy ? 'Saving…' : 'Keep'}
-        </Button>
-      </DialogActions>
+      <ConfirmActions
+        busy={busy}
+        disabled={!chosen}
+        onCancel={close}
+        onConfirm={keep}
+      >
+        {busy ? 'Saving…' : 'Keep'}
+      </ConfirmActions>
     </Dialog>
   );
 }

@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { ReactNode, useMemo } from 'react';
 import { Box, Typography, makeStyles } from '@material-ui/core';
 import WarningIcon from '@material-ui/icons/Warning';
 import { Table, TableColumn } from '@backstage/core-components';
@@ -30,6 +30,8 @@ const nowrap = () => ({ whiteSpace: 'nowrap' as const });
 export interface OrphanTableProps {
   statefulSet: string;
   orphans: OrphanedPvc[];
+  /** Adds an Automatic pruning column with this cell (an opted-in entity's card). */
+  autoPrune?: (pvc: OrphanedPvc) => ReactNode;
 }
 
 function VolumeCell({ pvc }: { pvc: OrphanedPvc }) {
@@ -79,7 +81,7 @@ function HazardCell({
  * Paged past {@link ORPHAN_PAGE_SIZE} rows.
  */
 export function OrphanTable(props: OrphanTableProps) {
-  const { statefulSet, orphans } = props;
+  const { statefulSet, orphans, autoPrune } = props;
   const classes = useStyles();
   // material-table writes into its rows; give it copies.
   const rows = useMemo<Row[]>(
@@ -160,8 +162,17 @@ export function OrphanTable(props: OrphanTableProps) {
         field: 'reattachesAtReplicas',
         render: pvc => <HazardCell pvc={pvc} statefulSet={statefulSet} />,
       },
+      ...(autoPrune
+        ? [
+            {
+              title: 'Automatic pruning',
+              field: 'eligibleAt',
+              render: autoPrune,
+            } as TableColumn<Row>,
+          ]
+        : []),
     ],
-    [classes, statefulSet],
+    [classes, statefulSet, autoPrune],
   );
   const paged = rows.length > ORPHAN_PAGE_SIZE;
   const shownRows = Math.min(rows.length, ORPHAN_PAGE_SIZE);

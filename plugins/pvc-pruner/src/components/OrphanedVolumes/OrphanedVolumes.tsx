@@ -25,6 +25,7 @@ import { useLeftBehind } from '../../hooks/useLeftBehind';
 import { useSnapshots } from '../../hooks/useSnapshots';
 import { isNotAllowed } from '../../utils/errors';
 import { plural } from '../../utils/format';
+import { AutoPruneSection } from '../AutoPruneSection';
 import { ClusterSection } from '../ClusterSection';
 import { LeftBehindSection } from '../LeftBehindSection';
 import { JobHistory } from '../JobHistory';
@@ -155,6 +156,7 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
             />
           )}
           <Totals data={data} />
+          <AutoPruneSection autoPrune={data.autoPrune} />
           {nothingToPrune && !keepsForScaleUp && !leftBehindShown && (
             <EmptyState
               missing="data"
@@ -186,6 +188,8 @@ export function OrphanedVolumes(props: OrphanedVolumesProps) {
                 cluster={cluster}
                 pruneDeniedReason={pruneDeniedReason}
                 snapshots={data.snapshots}
+                autoPrune={data.autoPrune}
+                onKeepsChanged={retry}
                 // With nothing to prune, only the StatefulSets whose kept claims need saying why.
                 show={nothingToPrune ? keepsClaimsForScaleUp : undefined}
               />

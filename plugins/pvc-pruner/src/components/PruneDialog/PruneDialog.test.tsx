@@ -9,6 +9,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { PruneDialog } from './PruneDialog';
 import { GiB, makeOrphan, makeStatefulSet } from '../../__testUtils__/fixtures';
+import { formatTime } from '../../utils/format';
 import { startDryRun } from '../../__testUtils__/pruneControls';
 
 const sts = makeStatefulSet('db', {
@@ -85,6 +86,55 @@ describe('PruneDialog', () => {
       within(dialog).getByRole('button', { name: 'Delete 1 claim' }),
     );
     expect(onConfirm).toHaveBeenCalledWith([sts.orphans[0]], {});
+  });
+
+  it('warns that chosen claims kept from automatic pruning are deleted anyway, saying who keeps them and why', async () => {
+    const keptAt = '2026-12-01T09:00:00.000Z';
+    const withKeeps = makeStatefulSet('db', {
+      orphans: [
+        makeOrphan('db', 2, {
+          keep: {
+            source: 'card',
+            keptBy: 'user:default/ann',
+            keptAt,
+            reason: 'holds the March export',
+          },
+        }),
+        makeOrphan('db', 3, { keep: { source: 'annotation' } }),
+        makeOrphan('db', 4),
+      ],
+    });
+    await renderDialog({
+      dryRun: false,
+      onConfirm: jest.fn(),
+      statefulSet: withKeeps,
+    });
+    const dialog = screen.getByRole('dialog');
+    const warning = within(dialog).getByText(/kept from automatic pruning/)
+      .parentElement!;
+    expect(warning).toHaveTextContent(
+      '2 of these claims are kept from automatic pruning; pruning deletes them anyway:',
+    );
+    expect(warning).toHaveTextContent(
+      `data-db-2: kept by user:default/ann on ${formatTime(
+        keptAt,
+      )}: holds the March export`,
+    );
+    expect(warning).toHaveTextContent(
+      'data-db-3: kept by its pvc-pruner.backstage.io/keep annotation',
+    );
+    expect(warning).not.toHaveTextContent('data-db-4');
+
+    // Unticking the kept claims removes the warning.
+    await userEvent.click(
+      within(dialog).getByRole('checkbox', { name: /data-db-2/ }),
+    );
+    await userEvent.click(
+      within(dialog).getByRole('checkbox', { name: /data-db-3/ }),
+    );
+    expect(
+      within(dialog).queryByText(/kept from automatic pruning/),
+    ).not.toBeInTheDocument();
   });
 
   it('needs no name for a dry run', async () => {

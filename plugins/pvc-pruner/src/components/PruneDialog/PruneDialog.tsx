@@ -28,6 +28,7 @@ import {
 } from 'backstage-plugin-pvc-pruner-common';
 import { claimBytes, claimSize, plural, podName } from '../../utils/format';
 import { describeError, isTooManyRequests } from '../../utils/errors';
+import { describeClaimKeep } from '../../utils/autoPrune';
 
 const useStyles = makeStyles(theme => ({
   list: {
@@ -113,6 +114,32 @@ function snapshotNote(
         kept: true,
       };
   }
+}
+
+/** Warns that chosen claims are kept from automatic pruning, and by whom: a person's prune deletes them anyway. */
+function KeptClaimsWarning(props: { chosen: OrphanedPvc[]; dryRun: boolean }) {
+  const kept = props.chosen.filter(o => o.keep);
+  if (kept.length === 0) return null;
+  const of =
+    props.chosen.length === 1
+      ? 'This claim is'
+      : `${kept.length} of these claims are`;
+  return (
+    <Box mt={2}>
+      <Alert severity="warning">
+        {of} kept from automatic pruning;{' '}
+        {props.dryRun ? 'a prune would delete' : 'pruning deletes'}{' '}
+        {kept.length === 1 ? 'it' : 'them'} anyway:
+        <ul style={{ margin: 0, paddingLeft: 20 }}>
+          {kept.map(o => (
+            <li key={o.uid}>
+              {o.name}: {describeClaimKeep(o.keep!)}
+            </li>
+          ))}
+        </ul>
+      </Alert>
+    </Box>
+  );
 }
 
 /** A field in which the user types a name to confirm a prune. */
@@ -298,6 +325,7 @@ export function PruneDialog(props: PruneDialogProps) {
             );
           })}
         </List>
+        <KeptClaimsWarning chosen={chosen} dryRun={dryRun} />
         {snapshotsOn && (
           <Box mt={2}>
             <FormControlLabel

@@ -46,6 +46,39 @@ function stateOf(pvc: string) {
 }
 
 describe('PruneProgress', () => {
+  it('says a prune found under way was started automatically, per the entity’s annotation, or by whom', async () => {
+    const api = new FakePvcPrunerApi();
+    const { unmount } = await renderWithApis(
+      <PruneProgress
+        job={{
+          ...job,
+          reattached: true,
+          requestedBy: 'plugin:pvc-pruner',
+          automaticRunId: 'run-1',
+          onBehalfOf: 'component:default/shop',
+        }}
+      />,
+      { api },
+    );
+    expect(
+      screen.getByText(
+        "This prune was already under way, automatic, per the entity's auto-prune annotation, on behalf of component:default/shop; showing it from the start.",
+      ),
+    ).toBeInTheDocument();
+    unmount();
+    await renderWithApis(
+      <PruneProgress
+        job={{ ...job, reattached: true, requestedBy: 'user:default/ann' }}
+      />,
+      { api },
+    );
+    expect(
+      screen.getByText(
+        'This prune was already under way, started by user:default/ann; showing it from the start.',
+      ),
+    ).toBeInTheDocument();
+  });
+
   it('moves the bar and each claim as events arrive', async () => {
     const api = new FakePvcPrunerApi();
     const event = eventFactory();

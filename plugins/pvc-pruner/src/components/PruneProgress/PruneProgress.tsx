@@ -18,6 +18,7 @@ import {
 } from '../../state/pruneProgressReducer';
 import { useJobStream } from '../../hooks/useJobStream';
 import { describeError } from '../../utils/errors';
+import { jobRequester } from '../../utils/autoPrune';
 import { jobTitle, plural } from '../../utils/format';
 import { EventLog } from '../EventLog';
 import { JobStatusLabel } from '../JobStatusLabel';
@@ -99,8 +100,9 @@ export function PruneProgress(props: PruneProgressProps) {
       {job.reattached && (
         <Typography variant="body2" color="textSecondary">
           This {kind.toLowerCase()} was already under way
-          {job.requestedBy ? `, started by ${job.requestedBy}` : ''}; showing it
-          from the start.
+          {job.requestedBy &&
+            `, ${job.automaticRunId ? '' : 'started '}${jobRequester(job)}`}
+          ; showing it from the start.
         </Typography>
       )}
       <Box mt={1} mb={1}>

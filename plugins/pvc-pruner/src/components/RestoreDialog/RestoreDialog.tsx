@@ -1,8 +1,6 @@
 import { useState } from 'react';
 import {
-  Button,
   Dialog,
-  DialogActions,
   DialogContent,
   DialogTitle,
   Typography,
@@ -17,6 +15,7 @@ import { pvcPrunerApiRef } from '../../api/PvcPrunerApi';
 import { SnapshotEntry } from '../../hooks/SnapshotActionsContext';
 import { describeError } from '../../utils/errors';
 import { formatTime } from '../../utils/format';
+import { ConfirmActions } from '../ConfirmActions';
 
 /** Props of {@link RestoreDialog}. */
 export interface RestoreDialogProps {
@@ -83,19 +82,9 @@ export function RestoreDialog(props: RestoreDialogProps) {
           </Alert>
         )}
       </DialogContent>
-      <DialogActions>
-        <Button onClick={close} disabled={busy}>
-          Cancel
-        </Button>
-        <Button
-          color="primary"
-          variant="contained"
-          onClick={restore}
-          disabled={busy}
-        >
-          {busy ? 'Restoring…' : `Restore ${snapshot.claimName}`}
-        </Button>
-      </DialogActions>
+      <ConfirmActions busy={busy} onCancel={close} onConfirm={restore}>
+        {busy ? 'Restoring…' : `Restore ${snapshot.claimName}`}
+      </ConfirmActions>
     </Dialog>
   );
 }

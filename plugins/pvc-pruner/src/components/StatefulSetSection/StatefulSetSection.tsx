@@ -3,6 +3,7 @@ import { Box, Paper, Typography, makeStyles } from '@material-ui/core';
 import { Alert, AlertTitle } from '@material-ui/lab';
 import { useApi } from '@backstage/core-plugin-api';
 import {
+  AutoPruneStatus,
   LeftBy,
   OrphanedPvc,
   SnapshotSettings,
@@ -14,6 +15,7 @@ import { useActiveJobsContext } from '../../hooks/ActiveJobsContext';
 import { ActiveJob, statefulSetKey } from '../../hooks/useActiveJobs';
 import { useClaimantsWithoutPrune } from '../../hooks/useClaimantsWithoutPrune';
 import { claimBytes, plural, podName } from '../../utils/format';
+import { ClaimKeeping } from '../ClaimKeeping';
 import { KeptPvcList } from '../KeptPvcList';
 import { MonthlyCost } from '../MonthlyCost';
 import { OrphanTable } from '../OrphanTable';
@@ -50,6 +52,10 @@ export interface StatefulSetSectionProps {
   leftBy?: Omit<LeftBy, 'typedNames'>;
   /** Shown instead of the StatefulSet's header (what it runs). */
   header?: ReactNode;
+  /** The entity's automatic pruning: when opted in, each orphan says when it is eligible, and may be kept. */
+  autoPrune?: AutoPruneStatus;
+  /** A claim was kept or no longer is: reload the orphans. */
+  onKeepsChanged?: () => void;
 }
 
 /** "a, b, c" or "a, b, c and 12 more". */
@@ -220,15 +226,30 @@ export function StatefulSetSection(props: StatefulSetSectionProps) {
     >
       {props.header ?? <StatefulSetHeader statefulSet={sts} />}
       <SharedWithNotice sharedWith={sts.sharedWith} />
-      {sts.orphans.length > 0 ? (
-        <>
-          <RetainWarning sts={sts} />
-          {!leftBy && <ReattachWarning sts={sts} />}
-          <OrphanTable statefulSet={sts.name} orphans={sts.orphans} />
-        </>
-      ) : (
-        <Typography variant="body2">No orphaned claims.</Typography>
-      )}
+      <ClaimKeeping
+        entityRef={entityRef}
+        cluster={cluster}
+        statefulSet={sts}
+        autoPrune={props.autoPrune}
+        deniedReason={pruneDeniedReason}
+        onChanged={props.onKeepsChanged}
+      >
+        {autoPruneCell =>
+          sts.orphans.length > 0 ? (
+            <>
+              <RetainWarning sts={sts} />
+              {!leftBy && <ReattachWarning sts={sts} />}
+              <OrphanTable
+                statefulSet={sts.name}
+                orphans={sts.orphans}
+                autoPrune={autoPruneCell}
+              />
+            </>
+          ) : (
+            <Typography variant="body2">No orphaned claims.</Typography>
+          )
+        }
+      </ClaimKeeping>
       <ScaleUpNotice statefulSet={sts} />
       <TerminatingNotice statefulSet={sts} />
       <PruneActions

@@ -1,0 +1,2 @@
+export { AutoPruneSection } from './AutoPruneSection';
+export type { AutoPruneSectionProps } from './AutoPruneSection';

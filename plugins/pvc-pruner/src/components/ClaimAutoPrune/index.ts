@@ -1,0 +1,2 @@
+export { ClaimAutoPrune } from './ClaimAutoPrune';
+export type { ClaimAutoPruneProps } from './ClaimAutoPrune';

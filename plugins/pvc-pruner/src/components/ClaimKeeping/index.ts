@@ -1,0 +1,2 @@
+export { ClaimKeeping } from './ClaimKeeping';
+export type { ClaimKeepingProps } from './ClaimKeeping';

@@ -1,0 +1,2 @@
+export { ConfirmActions } from './ConfirmActions';
+export type { ConfirmActionsProps } from './ConfirmActions';

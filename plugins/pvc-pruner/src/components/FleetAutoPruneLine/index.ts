@@ -1,0 +1,2 @@
+export { FleetAutoPruneLine } from './FleetAutoPruneLine';
+export type { FleetAutoPruneLineProps } from './FleetAutoPruneLine';

@@ -1,0 +1,2 @@
+export { KeepClaimDialog } from './KeepClaimDialog';
+export type { KeepClaimDialogProps } from './KeepClaimDialog';

@@ -1,0 +1,63 @@
+import { optedInGraceMs } from './autoPruneScenario';
+import { scenarioSeed } from './random';
+import { generateScenario } from './scenario';
+
+const scenarios = Array.from({ length: 300 }, (_, i) =>
+  generateScenario(scenarioSeed(20261201, i), {
+    replicas: 2,
+    leaseDurationSeconds: 3,
+  }),
+);
+const automated = scenarios.filter(s => s.autoPrune);
+
+describe('the draw of automatic pruning', () => {
+  it('opts an entity in in about a third of the scenarios, mostly with a valid grace, sometimes an invalid one', () => {
+    expect(automated.length).toBeGreaterThan(60);
+    expect(automated.length).toBeLessThan(120);
+    const valid = automated.filter(
+      s =>
+        optedInGraceMs({
+          'pvc-pruner.backstage.io/auto-prune': s.autoPrune!.annotation,
+        }) !== undefined,
+    );
+    expect(valid.length).toBeGreaterThan(automated.length / 2);
+    expect(valid.length).toBeLessThan(automated.length);
+  });
+
+  it('gives each opted-in StatefulSet orphans, claimed by the entity through a kubernetes-id of its own, and lets the runs go on past the grace', () => {
+    for (const s of automated) {
+      const auto = s.autoPrune!;
+      const entity = s.entities.find(e => e.name === auto.entity)!;
+      expect(entity.annotations['backstage.io/kubernetes-id']).toBe(
+        auto.kubernetesId,
+      );
+      for (const name of auto.statefulSets) {
+        const plan = s.statefulSets.find(p => p.name === name)!;
+        expect(plan.kubernetesId).toBe(auto.kubernetesId);
+        expect(plan.claimOrdinals.length).toBeGreaterThan(plan.replicas);
+      }
+      const grace = optedInGraceMs(entity.annotations) ?? 0;
+      expect(auto.windowMs).toBeGreaterThanOrEqual(grace + 5000);
+      for (const keep of auto.keeps)
+        expect(s.claims.some(c => c.name === keep.claim)).toBe(true);
+      // No prune of the user's is sent for them: their deletions are automatic.
+      expect(
+        s.requests.some(r => auto.statefulSets.includes(r.statefulSet)),
+      ).toBe(false);
+    }
+  });
+
+  it('draws second claimants, keeps of both kinds, and process faults during the runs', () => {
+    const seconds = automated.map(s => s.autoPrune!.secondClaimant);
+    expect(seconds.some(c => c && !c.annotation)).toBe(true);
+    expect(seconds.some(c => c?.annotation)).toBe(true);
+    const keeps = automated.flatMap(s => s.autoPrune!.keeps.map(k => k.kind));
+    for (const kind of ['annotate', 'unannotate', 'card-keep', 'card-unkeep'])
+      expect(keeps).toContain(kind);
+    const faults = automated.flatMap(s =>
+      s.autoPrune!.processFaults.map(f => f.kind),
+    );
+    expect(faults).toContain('kill-9');
+    expect(faults).toContain('sigstop');
+  });
+});
