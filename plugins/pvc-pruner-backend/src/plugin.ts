@@ -9,6 +9,7 @@ import type {
   KubernetesAuthStrategyExtensionPoint,
 } from '@backstage/plugin-kubernetes-node';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
 import {
   PVC_PRUNER_PLUGIN_ID,
   pvcPrunerPermissions,
@@ -21,6 +22,12 @@ import {
   RunningJobLimits,
 } from './limits';
 import { createRouter } from './router';
+import {
+  AutoPruneNotifier,
+  AutoPruneRunStore,
+  fleetAutoPrune,
+  systemPlugins,
+} from './automation';
 import {
   ReclaimPermissions,
   ReleasedVolumes,
@@ -132,7 +139,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth: coreServices.auth,
         lifecycle: coreServices.lifecycle,
         scheduler: coreServices.scheduler,
+        instanceMetadata: coreServices.rootInstanceMetadata,
         catalog: catalogServiceRef,
+        notifications: notificationService,
       },
       async init({
         config,
@@ -146,7 +155,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth,
         lifecycle,
         scheduler,
+        instanceMetadata,
         catalog,
+        notifications,
       }) {
         const options = readOptions(config);
         const gate = permissionFrameworkGate({
@@ -190,6 +201,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const lineage = await ClaimLineageStore.create({ database });
         const claimKeeps = await ClaimKeepStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
+        const autoPruneRuns = await AutoPruneRunStore.create({
+          database,
+          schedule: options.autoPrune.schedule,
+        });
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
@@ -197,6 +212,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           lineage,
           keeps: claimKeeps,
           referenced: new ReferencedClaimUids({ gateways, caches }),
+          autoPruneRuns,
           logger,
           retentionDays: options.retentionDays,
         });
@@ -296,6 +312,31 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
+        const autoPruneNotifier = new AutoPruneNotifier({
+          notifications,
+          systemMetadata: systemPlugins(instanceMetadata, config),
+          logger,
+        });
+        // TODO(lead, issue 20) merge point: AutoPrunePlanner and the keep store are here;
+        // with AutomaticPruneJobs (branch autojobs, `automaticPrunes`) merged, schedule the run:
+        //   await new AutoPruneTask({
+        //     options: options.autoPrune,
+        //     planning: new AutoPrunePlanner({
+        //       catalog: workloads,
+        //       finder: orphanFinder,
+        //       databaseNow: sightings.now,
+        //       keeps: claimKeeps,
+        //       options: options.autoPrune,
+        //     }),
+        //     prunes: automaticPrunes, // AutomaticPrunes
+        //     jobs: store, // { getJob(id): Promise<PruneJob | undefined> }
+        //     runs: autoPruneRuns,
+        //     notifier: autoPruneNotifier,
+        //     logger,
+        //     auditor,
+        //     currency: prices?.currency,
+        //   }).schedule(scheduler);
+        void autoPruneNotifier;
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
@@ -305,6 +346,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             workloads,
             keeps: claimKeeps,
             snapshotsEnabled: options.snapshots.enabled,
+            schedule: autoPruneRuns,
           }),
           keeps: new ClaimKeepRequests({
             orphanFinder,
@@ -334,6 +376,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 finder: leftBehindFinder,
                 access: leftBehind,
               }),
+              autoPrune: () =>
+                fleetAutoPrune(options.autoPrune.enabled, autoPruneRuns),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })

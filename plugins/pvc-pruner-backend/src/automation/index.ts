@@ -6,3 +6,8 @@ export * from './types';
 export * from './ClaimKeepStore';
 export * from './AutoPruneAnswer';
 export * from './ClaimKeepRequests';
+export * from './AutoPruneNotifier';
+export * from './AutoPruneRunStore';
+export * from './AutoPruneTask';
+export * from './fleetAutoPrune';
+export * from './systemPlugins';
