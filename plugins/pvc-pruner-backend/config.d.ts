@@ -134,7 +134,8 @@ export interface Config {
       /**
        * When true, no run happens unless the notifications backend is installed, so owners are
        * always told. When false, runs go on without it and the backend logs once that owners
-       * cannot be told.
+       * cannot be told. Installed means a plugin with the id `notifications` in this backend or
+       * in `discovery.endpoints`.
        * @default false
        */
       requireNotifications?: boolean;

@@ -766,6 +766,8 @@ describe('pvcPrunerPlugin', () => {
         },
         owners: [],
         items: [],
+        // Disabled in this config: no run, none due.
+        autoPrune: { enabled: false },
       });
     });
   });

@@ -9,6 +9,7 @@ import type {
   KubernetesAuthStrategyExtensionPoint,
 } from '@backstage/plugin-kubernetes-node';
 import { catalogServiceRef } from '@backstage/plugin-catalog-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
 import {
   PVC_PRUNER_PLUGIN_ID,
   pvcPrunerPermissions,
@@ -34,9 +35,15 @@ import {
   AutomaticPruneGuard,
   AutomaticPruneJobs,
   AutoPruneAnswer,
+  AutoPruneNotifier,
+  AutoPrunePlanner,
+  AutoPruneRunStore,
+  AutoPruneTask,
   ClaimKeepRequests,
   ClaimKeepStore,
+  fleetAutoPrune,
   KeepSteps,
+  systemPlugins,
 } from './automation';
 import {
   OrphanSightingStore,
@@ -135,7 +142,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth: coreServices.auth,
         lifecycle: coreServices.lifecycle,
         scheduler: coreServices.scheduler,
+        instanceMetadata: coreServices.rootInstanceMetadata,
         catalog: catalogServiceRef,
+        notifications: notificationService,
       },
       async init({
         config,
@@ -149,7 +158,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
         auth,
         lifecycle,
         scheduler,
+        instanceMetadata,
         catalog,
+        notifications,
       }) {
         const options = readOptions(config);
         const gate = permissionFrameworkGate({
@@ -193,6 +204,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const lineage = await ClaimLineageStore.create({ database });
         const claimKeeps = await ClaimKeepStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
+        const autoPruneRuns = await AutoPruneRunStore.create({
+          database,
+          schedule: options.autoPrune.schedule,
+        });
         await RetentionCleaner.schedule({
           scheduler,
           jobs: store,
@@ -200,6 +215,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           lineage,
           keeps: claimKeeps,
           referenced: new ReferencedClaimUids({ gateways, caches }),
+          autoPruneRuns,
           logger,
           retentionDays: options.retentionDays,
         });
@@ -283,7 +299,6 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
-        // For the automatic run's task (AutoPruneTask's `prunes`).
         const automaticPrunes = new AutomaticPruneJobs({
           jobs,
           auth,
@@ -299,8 +314,6 @@ export const pvcPrunerPlugin = createBackendPlugin({
           options: options.autoPrune,
           snapshotsEnabled: options.snapshots.enabled,
         });
-        // Merge point: the run's task (AutoPruneTask) takes it as its `prunes`.
-        void automaticPrunes;
         const snapshotHistory = {
           getJob: (id: string) => store.getJob(id),
           append: events.append.bind(events),
@@ -321,6 +334,29 @@ export const pvcPrunerPlugin = createBackendPlugin({
           staleAfterMs: leaseMs,
         });
         lifecycle.addShutdownHook(() => jobs.shutdown());
+        const autoPruneNotifier = new AutoPruneNotifier({
+          notifications,
+          systemMetadata: systemPlugins(instanceMetadata, config),
+          logger,
+        });
+        await new AutoPruneTask({
+          options: options.autoPrune,
+          planning: new AutoPrunePlanner({
+            catalog: workloads,
+            finder: orphanFinder,
+            databaseNow: sightings.now,
+            firstSightings: uids => sightings.firstSeenInDatabase(uids),
+            keeps: claimKeeps,
+            options: options.autoPrune,
+          }),
+          prunes: automaticPrunes,
+          jobs: store,
+          runs: autoPruneRuns,
+          notifier: autoPruneNotifier,
+          logger,
+          auditor,
+          currency: prices?.currency,
+        }).schedule(scheduler);
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 
@@ -330,6 +366,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             workloads,
             keeps: claimKeeps,
             snapshotsEnabled: options.snapshots.enabled,
+            schedule: autoPruneRuns,
           }),
           keeps: new ClaimKeepRequests({
             orphanFinder,
@@ -359,6 +396,8 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 finder: leftBehindFinder,
                 access: leftBehind,
               }),
+              autoPrune: () =>
+                fleetAutoPrune(options.autoPrune.enabled, autoPruneRuns),
               // Only where the snapshots RBAC is applied, as it is with snapshots enabled.
               snapshots: options.snapshots.enabled
                 ? new KeptSnapshotTotals({ gateways, prices, seal })

@@ -3,6 +3,7 @@ import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
 import { ClaimKeepStore } from '../automation/ClaimKeepStore';
 import { ClaimLineageStore } from '../lineage';
+import { AutoPruneRunStore } from '../automation/AutoPruneRunStore';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 import { RETENTION_TASK_ID, RetentionCleaner } from './RetentionCleaner';
@@ -19,6 +20,7 @@ let jobs: PruneJobStore;
 let sightings: OrphanSightingStore;
 let lineage: ClaimLineageStore;
 let keeps: ClaimKeepStore;
+let autoPruneRuns: AutoPruneRunStore;
 
 beforeEach(async () => {
   knex = knexFactory({
@@ -35,6 +37,11 @@ beforeEach(async () => {
   sightings = await OrphanSightingStore.create({ database, now: () => clock });
   lineage = await ClaimLineageStore.create({ database, now: () => clock });
   keeps = await ClaimKeepStore.create({ database, now: () => clock });
+  autoPruneRuns = await AutoPruneRunStore.create({
+    database,
+    now: () => clock,
+    schedule: { frequency: { hours: 1 }, timeout: { minutes: 30 } },
+  });
 });
 
 afterEach(async () => {
@@ -74,7 +81,7 @@ describe('RetentionCleaner', () => {
     );
   });
 
-  it('deletes finished jobs, their events, unseen sightings, unseen lineage, ended keeps and deleting marks older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
+  it('deletes finished jobs, their events, unseen sightings, unseen lineage, ended keeps, deleting marks and automatic runs older than retentionDays when the scheduler runs it, and keeps a running job and fresh lineage', async () => {
     const scheduler = mockServices.scheduler.mock();
     const logger = mockServices.logger.mock();
     const done = await newJob();
@@ -98,6 +105,15 @@ describe('RetentionCleaner', () => {
       claimantUids: { 'component:default/web': 'uid-web' },
     });
     await lineage.record([lineageOf('old'), lineageOf('old-still-claimed')]);
+    const oldRun = await autoPruneRuns.startRun();
+    await autoPruneRuns.finishRun(oldRun.id, {
+      status: 'finished',
+      considered: 1,
+      eligible: 1,
+      deleted: 1,
+      kept: 0,
+      bytesDeleted: 1,
+    });
     clock = days(20);
     await lineage.record([lineageOf('fresh')]);
     clock = T0;
@@ -123,6 +139,7 @@ describe('RetentionCleaner', () => {
       referenced: {
         snapshot: async () => () => new Set(['old-still-claimed']),
       },
+      autoPruneRuns,
       logger,
       retentionDays: 30,
     });
@@ -141,12 +158,13 @@ describe('RetentionCleaner', () => {
       ),
     ).toEqual(expect.arrayContaining(['fresh', 'old-still-claimed']));
     expect(await knex('pvc_pruner_claim_lineage')).toHaveLength(2);
+    expect(await autoPruneRuns.getRun(oldRun.id)).toBeUndefined();
     expect(
       (await knex('pvc_pruner_claim_keeps').select('uid')).map(r => r.uid),
     ).toEqual(['open']);
     expect(await knex('pvc_pruner_claim_deleting')).toEqual([]);
     expect(logger.info).toHaveBeenCalledWith(
-      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims, 1 ended claim keeps and 1 automatic deleting marks older than 30 days (pvcPruner.retentionDays)',
+      'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims, 1 ended claim keeps, 1 automatic deleting marks and 1 automatic runs older than 30 days (pvcPruner.retentionDays)',
     );
   });
 });

@@ -4,6 +4,11 @@ import type { ClaimLineageStore, ReferencedClaimUids } from '../lineage';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
 
+/** Automatic runs and the notices they sent (AutoPruneRunStore). */
+export interface AutoPruneRecords {
+  deleteOlderThan(olderThanMs: number): Promise<number>;
+}
+
 export const RETENTION_TASK_ID = 'pvc-pruner-retention';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -28,6 +33,7 @@ export class RetentionCleaner {
     private readonly retentionDays: number,
     private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
     private readonly keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>,
+    private readonly autoPruneRuns?: AutoPruneRecords,
   ) {}
 
   /** Schedules the clean-up once a day, the first a few minutes after start. */
@@ -40,6 +46,8 @@ export class RetentionCleaner {
     referenced?: Pick<ReferencedClaimUids, 'snapshot'>;
     /** Card keeps that ended, and automatic jobs' deleting marks. */
     keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>;
+    /** Automatic runs finished, and before-notices sent, that long ago are deleted too. */
+    autoPruneRuns?: AutoPruneRecords;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
@@ -51,6 +59,7 @@ export class RetentionCleaner {
       options.retentionDays,
       options.referenced,
       options.keeps,
+      options.autoPruneRuns,
     );
     await options.scheduler.scheduleTask({
       id: RETENTION_TASK_ID,
@@ -76,15 +85,18 @@ export class RetentionCleaner {
         keeps: 0,
         marks: 0,
       };
+      const runs =
+        (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
       if (
         jobs > 0 ||
         sightings > 0 ||
         lineage > 0 ||
         keeps.keeps > 0 ||
-        keeps.marks > 0
+        keeps.marks > 0 ||
+        runs > 0
       )
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${keeps.keeps} ended claim keeps and ${keeps.marks} automatic deleting marks older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${keeps.keeps} ended claim keeps, ${keeps.marks} automatic deleting marks and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);

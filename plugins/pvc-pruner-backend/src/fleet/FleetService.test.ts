@@ -4,7 +4,10 @@ import { InputError } from '@backstage/errors';
 import type { ClusterDetails } from '@backstage/plugin-kubernetes-node';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { StatefulSetOrphans } from 'backstage-plugin-pvc-pruner-common';
+import {
+  FleetAutoPrune,
+  StatefulSetOrphans,
+} from 'backstage-plugin-pvc-pruner-common';
 import { PriceList } from '../cost';
 import { OrphanSightingStore } from '../database';
 import {
@@ -166,6 +169,7 @@ function fleetService(
     priced?: boolean;
     failing?: string[];
     entities?: Entity[];
+    autoPrune?: () => Promise<FleetAutoPrune>;
   } = {},
 ) {
   const permissions = mockServices.permissions.mock();
@@ -212,6 +216,7 @@ function fleetService(
         ? undefined
         : PriceList.of({ currency: 'EUR', defaultPricePerGiBMonth: 0.1 }),
     ),
+    autoPrune: options.autoPrune,
   });
   return { service, permissions, scanCluster };
 }
@@ -432,6 +437,32 @@ describe('FleetService', () => {
       'component:default/orders',
       'component:default/search-index',
     ]);
+  });
+
+  it('answers automatic pruning: on, the last run and the next', async () => {
+    const autoPrune: FleetAutoPrune = {
+      enabled: true,
+      nextRunAt: '2026-12-03T11:00:00.000Z',
+      lastRun: {
+        id: '5d0c1d8e-58f4-4c4a-9d8c-3bb2f0a8a001',
+        startedAt: '2026-12-03T10:00:00.000Z',
+        finishedAt: '2026-12-03T10:01:00.000Z',
+        status: 'finished',
+        considered: 3,
+        eligible: 2,
+        deleted: 2,
+        kept: 1,
+        bytesDeleted: 2 * 2 ** 30,
+      },
+    };
+    const { service } = fleetService({ autoPrune: async () => autoPrune });
+    expect((await service.list(query(), credentials)).autoPrune).toEqual(
+      autoPrune,
+    );
+    const { service: without } = fleetService();
+    expect(
+      (await without.list(query(), credentials)).autoPrune,
+    ).toBeUndefined();
   });
 
   it('without pricing, totals carry bytes only', async () => {

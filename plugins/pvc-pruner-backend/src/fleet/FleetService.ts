@@ -11,6 +11,7 @@ import { InputError } from '@backstage/errors';
 import { CatalogService } from '@backstage/plugin-catalog-node';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
 import {
+  FleetAutoPrune,
   FleetCluster,
   FleetEntity,
   FleetResponse,
@@ -137,6 +138,8 @@ export class FleetService {
       snapshots?: KeptSnapshotTotals;
       /** The claims deleted StatefulSets left, a kind of their own beside the orphans. */
       leftBehind?: Pick<FleetLeftBehindReader, 'read'>;
+      /** Automatic pruning's state, last run and next (`autoPrune`). */
+      autoPrune?: () => Promise<FleetAutoPrune>;
     },
   ) {}
 
@@ -294,6 +297,7 @@ export class FleetService {
       const left = owned.flatMap(e => leftBehindOf(e.entityRef));
       return left.length ? { leftBehind: totalsOnce(left, priced) } : {};
     };
+    const autoPrune = await this.deps.autoPrune?.();
     const snapshots =
       snapshotReads &&
       (await this.deps.snapshots!.totals(
@@ -349,6 +353,7 @@ export class FleetService {
           }
         : {}),
       ...(pricing ? { pricing } : {}),
+      ...(autoPrune ? { autoPrune } : {}),
     };
   }
 
