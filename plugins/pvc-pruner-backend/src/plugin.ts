@@ -23,12 +23,6 @@ import {
 } from './limits';
 import { createRouter } from './router';
 import {
-  AutoPruneNotifier,
-  AutoPruneRunStore,
-  fleetAutoPrune,
-  systemPlugins,
-} from './automation';
-import {
   ReclaimPermissions,
   ReleasedVolumes,
   VolumeAttribution,
@@ -38,9 +32,18 @@ import {
 } from './reclaim';
 import { PriceList } from './cost';
 import {
+  AutomaticPruneGuard,
+  AutomaticPruneJobs,
   AutoPruneAnswer,
+  AutoPruneNotifier,
+  AutoPrunePlanner,
+  AutoPruneRunStore,
+  AutoPruneTask,
   ClaimKeepRequests,
   ClaimKeepStore,
+  fleetAutoPrune,
+  KeepSteps,
+  systemPlugins,
 } from './automation';
 import {
   OrphanSightingStore,
@@ -278,7 +281,11 @@ export const pvcPrunerPlugin = createBackendPlugin({
                 pausedStatefulSets: options.pausedStatefulSets,
               },
               [new OwnershipGuards(ownership, workloads)],
-              [new SnapshotSteps({ events, options: options.snapshots, seal })],
+              // Keeps first: a kept claim is not snapshotted for nothing.
+              [
+                new KeepSteps(claimKeeps),
+                new SnapshotSteps({ events, options: options.snapshots, seal }),
+              ],
             ),
             gateways,
             lock,
@@ -292,6 +299,21 @@ export const pvcPrunerPlugin = createBackendPlugin({
             snapshotsEnabled: options.snapshots.enabled,
           },
         );
+        const automaticPrunes = new AutomaticPruneJobs({
+          jobs,
+          auth,
+          auditor,
+          logger,
+          workloads,
+          namespaceOwners,
+          keeps: claimKeeps,
+          guard: new AutomaticPruneGuard({
+            options: options.autoPrune,
+            workloads,
+          }),
+          options: options.autoPrune,
+          snapshotsEnabled: options.snapshots.enabled,
+        });
         const snapshotHistory = {
           getJob: (id: string) => store.getJob(id),
           append: events.append.bind(events),
@@ -317,26 +339,24 @@ export const pvcPrunerPlugin = createBackendPlugin({
           systemMetadata: systemPlugins(instanceMetadata, config),
           logger,
         });
-        // TODO(lead, issue 20) merge point: AutoPrunePlanner and the keep store are here;
-        // with AutomaticPruneJobs (branch autojobs, `automaticPrunes`) merged, schedule the run:
-        //   await new AutoPruneTask({
-        //     options: options.autoPrune,
-        //     planning: new AutoPrunePlanner({
-        //       catalog: workloads,
-        //       finder: orphanFinder,
-        //       databaseNow: sightings.now,
-        //       keeps: claimKeeps,
-        //       options: options.autoPrune,
-        //     }),
-        //     prunes: automaticPrunes, // AutomaticPrunes
-        //     jobs: store, // { getJob(id): Promise<PruneJob | undefined> }
-        //     runs: autoPruneRuns,
-        //     notifier: autoPruneNotifier,
-        //     logger,
-        //     auditor,
-        //     currency: prices?.currency,
-        //   }).schedule(scheduler);
-        void autoPruneNotifier;
+        await new AutoPruneTask({
+          options: options.autoPrune,
+          planning: new AutoPrunePlanner({
+            catalog: workloads,
+            finder: orphanFinder,
+            databaseNow: sightings.now,
+            firstSightings: uids => sightings.firstSeenInDatabase(uids),
+            keeps: claimKeeps,
+            options: options.autoPrune,
+          }),
+          prunes: automaticPrunes,
+          jobs: store,
+          runs: autoPruneRuns,
+          notifier: autoPruneNotifier,
+          logger,
+          auditor,
+          currency: prices?.currency,
+        }).schedule(scheduler);
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);
 

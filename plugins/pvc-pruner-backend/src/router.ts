@@ -20,7 +20,7 @@ import { streamJobEvents } from './eventStream';
 import { KeptJson } from './KeptJson';
 import { PruneJobStore } from './database';
 import { FleetService, UnownedOrphans } from './fleet';
-import { JobEvents, PruneJobs } from './jobs';
+import { auditedOutcome, JobEvents, PruneJobs } from './jobs';
 import {
   EntityWorkloads,
   EntityWorkloadTarget,
@@ -44,7 +44,6 @@ import {
   KeptSnapshots,
   SnapshotKeeper,
   SnapshotRestorer,
-  snapshotsOf,
 } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
 import type { AutoPruneAnswer, ClaimKeepRequests } from './automation';
@@ -405,37 +404,7 @@ export async function createRouter(
         },
         target,
         credentials,
-        reporter: {
-          finished: (finishedJob, result) =>
-            // Incomplete is carried out, with claims whose deletion is still pending: listed.
-            void (result.status === 'succeeded' ||
-            result.status === 'incomplete'
-              ? audit.success({
-                  meta: {
-                    jobId: finishedJob.id,
-                    outcome: result.status,
-                    deleted: result.summary.deleted.map(p => p.name),
-                    terminating: result.summary.terminating.map(p => p.name),
-                    skipped: result.summary.skipped.map(p => p.name),
-                    snapshots: snapshotsOf(result.summary),
-                  },
-                })
-              : audit.fail({
-                  error: new Error(
-                    `prune ${result.status}${
-                      result.reason ? `: ${result.reason}` : ''
-                    }`,
-                  ),
-                  meta: {
-                    jobId: finishedJob.id,
-                    outcome: result.status,
-                    deleted: result.summary.deleted.map(p => p.name),
-                    failed: result.summary.failed.map(p => p.name),
-                    snapshots: snapshotsOf(result.summary),
-                  },
-                })),
-          crashed: (_job, error) => void audit.fail({ error }),
-        },
+        reporter: auditedOutcome(audit),
         requestAuth: requestAuthFromHeaders(req.headers),
       });
       res.status(202).json({ id: job.id });

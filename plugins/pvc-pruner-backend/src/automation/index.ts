@@ -11,3 +11,7 @@ export * from './AutoPruneRunStore';
 export * from './AutoPruneTask';
 export * from './fleetAutoPrune';
 export * from './systemPlugins';
+export { AutomaticPruneJobs, AUTOMATIC_REASON } from './AutomaticPruneJobs';
+export { AutomaticPruneGuard, automationRefusal } from './AutomaticPruneGuard';
+export { describeKeep } from './describeKeep';
+export { KeepSteps } from './KeepSteps';

@@ -23,6 +23,8 @@ export interface ClaimKeeps {
   markDeleting(cluster: string, uid: string, jobId: string): Promise<void>;
   /** The claim's card keep in force right now, read after `markDeleting`. */
   keptNow(cluster: string, uid: string): Promise<ClaimKeep | undefined>;
+  /** Lifts the job's mark when it did not delete the claim after all, so that it can be kept again. */
+  unmarkDeleting(cluster: string, uid: string, jobId: string): Promise<void>;
 }
 
 /** When automatic runs happen, for the card and the fleet page. */

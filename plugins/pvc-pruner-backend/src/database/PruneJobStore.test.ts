@@ -122,6 +122,30 @@ describe.each(databases.eachSupportedId())(
       expect(await store.getJob('no-such-job')).toBeUndefined();
     });
 
+    it('stores an automatic prune with the entity it acts for and its run, and says so in its first event', async () => {
+      const job = await store.createJob(
+        newJob({
+          requestedBy: 'plugin:pvc-pruner',
+          automatic: {
+            onBehalfOf: 'component:default/orders',
+            runId: 'run-1',
+            grace: '7d',
+          },
+        }),
+      );
+      expect(job).toMatchObject({
+        requestedBy: 'plugin:pvc-pruner',
+        onBehalfOf: 'component:default/orders',
+        automaticRunId: 'run-1',
+      });
+      expect(await store.getJob(job.id)).toEqual(job);
+      expect((await store.listEvents(job.id))[0].message).toBe(
+        "Automatic prune of 3 claims of StatefulSet shop/orders-db, per component:default/orders's auto-prune annotation (7d); queued by plugin:pvc-pruner in run run-1",
+      );
+      const manual = await store.createJob(newJob());
+      expect(await store.getJob(manual.id)).not.toHaveProperty('onBehalfOf');
+    });
+
     it('rejects a duplicate id and leaves the first job alone', async () => {
       await store.createJob(newJob({ id: 'dup' }));
       // Not `rejects.toThrow()`: when another test file in the same jest

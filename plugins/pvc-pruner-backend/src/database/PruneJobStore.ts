@@ -44,6 +44,18 @@ export interface NewPruneJob {
   kind?: 'prune' | 'reclaim';
   /** A reclaim: the entities its volumes were traced to (see `PruneJob.tracedTo`). */
   tracedTo?: { claimants: string[]; unverified: string[] };
+  /** An automatic prune: see {@link AutomaticJob}. */
+  automatic?: AutomaticJob;
+}
+
+/** What makes a job automatic: the plugin started it, per an entity's auto-prune annotation. */
+export interface AutomaticJob {
+  /** The entity whose annotation it acts on (`PruneJob.onBehalfOf`). */
+  onBehalfOf: string;
+  /** The run that started it (`PruneJob.automaticRunId`). */
+  runId: string;
+  /** The grace it was eligible after, as written in the log ("7d"). */
+  grace: string;
 }
 
 /** The fields of a job that change while it runs. */
@@ -71,6 +83,8 @@ interface JobRow {
   heartbeat_at: Timestamp | null;
   kind: 'prune' | 'reclaim';
   traced_claimants: string | null;
+  on_behalf_of: string | null;
+  automatic_run_id: string | null;
 }
 
 interface EventRow {
@@ -128,6 +142,8 @@ function rowToJob(row: JobRow): PruneJob {
     ...(row.kind === 'reclaim'
       ? { tracedTo: tracedOf(row.traced_claimants) }
       : {}),
+    ...(row.on_behalf_of ? { onBehalfOf: row.on_behalf_of } : {}),
+    ...(row.automatic_run_id ? { automaticRunId: row.automatic_run_id } : {}),
     createdAt: timestampToIso(row.created_at),
     summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
@@ -177,6 +193,15 @@ function queuedMessage(input: NewPruneJob): string {
       input.namespace
     } by ${input.requestedBy}`;
   const claims = `${n} ${n === 1 ? 'claim' : 'claims'}`;
+  const { automatic } = input;
+  if (automatic)
+    return `Automatic ${
+      input.dryRun ? 'dry run' : 'prune'
+    } of ${claims} of StatefulSet ${input.namespace}/${
+      input.statefulSet
+    }, per ${automatic.onBehalfOf}'s auto-prune annotation (${
+      automatic.grace
+    }); queued by ${input.requestedBy} in run ${automatic.runId}`;
   return `Queued ${
     input.dryRun ? 'a dry run' : 'a prune'
   } of ${claims} of StatefulSet ${input.namespace}/${input.statefulSet} by ${
@@ -246,6 +271,12 @@ export class PruneJobStore {
       status: 'queued',
       requestedBy: input.requestedBy,
       pvcs: input.pvcs.map(p => ({ name: p.name, uid: p.uid })),
+      ...(input.automatic
+        ? {
+            onBehalfOf: input.automatic.onBehalfOf,
+            automaticRunId: input.automatic.runId,
+          }
+        : {}),
       createdAt: createdAt.toISOString(),
       summary: emptyPruneSummary(),
     };
@@ -265,6 +296,8 @@ export class PruneJobStore {
         last_seq: 0,
         kind: input.kind ?? 'prune',
         traced_claimants: job.tracedTo ? JSON.stringify(job.tracedTo) : null,
+        on_behalf_of: job.onBehalfOf ?? null,
+        automatic_run_id: job.automaticRunId ?? null,
       });
       await this.appendEventIn(tx, {
         jobId: job.id,

@@ -1,6 +1,7 @@
 export { timestampToIso } from './timestamps';
 export {
   PruneJobStore,
+  type AutomaticJob,
   type NewPruneJob,
   type PruneJobPatch,
 } from './PruneJobStore';

@@ -1,3 +1,4 @@
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { PruneJob, PvcOutcome } from 'backstage-plugin-pvc-pruner-common';
 import type { KubeGateway } from '../kubernetes';
 import type { Confirmed } from './ClaimRecheck';
@@ -6,9 +7,13 @@ import type { JobRequest } from './DeleteGuard';
 /**
  * A step's own live read of what it prepared, run in the same round trip as
  * the claim's last check right before its delete: why the claim must now be
- * held back (not deleted), or undefined.
+ * held back (not deleted), or undefined. `claim` is the claim as that check
+ * just read it live: its resourceVersion is the delete's precondition, so
+ * whatever changes it after this read makes the delete fail.
  */
-export type LastCheck = () => Promise<string | undefined>;
+export type LastCheck = (
+  claim: V1PersistentVolumeClaim,
+) => Promise<string | undefined>;
 
 /** What a step made of one claim: ready for its last check and delete, or held back. */
 export type Prepared =

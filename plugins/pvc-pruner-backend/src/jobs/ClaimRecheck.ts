@@ -90,7 +90,9 @@ export async function recheckClaims(
     try {
       const steps = Promise.all(
         claims.map((c, i) =>
-          'claim' in reads[i] ? firstReason(lastChecks.get(c.name)) : undefined,
+          'claim' in reads[i]
+            ? firstReason(lastChecks.get(c.name), reads[i].claim)
+            : undefined,
         ),
       );
       // The pods and the guards' reads last, together: the in-use check is the read closest to the delete.
@@ -136,11 +138,12 @@ export async function recheckClaims(
 /** The first reason any of a claim's last checks gives to hold it; a check that throws holds it too. */
 async function firstReason(
   checks: LastCheck[] | undefined,
+  claim: V1PersistentVolumeClaim,
 ): Promise<string | undefined> {
   if (!checks?.length) return undefined;
   const reasons = await Promise.all(
     checks.map(check =>
-      check().catch(e => `its last check failed: ${(e as Error).message}`),
+      check(claim).catch(e => `its last check failed: ${(e as Error).message}`),
     ),
   );
   return reasons.find(Boolean);

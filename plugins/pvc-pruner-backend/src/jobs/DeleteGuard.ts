@@ -18,6 +18,8 @@ export interface JobRequest {
   alsoClaimedBy?: ClaimantAtRequest[];
   /** Guards of this request's own kind (a deleted StatefulSet's claimants), started with the job's others. */
   guards?: DeleteGuardFactory[];
+  /** An automatic prune: the plugin started it in run `runId`, per `onBehalfOf`'s auto-prune annotation. */
+  automatic?: { runId: string; onBehalfOf: string };
 }
 
 /** Watches the StatefulSet whose claims a job prunes, and says what the orphan rule judges them by. */

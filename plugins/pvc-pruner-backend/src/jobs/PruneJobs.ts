@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   BackstageCredentials,
+  BackstageServicePrincipal,
   BackstageUserPrincipal,
   LoggerService,
 } from '@backstage/backend-plugin-api';
@@ -10,6 +11,7 @@ import {
   ServiceUnavailableError,
 } from '@backstage/errors';
 import type { KubernetesRequestAuth } from '@backstage/plugin-kubernetes-common';
+import type { V1StatefulSet } from '@kubernetes/client-node';
 import { PruneJob, PruneRequest } from 'backstage-plugin-pvc-pruner-common';
 import {
   assertWithinTarget,
@@ -18,10 +20,10 @@ import {
 } from '../orphans';
 import { clusterFailure, KubeGateway, KubeGateways } from '../kubernetes';
 import type { OwnershipChecks } from '../ownership';
-import type { JobRequest } from './DeleteGuard';
+import type { DeleteGuardFactory, JobRequest } from './DeleteGuard';
 import { LeaseLock } from './LeaseLock';
 import { PruneResult, PruneRunner } from './PruneRunner';
-import { PruneJobStore } from '../database';
+import { AutomaticJob, PruneJobStore } from '../database';
 import { RunningJobLimits } from '../limits';
 
 /** Reports a job's outcome to whoever asked for it (the audit log). */
@@ -29,6 +31,11 @@ export interface JobOutcomeReporter {
   finished(job: PruneJob, result: PruneResult): void;
   crashed(job: PruneJob, error: Error): void;
 }
+
+/** What a job's authorization leaves it to guard while it runs, and, for an automatic one, what it is stored as. */
+type Authorization = Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'> & {
+  automatic?: AutomaticJob;
+};
 
 export interface PruneJobsOptions {
   /** This process's running jobs are heartbeated this often (in the database, which the sweep reads). */
@@ -129,9 +136,61 @@ export class PruneJobs {
     reporter: JobOutcomeReporter;
     requestAuth?: KubernetesRequestAuth;
   }): Promise<PruneJob> {
-    const { request, target, credentials, reporter } = options;
+    const { request, target, credentials } = options;
+    return this.launch({
+      ...options,
+      requestedBy: credentials.principal.userEntityRef,
+      authorize: gateway =>
+        this.authorize(request, target, credentials, gateway),
+    });
+  }
+
+  /**
+   * Starts a prune the plugin asked for itself, on behalf of `target` (an
+   * automatic one), as `start` does, but authorized by `authorize` instead
+   * of the permission framework (where the plugin's own principal may do
+   * anything): it is given the StatefulSet `target` selects, read live, and
+   * says what the job then guards and what it is stored as. Never of a
+   * deleted StatefulSet's claims.
+   */
+  async startAutomatic(options: {
+    request: PruneRequest;
+    target: EntityWorkloadTarget;
+    credentials: BackstageCredentials<BackstageServicePrincipal>;
+    authorize: (
+      statefulSet: V1StatefulSet,
+      gateway: KubeGateway,
+    ) => Promise<{ guards: DeleteGuardFactory[]; automatic: AutomaticJob }>;
+    reporter: JobOutcomeReporter;
+  }): Promise<PruneJob> {
+    const { request, target, credentials } = options;
+    if (request.leftBy)
+      throw new InputError(
+        'An automatic prune never prunes the claims of a deleted StatefulSet (leftBy)',
+      );
+    return this.launch({
+      ...options,
+      requestedBy: credentials.principal.subject,
+      authorize: async gateway =>
+        options.authorize(
+          await selectedStatefulSet(gateway, request, target),
+          gateway,
+        ),
+    });
+  }
+
+  /** What `start` and `startAutomatic` share: all but who asks and how that is authorized. */
+  private async launch(options: {
+    request: PruneRequest;
+    target?: EntityWorkloadTarget;
+    credentials: BackstageCredentials;
+    requestedBy: string;
+    authorize: (gateway: KubeGateway) => Promise<Authorization>;
+    reporter: JobOutcomeReporter;
+    requestAuth?: KubernetesRequestAuth;
+  }): Promise<PruneJob> {
+    const { request, target, credentials, reporter, requestedBy } = options;
     const requestAuth = options.requestAuth ?? {};
-    const requestedBy = credentials.principal.userEntityRef;
     const names = request.pvcs.map(p => p.name);
     if (new Set(names).size !== names.length)
       throw new InputError('pvcs lists the same claim more than once');
@@ -151,8 +210,7 @@ export class PruneJobs {
     const id = randomUUID();
     const { gateway, lease, subject } = await this.lockStatefulSet(
       request,
-      target,
-      credentials,
+      options.authorize,
       { jobId: id, requestedBy },
       requestAuth,
     ).catch(e => {
@@ -172,6 +230,7 @@ export class PruneJobs {
             dryRun: Boolean(request.dryRun),
             requestedBy,
             pvcs: request.pvcs,
+            automatic: subject.automatic,
           }),
         stored => this.deps.store.deleteJob(stored.id),
       );
@@ -216,8 +275,7 @@ export class PruneJobs {
 
   private async lockStatefulSet(
     request: PruneRequest,
-    target: EntityWorkloadTarget | undefined,
-    credentials: BackstageCredentials,
+    authorize: (gateway: KubeGateway) => Promise<Authorization>,
     holder: { jobId: string; requestedBy: string },
     requestAuth: KubernetesRequestAuth,
   ) {
@@ -233,7 +291,7 @@ export class PruneJobs {
       throw new ServiceUnavailableError(
         'This Backstage instance is shutting down; try again in a moment',
       );
-    const subject = await this.authorize(request, target, credentials, gateway);
+    const subject = await authorize(gateway);
     const lease = await this.deps.lock.acquire(gateway, {
       namespace: request.namespace,
       statefulSet: request.statefulSet,
@@ -250,7 +308,7 @@ export class PruneJobs {
     target: EntityWorkloadTarget | undefined,
     credentials: BackstageCredentials,
     gateway: KubeGateway,
-  ): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>> {
+  ): Promise<Authorization> {
     if (request.leftBy) {
       if (!this.deps.leftBehind)
         throw new InputError(

@@ -1,3 +1,4 @@
+export { auditedOutcome } from './auditedOutcome';
 export { InterruptedJobSweeper } from './InterruptedJobSweeper';
 export { JobEvents } from './JobEvents';
 export { LeaseLock, type SharedClock } from './LeaseLock';
@@ -18,6 +19,7 @@ export type {
 export type {
   BeforeDeleteStep,
   BeforeDeleteStepFactory,
+  LastCheck,
   Prepared,
 } from './BeforeDeleteStep';
 export type { Confirmed } from './ClaimRecheck';
