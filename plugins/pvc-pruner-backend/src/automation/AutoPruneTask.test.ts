@@ -199,6 +199,25 @@ const planOf = (...groups: PlannedGroup[]): AutoPrunePlan => ({
   clustersFailed: [],
 });
 
+/** Runs the task, which must plan and start nothing and be recorded refused with why; answers its result. */
+async function runRefused(
+  {
+    task,
+    jobs,
+    planning,
+  }: Pick<ReturnType<typeof setUp>, 'task' | 'jobs' | 'planning'>,
+  why: string,
+) {
+  const result = await task.run();
+  expect(planning.plan).not.toHaveBeenCalled();
+  expect(jobs.started).toEqual([]);
+  expect(await runs.lastRun()).toMatchObject({
+    status: 'refused',
+    stoppedBecause: expect.stringContaining(why),
+  });
+  return result;
+}
+
 describe('AutoPruneTask', () => {
   it('is a global scheduler task, scheduled only when pvcPruner.autoPrune.enabled', async () => {
     const scheduler = mockServices.scheduler.mock();
@@ -486,17 +505,14 @@ describe('AutoPruneTask', () => {
       plan: planOf(group('orders', { eligible: [claim('orders', 0, -1)] })),
     });
 
-    const result = await task.run();
-
-    expect(result.status).toBe('refused');
-    expect(planning.plan).not.toHaveBeenCalled();
-    expect(jobs.started).toEqual([]);
-    expect(await runs.lastRun()).toMatchObject({
-      status: 'refused',
-      stoppedBecause: expect.stringContaining(
-        'requireNotifications is true, and the notifications backend is not installed',
-      ),
-    });
+    expect(
+      (
+        await runRefused(
+          { task, jobs, planning },
+          'requireNotifications is true, and the notifications backend is not installed',
+        )
+      ).status,
+    ).toBe('refused');
   });
 
   it('runs with requireNotifications when the notifications backend is installed', async () => {
@@ -534,14 +550,9 @@ describe('AutoPruneTask', () => {
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn).toHaveBeenCalledWith(expect.stringContaining(why));
 
-    const result = await task.run();
-    expect(result.status).toBe('refused');
-    expect(planning.plan).not.toHaveBeenCalled();
-    expect(jobs.started).toEqual([]);
-    expect(await runs.lastRun()).toMatchObject({
-      status: 'refused',
-      stoppedBecause: expect.stringContaining(why),
-    });
+    expect((await runRefused({ task, jobs, planning }, why)).status).toBe(
+      'refused',
+    );
   });
 
   describe('a dry run that a keep made after planning left incomplete', () => {
