@@ -17,8 +17,9 @@
 // @ts-check
 
 /*
- * Claims kept from automatic pruning through the card (by cluster and claim
- * uid), and the fence an automatic job sets on a claim before it deletes it:
+ * Claims kept from automatic pruning through the card (by cluster, claim
+ * uid and the entity kept through: each entity claiming a StatefulSet keeps
+ * its claims apart, and one team cannot end another team keep), and the fence an automatic job sets on a claim before it deletes it:
  * a keep written while its claim is marked is refused. Portable as in the
  * first migration: no database defaults; the store writes JavaScript Dates.
  */
@@ -41,7 +42,7 @@ exports.up = async function up(knex) {
       .comment('the end of the keep; none: until removed');
     table.string('kept_by', 1024).notNullable().comment('a user entity ref');
     table.timestamp('kept_at', { useTz: true }).notNullable();
-    table.primary(['cluster', 'uid']);
+    table.primary(['cluster', 'uid', 'entity_ref']);
   });
   await knex.schema.createTable('pvc_pruner_claim_deleting', table => {
     table.comment('Claims an automatic prune job is deleting: no keep of them is acknowledged');

@@ -356,6 +356,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           logger,
           auditor,
           currency: prices?.currency,
+          pruneDisabledReason: gate.pruneDisabledReason,
         }).schedule(scheduler);
         const attribution = new VolumeAttribution(lineage, workloads);
         const reclaimPermissions = new ReclaimPermissions(permissions);

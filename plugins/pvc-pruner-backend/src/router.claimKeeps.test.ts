@@ -62,6 +62,15 @@ const FOUND: OrphansResponse = {
   totals: { orphans: 1, reclaimableBytes: 10, retainedBytes: 0 },
 };
 
+/** Another team's entity that claims the same StatefulSet (the same kubernetes-id). */
+const CLAIMANT = 'component:default/claimant';
+const claimant = componentEntity('claimant', {
+  annotations: {
+    'backstage.io/kubernetes-id': 'orders',
+    [AUTO_PRUNE_ANNOTATION]: '7d',
+  },
+});
+
 const validKeep = (more: Partial<KeepClaimRequest> = {}): KeepClaimRequest => ({
   entityRef: ORDERS,
   cluster: 'demo',
@@ -119,7 +128,7 @@ describe('the claim keep routes', () => {
       permissions,
       auditor: audit.auditor,
       entityWorkloads: new EntityWorkloads(
-        catalogServiceMock({ entities: [orders] }),
+        catalogServiceMock({ entities: [orders, claimant] }),
       ),
       orphanFinder,
       ownership,
@@ -129,7 +138,7 @@ describe('the claim keep routes', () => {
           options: readAutoPruneOptions(
             new ConfigReader({ autoPrune: { enabled: true } }),
           ),
-          workloads: catalogOf([orders]),
+          workloads: catalogOf([orders, claimant]),
           keeps,
           snapshotsEnabled: false,
         }),
@@ -143,9 +152,13 @@ describe('the claim keep routes', () => {
 
   const post = (body: object, auth = mockCredentials.user.header(ALICE)) =>
     request(app).post('/v1/claim-keeps').set('authorization', auth).send(body);
-  const unkeep = (uid: string, auth = mockCredentials.user.header(ALICE)) =>
+  const unkeep = (
+    uid: string,
+    auth = mockCredentials.user.header(ALICE),
+    entityRef = ORDERS,
+  ) =>
     request(app)
-      .delete(`/v1/claim-keeps/${uid}?entityRef=${ORDERS}&cluster=demo`)
+      .delete(`/v1/claim-keeps/${uid}?entityRef=${entityRef}&cluster=demo`)
       .set('authorization', auth);
   const orphans = () =>
     request(app)
@@ -282,5 +295,34 @@ describe('the claim keep routes', () => {
     const res = await unkeep('theirs');
     expect(res.status).toBe(404);
     expect(await keeps.keptNow('demo', 'theirs')).toBeDefined();
+  });
+
+  it("another entity's owner claiming the same StatefulSet can neither remove nor shorten the keep", async () => {
+    const MALLORY = mockCredentials.user.header('user:default/mallory');
+    expect((await post(validKeep())).status).toBe(201);
+
+    const shortened = await post(
+      validKeep({
+        entityRef: CLAIMANT,
+        reason: 'a minute will do',
+        until: new Date(Date.now() + 60_000).toISOString(),
+      }),
+      MALLORY,
+    );
+    expect(shortened.status).toBe(201);
+    // Through their entity they remove their own keep only.
+    expect((await unkeep(UID_2, MALLORY, CLAIMANT)).status).toBe(204);
+    const removed = await unkeep(UID_2, MALLORY, CLAIMANT);
+    expect(removed.status).toBe(404);
+    expect(removed.body.error.message).toContain(
+      `is not kept through ${CLAIMANT}`,
+    );
+
+    const kept = await keeps.keptNow('demo', UID_2);
+    expect(kept).toMatchObject({ keptBy: ALICE });
+    expect(kept?.until).toBeUndefined();
+    const [orphan] = (await orphans()).body.clusters[0].statefulSets[0].orphans;
+    expect(orphan.keep).toMatchObject({ keptBy: ALICE });
+    expect(orphan.keep.until).toBeUndefined();
   });
 });

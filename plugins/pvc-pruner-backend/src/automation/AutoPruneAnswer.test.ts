@@ -198,11 +198,21 @@ describe('AutoPruneAnswer', () => {
     };
     await keepOf('uid-data-orders-db-1');
     await keepOf('uid-data-orders-db-2', '2026-12-24T00:00:00.000Z');
+    await keepOf('uid-data-orders-db-4', '2026-12-24T00:00:00.000Z');
     const answer = await answerWith({
       entity: optedIn('7d'),
-      orphans: [orphan(1), orphan(2), orphan(3, { keep: annotated })],
+      orphans: [
+        orphan(1),
+        orphan(2),
+        orphan(3, { keep: annotated }),
+        orphan(4, { keep: annotated }),
+      ],
     })();
-    const [byCard, withEnd, byAnnotation] = statefulSetOf(answer).orphans;
+    const [byCard, withEnd, byAnnotation, annotatedAndCardWithEnd] =
+      statefulSetOf(answer).orphans;
+    // The annotation keeps for good: a card keep with an end must not make it look eligible.
+    expect(annotatedAndCardWithEnd.keep).toEqual(annotated);
+    expect(annotatedAndCardWithEnd.eligibleAt).toBeUndefined();
     expect(byCard.keep).toMatchObject({ source: 'card', keptBy });
     expect(byCard.eligibleAt).toBeUndefined();
     expect(withEnd.eligibleAt).toBe('2026-12-24T00:00:00.000Z');

@@ -33,6 +33,19 @@ export function eligibleAt(
   return new Date(Math.max(afterGrace, Date.parse(keep.until))).toISOString();
 }
 
+/**
+ * The keep the card shows: the card keep, unless it has an end and the
+ * claim's keep annotation keeps it with none (which then decides that the
+ * claim is never eligible).
+ */
+function shownKeep(
+  card: ClaimKeep | undefined,
+  annotated: ClaimKeep | undefined,
+): ClaimKeep | undefined {
+  if (card?.until && annotated && !annotated.until) return annotated;
+  return card ?? annotated;
+}
+
 /** One request's answer: what its admission saw of each StatefulSet, then the answer with automatic pruning added. */
 export interface AutoPruneAnswering {
   /** `admit`, remembering each StatefulSet it is asked about. */
@@ -152,7 +165,7 @@ export class AutoPruneAnswer {
   ): StatefulSetOrphans {
     let changed = verdict !== undefined;
     const orphans = sts.orphans.map(o => {
-      const keep = keeps.get(o.uid) ?? o.keep;
+      const keep = shownKeep(keeps.get(o.uid), o.keep);
       const at = verdict && eligibleAt(o, verdict, keep);
       if (keep === o.keep && !at) return o;
       changed = true;

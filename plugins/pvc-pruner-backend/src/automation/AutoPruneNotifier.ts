@@ -5,7 +5,7 @@ import {
 } from '@backstage/backend-plugin-api';
 import { parseEntityRef } from '@backstage/catalog-model';
 import type { NotificationService } from '@backstage/plugin-notifications-node';
-import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type { PruneJob, PvcOutcome } from 'backstage-plugin-pvc-pruner-common';
 import type { PlannedClaim, PlannedGroup } from './types';
 
 /** The topic of every automatic-pruning notice, so users can filter or mute them. */
@@ -69,6 +69,8 @@ export interface AutoPruneResult {
   job: PruneJob;
   /** Eligible claims this run left for a later one (the run's limits). */
   deferred: PlannedClaim[];
+  /** Claims the dry run found kept (a keep that came after planning): not pruned. */
+  keptAtDryRun?: PvcOutcome[];
   scope: string;
   /** `pvcPruner.pricing.currency`, when priced. */
   currency?: string;
@@ -158,6 +160,7 @@ export class AutoPruneNotifier {
   /** What the automatic prune deleted, how to restore it, what it kept and what it reclaimed. */
   after(result: AutoPruneResult): Promise<boolean> {
     const { group, job, deferred, scope, currency } = result;
+    const keptAtDryRun = result.keptAtDryRun ?? [];
     const { deleted, skipped, failed, terminating, bytesReclaimed } =
       job.summary;
     const costs = new Map(
@@ -181,7 +184,7 @@ export class AutoPruneNotifier {
           k.keep.keptBy ? ` (by ${k.keep.keptBy})` : ''
         }`,
       })),
-      ...[...skipped, ...failed].map(c => ({
+      ...[...keptAtDryRun, ...skipped, ...failed].map(c => ({
         name: c.name,
         why: c.reason ?? 'not deleted',
       })),

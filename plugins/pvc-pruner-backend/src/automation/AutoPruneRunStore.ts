@@ -23,8 +23,11 @@ export interface AutoPruneOutcome {
   cluster: string;
   namespace: string;
   statefulSet: string;
-  outcome: 'pruned' | 'dry-run-failed' | 'error';
+  /** `kept`: every claim its dry run confirmed was kept meanwhile. */
+  outcome: 'pruned' | 'kept' | 'dry-run-failed' | 'error';
   deleted?: string[];
+  /** Claims a keep held back at the dry run ("name: why"). */
+  kept?: string[];
   reason?: string;
 }
 
@@ -57,6 +60,7 @@ function outcomesJson(outcomes: AutoPruneOutcome[]): string {
   const kept = outcomes.slice(0, MAX_STORED_OUTCOMES).map(o => ({
     ...o,
     deleted: o.deleted?.slice(0, 50),
+    kept: o.kept?.slice(0, 50).map(capped),
     reason: o.reason === undefined ? undefined : capped(o.reason),
   }));
   let json = JSON.stringify({ outcomes: kept, total: outcomes.length });

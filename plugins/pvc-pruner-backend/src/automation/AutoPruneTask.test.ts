@@ -11,6 +11,7 @@ import { ConfigReader } from '@backstage/config';
 import { AutoPruneNotifier } from './AutoPruneNotifier';
 import { AutoPruneRunStore } from './AutoPruneRunStore';
 import { AUTO_PRUNE_TASK_ID, AutoPruneTask } from './AutoPruneTask';
+import { describeKeep } from './describeKeep';
 import type { AutoPrunePlan, PlannedClaim, PlannedGroup } from './types';
 
 /*
@@ -143,6 +144,7 @@ function setUp(options: {
   config?: object;
   send?: (n: NotificationSendOptions) => Promise<void>;
   notificationsInstalled?: boolean;
+  pruneDisabledReason?: string;
 }) {
   const sent: NotificationSendOptions[] = [];
   const logger = mockServices.logger.mock();
@@ -181,6 +183,7 @@ function setUp(options: {
       notifier,
       logger,
       currency: 'USD',
+      pruneDisabledReason: options.pruneDisabledReason,
     },
     { pollMs: 1, sleep: async () => {} },
   );
@@ -195,6 +198,25 @@ const planOf = (...groups: PlannedGroup[]): AutoPrunePlan => ({
   groups,
   clustersFailed: [],
 });
+
+/** Runs the task, which must plan and start nothing and be recorded refused with why; answers its result. */
+async function runRefused(
+  {
+    task,
+    jobs,
+    planning,
+  }: Pick<ReturnType<typeof setUp>, 'task' | 'jobs' | 'planning'>,
+  why: string,
+) {
+  const result = await task.run();
+  expect(planning.plan).not.toHaveBeenCalled();
+  expect(jobs.started).toEqual([]);
+  expect(await runs.lastRun()).toMatchObject({
+    status: 'refused',
+    stoppedBecause: expect.stringContaining(why),
+  });
+  return result;
+}
 
 describe('AutoPruneTask', () => {
   it('is a global scheduler task, scheduled only when pvcPruner.autoPrune.enabled', async () => {
@@ -483,17 +505,14 @@ describe('AutoPruneTask', () => {
       plan: planOf(group('orders', { eligible: [claim('orders', 0, -1)] })),
     });
 
-    const result = await task.run();
-
-    expect(result.status).toBe('refused');
-    expect(planning.plan).not.toHaveBeenCalled();
-    expect(jobs.started).toEqual([]);
-    expect(await runs.lastRun()).toMatchObject({
-      status: 'refused',
-      stoppedBecause: expect.stringContaining(
-        'requireNotifications is true, and the notifications backend is not installed',
-      ),
-    });
+    expect(
+      (
+        await runRefused(
+          { task, jobs, planning },
+          'requireNotifications is true, and the notifications backend is not installed',
+        )
+      ).status,
+    ).toBe('refused');
   });
 
   it('runs with requireNotifications when the notifications backend is installed', async () => {
@@ -516,5 +535,128 @@ describe('AutoPruneTask', () => {
       stoppedBecause: 'the run failed: Error: catalog unavailable',
     });
     expect((await runs.lastRun())?.status).toBe('failed');
+  });
+
+  it('is neither scheduled nor run while pruning is disabled (owners could not keep claims through the card), and says why once', async () => {
+    const why = 'Pruning is disabled: the permission framework is off';
+    const { task, jobs, planning, logger } = setUp({
+      pruneDisabledReason: why,
+      plan: planOf(group('orders', { eligible: [claim('orders', 0, -1)] })),
+    });
+    const scheduler = mockServices.scheduler.mock();
+
+    expect(await task.schedule(scheduler)).toBe(false);
+    expect(scheduler.scheduleTask).not.toHaveBeenCalled();
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(logger.warn).toHaveBeenCalledWith(expect.stringContaining(why));
+
+    expect((await runRefused({ task, jobs, planning }, why)).status).toBe(
+      'refused',
+    );
+  });
+
+  describe('a dry run that a keep made after planning left incomplete', () => {
+    const lateKeep = describeKeep({
+      source: 'card',
+      reason: 'late hold',
+      keptBy: 'user:default/bob',
+      keptAt: '2026-12-03T08:00:00.000Z',
+    });
+    const dryRunEnding =
+      (skipped: PvcOutcome[], deleted: PvcOutcome[]): Ending =>
+      request =>
+        request.dryRun
+          ? {
+              status: 'incomplete',
+              reason: 'Not everything was reclaimed',
+              summary: {
+                deleted,
+                skipped,
+                terminating: [],
+                failed: [],
+                bytesReclaimed: 0,
+              },
+            }
+          : {};
+    const one = { name: 'data-orders-1', uid: 'orders-1' };
+    const two = { name: 'data-orders-2', uid: 'orders-2' };
+    const plan = () =>
+      planOf(
+        group('orders', {
+          eligible: [claim('orders', 1, -2), claim('orders', 2, -1)],
+        }),
+      );
+
+    it('prunes the rest and reports the kept claim as kept, not as a failed dry run', async () => {
+      const jobs = new FakeJobs(
+        dryRunEnding([{ ...two, reason: lateKeep }], [one]),
+      );
+      const { task, sent } = setUp({ jobs, plan: plan() });
+
+      const result = await task.run();
+
+      expect(jobs.realPrunes.map(r => r.pvcs)).toEqual([[one]]);
+      expect(result).toMatchObject({
+        status: 'finished',
+        dryRunFailures: 0,
+        deleted: 1,
+        kept: 1,
+      });
+      expect(result.outcomes).toEqual([
+        expect.objectContaining({
+          outcome: 'pruned',
+          deleted: ['data-orders-1'],
+          kept: [`data-orders-2: ${lateKeep}`],
+        }),
+      ]);
+      expect(sent).toHaveLength(1);
+      expect(sent[0].payload.title).toContain('pruned automatically');
+      expect(sent[0].payload.description).toContain(
+        'data-orders-2: kept by user:default/bob on 3 Dec: late hold',
+      );
+    });
+
+    it('prunes nothing and fails nothing when every claim was kept', async () => {
+      const jobs = new FakeJobs(
+        dryRunEnding(
+          [
+            { ...one, reason: lateKeep },
+            { ...two, reason: lateKeep },
+          ],
+          [],
+        ),
+      );
+      const { task, sent } = setUp({ jobs, plan: plan() });
+
+      const result = await task.run();
+
+      expect(jobs.realPrunes).toEqual([]);
+      expect(result).toMatchObject({ dryRunFailures: 0, kept: 2 });
+      expect(result.outcomes).toEqual([
+        expect.objectContaining({ outcome: 'kept' }),
+      ]);
+      expect(sent).toEqual([]);
+    });
+
+    it('is still a failed dry run when a claim was held back for another reason', async () => {
+      const jobs = new FakeJobs(
+        dryRunEnding(
+          [
+            { ...two, reason: lateKeep },
+            { ...one, reason: 'its snapshot failed' },
+          ],
+          [],
+        ),
+      );
+      const { task } = setUp({ jobs, plan: plan() });
+
+      const result = await task.run();
+
+      expect(jobs.realPrunes).toEqual([]);
+      expect(result).toMatchObject({ dryRunFailures: 1 });
+      expect(result.outcomes).toEqual([
+        expect.objectContaining({ outcome: 'dry-run-failed' }),
+      ]);
+    });
   });
 });

@@ -3,7 +3,7 @@ import {
   LoggerService,
   SchedulerService,
 } from '@backstage/backend-plugin-api';
-import type { PruneJob } from 'backstage-plugin-pvc-pruner-common';
+import type { PruneJob, PvcOutcome } from 'backstage-plugin-pvc-pruner-common';
 import type { AutoPruneOptions } from './autoPruneOptions';
 import {
   AutoPruneOutcome,
@@ -12,6 +12,7 @@ import {
   firstRunAtOrAfter,
 } from './AutoPruneRunStore';
 import { AutoPruneNotifier, noticeScope } from './AutoPruneNotifier';
+import { isKeepReason } from './describeKeep';
 import type {
   AutomaticPrunes,
   AutoPrunePlanning,
@@ -48,8 +49,23 @@ const byEligibleAt = (a: PlannedClaim, b: PlannedClaim) =>
 const place = (g: PlannedGroup) =>
   `${g.cluster}/${g.namespace}/${g.statefulSet}`;
 
+/**
+ * The dry run's claims a keep held back (kept after planning), when that
+ * is all that kept it from succeeding: it ended `incomplete` with nothing
+ * failed or terminating and every claim it skipped held by a keep.
+ */
+function keptAtDryRun(job: PruneJob): PvcOutcome[] {
+  const { skipped, failed, terminating } = job.summary;
+  if (job.status !== 'incomplete' || failed.length + terminating.length > 0)
+    return [];
+  return skipped.length > 0 && skipped.every(c => isKeepReason(c.reason))
+    ? skipped
+    : [];
+}
+
 /** Why a dry run did not confirm the claims: its reason, or its claims' reasons. */
-function dryRunProblem(job: PruneJob): string | undefined {
+function dryRunProblem(job: PruneJob, kept: PvcOutcome[]): string | undefined {
+  if (kept.length > 0) return undefined;
   if (job.status !== 'succeeded')
     return job.reason ?? `the dry run ended ${job.status}`;
   if (job.summary.deleted.length === 0) {
@@ -109,6 +125,8 @@ export class AutoPruneTask {
       logger: LoggerService;
       auditor?: AuditorService;
       currency?: string;
+      /** Why pruning is disabled (the prune gate): then owners could not keep claims through the card, and nothing is pruned automatically. */
+      pruneDisabledReason?: string;
     },
     wait: JobWaitOptions = {},
   ) {
@@ -117,10 +135,16 @@ export class AutoPruneTask {
     this.sleep = wait.sleep ?? defaultSleep;
   }
 
-  /** Schedules the run when `pvcPruner.autoPrune.enabled`; answers whether it did. */
+  /** Schedules the run when `pvcPruner.autoPrune.enabled` and pruning is not disabled; answers whether it did. */
   async schedule(scheduler: SchedulerService): Promise<boolean> {
-    const { options } = this.deps;
+    const { options, pruneDisabledReason } = this.deps;
     if (!options.enabled) return false;
+    if (pruneDisabledReason) {
+      this.deps.logger.warn(
+        `pvc-pruner: automatic pruning is enabled but not scheduled: ${pruneDisabledReason}`,
+      );
+      return false;
+    }
     await scheduler.scheduleTask({
       id: AUTO_PRUNE_TASK_ID,
       scope: 'global',
@@ -183,7 +207,13 @@ export class AutoPruneTask {
     tally: RunTally,
     signal?: AbortSignal,
   ): Promise<AutoPruneRunResult> {
-    const { options, notifier, planning } = this.deps;
+    const { options, notifier, planning, pruneDisabledReason } = this.deps;
+    if (pruneDisabledReason)
+      return {
+        ...this.counts(tally),
+        status: 'refused',
+        stoppedBecause: `owners could not keep claims through the card: ${pruneDisabledReason}`,
+      };
     if (options.requireNotifications && !(await notifier.available()))
       return {
         ...this.counts(tally),
@@ -332,7 +362,8 @@ export class AutoPruneTask {
         ),
       ),
     );
-    const problem = dryRunProblem(dryRun);
+    const kept = keptAtDryRun(dryRun);
+    const problem = dryRunProblem(dryRun, kept);
     if (problem !== undefined) {
       tally.dryRunFailures += 1;
       tally.outcomes.push({
@@ -349,7 +380,20 @@ export class AutoPruneTask {
         await this.deps.runs.recordNotice(told);
       return;
     }
+    tally.kept += kept.length;
+    const keptOutcome =
+      kept.length > 0
+        ? { kept: kept.map(c => `${c.name}: ${c.reason ?? 'kept'}`) }
+        : {};
     const confirmed = new Set(dryRun.summary.deleted.map(c => c.uid));
+    if (confirmed.size === 0) {
+      tally.outcomes.push({
+        ...this.where(group),
+        outcome: 'kept',
+        ...keptOutcome,
+      });
+      return;
+    }
     const job = await this.untilEnded(
       await this.deps.prunes.start(
         request(
@@ -367,12 +411,14 @@ export class AutoPruneTask {
       ...this.where(group),
       outcome: 'pruned',
       deleted: job.summary.deleted.map(c => c.name),
+      ...keptOutcome,
       ...(job.reason ? { reason: job.reason } : {}),
     });
     await this.deps.notifier.after({
       group,
       job,
       deferred,
+      keptAtDryRun: kept,
       scope,
       currency: this.deps.currency,
     });

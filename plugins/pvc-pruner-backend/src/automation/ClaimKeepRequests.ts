@@ -75,25 +75,18 @@ export class ClaimKeepRequests {
   }
 
   /**
-   * Stops keeping the claim: one of the entity's StatefulSets' claims now,
-   * or, when it is not (in use again, or gone), one kept through the entity.
+   * Stops keeping the claim through the caller's entity only: a keep made
+   * through another entity claiming the same StatefulSet stays, since its
+   * owners asked for it.
    */
   async unkeep(
     caller: ClaimKeepCaller,
     where: { cluster: string; uid: string },
   ): Promise<void> {
-    const claims = await this.claimsOf(caller, where.cluster);
-    const ours = claims.some(s =>
-      [...s.orphans, ...s.kept].some(c => c.uid === where.uid),
-    );
-    const unkept = await this.deps.keeps.unkeep(
-      where.cluster,
-      where.uid,
-      ours ? undefined : caller.target.entityRef,
-    );
-    if (!unkept && !ours)
+    const entityRef = caller.target.entityRef;
+    if (!(await this.deps.keeps.unkeep(where.cluster, where.uid, entityRef)))
       throw new NotFoundError(
-        `No claim with uid ${where.uid} of ${caller.target.entityRef}'s StatefulSets in cluster ${where.cluster} is kept through ${caller.target.entityRef}`,
+        `The claim with uid ${where.uid} in cluster ${where.cluster} is not kept through ${entityRef}; a keep made through another entity can only be removed through that entity`,
       );
   }
 

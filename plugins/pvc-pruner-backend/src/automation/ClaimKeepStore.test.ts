@@ -62,7 +62,7 @@ describe.each(databases.eachSupportedId())(
       expect(await store.keptNow('demo', 'a')).toEqual(expected);
     });
 
-    it('replaces an earlier keep of the claim, and forgets it when unkept', async () => {
+    it("replaces the entity's earlier keep of the claim, and forgets it when unkept through the entity", async () => {
       await store.keep(keepOf('a'));
       clock = days(1);
       await store.keep(
@@ -74,8 +74,12 @@ describe.each(databases.eachSupportedId())(
         keptBy: 'user:default/bob',
         keptAt: days(1).toISOString(),
       });
-      expect(await store.unkeep('demo', 'a')).toBe(true);
-      expect(await store.unkeep('demo', 'a')).toBe(false);
+      expect(await store.unkeep('demo', 'a', 'component:default/orders')).toBe(
+        true,
+      );
+      expect(await store.unkeep('demo', 'a', 'component:default/orders')).toBe(
+        false,
+      );
       expect(await store.keptNow('demo', 'a')).toBeUndefined();
     });
 
@@ -120,6 +124,82 @@ describe.each(databases.eachSupportedId())(
       await expect(store.keep(keepOf('b'))).resolves.toMatchObject({
         source: 'card',
       });
+    });
+
+    it("keeps the claim while any entity's keep is in force, answering the one that lasts longest; an entity replaces and removes only its own", async () => {
+      const THEIRS = 'component:default/attacker';
+      await store.keep(keepOf('a', { reason: 'ours, for good' }));
+      await store.keep(
+        keepOf('a', {
+          entityRef: THEIRS,
+          reason: 'theirs',
+          keptBy: 'user:default/mallory',
+          until: days(1).toISOString(),
+        }),
+      );
+      const ours = { source: 'card', reason: 'ours, for good' };
+      expect(await store.keptNow('demo', 'a')).toMatchObject(ours);
+      expect((await store.keepsOf('demo', ['a'])).get('a')).toMatchObject(ours);
+      expect(await store.unkeep('demo', 'a', THEIRS)).toBe(true);
+      expect(await store.unkeep('demo', 'a', THEIRS)).toBe(false);
+      expect(await store.keptNow('demo', 'a')).toMatchObject(ours);
+
+      // Of two keeps with an end, the later end is answered.
+      await store.keep(keepOf('b', { until: days(3).toISOString() }));
+      await store.keep(
+        keepOf('b', { entityRef: THEIRS, until: days(5).toISOString() }),
+      );
+      expect(await store.keptNow('demo', 'b')).toMatchObject({
+        until: days(5).toISOString(),
+      });
+      clock = days(4);
+      await store.unkeep('demo', 'b', 'component:default/orders');
+      expect(await store.keptNow('demo', 'b')).toMatchObject({
+        until: days(5).toISOString(),
+      });
+    });
+
+    it("a keep refused for a mark puts the entity's earlier keep back, acknowledged as it was", async () => {
+      await store.keep(
+        keepOf('a', { reason: 'alice', until: days(30).toISOString() }),
+      );
+      await store.markDeleting('demo', 'a', 'job-1');
+      await expect(
+        store.keep(keepOf('a', { reason: 'bob', keptBy: 'user:default/bob' })),
+      ).rejects.toThrow(ConflictError);
+      expect(await store.keptNow('demo', 'a')).toEqual({
+        source: 'card',
+        reason: 'alice',
+        until: days(30).toISOString(),
+        keptBy: 'user:default/alice',
+        keptAt: DEC_1.toISOString(),
+      });
+    });
+
+    it('ignores the deleting mark of a job that has ended (a crashed job no longer refuses keeps)', async () => {
+      const job = (id: string, status: string) => ({
+        id,
+        entity_ref: 'component:default/orders',
+        cluster: 'demo',
+        namespace: 'shop',
+        stateful_set: 'orders-db',
+        dry_run: false,
+        status,
+        requested_by: 'user:default/alice',
+        pvcs: '[]',
+        created_at: DEC_1,
+        summary: '{}',
+      });
+      await knex('pvc_pruner_jobs').insert([
+        job('ended', 'interrupted'),
+        job('live', 'running'),
+      ]);
+      await store.markDeleting('demo', 'a', 'ended');
+      await expect(store.keep(keepOf('a'))).resolves.toMatchObject({
+        source: 'card',
+      });
+      await store.markDeleting('demo', 'b', 'live');
+      await expect(store.keep(keepOf('b'))).rejects.toThrow(ConflictError);
     });
 
     it("refuses an end that has passed or is more than a year ahead, by the database's clock", async () => {

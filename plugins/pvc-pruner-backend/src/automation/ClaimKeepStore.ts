@@ -7,6 +7,9 @@ import type { ClaimKeeps } from './types';
 
 const KEEPS = 'pvc_pruner_claim_keeps';
 const DELETING = 'pvc_pruner_claim_deleting';
+/** The prune jobs (see PruneJobStore): a mark counts while its job is queued or running. */
+const JOBS = 'pvc_pruner_jobs';
+const ACTIVE_JOB_STATUSES = ['queued', 'running'];
 /** Uids per `where in`. */
 const READ_CHUNK = 500;
 /** The longest reason kept, as the spec allows. */
@@ -49,6 +52,13 @@ function keepOf(row: KeepRow): ClaimKeep {
   };
 }
 
+/** Whether the keep lasts longer than the one shown: one with no end lasts longest. */
+function endsLater(row: KeepRow, shown: ClaimKeep): boolean {
+  if (shown.until === undefined) return false;
+  if (row.until === null) return true;
+  return Date.parse(timestampToIso(row.until)) > Date.parse(shown.until);
+}
+
 function capped(what: string, value: string, max: number) {
   if (value.length === 0 || value.length > max)
     throw new InputError(`${what} must be 1 to ${max} characters long`);
@@ -72,9 +82,10 @@ export class ClaimKeepStore implements ClaimKeeps {
   ) {}
 
   /**
-   * Keeps the claim, replacing an earlier keep of it. Then looks for an
-   * automatic job's deleting mark: with one, the keep is removed again and
-   * a ConflictError thrown, since the job may not have seen it.
+   * Keeps the claim through the entity, replacing that entity's earlier keep
+   * of it only. Then looks for a deleting mark of a job still queued or
+   * running: with one, this entity's earlier keep is put back (or this one
+   * removed) and a ConflictError thrown, since the job may not have seen it.
    */
   async keep(keep: NewClaimKeep): Promise<ClaimKeep> {
     const reason = capped('A keep reason', keep.reason.trim(), MAX_KEEP_REASON);
@@ -103,23 +114,27 @@ export class ClaimKeepStore implements ClaimKeeps {
       kept_by: capped('Who keeps a claim', keep.keptBy, MAX_REF),
       kept_at: now,
     };
+    const key = {
+      cluster: row.cluster,
+      uid: row.uid,
+      entity_ref: row.entity_ref,
+    };
+    const earlier = await this.db(KEEPS).where(key).first();
     await this.db(KEEPS)
       .insert(row)
-      .onConflict(['cluster', 'uid'])
+      .onConflict(['cluster', 'uid', 'entity_ref'])
       .merge([
         'namespace',
         'claim_name',
-        'entity_ref',
         'reason',
         'until',
         'kept_by',
         'kept_at',
       ]);
-    const deleting = await this.db(DELETING)
-      .where({ cluster: row.cluster, uid: row.uid })
-      .first('job_id');
+    const deleting = await this.liveMark(row.cluster, row.uid);
     if (deleting) {
-      await this.unkeep(row.cluster, row.uid);
+      if (earlier) await this.db(KEEPS).where(key).update(earlier);
+      else await this.db(KEEPS).where(key).delete();
       throw new ConflictError(
         `An automatic prune is deleting ${keep.claimName} right now (job ${deleting.job_id}); it can no longer be kept`,
       );
@@ -127,14 +142,14 @@ export class ClaimKeepStore implements ClaimKeeps {
     return keepOf({ ...row, until: row.until });
   }
 
-  /** Stops keeping the claim through the card (only if kept through `entityRef`, when given); true when it was kept. */
+  /** Stops keeping the claim through the entity (another entity's keep of it stays); true when it was kept through it. */
   async unkeep(
     cluster: string,
     uid: string,
-    entityRef?: string,
+    entityRef: string,
   ): Promise<boolean> {
     const deleted = await this.db(KEEPS)
-      .where({ cluster, uid, ...(entityRef ? { entity_ref: entityRef } : {}) })
+      .where({ cluster, uid, entity_ref: entityRef })
       .delete();
     return deleted > 0;
   }
@@ -152,7 +167,10 @@ export class ClaimKeepStore implements ClaimKeeps {
         'uid',
         unique.slice(i, i + READ_CHUNK),
       );
-      for (const row of rows) keeps.set(row.uid, keepOf(row));
+      for (const row of rows) {
+        const shown = keeps.get(row.uid);
+        if (!shown || endsLater(row, shown)) keeps.set(row.uid, keepOf(row));
+      }
     }
     return keeps;
   }
@@ -178,10 +196,8 @@ export class ClaimKeepStore implements ClaimKeeps {
   }
 
   async keptNow(cluster: string, uid: string): Promise<ClaimKeep | undefined> {
-    const row = await this.inForce(cluster, await this.now())
-      .where('uid', uid)
-      .first();
-    return row ? keepOf(row) : undefined;
+    const keeps = await this.keepsOf(cluster, [uid]);
+    return keeps.get(uid);
   }
 
   /**
@@ -197,6 +213,20 @@ export class ClaimKeepStore implements ClaimKeeps {
       .where('marked_at', '<', before)
       .delete();
     return { keeps: Number(keeps), marks: Number(marks) };
+  }
+
+  /** The claim's deleting mark, unless its job has ended (a crashed job's mark must not refuse keeps until retention). */
+  private async liveMark(
+    cluster: string,
+    uid: string,
+  ): Promise<{ job_id: string } | undefined> {
+    return this.db(`${DELETING} as mark`)
+      .leftJoin(`${JOBS} as job`, 'job.id', 'mark.job_id')
+      .where({ 'mark.cluster': cluster, 'mark.uid': uid })
+      .where(q =>
+        q.whereNull('job.status').orWhereIn('job.status', ACTIVE_JOB_STATUSES),
+      )
+      .first('mark.job_id');
   }
 
   private inForce(cluster: string, now: Date) {

@@ -12,6 +12,17 @@ function day(iso: string): string {
       });
 }
 
+/** How every keep's description starts (see isKeepReason). */
+const KEPT = 'kept';
+
+/**
+ * Whether a claim's reason for not being deleted is a keep's, as
+ * describeKeep wrote it: a job held it back because it was kept.
+ */
+export function isKeepReason(reason: string | undefined): boolean {
+  return reason !== undefined && (reason === KEPT || /^kept[ :,]/.test(reason));
+}
+
 /**
  * Why a kept claim is not pruned automatically, in one line: "kept by
  * user:default/alice on 3 Dec: <reason>", or by its annotation. The
@@ -20,9 +31,9 @@ function day(iso: string): string {
 export function describeKeep(keep: ClaimKeep): string {
   const reason = (keep.reason ?? '').slice(0, 500);
   if (keep.source === 'annotation')
-    return `kept from automatic pruning: ${reason || 'annotated'}`;
+    return `${KEPT} from automatic pruning: ${reason || 'annotated'}`;
   const who = keep.keptBy ? ` by ${keep.keptBy.slice(0, 200)}` : '';
   const when = keep.keptAt ? ` on ${day(keep.keptAt)}` : '';
   const until = keep.until ? `, until ${day(keep.until)}` : '';
-  return `kept${who}${when}${until}${reason ? `: ${reason}` : ''}`;
+  return `${KEPT}${who}${when}${until}${reason ? `: ${reason}` : ''}`;
 }

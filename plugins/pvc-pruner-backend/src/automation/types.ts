@@ -14,7 +14,7 @@ import type { WorkloadEntity } from '../ownership';
  * other: a keep that was acknowledged is never deleted automatically.
  */
 export interface ClaimKeeps {
-  /** The card keeps in force (no end, or an end still ahead by the database's clock), by claim uid. */
+  /** The card keeps in force (no end, or an end still ahead by the database's clock), by claim uid: of a claim kept through several entities, the keep that lasts longest. */
   keepsOf(
     cluster: string,
     uids: readonly string[],
