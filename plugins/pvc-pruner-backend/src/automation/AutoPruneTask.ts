@@ -66,16 +66,15 @@ function keptAtDryRun(job: PruneJob): PvcOutcome[] {
 /** Why a dry run did not confirm the claims: its reason, or its claims' reasons. */
 function dryRunProblem(job: PruneJob, kept: PvcOutcome[]): string | undefined {
   if (kept.length > 0) return undefined;
+  // Each claim's own reason: "5 claims could not be deleted" alone tells the owners nothing to fix.
+  const reasons = [...job.summary.failed, ...job.summary.skipped].map(
+    c => `${c.name}: ${c.reason ?? 'skipped'}`,
+  );
+  const why = reasons.length ? ` (${reasons.slice(0, 5).join('; ')})` : '';
   if (job.status !== 'succeeded')
-    return job.reason ?? `the dry run ended ${job.status}`;
-  if (job.summary.deleted.length === 0) {
-    const reasons = [...job.summary.skipped, ...job.summary.failed].map(
-      c => `${c.name}: ${c.reason ?? 'skipped'}`,
-    );
-    return `it confirmed none of the claims${
-      reasons.length ? ` (${reasons.slice(0, 5).join('; ')})` : ''
-    }`;
-  }
+    return `${job.reason ?? `the dry run ended ${job.status}`}${why}`;
+  if (job.summary.deleted.length === 0)
+    return `it confirmed none of the claims${why}`;
   return undefined;
 }
 
