@@ -231,9 +231,9 @@ describe.each(databases.eachSupportedId())(
         monotonic += 30 * 60_000;
         clock = days(1);
         const writes = (sql: string[]) => sql.filter(q => !/^select/.test(q));
-        expect(writes(await sqlOf(() => store.record([sighting('a')])))).toEqual(
-          [],
-        );
+        expect(
+          writes(await sqlOf(() => store.record([sighting('a')]))),
+        ).toEqual([]);
 
         monotonic += 31 * 60_000;
         expect(
