@@ -6,7 +6,7 @@ import {
   horizontalPodAutoscaler,
   KubeObject,
   KubeSim,
-  manifest,
+  pod,
   pvc,
   statefulSet,
 } from 'kube-sim';
@@ -317,20 +317,7 @@ describe('AutoPrunePlanner', () => {
     await planUntil(plan => plan.considered === 1);
     sim.store.create(
       'pods',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'restore-check', namespace },
-        spec: {
-          containers: [{ name: 'c', image: 'busybox' }],
-          volumes: [
-            {
-              name: 'data',
-              persistentVolumeClaim: { claimName: 'data-orders-db-1' },
-            },
-          ],
-        },
-      }) as KubeObject,
+      pod('restore-check', ['data-orders-db-1'], {}, namespace),
     );
     clock = T0 + 8 * DAY;
     const plan = await planUntil(p => p.considered === 0);
@@ -421,20 +408,7 @@ describe('AutoPrunePlanner', () => {
     clock = T0 + 8 * DAY;
     sim.store.create(
       'pods',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'backup', namespace },
-        spec: {
-          containers: [{ name: 'main', image: 'busybox' }],
-          volumes: [
-            {
-              name: 'data',
-              persistentVolumeClaim: { claimName: 'data-orders-db-1' },
-            },
-          ],
-        },
-      }),
+      pod('backup', ['data-orders-db-1'], {}, namespace),
     );
     await eventuallyAsync('the cache has the backup pod', async () =>
       Boolean(caches.readyCaches()[0]?.cache.pods.get(namespace, 'backup')),

@@ -1,14 +1,17 @@
 import { mockServices, TestDatabases } from '@backstage/backend-test-utils';
-import { KubeSim, manifest } from 'kube-sim';
+import { KubeSim, pod } from 'kube-sim';
 import { eventually } from '../__testUtils__/eventually';
-import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
+import {
+  gatewaysTo,
+  startShopSimulator,
+  syncedDemoCaches,
+} from '../__testUtils__/shopSimulator';
 import { InUseClaim, OrphanSightingStore } from '../database';
 import { ClusterCaches, KubeGateways } from '../kubernetes';
 import {
   IN_USE_CLAIMS_TASK_ID,
   InUseClaimsSweeper,
 } from './InUseClaimsSweeper';
-import { WATCH_CACHE_TRIMMERS } from './orphanRule';
 
 jest.setTimeout(20000);
 
@@ -40,17 +43,7 @@ beforeEach(async () => {
     database: { getClient: async () => knex, migrations: { skip: false } },
     now: () => clock,
   });
-  caches = new ClusterCaches({
-    trim: WATCH_CACHE_TRIMMERS,
-    logger: mockServices.logger.mock(),
-    syncWaitMs: 5000,
-    timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
-  });
-  const [demo] = await gateways.list();
-  const gateway = await gateways.for('demo');
-  caches.ready(demo, gateway); // starts it
-  if (!(await caches.whenReady(demo, gateway)))
-    throw new Error('the watch cache of "demo" did not sync');
+  caches = await syncedDemoCaches(gateways);
 });
 
 afterEach(async () => {
@@ -80,20 +73,9 @@ function sweeper() {
 const cache = () => caches.readyCaches()[0].cache;
 
 async function startPod(name: string, claimName: string) {
-  const pod = sim.store.create(
-    'pods',
-    manifest({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'shop' },
-      spec: {
-        containers: [{ name: 'main', image: 'busybox' }],
-        volumes: [{ name: 'data', persistentVolumeClaim: { claimName } }],
-      },
-    }),
-  );
+  const created = sim.store.create('pods', pod(name, [claimName], {}, 'shop'));
   await eventually(`the cache has pod ${name}`, () =>
-    cache().pods.get('shop', name)?.metadata?.uid === pod.metadata.uid
+    cache().pods.get('shop', name)?.metadata?.uid === created.metadata.uid
       ? true
       : undefined,
   );
