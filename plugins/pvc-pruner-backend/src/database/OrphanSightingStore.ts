@@ -26,7 +26,7 @@ const REFRESH_LAST_SEEN_MS = 60 * 60 * 1000;
  */
 const RECHECK_MS = 5 * 60 * 1000;
 
-/** A claim a scan saw in use: by name, as a StatefulSet's in-use claims are reported. */
+/** A claim seen in use (by a scan, or mounted by a pod a watch cache holds): by name, as both report it. */
 export interface InUseClaim {
   namespace: string;
   name: string;
@@ -66,8 +66,9 @@ export interface OrphanSightingStoreOptions extends StoreOptions {
 /**
  * Remembers, in the plugin database, when a scan first saw each claim (by
  * uid) as an orphan, and when one last did. A scan records what it sees in
- * one batch; claims this process saw within the last hour cost nothing, so
- * the card's re-scans and the fleet view do not write on every request.
+ * one batch; a claim this process saw costs nothing for a few minutes, then
+ * a read (another replica may have forgotten it), and a write once an hour,
+ * so the card's re-scans and the fleet view do not write on every request.
  * Another replica's earlier sighting wins (insert, keeping a uid's first
  * sighting and moving only its last, then read back).
  */
