@@ -41,6 +41,7 @@ import request from 'supertest';
 import { pvcPrunerPlugin } from './plugin';
 import { PERMISSION_FRAMEWORK_OFF_REFUSAL } from './permissions';
 import { PruneJobStore } from './database';
+import { IN_USE_CLAIMS_TASK_ID } from './orphans';
 import { recordingAuditor } from './__testUtils__/recordingAuditor';
 import { componentEntity } from './__testUtils__/catalogEntities';
 
@@ -319,6 +320,30 @@ describe('pvcPrunerPlugin', () => {
     expect(
       (await request(server).get('/api/pvc-pruner/v1/unknown')).status,
     ).toBe(404);
+  });
+
+  it('forgets the sightings of claims pods use from the watch caches every few seconds, only while automatic pruning is enabled', async () => {
+    const scheduledWith = async (autoPrune: JsonObject) => {
+      const scheduler = mockServices.scheduler.mock();
+      await startPlugin({
+        config: config(sim, {
+          pvcPruner: {
+            leaseDurationSeconds: 5,
+            volumeWaitTimeoutSeconds: 5,
+            autoPrune,
+          },
+        }),
+        features: [scheduler.factory],
+      });
+      return scheduler.scheduleTask.mock.calls
+        .map(([task]) => task)
+        .filter(task => task.id === IN_USE_CLAIMS_TASK_ID);
+    };
+
+    expect(await scheduledWith({ enabled: true })).toEqual([
+      expect.objectContaining({ scope: 'local', frequency: { seconds: 10 } }),
+    ]);
+    expect(await scheduledWith({ enabled: false })).toEqual([]);
   });
 
   it('registers its permissions with the permission framework: two on catalog entities, one basic', async () => {

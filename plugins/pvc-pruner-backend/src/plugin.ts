@@ -78,6 +78,7 @@ import {
 } from './kubernetes';
 import {
   EntityWorkloads,
+  InUseClaimsSweeper,
   OrphanAnnotator,
   OrphanFinder,
   WATCH_CACHE_TRIMMERS,
@@ -228,6 +229,9 @@ export const pvcPrunerPlugin = createBackendPlugin({
           logger,
         });
         await WatchCacheLineage.schedule(scheduler, { caches, recorder });
+        // Automation deletes by first sighting: a claim used between two scans must start a new grace.
+        if (options.autoPrune.enabled)
+          await InUseClaimsSweeper.schedule(scheduler, { caches, sightings });
         const orphanFinder = new OrphanFinder(
           gateways,
           caches,

@@ -85,6 +85,7 @@ export type {
 export {
   horizontalPodAutoscaler,
   manifest,
+  pod,
   pvc,
   statefulSet,
 } from './manifests';

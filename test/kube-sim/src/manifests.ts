@@ -97,3 +97,25 @@ export function horizontalPodAutoscaler(
     },
   });
 }
+
+/** A pod mounting the claims, each as a volume of its name. */
+export function pod(
+  name: string,
+  claims: string[] = [],
+  spec: Record<string, unknown> = {},
+  namespace = 'default',
+): KubeObject {
+  return manifest({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      containers: [{ name: 'main', image: 'busybox' }],
+      volumes: claims.map(claimName => ({
+        name: claimName,
+        persistentVolumeClaim: { claimName },
+      })),
+      ...spec,
+    },
+  });
+}

@@ -1,8 +1,10 @@
 import { KubeObject, KubeSim, KubeSimOptions, startKubeSim } from 'kube-sim';
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConfigReader } from '@backstage/config';
+import { WATCH_CACHE_TRIMMERS } from '../orphans/orphanRule';
 import {
   ClusterAuth,
+  ClusterCaches,
   ClusterConnection,
   ClusterRegistry,
   KubeGateway,
@@ -79,4 +81,22 @@ export function gatewaysTo(sim: KubeSim): KubeGateways {
     ClusterAuth.create({ config: new ConfigReader({}), logger }),
     5000,
   );
+}
+
+/** Watch caches with the demo cluster's started and synced (it throws otherwise); stop them after. */
+export async function syncedDemoCaches(
+  gateways: KubeGateways,
+): Promise<ClusterCaches> {
+  const caches = new ClusterCaches({
+    trim: WATCH_CACHE_TRIMMERS,
+    logger: mockServices.logger.mock(),
+    syncWaitMs: 5000,
+    timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
+  });
+  const [demo] = await gateways.list();
+  const gateway = await gateways.for('demo');
+  caches.ready(demo, gateway); // starts it
+  if (!(await caches.whenReady(demo, gateway)))
+    throw new Error('the watch cache of "demo" did not sync');
+  return caches;
 }

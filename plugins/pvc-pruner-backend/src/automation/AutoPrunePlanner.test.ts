@@ -6,7 +6,7 @@ import {
   horizontalPodAutoscaler,
   KubeObject,
   KubeSim,
-  manifest,
+  pod,
   pvc,
   statefulSet,
 } from 'kube-sim';
@@ -15,7 +15,7 @@ import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
 import { OrphanSightingStore } from '../database';
 import { ClusterCaches, KubeGateways } from '../kubernetes';
-import { OrphanAnnotator, OrphanFinder } from '../orphans';
+import { InUseClaimsSweeper, OrphanAnnotator, OrphanFinder } from '../orphans';
 import { WATCH_CACHE_TRIMMERS } from '../orphans/orphanRule';
 import { AutoPrunePlanner } from './AutoPrunePlanner';
 import { readAutoPruneOptions } from './autoPruneOptions';
@@ -317,20 +317,7 @@ describe('AutoPrunePlanner', () => {
     await planUntil(plan => plan.considered === 1);
     sim.store.create(
       'pods',
-      manifest({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'restore-check', namespace },
-        spec: {
-          containers: [{ name: 'c', image: 'busybox' }],
-          volumes: [
-            {
-              name: 'data',
-              persistentVolumeClaim: { claimName: 'data-orders-db-1' },
-            },
-          ],
-        },
-      }) as KubeObject,
+      pod('restore-check', ['data-orders-db-1'], {}, namespace),
     );
     clock = T0 + 8 * DAY;
     const plan = await planUntil(p => p.considered === 0);
@@ -387,6 +374,60 @@ describe('AutoPrunePlanner', () => {
         ),
     ).toEqual([]);
     expect(keepBatches).toEqual([]);
+  });
+
+  it('plans nothing in a cluster whose watch cache is disconnected: it may have missed a pod that used a claim', async () => {
+    seedStatefulSet('orders', 2);
+    await planUntil(plan => plan.considered === 1);
+    clock = T0 + 8 * DAY;
+    expect(
+      names(groupOf(await planner().plan(), 'orders-db')?.eligible),
+    ).toEqual(['data-orders-db-1']);
+
+    sim.addFault({ verb: 'watch', resource: 'pods', status: 503 });
+    sim.dropWatches();
+    await new Promise(r => setTimeout(r, 1100));
+    const plan = await planner().plan();
+
+    expect(plan.groups).toEqual([]);
+    expect(plan.clustersFailed).toEqual([
+      {
+        cluster: 'demo',
+        error: expect.stringMatching(/disconnected for \d+s \(pods\)/),
+      },
+    ]);
+  });
+
+  it('starts the grace again for a claim a pod mounted for a while between two runs, with no scan meanwhile', async () => {
+    seedStatefulSet('orders', 2);
+    await planUntil(plan => plan.considered === 1);
+    const sweeper = new InUseClaimsSweeper({ caches, sightings });
+    await sweeper.sweep();
+
+    // Eight days later, a backup Job mounts the orphan for ten minutes; nobody opens a card.
+    clock = T0 + 8 * DAY;
+    sim.store.create(
+      'pods',
+      pod('backup', ['data-orders-db-1'], {}, namespace),
+    );
+    await eventuallyAsync('the cache has the backup pod', async () =>
+      Boolean(caches.readyCaches()[0]?.cache.pods.get(namespace, 'backup')),
+    );
+    await sweeper.sweep();
+    sim.store.delete('pods', namespace, 'backup', { gracePeriodSeconds: 0 });
+    await eventuallyAsync(
+      'the backup pod gone from the cache',
+      async () => !caches.readyCaches()[0]?.cache.pods.get(namespace, 'backup'),
+    );
+
+    clock = T0 + 8 * DAY + 60_000;
+    const plan = await planner().plan();
+    expect(groupOf(plan, 'orders-db')?.eligible ?? []).toEqual([]);
+    // Its grace of 7 days starts again now: first seen anew at this run.
+    const [firstSeen] = (
+      await sightings.firstSeenInDatabase([uidOf('data-orders-db-1')])
+    ).values();
+    expect(firstSeen).toBe(new Date(clock).toISOString());
   });
 
   it('plans nothing when automatic pruning is not enabled', async () => {

@@ -73,8 +73,9 @@ type ClusterCandidates =
  * (`pvc-pruner.backstage.io/auto-prune`) which automation may act on (every
  * claimant opted in: {@link automationVerdict}), and of each, its orphans
  * past their grace, those soon to be, and those kept. Reads the watch
- * caches only, never the API server: a cluster whose cache is not synced
- * is reported in `clustersFailed` and nothing there is planned. Only
+ * caches only, never the API server: a cluster whose cache is not synced,
+ * or has a disconnected watch, is reported in `clustersFailed` and nothing
+ * there is planned. Only
  * orphans of live StatefulSets are planned, so a claim a deleted
  * StatefulSet may have left is never eligible; the orphan rule already
  * keeps the claims that are mounted, terminating, paused or in an
@@ -156,6 +157,16 @@ export class AutoPrunePlanner implements AutoPrunePlanning {
       return {
         cluster,
         error: `the watch cache of "${cluster}" is not synced`,
+      };
+    // A disconnected watch may have missed a pod that mounted a claim, and so the grace that use restarts.
+    if (scan.staleness)
+      return {
+        cluster,
+        error: `the watch cache of "${cluster}" has been disconnected for ${
+          scan.staleness.secondsSinceSync
+        }s (${scan.staleness.disconnectedWatches.join(
+          ', ',
+        )}): nothing there is pruned until it reconnects`,
       };
     const seen = new Set<string>();
     const candidates: Candidate[] = [];

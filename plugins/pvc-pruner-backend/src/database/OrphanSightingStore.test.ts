@@ -230,7 +230,10 @@ describe.each(databases.eachSupportedId())(
 
         monotonic += 30 * 60_000;
         clock = days(1);
-        expect(await sqlOf(() => store.record([sighting('a')]))).toEqual([]);
+        const writes = (sql: string[]) => sql.filter(q => !/^select/.test(q));
+        expect(
+          writes(await sqlOf(() => store.record([sighting('a')]))),
+        ).toEqual([]);
 
         monotonic += 31 * 60_000;
         expect(
@@ -264,15 +267,63 @@ describe.each(databases.eachSupportedId())(
         expect(seen.get('b')).toBe(NOV_3.toISOString());
       });
 
-      it("forgets another replica's sighting too, once it has read the sightings again", async () => {
+      it("forgets another replica's sighting at once when told every claim, and a scan's within a few minutes", async () => {
         const here = await storeOf();
         const inUse = [{ namespace: 'shop', name: 'data-orders-db-a' }];
-        // Reads the (empty) sightings now, and trusts them for a while.
-        expect(await here.forgetInUse('demo', inUse)).toBe(0);
+        const scan = { skipRecentlyForgotten: true };
+        expect(await here.forgetInUse('demo', inUse, scan)).toBe(0);
         await (await storeOf()).record([sighting('a')]);
-        expect(await here.forgetInUse('demo', inUse)).toBe(0);
+        // A scan trusts for a while that what it just forgot has no row.
+        expect(await here.forgetInUse('demo', inUse, scan)).toBe(0);
         monotonic += 10 * 60_000;
+        expect(await here.forgetInUse('demo', inUse, scan)).toBe(1);
+        await (await storeOf()).record([sighting('a')]);
+        // The watch caches' sweep sends every claim newly in use: no trust.
         expect(await here.forgetInUse('demo', inUse)).toBe(1);
+      });
+
+      it('forgets a claim recorded here since it was forgotten, even within the few minutes', async () => {
+        const store = await storeOf();
+        const inUse = [{ namespace: 'shop', name: 'data-orders-db-a' }];
+        await store.forgetInUse('demo', inUse, { skipRecentlyForgotten: true });
+        await store.record([sighting('a')]);
+        expect(
+          await store.forgetInUse('demo', inUse, {
+            skipRecentlyForgotten: true,
+          }),
+        ).toBe(1);
+      });
+
+      it('forgets every row of a name, whatever its uid, past any number of rows this process remembers', async () => {
+        const store = await storeOf({ maxRemembered: 2 });
+        // Rows this process never saw: written by other replicas, more than it remembers.
+        await knex.batchInsert(
+          'pvc_pruner_orphan_sightings',
+          Array.from({ length: 1200 }, (_, i) => ({
+            ...sighting(`other-${i}`),
+            first_seen_at: NOV_3,
+            last_seen_at: NOV_3,
+          })),
+          100,
+        );
+        // An older claim of the same name as a current one.
+        await knex('pvc_pruner_orphan_sightings').insert({
+          ...sighting('replaced'),
+          uid: 'old-uid',
+          name: 'data-orders-db-other-1100',
+          first_seen_at: NOV_3,
+          last_seen_at: NOV_3,
+        });
+        const inUse = Array.from({ length: 1200 }, (_, i) => ({
+          namespace: 'shop',
+          name: `data-orders-db-other-${i}`,
+        }));
+        const sql = await sqlOf(async () =>
+          expect(await store.forgetInUse('demo', inUse)).toBe(1201),
+        );
+        expect(sql).toHaveLength(3);
+        const left = await knex('pvc_pruner_orphan_sightings').select('uid');
+        expect(left).toEqual([]);
       });
 
       it('answers a new first sighting, not the one it remembers, once another replica forgot the claim', async () => {
@@ -283,25 +334,40 @@ describe.each(databases.eachSupportedId())(
           { namespace: 'shop', name: 'data-orders-db-a' },
         ]);
         clock = days(3);
-        // Within the hour here trusts what it remembers, until it reads the sightings again.
+        // Within a few minutes here trusts what it remembers, then reads the row again.
         monotonic += 10 * 60_000;
-        await here.forgetInUse('demo', [{ namespace: 'shop', name: 'other' }]);
         expect((await here.record([sighting('a')])).get('a')).toBe(
           days(3).toISOString(),
         );
       });
 
-      it('writes nothing for claims in use that have no sighting, and reads the sightings once per few minutes', async () => {
+      it('reads again, without writing, a claim it remembers once a few minutes have passed', async () => {
+        const store = await storeOf();
+        await store.record([sighting('a')]);
+        monotonic += 10 * 60_000;
+        const sql = await sqlOf(async () =>
+          expect((await store.record([sighting('a')])).get('a')).toBe(
+            NOV_3.toISOString(),
+          ),
+        );
+        expect(sql).toHaveLength(1);
+        expect(sql[0]).toMatch(/^select/);
+      });
+
+      it('a scan writes for claims in use once, then nothing for a few minutes', async () => {
         const store = await storeOf();
         await store.record([sighting('a')]);
         const inUse = Array.from({ length: 1000 }, (_, i) => ({
           namespace: 'shop',
           name: `data-orders-db-${i}`,
         }));
-        const first = await sqlOf(() => store.forgetInUse('demo', inUse));
-        expect(first).toHaveLength(1);
-        expect(first[0]).toMatch(/^select/);
-        expect(await sqlOf(() => store.forgetInUse('demo', inUse))).toEqual([]);
+        const scan = { skipRecentlyForgotten: true };
+        const first = await sqlOf(() => store.forgetInUse('demo', inUse, scan));
+        expect(first).toHaveLength(2);
+        expect(first[0]).toMatch(/^delete/);
+        expect(
+          await sqlOf(() => store.forgetInUse('demo', inUse, scan)),
+        ).toEqual([]);
       });
 
       it('remembers at most maxRemembered claims, forgetting the one seen longest ago, and reads a forgotten one back', async () => {

@@ -19,13 +19,14 @@ export const MAX_REMEMBERED_SIGHTINGS = 100_000;
 const REFRESH_LAST_SEEN_MS = 60 * 60 * 1000;
 
 /**
- * How long the claims with a sighting, as this process knows them, are
- * trusted before they are read again: another replica's sighting is
- * forgotten here at most this late after its claim is seen in use.
+ * How long this process trusts what it knows of a claim's sighting (that it
+ * has none, having just forgotten it; or its first sighting, remembered)
+ * before it asks the database again: another replica may have recorded or
+ * forgotten it since.
  */
-const KNOWN_REFRESH_MS = 5 * 60 * 1000;
+const RECHECK_MS = 5 * 60 * 1000;
 
-/** A claim a scan saw in use: by name, as a StatefulSet's in-use claims are reported. */
+/** A claim seen in use (by a scan, or mounted by a pod a watch cache holds): by name, as both report it. */
 export interface InUseClaim {
   namespace: string;
   name: string;
@@ -48,6 +49,10 @@ interface Remembered {
   firstSeen: string;
   /** When this process last wrote its last sighting, by its monotonic clock. */
   writtenAt: number;
+  /** When this process last read or wrote its row, by its monotonic clock. */
+  checkedAt: number;
+  /** Its cluster, namespace and name ({@link nameKey}). */
+  key: string;
 }
 
 /** What a sighting store is made from, beyond a store's database. */
@@ -61,8 +66,9 @@ export interface OrphanSightingStoreOptions extends StoreOptions {
 /**
  * Remembers, in the plugin database, when a scan first saw each claim (by
  * uid) as an orphan, and when one last did. A scan records what it sees in
- * one batch; claims this process saw within the last hour cost nothing, so
- * the card's re-scans and the fleet view do not write on every request.
+ * one batch; a claim this process saw costs nothing for a few minutes, then
+ * a read (another replica may have forgotten it), and a write once an hour,
+ * so the card's re-scans and the fleet view do not write on every request.
  * Another replica's earlier sighting wins (insert, keeping a uid's first
  * sighting and moving only its last, then read back).
  */
@@ -71,8 +77,13 @@ export class OrphanSightingStore {
   private readonly remembered = new Map<string, Remembered>();
   private readonly maxRemembered: number;
   private readonly monotonicNow: () => number;
-  /** The uid of each claim with a sighting, by cluster, namespace and name; read from the database at most every KNOWN_REFRESH_MS. */
-  private known?: { uids: Map<string, string>; readAt: number };
+  /** The uid of each remembered claim, by {@link nameKey}. */
+  private readonly rememberedByName = new Map<string, string>();
+  /**
+   * Claims (by {@link nameKey}) this process forgot, and when: none has a
+   * row unless another replica recorded it since. Oldest first, capped.
+   */
+  private readonly forgotten = new Map<string, number>();
 
   static async create(
     options: OrphanSightingStoreOptions,
@@ -96,12 +107,33 @@ export class OrphanSightingStore {
     const at = this.monotonicNow();
     const firstSeen = new Map<string, string>();
     const toWrite = new Map<string, OrphanSighting>();
+    const toCheck: OrphanSighting[] = [];
     for (const s of sightings) {
+      this.forgotten.delete(nameKey(s));
       const known = this.remembered.get(s.uid);
-      if (known && at - known.writtenAt < REFRESH_LAST_SEEN_MS) {
+      if (!known || at - known.writtenAt >= REFRESH_LAST_SEEN_MS)
+        toWrite.set(s.uid, s);
+      else if (at - known.checkedAt >= RECHECK_MS) toCheck.push(s);
+      else {
         this.remember(s.uid, known);
         firstSeen.set(s.uid, known.firstSeen);
-      } else toWrite.set(s.uid, s);
+      }
+    }
+    // Another replica may have forgotten a claim remembered here: one without a row is written anew.
+    for (let i = 0; i < toCheck.length; i += CHUNK) {
+      const chunk = toCheck.slice(i, i + CHUNK);
+      const rows = await this.firstSeenInDatabase(chunk.map(s => s.uid));
+      for (const s of chunk) {
+        const iso = rows.get(s.uid);
+        if (iso === undefined) {
+          toWrite.set(s.uid, s);
+          continue;
+        }
+        const known = this.remembered.get(s.uid);
+        if (known)
+          this.remember(s.uid, { ...known, firstSeen: iso, checkedAt: at });
+        firstSeen.set(s.uid, iso);
+      }
     }
     if (toWrite.size > 0) {
       const seenAt = await this.now();
@@ -121,70 +153,74 @@ export class OrphanSightingStore {
           )
           .onConflict('uid')
           .merge(['last_seen_at']);
-        const rows = await this.db<SightingRow>(SIGHTINGS)
-          .select('uid', 'first_seen_at')
-          .whereIn(
-            'uid',
-            chunk.map(s => s.uid),
-          );
-        for (const row of rows) {
-          const iso = timestampToIso(row.first_seen_at);
-          this.remember(row.uid, { firstSeen: iso, writtenAt: at });
-          firstSeen.set(row.uid, iso);
+        const rows = await this.firstSeenInDatabase(chunk.map(s => s.uid));
+        for (const s of chunk) {
+          const iso = rows.get(s.uid);
+          if (iso === undefined) continue;
+          this.remember(s.uid, {
+            firstSeen: iso,
+            writtenAt: at,
+            checkedAt: at,
+            key: nameKey(s),
+          });
+          firstSeen.set(s.uid, iso);
         }
-        const known = this.known?.uids;
-        for (const s of chunk)
-          if (known && known.size < this.maxRemembered)
-            known.set(knownKey(s), s.uid);
       }
     }
     return firstSeen;
   }
 
   /**
-   * Forgets the sightings of claims a scan saw in use, so that a claim
-   * orphaned again is first seen anew and its grace starts over. Costs a
-   * statement only for claims that have a sighting (as this process knows
-   * them, read again every few minutes), in one batch.
+   * Forgets the sightings of claims seen in use, by cluster, namespace and
+   * name (every claim of that name, whatever its uid), so that a claim
+   * orphaned again is first seen anew and its grace starts over. Batched;
+   * no cap. With `skipRecentlyForgotten` (a scan, which sees the same claims
+   * in use again and again), skips the claims this process forgot within a
+   * few minutes and has not recorded since; another replica's sighting of
+   * one of those is forgotten by the watch caches' sweep
+   * (the InUseClaimsSweeper), which sends only newly used claims.
    */
-  async forgetInUse(cluster: string, claims: InUseClaim[]): Promise<number> {
-    if (claims.length === 0) return 0;
-    const known = await this.knownUids();
-    const uids: string[] = [];
+  async forgetInUse(
+    cluster: string,
+    claims: InUseClaim[],
+    options: { skipRecentlyForgotten?: boolean } = {},
+  ): Promise<number> {
+    const at = this.monotonicNow();
+    const names = new Map<string, InUseClaim>();
     for (const c of claims) {
-      const key = knownKey({ cluster, ...c });
-      const uid = known.get(key);
-      if (uid === undefined) continue;
-      uids.push(uid);
-      known.delete(key);
-      this.remembered.delete(uid);
+      const key = nameKey({ cluster, ...c });
+      const forgottenAt = this.forgotten.get(key);
+      if (
+        options.skipRecentlyForgotten &&
+        forgottenAt !== undefined &&
+        at - forgottenAt < RECHECK_MS
+      )
+        continue;
+      names.set(key, c);
     }
     let deleted = 0;
-    for (let i = 0; i < uids.length; i += CHUNK)
+    const pending = [...names];
+    for (let i = 0; i < pending.length; i += CHUNK) {
+      const chunk = pending.slice(i, i + CHUNK);
       deleted += Number(
         await this.db(SIGHTINGS)
-          .whereIn('uid', uids.slice(i, i + CHUNK))
+          .where('cluster', cluster)
+          .whereIn(
+            ['namespace', 'name'],
+            chunk.map(([, c]) => [c.namespace, c.name]),
+          )
           .delete(),
       );
+      for (const [key] of chunk) {
+        const uid = this.rememberedByName.get(key);
+        if (uid !== undefined) this.forget(uid);
+        this.forgotten.delete(key);
+        this.forgotten.set(key, at);
+      }
+      while (this.forgotten.size > this.maxRemembered)
+        this.forgotten.delete(this.forgotten.keys().next().value!);
+    }
     return deleted;
-  }
-
-  private async knownUids(): Promise<Map<string, string>> {
-    const at = this.monotonicNow();
-    if (this.known && at - this.known.readAt < KNOWN_REFRESH_MS)
-      return this.known.uids;
-    const rows: OrphanSighting[] = await this.db(SIGHTINGS)
-      .select('uid', 'cluster', 'namespace', 'name')
-      .limit(this.maxRemembered);
-    this.known = {
-      uids: new Map(rows.map(r => [knownKey(r), r.uid])),
-      readAt: at,
-    };
-    // A sighting another replica forgot is forgotten here too: its claim's next first sighting is read back.
-    const inDatabase = new Set(rows.map(r => r.uid));
-    for (const uid of [...this.remembered.keys()])
-      if (!inDatabase.has(uid)) this.remembered.delete(uid);
-    return this.known.uids;
   }
 
   /**
@@ -222,8 +258,6 @@ export class OrphanSightingStore {
           ),
       )
       .delete();
-    // Read again when next needed: the rows deleted may be known here.
-    this.known = undefined;
     return Number(deleted);
   }
 
@@ -231,11 +265,20 @@ export class OrphanSightingStore {
   private remember(uid: string, value: Remembered) {
     this.remembered.delete(uid);
     this.remembered.set(uid, value);
+    this.rememberedByName.set(value.key, uid);
     while (this.remembered.size > this.maxRemembered)
-      this.remembered.delete(this.remembered.keys().next().value!);
+      this.forget(this.remembered.keys().next().value!);
+  }
+
+  private forget(uid: string) {
+    const known = this.remembered.get(uid);
+    if (!known) return;
+    this.remembered.delete(uid);
+    if (this.rememberedByName.get(known.key) === uid)
+      this.rememberedByName.delete(known.key);
   }
 }
 
-function knownKey(claim: { cluster: string; namespace: string; name: string }) {
+function nameKey(claim: { cluster: string; namespace: string; name: string }) {
   return `${claim.cluster}\n${claim.namespace}\n${claim.name}`;
 }

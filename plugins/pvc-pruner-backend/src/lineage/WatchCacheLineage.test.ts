@@ -2,9 +2,12 @@ import { mockServices } from '@backstage/backend-test-utils';
 import { KubeSim, pvc, statefulSet } from 'kube-sim';
 import { componentEntity } from '../__testUtils__/catalogEntities';
 import { eventually } from '../__testUtils__/eventually';
-import { gatewaysTo, startShopSimulator } from '../__testUtils__/shopSimulator';
+import {
+  gatewaysTo,
+  startShopSimulator,
+  syncedDemoCaches,
+} from '../__testUtils__/shopSimulator';
 import { ClusterCaches, KubeGateways } from '../kubernetes';
-import { WATCH_CACHE_TRIMMERS } from '../orphans';
 import { ClaimantIndex, workloadEntityOf } from '../ownership';
 import type { ClaimLineageRecord } from './ClaimLineageStore';
 import { LineageRecorder } from './LineageRecorder';
@@ -48,16 +51,7 @@ function addStatefulSet(name: string, claims: number) {
 
 /** A sweep over the demo cluster's cache, recording into `recorded`. */
 async function sweepOfReadyCache(recorded: ClaimLineageRecord[]) {
-  caches = new ClusterCaches({
-    trim: WATCH_CACHE_TRIMMERS,
-    logger: mockServices.logger.mock(),
-    syncWaitMs: 5000,
-    timing: { minBackoffMs: 20, maxBackoffMs: 100, minWatchMs: 0 },
-  });
-  const [demo] = await gateways.list();
-  const gateway = await gateways.for('demo');
-  caches.ready(demo, gateway); // starts it
-  expect(await caches.whenReady(demo, gateway)).toBeDefined();
+  caches = await syncedDemoCaches(gateways);
   const recorder = new LineageRecorder({
     store: { record: async records => void recorded.push(...records) },
     workloads: {

@@ -54,6 +54,7 @@ export class OrphanAnnotator {
     await this.sightings.forgetInUse(
       cluster,
       statefulSets.flatMap(sts => this.inUseOf(sts)),
+      { skipRecentlyForgotten: true },
     );
     const firstSeen = await this.sightings.record(
       statefulSets.flatMap(sts =>

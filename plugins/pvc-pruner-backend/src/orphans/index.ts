@@ -6,6 +6,10 @@ export {
 } from './EntityWorkloads';
 export { errorSection, OrphanFinder, type ClusterScan } from './OrphanFinder';
 export {
+  IN_USE_CLAIMS_TASK_ID,
+  InUseClaimsSweeper,
+} from './InUseClaimsSweeper';
+export {
   firstSeenOf,
   OrphanAnnotator,
   sumTotals,

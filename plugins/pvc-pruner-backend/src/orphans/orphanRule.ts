@@ -107,6 +107,8 @@ export function podAsTheRuleReadsIt(pod: V1Pod): V1Pod {
     metadata: metadata && {
       name: metadata.name,
       namespace: metadata.namespace,
+      // A pod re-created under its name mounts its claims anew (InUseClaimsSweeper).
+      uid: metadata.uid,
       deletionTimestamp: metadata.deletionTimestamp,
     },
     spec: spec && {

@@ -10,7 +10,7 @@ import {
 import { manifest } from '../manifests';
 import { SnapshotBehaviours } from '../snapshots/SnapshotBehaviours';
 
-export { manifest, pvc, statefulSet } from '../manifests';
+export { manifest, pod, pvc, statefulSet } from '../manifests';
 
 export interface Harness {
   store: ObjectStore;
@@ -109,27 +109,6 @@ export function storageClass(
     kind: 'StorageClass',
     metadata: { name },
     ...fields,
-  });
-}
-
-export function pod(
-  name: string,
-  claims: string[] = [],
-  spec: Record<string, unknown> = {},
-  namespace = 'default',
-): KubeObject {
-  return manifest({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace },
-    spec: {
-      containers: [{ name: 'main', image: 'busybox' }],
-      volumes: claims.map(claimName => ({
-        name: claimName,
-        persistentVolumeClaim: { claimName },
-      })),
-      ...spec,
-    },
   });
 }
 
