@@ -46,7 +46,9 @@ export function eligibleAt(
   if (!keep) return new Date(afterGrace).toISOString();
   // A card keep with an end is eligible once both have passed; any other keep never.
   if (keep.source !== 'card' || !keep.until) return undefined;
-  return new Date(Math.max(afterGrace, Date.parse(keep.until))).toISOString();
+  // A kept claim is not planned, so it is announced afresh once its keep ends.
+  const afterKeep = Date.parse(keep.until) + (notice?.notifyBeforeMs ?? 0);
+  return new Date(Math.max(afterGrace, afterKeep)).toISOString();
 }
 
 /** One request's answer: what its admission saw of each StatefulSet, then the answer with automatic pruning added. */
