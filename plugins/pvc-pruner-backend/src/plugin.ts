@@ -34,6 +34,8 @@ import { PriceList } from './cost';
 import {
   AutomaticPruneGuard,
   AutomaticPruneJobs,
+  AnnouncementStore,
+  AnnouncingPlanner,
   AutoPruneAnswer,
   AutoPruneNotifier,
   AutoPrunePlanner,
@@ -204,6 +206,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
         const claimKeeps = await ClaimKeepStore.create({ database });
+        const announcements = await AnnouncementStore.create({ database });
         const seal = await SnapshotSeal.fromDatabase(database);
         const autoPruneRuns = await AutoPruneRunStore.create({
           database,
@@ -215,6 +218,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
           sightings,
           lineage,
           keeps: claimKeeps,
+          announcements,
           referenced: new ReferencedClaimUids({ gateways, caches }),
           autoPruneRuns,
           logger,
@@ -345,13 +349,17 @@ export const pvcPrunerPlugin = createBackendPlugin({
         });
         await new AutoPruneTask({
           options: options.autoPrune,
-          planning: new AutoPrunePlanner({
-            catalog: workloads,
-            finder: orphanFinder,
-            databaseNow: sightings.now,
-            firstSightings: uids => sightings.firstSeenInDatabase(uids),
-            keeps: claimKeeps,
-            options: options.autoPrune,
+          planning: new AnnouncingPlanner({
+            planning: new AutoPrunePlanner({
+              catalog: workloads,
+              finder: orphanFinder,
+              databaseNow: sightings.now,
+              firstSightings: uids => sightings.firstSeenInDatabase(uids),
+              keeps: claimKeeps,
+              options: options.autoPrune,
+            }),
+            announcements,
+            notifyBeforeMs: options.autoPrune.notifyBeforeMs,
           }),
           prunes: automaticPrunes,
           jobs: store,
@@ -370,6 +378,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
             options: options.autoPrune,
             workloads,
             keeps: claimKeeps,
+            announcements,
             snapshotsEnabled: options.snapshots.enabled,
             schedule: autoPruneRuns,
           }),

@@ -17,6 +17,7 @@ import {
 import { workloadTargetOf } from '../orphans';
 import { AutoPruneAnswer } from './AutoPruneAnswer';
 import { readAutoPruneOptions } from './autoPruneOptions';
+import { AnnouncementStore } from './AnnouncementStore';
 import { ClaimKeepStore } from './ClaimKeepStore';
 
 const DAY = 24 * 60 * 60_000;
@@ -65,6 +66,7 @@ function answerWith(options: {
   config?: object;
   orphans: OrphanedPvc[];
   lastRun?: Partial<AutoPruneRun>;
+  announcements?: AnnouncementStore;
 }) {
   const service = new AutoPruneAnswer({
     options: readAutoPruneOptions(
@@ -74,6 +76,7 @@ function answerWith(options: {
     ),
     workloads: catalogOf(options.catalog ?? [options.entity]),
     keeps,
+    announcements: options.announcements,
     snapshotsEnabled: true,
     schedule: {
       nextRunAt: async () => '2026-12-01T09:00:00.000Z',
@@ -218,6 +221,54 @@ describe('AutoPruneAnswer', () => {
     expect(withEnd.eligibleAt).toBe('2026-12-24T00:00:00.000Z');
     expect(byAnnotation.keep).toEqual(annotated);
     expect(byAnnotation.eligibleAt).toBeUndefined();
+  });
+
+  it('says an orphan becomes eligible no earlier than notifyBefore after automatic pruning announced it (or would, now)', async () => {
+    const memory = memoryDatabase();
+    try {
+      let clock = new Date(NOW.getTime() - DAY);
+      const announcements = await AnnouncementStore.create({
+        database: memory.database,
+        now: () => clock,
+      });
+      await announcements.announce(
+        [{ cluster: 'demo', uid: 'uid-data-orders-db-1' }],
+        [],
+      );
+      clock = NOW;
+      await keeps.keep({
+        cluster: 'demo',
+        namespace: 'shop',
+        claimName: 'data-orders-db-4',
+        claimUid: 'uid-data-orders-db-4',
+        entityRef: 'component:default/orders',
+        reason: 'the November export',
+        keptBy: 'user:default/alice',
+        until: '2026-12-10T00:00:00.000Z',
+      });
+      const answer = await answerWith({
+        entity: optedIn('7d'),
+        orphans: [
+          orphan(1),
+          orphan(2),
+          orphan(3, { firstSeenOrphanedAt: '2026-11-30T10:00:00.000Z' }),
+          orphan(4),
+        ],
+        announcements,
+      })();
+      expect(statefulSetOf(answer).orphans.map(o => o.eligibleAt)).toEqual([
+        // Announced a day ago: two days (notifyBefore) after that.
+        '2026-12-02T08:00:00.000Z',
+        // Past its grace, never announced: two days from now at the earliest.
+        '2026-12-03T08:00:00.000Z',
+        // Its grace ends later than any notice needs.
+        '2026-12-07T10:00:00.000Z',
+        // Kept until the 10th: announced afresh once the keep ends.
+        '2026-12-12T00:00:00.000Z',
+      ]);
+    } finally {
+      await memory.close();
+    }
   });
 
   it('says only that it is disabled when the platform has not enabled it, and leaves the reports as they were', async () => {

@@ -17,20 +17,38 @@ import {
   AutomationVerdict,
   entityAutoPrune,
 } from './autoPruneVerdict';
+import type { AnnouncementStore } from './AnnouncementStore';
 import type { AutoPruneSchedule, ClaimKeeps } from './types';
+
+/** When automatic pruning first told the claim's owners it will prune it (AnnouncementStore): no earlier than `notifyBefore` after that. */
+export interface ClaimNotice {
+  /** The claim's announcement; absent, it is not announced yet, and would be now at the earliest. */
+  announcedAt?: string;
+  now: number;
+  notifyBeforeMs: number;
+}
 
 /** When automatic pruning may delete an orphan, or undefined when it may not. */
 export function eligibleAt(
   orphan: Pick<OrphanedPvc, 'firstSeenOrphanedAt'>,
   verdict: AutomationVerdict,
   keep: ClaimKeep | undefined,
+  notice?: ClaimNotice,
 ): string | undefined {
   if (!verdict.automated || !orphan.firstSeenOrphanedAt) return undefined;
-  const afterGrace = Date.parse(orphan.firstSeenOrphanedAt) + verdict.graceMs;
+  const afterGrace = Math.max(
+    Date.parse(orphan.firstSeenOrphanedAt) + verdict.graceMs,
+    notice
+      ? (notice.announcedAt ? Date.parse(notice.announcedAt) : notice.now) +
+          notice.notifyBeforeMs
+      : -Infinity,
+  );
   if (!keep) return new Date(afterGrace).toISOString();
   // A card keep with an end is eligible once both have passed; any other keep never.
   if (keep.source !== 'card' || !keep.until) return undefined;
-  return new Date(Math.max(afterGrace, Date.parse(keep.until))).toISOString();
+  // A kept claim is not planned, so it is announced afresh once its keep ends.
+  const afterKeep = Date.parse(keep.until) + (notice?.notifyBeforeMs ?? 0);
+  return new Date(Math.max(afterGrace, afterKeep)).toISOString();
 }
 
 /**
@@ -66,6 +84,8 @@ export class AutoPruneAnswer {
       options: AutoPruneOptions;
       workloads: Pick<WorkloadCatalog, 'warm'>;
       keeps: Pick<ClaimKeeps, 'keepsOf'>;
+      /** When automatic runs announced the claims; absent (tests of other concerns), eligibility is by the grace alone. */
+      announcements?: Pick<AnnouncementStore, 'announcementsOf'>;
       snapshotsEnabled: boolean;
       /** When runs happen; absent until the scheduler that runs them is wired. */
       schedule?: AutoPruneSchedule;
@@ -144,6 +164,10 @@ export class AutoPruneAnswer {
     const { cluster } = section;
     const uids = section.statefulSets.flatMap(s => s.orphans.map(o => o.uid));
     const keeps = await this.deps.keeps.keepsOf(cluster, uids);
+    const announced =
+      index && this.deps.announcements
+        ? await this.deps.announcements.announcementsOf(cluster, uids)
+        : undefined;
     const statefulSets = section.statefulSets.map(sts => {
       const object = seen.get(keyOf(cluster, sts.namespace, sts.name));
       const verdict: AutomationVerdict | undefined =
@@ -153,7 +177,17 @@ export class AutoPruneAnswer {
           { cluster, namespace: sts.namespace },
           object ? index.claimantsOf(cluster, object) : [],
         );
-      return this.statefulSetWith(sts, verdict, keeps);
+      return this.statefulSetWith(
+        sts,
+        verdict,
+        keeps,
+        announced &&
+          (uid => ({
+            announcedAt: announced.announcedAt.get(uid),
+            now: announced.now.getTime(),
+            notifyBeforeMs: this.deps.options.notifyBeforeMs,
+          })),
+      );
     });
     return { ...section, statefulSets };
   }
@@ -162,11 +196,12 @@ export class AutoPruneAnswer {
     sts: StatefulSetOrphans,
     verdict: AutomationVerdict | undefined,
     keeps: ReadonlyMap<string, ClaimKeep>,
+    noticeOf: ((uid: string) => ClaimNotice) | undefined,
   ): StatefulSetOrphans {
     let changed = verdict !== undefined;
     const orphans = sts.orphans.map(o => {
       const keep = shownKeep(keeps.get(o.uid), o.keep);
-      const at = verdict && eligibleAt(o, verdict, keep);
+      const at = verdict && eligibleAt(o, verdict, keep, noticeOf?.(o.uid));
       if (keep === o.keep && !at) return o;
       changed = true;
       return {

@@ -8,7 +8,9 @@ import type {
 import { memoryDatabase } from '../__testUtils__/memoryJobStore';
 import { readAutoPruneOptions } from './autoPruneOptions';
 import { ConfigReader } from '@backstage/config';
-import { AutoPruneNotifier } from './AutoPruneNotifier';
+import { AnnouncementStore } from './AnnouncementStore';
+import { AnnouncingPlanner } from './AnnouncingPlanner';
+import { AutoPruneNotifier, formatWhen } from './AutoPruneNotifier';
 import { AutoPruneRunStore } from './AutoPruneRunStore';
 import { AUTO_PRUNE_TASK_ID, AutoPruneTask } from './AutoPruneTask';
 import { describeKeep } from './describeKeep';
@@ -658,5 +660,137 @@ describe('AutoPruneTask', () => {
         expect.objectContaining({ outcome: 'dry-run-failed' }),
       ]);
     });
+  });
+});
+
+describe('AutoPruneTask with announcements', () => {
+  const NOTIFY_BEFORE = 2 * 24 * 3600_000;
+  let clock: Date;
+  let announcements: AnnouncementStore;
+  let closeAnnouncements: () => Promise<void>;
+
+  beforeEach(async () => {
+    const memory = memoryDatabase();
+    closeAnnouncements = memory.close;
+    clock = new Date(NOW);
+    announcements = await AnnouncementStore.create({
+      database: memory.database,
+      now: () => clock,
+    });
+  });
+
+  afterEach(() => closeAnnouncements());
+
+  /** The task over the planner's plans (in turn), each announced by the store on the test's clock. */
+  function announcing(...plans: AutoPrunePlan[]) {
+    const inner = {
+      plan: jest.fn(async () => (plans.length > 1 ? plans.shift()! : plans[0])),
+    };
+    return setUp({
+      plan: () =>
+        new AnnouncingPlanner({
+          planning: inner,
+          announcements,
+          notifyBeforeMs: NOTIFY_BEFORE,
+        }).plan(),
+    });
+  }
+
+  const later = (ms: number) => {
+    clock = new Date(clock.getTime() + ms);
+  };
+
+  it('tells the owners of orphans already past their grace when the entity opts in, deletes nothing, and prunes them notifyBefore later', async () => {
+    // First seen ten days ago, before anyone opted in: past a 7d grace at once.
+    const longOrphaned = planOf(
+      group('orders', {
+        eligible: [claim('orders', 1, -72), claim('orders', 2, -72)],
+      }),
+    );
+    const { task, jobs, sent } = announcing(longOrphaned);
+
+    await task.run();
+    expect(jobs.started).toEqual([]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].payload.title).toMatch(
+      /^2 claims of orders will be pruned on .+ UTC unless you keep them$/,
+    );
+    expect(sent[0].payload.description).toContain(
+      `eligible on ${formatWhen(iso(48))}`,
+    );
+
+    later(NOTIFY_BEFORE - 60_000);
+    await task.run();
+    expect(jobs.started).toEqual([]);
+
+    later(60_000);
+    await task.run();
+    expect(jobs.realPrunes).toHaveLength(1);
+    expect(jobs.realPrunes[0].pvcs.map(p => p.name)).toEqual([
+      'data-orders-1',
+      'data-orders-2',
+    ]);
+  });
+
+  it('announces afresh a claim that left the plan (kept, or its StatefulSet no longer automated) and came back', async () => {
+    const planned = planOf(
+      group('orders', { eligible: [claim('orders', 1, -72)] }),
+    );
+    const keptMeanwhile = planOf(
+      group('orders', {
+        kept: [
+          {
+            name: 'data-orders-1',
+            uid: 'orders-1',
+            keep: {
+              source: 'annotation',
+              reason: 'pvc-pruner.backstage.io/keep=true',
+            },
+          },
+        ],
+      }),
+    );
+    const { task, jobs, sent } = announcing(
+      planned,
+      keptMeanwhile,
+      planned,
+      planned,
+    );
+
+    await task.run();
+    later(NOTIFY_BEFORE);
+    await task.run();
+    later(60_000);
+    await task.run();
+    expect(jobs.started).toEqual([]);
+    expect(sent).toHaveLength(2);
+    expect(sent[1].payload.description).toContain(
+      `eligible on ${formatWhen(
+        new Date(clock.getTime() + NOTIFY_BEFORE).toISOString(),
+      )}`,
+    );
+
+    later(NOTIFY_BEFORE);
+    await task.run();
+    expect(jobs.realPrunes).toHaveLength(1);
+  });
+
+  it('tells the owners again, updating the notice, when a claim is announced after a notice of the same StatefulSet and day', async () => {
+    const { task, sent } = announcing(
+      planOf(group('orders', { upcoming: [claim('orders', 0, 40)] })),
+      planOf(
+        group('orders', {
+          upcoming: [claim('orders', 0, 40), claim('orders', 1, 40)],
+        }),
+      ),
+    );
+
+    await task.run();
+    later(60_000);
+    await task.run();
+
+    expect(sent).toHaveLength(2);
+    expect(sent[1].payload.scope).toBe(sent[0].payload.scope);
+    expect(sent[1].payload.title).toMatch(/^2 claims of orders will be pruned/);
   });
 });

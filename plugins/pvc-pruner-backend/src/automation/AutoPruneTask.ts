@@ -312,7 +312,12 @@ export class AutoPruneTask {
     const upcoming = [...group.upcoming].sort(byEligibleAt);
     const first = upcoming[0].eligibleAt;
     const scope = noticeScope(group, first);
-    if (await this.deps.runs.noticeSent(scope)) return;
+    // A notice updated in place (same scope) when claims were announced since.
+    if (
+      !upcoming.some(c => c.newlyAnnounced) &&
+      (await this.deps.runs.noticeSent(scope))
+    )
+      return;
     const prunedOn = firstRunAtOrAfter(
       this.deps.options.schedule,
       first,

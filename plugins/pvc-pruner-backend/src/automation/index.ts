@@ -1,4 +1,6 @@
 export * from './AutoPrunePlanner';
+export * from './AnnouncementStore';
+export * from './AnnouncingPlanner';
 export * from './autoPruneOptions';
 export * from './autoPruneVerdict';
 export * from './keepAnnotation';

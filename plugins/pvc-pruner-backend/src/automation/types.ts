@@ -41,8 +41,10 @@ export interface PlannedClaim {
   ordinal: number;
   /** Its capacity (or request), what a limit counts. */
   bytes: number;
-  /** First sighting as an orphan plus the grace. */
+  /** First sighting as an orphan plus the grace; no earlier than its first announcement plus `notifyBefore`. */
   eligibleAt: string;
+  /** First announced to its owners by this run: its before-notice must go out, even if one went out for the same StatefulSet and day. */
+  newlyAnnounced?: boolean;
   storageClassName?: string;
   monthlyCost?: number;
   /** Its volume outlives the claim (Retain). */

@@ -3,6 +3,7 @@ import { mockServices } from '@backstage/backend-test-utils';
 import knexFactory, { Knex } from 'knex';
 import { ClaimKeepStore } from '../automation/ClaimKeepStore';
 import { ClaimLineageStore } from '../lineage';
+import { AnnouncementStore } from '../automation/AnnouncementStore';
 import { AutoPruneRunStore } from '../automation/AutoPruneRunStore';
 import { OrphanSightingStore } from './OrphanSightingStore';
 import { PruneJobStore } from './PruneJobStore';
@@ -165,6 +166,53 @@ describe('RetentionCleaner', () => {
     expect(await knex('pvc_pruner_claim_deleting')).toEqual([]);
     expect(logger.info).toHaveBeenCalledWith(
       'pvc-pruner: deleted 1 finished prune jobs (with their events), 1 orphan sightings, the lineage of 1 claims, 1 ended claim keeps, 1 automatic deleting marks and 1 automatic runs older than 30 days (pvcPruner.retentionDays)',
+    );
+  });
+});
+
+describe('RetentionCleaner and automatic pruning announcements', () => {
+  it('deletes the announcements no run has planned for retentionDays, and keeps the recent', async () => {
+    const database = {
+      getClient: async () => knex,
+      migrations: { skip: false },
+    } as DatabaseService;
+    const announcements = await AnnouncementStore.create({
+      database,
+      now: () => clock,
+    });
+    const scheduler = mockServices.scheduler.mock();
+    const logger = mockServices.logger.mock();
+    await announcements.announce([{ cluster: 'gone', uid: 'old' }], []);
+    clock = days(20);
+    // A run that could not read cluster "gone" keeps its announcement.
+    await announcements.announce(
+      [{ cluster: 'demo', uid: 'recent' }],
+      ['gone'],
+    );
+    await RetentionCleaner.schedule({
+      scheduler,
+      jobs,
+      sightings,
+      lineage,
+      announcements,
+      logger,
+      retentionDays: 30,
+    });
+    const { fn } = scheduler.scheduleTask.mock.calls[0][0];
+
+    clock = days(31);
+    await fn(new AbortController().signal);
+
+    expect(
+      (await announcements.announcementsOf('gone', ['old'])).announcedAt,
+    ).toEqual(new Map());
+    expect(
+      (await announcements.announcementsOf('demo', ['recent'])).announcedAt,
+    ).toEqual(new Map([['recent', days(20).toISOString()]]));
+    expect(logger.info).toHaveBeenCalledWith(
+      expect.stringContaining(
+        '(and 1 announcements of claims to automatic pruning)',
+      ),
     );
   });
 });

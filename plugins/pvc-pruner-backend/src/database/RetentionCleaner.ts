@@ -16,8 +16,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Deletes what is older than `pvcPruner.retentionDays`: finished jobs with
  * their events, the sightings of claims no scan has seen as orphans for
- * that long, card keeps that ended that long ago and automatic jobs'
- * deleting marks that old, and the lineage of claims no scan has seen for that long
+ * that long, card keeps that ended that long ago, automatic jobs'
+ * deleting marks that old, announcements no automatic run has planned for
+ * that long, and the lineage of claims no scan has seen for that long
  * unless a cluster still references them (a claim that exists, or one a
  * Released volume's claimRef names: ReferencedClaimUids). Daily upkeep on Backstage's scheduler with `scope: 'global'`,
  * so one replica cleans at a time, as the notifications backend's
@@ -34,6 +35,7 @@ export class RetentionCleaner {
     private readonly referenced?: Pick<ReferencedClaimUids, 'snapshot'>,
     private readonly keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>,
     private readonly autoPruneRuns?: AutoPruneRecords,
+    private readonly announcements?: AutoPruneRecords,
   ) {}
 
   /** Schedules the clean-up once a day, the first a few minutes after start. */
@@ -48,6 +50,8 @@ export class RetentionCleaner {
     keeps?: Pick<ClaimKeepStore, 'deleteOlderThan'>;
     /** Automatic runs finished, and before-notices sent, that long ago are deleted too. */
     autoPruneRuns?: AutoPruneRecords;
+    /** Announcements no run has planned for that long (clusters automation no longer reads). */
+    announcements?: AutoPruneRecords;
     logger: LoggerService;
     retentionDays: number;
   }): Promise<RetentionCleaner> {
@@ -60,6 +64,7 @@ export class RetentionCleaner {
       options.referenced,
       options.keeps,
       options.autoPruneRuns,
+      options.announcements,
     );
     await options.scheduler.scheduleTask({
       id: RETENTION_TASK_ID,
@@ -87,16 +92,27 @@ export class RetentionCleaner {
       };
       const runs =
         (await this.autoPruneRuns?.deleteOlderThan(olderThanMs)) ?? 0;
+      const announcements =
+        (await this.announcements?.deleteOlderThan(olderThanMs)) ?? 0;
       if (
         jobs > 0 ||
         sightings > 0 ||
         lineage > 0 ||
         keeps.keeps > 0 ||
         keeps.marks > 0 ||
-        runs > 0
+        runs > 0 ||
+        announcements > 0
       )
         this.logger.info(
-          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${keeps.keeps} ended claim keeps, ${keeps.marks} automatic deleting marks and ${runs} automatic runs older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
+          `pvc-pruner: deleted ${jobs} finished prune jobs (with their events), ${sightings} orphan sightings, the lineage of ${lineage} claims, ${
+            keeps.keeps
+          } ended claim keeps, ${
+            keeps.marks
+          } automatic deleting marks and ${runs} automatic runs${
+            announcements > 0
+              ? ` (and ${announcements} announcements of claims to automatic pruning)`
+              : ''
+          } older than ${this.retentionDays} days (pvcPruner.retentionDays)`,
         );
     } catch (e) {
       this.logger.warn(`pvc-pruner: could not delete old records: ${e}`);
