@@ -207,6 +207,7 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const lineage = await ClaimLineageStore.create({ database });
         const claimKeeps = await ClaimKeepStore.create({ database });
         const announcements = await AnnouncementStore.create({ database });
+        if (!options.autoPrune.enabled) await announcements.clear();
         const seal = await SnapshotSeal.fromDatabase(database);
         const autoPruneRuns = await AutoPruneRunStore.create({
           database,

@@ -61,6 +61,15 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
+    it('forgets every announcement when cleared (a backend started with automatic pruning off), so a claim planned later is announced afresh', async () => {
+      await store.announce(demo('a'), []);
+      await store.clear();
+      clock = hours(1);
+      expect((await store.announce(demo('a'), [])).announcedAt).toEqual(
+        new Map([[announcementKey('demo', 'a'), hours(1).toISOString()]]),
+      );
+    });
+
     it('forgets a claim a run does not plan, so planning it again announces it afresh', async () => {
       await store.announce(demo('a', 'b'), []);
       clock = hours(1);

@@ -116,4 +116,13 @@ export class AnnouncementStore {
       await this.db(ANNOUNCEMENTS).where('planned_at', '<', before).delete(),
     );
   }
+
+  /**
+   * Forgets every announcement. Called when a backend starts with automatic
+   * pruning off: owners stop hearing about claims then, so when it is turned
+   * on again, every claim must be announced afresh before it is deleted.
+   */
+  async clear(): Promise<void> {
+    await this.db(ANNOUNCEMENTS).delete();
+  }
 }
