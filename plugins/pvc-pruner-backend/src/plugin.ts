@@ -205,7 +205,10 @@ export const pvcPrunerPlugin = createBackendPlugin({
         const store = await PruneJobStore.create({ database });
         const sightings = await OrphanSightingStore.create({ database });
         const lineage = await ClaimLineageStore.create({ database });
-        const claimKeeps = await ClaimKeepStore.create({ database });
+        const claimKeeps = await ClaimKeepStore.create({
+          database,
+          markTrustMs: options.leaseDurationSeconds * 1000,
+        });
         const announcements = await AnnouncementStore.create({ database });
         if (!options.autoPrune.enabled) await announcements.clear();
         const seal = await SnapshotSeal.fromDatabase(database);

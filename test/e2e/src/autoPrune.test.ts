@@ -106,12 +106,16 @@ it('tells the guest in the portal before the run, prunes the orphan left with a 
   await page.goto(`${demo.frontendUrl}/notifications`);
   // Announced within notifyBefore (1m) of its grace (2m) ending.
   await page
-    .getByText(/1 claim of recommendations-db will be pruned on/)
+    .getByRole('link', {
+      name: /1 claim of recommendations-db will be pruned on/,
+    })
     .waitFor({ timeout: 150_000 });
   copiedToDocs['auto-prune-notices'] = await shots.take(page, 'notices-before');
   // The after notice replaces the before one (same scope), live through signals.
   await page
-    .getByText(/1 claim of recommendations-db pruned automatically/)
+    .getByRole('link', {
+      name: /1 claim of recommendations-db pruned automatically/,
+    })
     .waitFor({ timeout: 150_000 });
   await shots.take(page, 'notices-after');
   const claims = await demo.claims('shop');

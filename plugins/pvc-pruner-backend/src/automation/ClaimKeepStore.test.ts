@@ -176,7 +176,7 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
-    it('ignores the deleting mark of a job that has ended (a crashed job no longer refuses keeps)', async () => {
+    it('ignores the deleting mark of a job that has ended, once a Lease has passed since the mark (a crashed job no longer refuses keeps)', async () => {
       const job = (id: string, status: string) => ({
         id,
         entity_ref: 'component:default/orders',
@@ -200,6 +200,20 @@ describe.each(databases.eachSupportedId())(
       });
       await store.markDeleting('demo', 'b', 'live');
       await expect(store.keep(keepOf('b'))).rejects.toThrow(ConflictError);
+
+      // Within a Lease of its mark, an ended job may only have been taken for dead: its delete may still come.
+      const trusting = await ClaimKeepStore.create({
+        database: databaseService(knex),
+        now: () => clock,
+        markTrustMs: 30_000,
+      });
+      await trusting.markDeleting('demo', 'c', 'ended');
+      clock = new Date(DEC_1.getTime() + 10_000);
+      await expect(trusting.keep(keepOf('c'))).rejects.toThrow(ConflictError);
+      clock = new Date(DEC_1.getTime() + 31_000);
+      await expect(trusting.keep(keepOf('c'))).resolves.toMatchObject({
+        source: 'card',
+      });
     });
 
     it("refuses an end that has passed or is more than a year ahead, by the database's clock", async () => {

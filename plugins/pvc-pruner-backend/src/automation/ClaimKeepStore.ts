@@ -71,14 +71,24 @@ function capped(what: string, value: string, max: number) {
  * keep is in force is judged by the database's clock.
  */
 export class ClaimKeepStore implements ClaimKeeps {
-  static async create(options: StoreOptions): Promise<ClaimKeepStore> {
+  static async create(
+    options: StoreOptions & {
+      /**
+       * How long a mark refuses keeps even once its job has ended: the
+       * Lease's duration. A job the sweeper took for dead (its heartbeat
+       * failed) may still hold its Lease and send the delete it marked for.
+       */
+      markTrustMs?: number;
+    },
+  ): Promise<ClaimKeepStore> {
     const { db, now } = await openStoreDatabase(options);
-    return new ClaimKeepStore(db, now);
+    return new ClaimKeepStore(db, now, options.markTrustMs ?? 0);
   }
 
   private constructor(
     private readonly db: Knex,
     private readonly now: () => Promise<Date>,
+    private readonly markTrustMs: number,
   ) {}
 
   /**
@@ -215,16 +225,26 @@ export class ClaimKeepStore implements ClaimKeeps {
     return { keeps: Number(keeps), marks: Number(marks) };
   }
 
-  /** The claim's deleting mark, unless its job has ended (a crashed job's mark must not refuse keeps until retention). */
+  /**
+   * The claim's deleting mark, unless its job has ended and the mark is
+   * older than a Lease (a crashed job's mark must not refuse keeps until
+   * retention, but a job only taken for dead may still send its delete).
+   */
   private async liveMark(
     cluster: string,
     uid: string,
   ): Promise<{ job_id: string } | undefined> {
+    const trustedSince = new Date(
+      (await this.now()).getTime() - this.markTrustMs,
+    );
     return this.db(`${DELETING} as mark`)
       .leftJoin(`${JOBS} as job`, 'job.id', 'mark.job_id')
       .where({ 'mark.cluster': cluster, 'mark.uid': uid })
       .where(q =>
-        q.whereNull('job.status').orWhereIn('job.status', ACTIVE_JOB_STATUSES),
+        q
+          .whereNull('job.status')
+          .orWhereIn('job.status', ACTIVE_JOB_STATUSES)
+          .orWhere('mark.marked_at', '>', trustedSince),
       )
       .first('mark.job_id');
   }

@@ -39,4 +39,21 @@ describe('fleetAutoPrune', () => {
       }),
     ).toEqual({ enabled: true, nextRunAt: '2026-12-03T11:00:00.000Z' });
   });
+
+  it("names no team's claim, StatefulSet or error in why a run stopped: every fleet reader sees it", async () => {
+    const stopped = (status: 'stopped-at-limit' | 'failed', why: string) =>
+      fleetAutoPrune(true, {
+        ...schedule,
+        lastRun: async () => ({ ...lastRun, status, stoppedBecause: why }),
+      }).then(answer => answer.lastRun?.stoppedBecause);
+    await expect(
+      stopped(
+        'stopped-at-limit',
+        'stopped at maxClaimsPerRun (50): data-ledger-db-4 of prod/ledger/ledger-db and the claims after it wait for the next run',
+      ),
+    ).resolves.toBe('stopped at maxClaimsPerRun (50)');
+    await expect(
+      stopped('failed', 'the run failed: Error: cluster "prod" ledger-db …'),
+    ).resolves.toBe('the run failed; its log says why');
+  });
 });
