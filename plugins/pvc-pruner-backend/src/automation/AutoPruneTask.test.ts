@@ -363,6 +363,33 @@ describe('AutoPruneTask', () => {
     });
   });
 
+  it('ends at its timeout while a job still runs, so that the run the scheduler then lets another replica start does not overlap it', async () => {
+    const timeout = new AbortController();
+    // The dry run of the first StatefulSet never ends; the timeout passes meanwhile.
+    const neverEnding = new FakeJobs(() => {
+      timeout.abort();
+      return { status: 'running' };
+    });
+    const reads = jest.spyOn(neverEnding.store, 'getJob');
+    const { task, jobs } = setUp({
+      jobs: neverEnding,
+      plan: planOf(
+        group('first', { eligible: [claim('first', 0, -5)] }),
+        group('second', { eligible: [claim('second', 0, -4)] }),
+      ),
+    });
+
+    const result = await task.run(timeout.signal);
+
+    expect(jobs.started.map(r => r.statefulSet)).toEqual(['first']);
+    // It stopped waiting at once, not at the job deadline (15 minutes of polls).
+    expect(reads.mock.calls.length).toBeLessThanOrEqual(2);
+    expect(result.stoppedBecause).toBe('the run reached its timeout');
+    expect(await runs.lastRun()).toMatchObject({
+      stoppedBecause: 'the run reached its timeout',
+    });
+  });
+
   it('stops at maxBytesPerRun inside a StatefulSet, pruning the claims that fit, and tells the owners the rest waits', async () => {
     const { task, jobs, sent } = setUp({
       config: { maxBytesPerRun: 3 * GIB },

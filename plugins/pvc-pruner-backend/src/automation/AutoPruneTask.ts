@@ -106,6 +106,7 @@ export class AutoPruneTask {
   private readonly pollMs: number;
   private readonly jobDeadlineMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private runSignal?: AbortSignal;
 
   constructor(
     private readonly deps: {
@@ -156,6 +157,8 @@ export class AutoPruneTask {
   /** One run, recorded from start to end; answers its summary. */
   async run(signal?: AbortSignal): Promise<AutoPruneRunResult> {
     const { runs, logger } = this.deps;
+    // One run at a time per process (the scheduler's global lock); its waits read it.
+    this.runSignal = signal;
     const run = await runs.startRun();
     const tally = new RunTally();
     let result: AutoPruneRunResult;
@@ -433,6 +436,15 @@ export class AutoPruneTask {
     let current = job;
     let waited = 0;
     while (!FINAL.has(current.status)) {
+      // Past its timeout the scheduler lets another replica start the next run: this one must end now.
+      if (this.runSignal?.aborted)
+        throw new Error(
+          `the run reached its timeout while ${
+            current.dryRun ? 'dry run' : 'prune'
+          } job ${
+            current.id
+          } ran; it goes on, and its history says how it ends`,
+        );
       if (waited >= this.jobDeadlineMs)
         throw new Error(
           `${current.dryRun ? 'dry run' : 'prune'} job ${
