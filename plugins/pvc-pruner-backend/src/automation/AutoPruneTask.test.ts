@@ -448,6 +448,29 @@ describe('AutoPruneTask', () => {
     expect(told.payload.description).toContain('the StatefulSet scaled up');
   });
 
+  it('gives back the limits a StatefulSet whose dry run failed took, so it cannot starve the others', async () => {
+    const jobs = new FakeJobs(request =>
+      request.dryRun && request.statefulSet === 'broken'
+        ? { status: 'failed', reason: 'no VolumeSnapshotClass' }
+        : {},
+    );
+    const { task } = setUp({
+      jobs,
+      config: { maxClaimsPerRun: 2 },
+      plan: planOf(
+        group('broken', {
+          eligible: [claim('broken', 0, -9), claim('broken', 1, -9)],
+        }),
+        group('fine', { eligible: [claim('fine', 0, -2)] }),
+      ),
+    });
+
+    const result = await task.run();
+
+    expect(jobs.realPrunes.map(r => r.statefulSet)).toEqual(['fine']);
+    expect(result).toMatchObject({ status: 'finished', deleted: 1 });
+  });
+
   it("goes on with the other StatefulSets when one's prune throws", async () => {
     const jobs = new FakeJobs();
     const start = jobs.prunes.start;

@@ -372,6 +372,9 @@ export class AutoPruneTask {
     const kept = keptAtDryRun(dryRun);
     const problem = dryRunProblem(dryRun, kept);
     if (problem !== undefined) {
+      // Nothing of it is pruned: its claims must not use up the run's limits, or a StatefulSet whose dry run always fails would starve the others.
+      tally.claimsTaken -= taken.length;
+      tally.bytesTaken -= taken.reduce((sum, c) => sum + c.bytes, 0);
       tally.dryRunFailures += 1;
       tally.outcomes.push({
         ...this.where(group),
