@@ -27,16 +27,19 @@ export async function fleetAutoPrune(
  */
 function withoutNames(run: AutoPruneRun): AutoPruneRun {
   if (!run.stoppedBecause) return run;
-  const stoppedBecause =
-    /^stopped at (maxClaimsPerRun|maxBytesPerRun) \([^)]*\)/.exec(
-      run.stoppedBecause,
-    )?.[0] ??
-    (run.status === 'failed'
-      ? 'the run failed; its log says why'
-      : run.stoppedBecause.startsWith('the run reached its timeout')
-      ? 'the run reached its timeout'
-      : run.status === 'refused'
-      ? run.stoppedBecause
-      : 'see the backend log');
-  return { ...run, stoppedBecause };
+  return { ...run, stoppedBecause: namelessReason(run) };
+}
+
+function namelessReason(run: AutoPruneRun): string {
+  const why = run.stoppedBecause ?? '';
+  const limit = /^stopped at (maxClaimsPerRun|maxBytesPerRun) \([^)]*\)/.exec(
+    why,
+  );
+  if (limit) return limit[0];
+  if (run.status === 'failed') return 'the run failed; its log says why';
+  if (why.startsWith('the run reached its timeout'))
+    return 'the run reached its timeout';
+  // Why a run was refused is the platform's config, not a team's.
+  if (run.status === 'refused') return why;
+  return 'see the backend log';
 }
