@@ -77,6 +77,14 @@ export function keptByAnnotation(annotations?: Record<string, string>) {
 const AUTO_NAMES = ['store', 'vault'];
 const TEMPLATES = ['data', 'wal'];
 
+/** The opt-in's value: mostly the grace, sometimes below minimumGrace (10%) or unreadable (5%). */
+function drawAnnotation(random: Random, graceMs: number): string {
+  const p = random.next();
+  if (p < 0.1) return '1s';
+  if (p < 0.15) return random.pick(['soon', '7 days', '-5s', '0s']);
+  return `${graceMs / 1000}s`;
+}
+
 /**
  * In about a third of the scenarios: one or two StatefulSets of the
  * scenario's own kubernetes-id with orphans above their replicas, claimed
@@ -97,14 +105,7 @@ export function drawAutoPrune(
   const ns = scenario.namespace;
   const kubernetesId = `${ns}-auto`;
   const graceMs = random.int(3, 6) * 1000;
-  const p = random.next();
-  const annotation =
-    // eslint-disable-next-line no-nested-ternary
-    p < 0.1
-      ? '1s'
-      : p < 0.15
-      ? random.pick(['soon', '7 days', '-5s', '0s'])
-      : `${graceMs / 1000}s`;
+  const annotation = drawAnnotation(random, graceMs);
   const plans: StatefulSetPlan[] = [];
   const orphans: string[] = [];
   for (const name of AUTO_NAMES.slice(0, random.int(1, 2))) {

@@ -1,6 +1,6 @@
 import type { JsonObject } from '@backstage/types';
 import { knex } from 'knex';
-import type { KubeSim } from 'kube-sim';
+import { historyNow, type KubeSim } from 'kube-sim';
 import { schedulerServiceFactory } from '@backstage/backend-defaults/scheduler';
 import type {
   FleetResponse,
@@ -244,7 +244,8 @@ describe('automatic pruning', () => {
       'ordinal 2 to stop',
       () => !sim.store.get('pods', 'shop', 'orders-db-2'),
     );
-    const orphanedAgain = Date.now();
+    // The simulator's clock, which dates its record of each delete.
+    const orphanedAgain = historyNow();
     await runUntil(
       tasks,
       'the orphans to be pruned',
@@ -372,11 +373,24 @@ describe('automatic pruning on two replicas', () => {
           }),
         );
       await pruners[0].scan();
+      // The whole suite shares 2 cores in CI: allow the runs time, and say what they did if they ran out of it.
       await waitFor(
         'the orphans to be pruned',
         () => orphansLeft(sim).length === 0,
-        30000,
-      );
+        60000,
+      ).catch(async e => {
+        const runs = await pluginDb('pvc_pruner_auto_prune_runs')
+          .select(
+            'status',
+            'considered',
+            'eligible',
+            'deleted',
+            'stopped_because',
+            'outcomes',
+          )
+          .orderBy('started_at');
+        throw new Error(`${e.message}; runs: ${JSON.stringify(runs)}`);
+      });
       await sleep(4000);
       const runs = await pluginDb('pvc_pruner_auto_prune_runs')
         .select('started_at', 'finished_at')

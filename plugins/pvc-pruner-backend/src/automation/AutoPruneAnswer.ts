@@ -163,6 +163,8 @@ export class AutoPruneAnswer {
     if (!section.ok) return section;
     const { cluster } = section;
     const uids = section.statefulSets.flatMap(s => s.orphans.map(o => o.uid));
+    // No orphans: nothing to keep or make eligible, and no query for it.
+    if (uids.length === 0 && !index) return section;
     const keeps = await this.deps.keeps.keepsOf(cluster, uids);
     const announced =
       index && this.deps.announcements
