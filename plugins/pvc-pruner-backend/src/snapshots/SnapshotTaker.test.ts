@@ -48,7 +48,8 @@ const order = (over: Partial<SnapshotOrder> = {}): SnapshotOrder => ({
   ...over,
 });
 
-const taker = (timeoutMs = 200) =>
+// Long enough that a ready snapshot is never late on a loaded machine; the timeout tests pass their own.
+const taker = (timeoutMs = 5000) =>
   new SnapshotTaker({
     timeoutMs,
     retentionDays: 7,
