@@ -1650,6 +1650,73 @@ describe('createRouter', () => {
     });
   });
 
+  describe('an automatic prune', () => {
+    /** The entity the job went through: one that co-claims orders' StatefulSet and opted in. */
+    const MALLORY = 'component:default/pinned';
+    const automaticJob = (claimants: string[]) =>
+      store.createJob({
+        entityRef: MALLORY,
+        cluster: 'demo',
+        namespace: 'shop',
+        statefulSet: 'orders-db',
+        dryRun: false,
+        requestedBy: 'plugin:pvc-pruner',
+        pvcs: validPrune().pvcs,
+        automatic: {
+          onBehalfOf: MALLORY,
+          runId: 'run-1',
+          grace: '1d',
+          claimants,
+        },
+      });
+    /** Allows pvc-pruner.orphans.read on `refs` only, and no basic permission. */
+    function readableOnly(...refs: string[]) {
+      permissions.authorize.mockImplementation(async requests =>
+        requests.map(r => ({
+          result:
+            'resourceRef' in r && refs.includes(r.resourceRef as string)
+              ? AuthorizeResult.ALLOW
+              : AuthorizeResult.DENY,
+        })),
+      );
+    }
+    const list = () =>
+      request(app).get('/v1/prune-jobs').query({ entityRef: MALLORY });
+
+    it('is read only by who may read every entity that claimed its StatefulSet, not only the one it went through', async () => {
+      const job = await automaticJob([MALLORY, ORDERS]);
+      readableOnly(MALLORY);
+
+      expect((await list()).body.items).toEqual([]);
+      const refused = await request(app).get(`/v1/prune-jobs/${job.id}`);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toBe(
+        'Reading an automatic prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
+      );
+      expect(
+        (await request(app).get(`/v1/prune-jobs/${job.id}/events`)).status,
+      ).toBe(403);
+
+      readableOnly(MALLORY, ORDERS);
+      expect((await list()).body.items.map((j: PruneJob) => j.id)).toEqual([
+        job.id,
+      ]);
+      const read = await request(app).get(`/v1/prune-jobs/${job.id}`);
+      expect(read.status).toBe(200);
+      expect(read.body.claimants).toEqual([ORDERS, MALLORY]);
+    });
+
+    it('whose claimants are unknown is read only with pvc-pruner.fleet.unowned.read', async () => {
+      const job = await automaticJob([]);
+      readableOnly(MALLORY, ORDERS);
+
+      expect((await list()).body.items).toEqual([]);
+      expect((await request(app).get(`/v1/prune-jobs/${job.id}`)).status).toBe(
+        403,
+      );
+    });
+  });
+
   describe('GET /v1/prune-jobs/:id', () => {
     it('returns a job after checking read permission on its entity', async () => {
       const job = await storedJob();

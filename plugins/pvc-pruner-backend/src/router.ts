@@ -40,13 +40,13 @@ import {
   ReleasedVolumes,
   VolumeReclaimJobs,
 } from './reclaim';
-import {
-  KeptSnapshots,
-  SnapshotKeeper,
-  SnapshotRestorer,
-} from './snapshots';
+import { KeptSnapshots, SnapshotKeeper, SnapshotRestorer } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
-import type { AutoPruneAnswer, ClaimKeepRequests } from './automation';
+import {
+  AutomaticJobReaders,
+  type AutoPruneAnswer,
+  type ClaimKeepRequests,
+} from './automation';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
@@ -187,6 +187,7 @@ export async function createRouter(
   };
 
   const reclaimJobReaders = new ReclaimJobReaders(permissions);
+  const automaticJobReaders = new AutomaticJobReaders(permissions);
   const readableJob = async (req: IncomingRequest, id: string) => {
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
@@ -199,14 +200,19 @@ export async function createRouter(
         throw new NotAllowedError(
           'Reading a reclaim needs pvc-pruner.orphans.read on every entity its volumes were traced to (pvc-pruner.fleet.unowned.read when none was, or one is gone or was re-created)',
         );
-    } else if (job.entityRef)
+    } else if (job.entityRef) {
       await requirePermission({
         permissions,
         permission: pvcPrunerOrphansReadPermission,
         entityRef: job.entityRef,
         credentials,
       });
-    else
+      const [readable] = await automaticJobReaders.readable(credentials, [job]);
+      if (!readable)
+        throw new NotAllowedError(
+          'Reading an automatic prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
+        );
+    } else
       await requireBasicPermission({
         permissions,
         permission: pvcPrunerFleetUnownedReadPermission,
@@ -718,9 +724,15 @@ export async function createRouter(
       limit: query.limit,
       cursor: query.cursor,
     });
-    // A reclaim is listed only to who may read it: read on the entity it went through is not enough.
-    const readable = await reclaimJobReaders.readable(credentials, page.items);
-    res.json({ ...page, items: page.items.filter((_, i) => readable[i]) });
+    // A reclaim or an automatic prune is listed only to who may read it: read on the entity it went through is not enough.
+    const [reclaims, automatic] = await Promise.all([
+      reclaimJobReaders.readable(credentials, page.items),
+      automaticJobReaders.readable(credentials, page.items),
+    ]);
+    res.json({
+      ...page,
+      items: page.items.filter((_, i) => reclaims[i] && automatic[i]),
+    });
   });
 
   api.get('/v1/prune-jobs/:id', async (req, res) => {

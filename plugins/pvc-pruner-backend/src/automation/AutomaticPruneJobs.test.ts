@@ -239,6 +239,7 @@ describe('AutomaticPruneJobs', () => {
       entityRef: 'component:default/orders',
       onBehalfOf: 'component:default/orders',
       automaticRunId: 'run-1',
+      claimants: ['component:default/orders'],
     });
     expect((await ended(job)).status).toBe('succeeded');
     expect(exists('data-orders-db-1')).toBe(false);
@@ -264,6 +265,27 @@ describe('AutomaticPruneJobs', () => {
         outcome: 'success',
       }),
     ]);
+  });
+
+  it('records every entity that claims the StatefulSet, which each reader of the job must be allowed to read', async () => {
+    entities.push(
+      optedIn('ledger', '3d', {
+        'backstage.io/kubernetes-id': undefined,
+        'backstage.io/kubernetes-label-selector':
+          'backstage.io/kubernetes-id=orders',
+      }),
+    );
+    const { jobs } = setUp();
+    const pvcs = createClaims(['data-orders-db-1']);
+
+    const job = await startOrders(jobs, pvcs);
+
+    expect(job.claimants).toEqual([
+      'component:default/ledger',
+      'component:default/orders',
+    ]);
+    expect((await store.getJob(job.id))?.claimants).toEqual(job.claimants);
+    await ended(job);
   });
 
   it('lifts its deleting mark from a claim it did not delete after all, so that it can be kept again', async () => {

@@ -152,17 +152,15 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
       throw new NotAllowedError(
         `Automatic pruning may not act on StatefulSet ${namespace}/${name} in cluster "${cluster}": ${judged.reason}`,
       );
-    await this.deps.namespaceOwners.check(
-      live.gateway,
-      namespace,
-      index.claimantsOf(cluster, live.statefulSet),
-    );
+    const claimants = index.claimantsOf(cluster, live.statefulSet);
+    await this.deps.namespaceOwners.check(live.gateway, namespace, claimants);
     return {
       guards: [this.deps.guard],
       automatic: {
         onBehalfOf,
         runId,
         grace: judged.grace,
+        claimants: claimants.map(c => c.entityRef).sort(),
       },
     };
   }

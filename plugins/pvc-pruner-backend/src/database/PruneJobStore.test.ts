@@ -130,6 +130,7 @@ describe.each(databases.eachSupportedId())(
             onBehalfOf: 'component:default/orders',
             runId: 'run-1',
             grace: '7d',
+            claimants: ['component:default/orders', 'component:default/shop'],
           },
         }),
       );
@@ -137,6 +138,7 @@ describe.each(databases.eachSupportedId())(
         requestedBy: 'plugin:pvc-pruner',
         onBehalfOf: 'component:default/orders',
         automaticRunId: 'run-1',
+        claimants: ['component:default/orders', 'component:default/shop'],
       });
       expect(await store.getJob(job.id)).toEqual(job);
       expect((await store.listEvents(job.id))[0].message).toBe(
@@ -144,6 +146,37 @@ describe.each(databases.eachSupportedId())(
       );
       const manual = await store.createJob(newJob());
       expect(await store.getJob(manual.id)).not.toHaveProperty('onBehalfOf');
+      expect(await store.getJob(manual.id)).not.toHaveProperty('claimants');
+    });
+
+    it("lists an automatic prune in every claimant's history, and a person's prune only in the one it went through", async () => {
+      const automatic = await store.createJob(
+        newJob({
+          requestedBy: 'plugin:pvc-pruner',
+          automatic: {
+            onBehalfOf: 'component:default/orders',
+            runId: 'run-1',
+            grace: '7d',
+            claimants: ['component:default/orders', 'component:default/shop'],
+          },
+        }),
+      );
+      const manual = await store.createJob(newJob());
+      const historyOf = async (entityRef: string) =>
+        (await store.listJobs({ entityRef })).items.map(j => j.id);
+
+      expect(await historyOf('component:default/orders')).toEqual(
+        [automatic.id, manual.id].sort().reverse(),
+      );
+      expect(await historyOf('component:default/shop')).toEqual([automatic.id]);
+      expect(await historyOf('component:default/other')).toEqual([]);
+      const listed = (await store.listJobs()).items.find(
+        j => j.id === automatic.id,
+      );
+      expect(listed?.claimants).toEqual([
+        'component:default/orders',
+        'component:default/shop',
+      ]);
     });
 
     it('rejects a duplicate id and leaves the first job alone', async () => {
@@ -689,8 +722,17 @@ describe.each(databases.eachSupportedId())(
         );
       }
 
-      it('deletes jobs that finished more than the retention ago, with their events, and never a queued or running one', async () => {
-        const old = await store.createJob(newJob());
+      it('deletes jobs that finished more than the retention ago, with their events and claimants, and never a queued or running one', async () => {
+        const old = await store.createJob(
+          newJob({
+            automatic: {
+              onBehalfOf: 'component:default/orders',
+              runId: 'run-1',
+              grace: '7d',
+              claimants: ['component:default/orders'],
+            },
+          }),
+        );
         await finish(old.id, T0);
         const queued = await store.createJob(newJob());
         const running = await store.createJob(newJob());
@@ -704,6 +746,9 @@ describe.each(databases.eachSupportedId())(
         expect(await store.getJob(old.id)).toBeUndefined();
         expect(
           await knex('pvc_pruner_job_events').where('job_id', old.id),
+        ).toEqual([]);
+        expect(
+          await knex('pvc_pruner_job_claimants').where('job_id', old.id),
         ).toEqual([]);
         for (const kept of [queued, running, recent])
           expect(await store.getJob(kept.id)).toBeDefined();

@@ -19,6 +19,7 @@ import { Timestamp, timestampToIso } from './timestamps';
 
 const JOBS = 'pvc_pruner_jobs';
 const EVENTS = 'pvc_pruner_job_events';
+const CLAIMANTS = 'pvc_pruner_job_claimants';
 
 /** Statuses of a job that has not finished. */
 const ACTIVE_STATUSES: PruneJobStatus[] = ['queued', 'running'];
@@ -56,6 +57,8 @@ export interface AutomaticJob {
   runId: string;
   /** The grace it was eligible after, as written in the log ("7d"). */
   grace: string;
+  /** Every entity that claimed the StatefulSet when the job was authorized (`PruneJob.claimants`). */
+  claimants: string[];
 }
 
 /** The fields of a job that change while it runs. */
@@ -127,7 +130,8 @@ function tracedOf(json: string | null): NonNullable<PruneJob['tracedTo']> {
   return { claimants: [], unverified: [] };
 }
 
-function rowToJob(row: JobRow): PruneJob {
+/** A stored job; an automatic one with its claimants (none recorded: unknown, which only the platform team reads). */
+function rowToJob(row: JobRow, claimants?: Map<string, string[]>): PruneJob {
   const job: PruneJob = {
     id: row.id,
     ...(row.kind === 'reclaim' ? { kind: 'reclaim' } : {}),
@@ -143,7 +147,12 @@ function rowToJob(row: JobRow): PruneJob {
       ? { tracedTo: tracedOf(row.traced_claimants) }
       : {}),
     ...(row.on_behalf_of ? { onBehalfOf: row.on_behalf_of } : {}),
-    ...(row.automatic_run_id ? { automaticRunId: row.automatic_run_id } : {}),
+    ...(row.automatic_run_id
+      ? {
+          automaticRunId: row.automatic_run_id,
+          claimants: claimants?.get(row.id) ?? [],
+        }
+      : {}),
     createdAt: timestampToIso(row.created_at),
     summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
@@ -275,6 +284,7 @@ export class PruneJobStore {
         ? {
             onBehalfOf: input.automatic.onBehalfOf,
             automaticRunId: input.automatic.runId,
+            claimants: [...input.automatic.claimants],
           }
         : {}),
       createdAt: createdAt.toISOString(),
@@ -299,6 +309,10 @@ export class PruneJobStore {
         on_behalf_of: job.onBehalfOf ?? null,
         automatic_run_id: job.automaticRunId ?? null,
       });
+      if (job.claimants?.length)
+        await tx(CLAIMANTS).insert(
+          job.claimants.map(ref => ({ job_id: job.id, entity_ref: ref })),
+        );
       await this.appendEventIn(tx, {
         jobId: job.id,
         type: 'job-queued',
@@ -311,7 +325,27 @@ export class PruneJobStore {
 
   async getJob(id: string): Promise<PruneJob | undefined> {
     const row = await this.db<JobRow>(JOBS).where({ id }).first();
-    return row ? rowToJob(row) : undefined;
+    return row ? (await this.jobsOf(this.db, [row]))[0] : undefined;
+  }
+
+  /** The jobs of `rows`, the automatic ones with their claimants (one query). */
+  private async jobsOf(
+    db: Knex | Knex.Transaction,
+    rows: JobRow[],
+  ): Promise<PruneJob[]> {
+    const automatic = rows.filter(r => r.automatic_run_id).map(r => r.id);
+    const claimants = new Map<string, string[]>();
+    for (let i = 0; i < automatic.length; i += ID_CHUNK) {
+      const found: Array<{ job_id: string; entity_ref: string }> = await db(
+        CLAIMANTS,
+      )
+        .select('job_id', 'entity_ref')
+        .whereIn('job_id', automatic.slice(i, i + ID_CHUNK))
+        .orderBy('entity_ref');
+      for (const { job_id, entity_ref } of found)
+        claimants.set(job_id, [...(claimants.get(job_id) ?? []), entity_ref]);
+    }
+    return rows.map(row => rowToJob(row, claimants));
   }
 
   /**
@@ -432,7 +466,9 @@ export class PruneJobStore {
 
   /**
    * Jobs newest first (createdAt, then id, descending), a page at a time.
-   * `nextCursor` is opaque; an unreadable cursor is an InputError.
+   * `nextCursor` is opaque; an unreadable cursor is an InputError. An
+   * entity's jobs are those that went through it and the automatic prunes
+   * of StatefulSets it claimed.
    */
   async listJobs(
     options: { entityRef?: string; limit?: number; cursor?: string } = {},
@@ -448,8 +484,16 @@ export class PruneJobStore {
         { column: 'id', order: 'desc' },
       ])
       .limit(pageSize + 1);
-    if (options.entityRef !== undefined) {
-      query.where('entity_ref', options.entityRef);
+    const { entityRef } = options;
+    if (entityRef !== undefined) {
+      query.where(q =>
+        q
+          .where('entity_ref', entityRef)
+          .orWhereIn(
+            'id',
+            this.db(CLAIMANTS).select('job_id').where('entity_ref', entityRef),
+          ),
+      );
     }
     if (options.cursor !== undefined) {
       const { createdAt, id } = decodeCursor(options.cursor);
@@ -462,7 +506,7 @@ export class PruneJobStore {
       );
     }
     const rows = await query;
-    const items = rows.slice(0, pageSize).map(rowToJob);
+    const items = await this.jobsOf(this.db, rows.slice(0, pageSize));
     return rows.length > pageSize
       ? { items, nextCursor: encodeCursor(items[items.length - 1]) }
       : { items };
@@ -477,7 +521,7 @@ export class PruneJobStore {
         { column: 'id', order: 'asc' },
       ]);
     if (entityRef !== undefined) query.where('entity_ref', entityRef);
-    return (await query).map(rowToJob);
+    return this.jobsOf(this.db, await query);
   }
 
   /**
@@ -514,6 +558,7 @@ export class PruneJobStore {
 
   private async deleteJobsIn(tx: Knex.Transaction, ids: string[]) {
     await tx(EVENTS).whereIn('job_id', ids).delete();
+    await tx(CLAIMANTS).whereIn('job_id', ids).delete();
     await tx(JOBS).whereIn('id', ids).delete();
   }
 
@@ -621,7 +666,7 @@ export class PruneJobStore {
           message: reason,
         });
         const row = await tx<JobRow>(JOBS).where({ id }).first();
-        return rowToJob(row!);
+        return (await this.jobsOf(tx, [row!]))[0];
       });
       if (job) interrupted.push(job);
     }

@@ -3033,6 +3033,14 @@ export const spec = {
             description:
               "An automatic prune, per the entity's auto-prune annotation; the run that started it.",
           },
+          claimants: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+            description:
+              "An automatic prune: every entity that claimed its StatefulSet when the job was\nauthorized (`onBehalfOf` is one of them). Reading the job needs\npvc-pruner.orphans.read on each, not only on `entityRef`; it is listed in each\none's history.\n",
+          },
           pvcs: {
             type: 'array',
             items: {

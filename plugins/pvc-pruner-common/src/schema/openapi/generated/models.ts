@@ -1260,6 +1260,13 @@ export interface components {
       onBehalfOf?: string;
       /** An automatic prune, per the entity's auto-prune annotation; the run that started it. */
       automaticRunId?: string;
+      /**
+       * An automatic prune: every entity that claimed its StatefulSet when the job was
+       *     authorized (`onBehalfOf` is one of them). Reading the job needs
+       *     pvc-pruner.orphans.read on each, not only on `entityRef`; it is listed in each
+       *     one's history.
+       */
+      claimants?: string[];
       pvcs: {
         name: string;
         uid: string;
