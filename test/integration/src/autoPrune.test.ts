@@ -173,7 +173,7 @@ describe('automatic pruning', () => {
     expect(before.length).toBeGreaterThanOrEqual(1);
     expect(before[0].recipients).toEqual({
       type: 'entity',
-      entityRef: [ORDERS_REF],
+      entityRef: ORDERS_REF,
     });
     expect(before[0].payload.title).toMatch(
       /^5 claims of orders-db will be pruned on/,

@@ -62,6 +62,33 @@ function listed<T>(items: T[], line: (item: T) => string): string[] {
 
 const claims = (n: number) => `${n} claim${n === 1 ? '' : 's'}`;
 
+const totalBytes = (items: Array<{ bytes: number }>) =>
+  items.reduce((sum, c) => sum + c.bytes, 0);
+
+/**
+ * Why a notice of a StatefulSet several entities claim names no claim: its
+ * recipients are each claimant's owners, and the card shows the claims only
+ * to who may read every claimant. Naming the claimants lets owners notice
+ * one they did not expect.
+ */
+function sharedNote(group: PlannedGroup, where: string): string {
+  return `This StatefulSet is claimed by ${group.claimants.join(
+    ', ',
+  )}, so this notice names no claim: ${where} on the card, shown to whoever may read each of them.`;
+}
+
+/** ", k of them restorable from their snapshots until at least D", for claims deleted. */
+function restorable(deleted: PvcOutcome[]): string {
+  const expiries = deleted.flatMap(c =>
+    c.snapshot ? [c.snapshot.expiresAt] : [],
+  );
+  if (expiries.length === 0) return ', with no snapshot';
+  const until = formatWhen(expiries.sort()[0]);
+  return expiries.length === deleted.length
+    ? `, each restorable from its snapshot until at least ${until}`
+    : `, ${expiries.length} of them restorable from their snapshots until at least ${until}`;
+}
+
 /** What an automatic prune of one StatefulSet did, for its after-notice. */
 export interface AutoPruneResult {
   group: PlannedGroup;
@@ -117,12 +144,15 @@ export class AutoPruneNotifier {
     prunedOn: string,
     scope: string,
   ): Promise<boolean> {
+    const howToKeep =
+      'To keep one, use "Keep this claim" on the card, or annotate it pvc-pruner.backstage.io/keep=true.';
+    const what = `StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}`;
     return this.send(group, {
       title: `${claims(upcoming.length)} of ${
         group.statefulSet
       } will be pruned on ${formatWhen(prunedOn)} unless you keep them`,
       description: [
-        `Automatic pruning (pvc-pruner.backstage.io/auto-prune) will delete these orphaned claims of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}:`,
+        `Automatic pruning (pvc-pruner.backstage.io/auto-prune) will delete these orphaned claims of ${what}:`,
         ...listed(
           upcoming,
           c =>
@@ -130,8 +160,17 @@ export class AutoPruneNotifier {
               c.eligibleAt,
             )}`,
         ),
-        'To keep one, use "Keep this claim" on the card, or annotate it pvc-pruner.backstage.io/keep=true.',
-      ].join('\n'),
+        howToKeep,
+      ],
+      counted: [
+        `Automatic pruning (pvc-pruner.backstage.io/auto-prune) will delete ${claims(
+          upcoming.length,
+        )} of ${what} (${gib(totalBytes(upcoming))}), the first on ${formatWhen(
+          prunedOn,
+        )}.`,
+        sharedNote(group, 'they are listed'),
+        howToKeep,
+      ],
       severity: 'normal',
       scope,
     });
@@ -151,7 +190,12 @@ export class AutoPruneNotifier {
       description: [
         `Automatic pruning did not delete anything of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}, because its dry run failed: ${reason}`,
         'The next run tries again.',
-      ].join('\n'),
+      ],
+      counted: [
+        `Automatic pruning did not delete anything of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}, because its dry run failed.`,
+        sharedNote(group, "why is in the dry run's history"),
+        'The next run tries again.',
+      ],
       severity: 'high',
       scope,
     });
@@ -215,40 +259,71 @@ export class AutoPruneNotifier {
         ),
         ...(notDeleted.length > 0 ? ['Not deleted:'] : []),
         ...listed(notDeleted, c => `${c.name}: ${c.why}`),
-      ].join('\n'),
+      ],
+      counted: [
+        `Automatic pruning of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster} (job ${job.id}, ${job.status}).`,
+        ...(deleted.length > 0
+          ? [`Deleted ${claims(deleted.length)}${restorable(deleted)}.`]
+          : []),
+        ...(notDeleted.length > 0
+          ? [`Not deleted: ${claims(notDeleted.length)}.`]
+          : []),
+        sharedNote(group, 'which ones, their snapshots and why are in the job'),
+      ],
       severity: deleted.length > 0 ? 'normal' : 'low',
       scope,
     });
   }
 
+  /**
+   * Sends the notice to the claimant's owners, listing the claims, when one
+   * entity claims the StatefulSet. When several do, each one's owners get
+   * the `counted` notice, linked to their own card: a co-claimant's owners
+   * may not be allowed to read the others, and any catalog author can
+   * co-claim a StatefulSet. Answers whether every notice was sent.
+   */
   private async send(
     group: PlannedGroup,
-    payload: {
+    notice: {
       title: string;
-      description: string;
+      description: string[];
+      counted: string[];
       severity: 'high' | 'normal' | 'low';
       scope: string;
     },
   ): Promise<boolean> {
-    if (group.claimants.length === 0) return false;
-    try {
-      await this.deps.notifications.send({
-        recipients: { type: 'entity', entityRef: group.claimants },
-        payload: {
-          ...payload,
-          description:
-            payload.description.length > MAX_DESCRIPTION
-              ? `${payload.description.slice(0, MAX_DESCRIPTION - 1)}…`
-              : payload.description,
-          link: entityCardLink(group.through.entityRef),
-          topic: AUTO_PRUNE_TOPIC,
-        },
-      });
-      return true;
-    } catch (e) {
-      this.warnOnce(String(e));
-      return false;
-    }
+    const { title, severity, scope } = notice;
+    const [only, ...others] = group.claimants;
+    if (only === undefined) return false;
+    const shared = others.length > 0;
+    const lines = shared ? notice.counted : notice.description;
+    const text = lines.join('\n');
+    const description =
+      text.length > MAX_DESCRIPTION
+        ? `${text.slice(0, MAX_DESCRIPTION - 1)}…`
+        : text;
+    const sent = await Promise.all(
+      group.claimants.map(async entityRef => {
+        try {
+          await this.deps.notifications.send({
+            recipients: { type: 'entity', entityRef },
+            payload: {
+              title,
+              description,
+              severity,
+              scope,
+              link: entityCardLink(entityRef),
+              topic: AUTO_PRUNE_TOPIC,
+            },
+          });
+          return true;
+        } catch (e) {
+          this.warnOnce(String(e));
+          return false;
+        }
+      }),
+    );
+    return sent.every(Boolean);
   }
 
   private warnOnce(why: string) {

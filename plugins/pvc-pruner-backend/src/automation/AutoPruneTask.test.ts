@@ -317,7 +317,7 @@ describe('AutoPruneTask', () => {
     const [after] = sent;
     expect(after.recipients).toEqual({
       type: 'entity',
-      entityRef: ['component:default/orders'],
+      entityRef: 'component:default/orders',
     });
     expect(after.payload.title).toBe(
       '1 claim of orders pruned automatically: 1.0 GiB and $0.10 a month reclaimed',
@@ -440,7 +440,7 @@ describe('AutoPruneTask', () => {
     expect(toldBroken).toHaveLength(1);
     const [told] = toldBroken;
     expect(told.recipients).toMatchObject({
-      entityRef: ['component:default/broken'],
+      entityRef: 'component:default/broken',
     });
     expect(told.payload.title).toBe(
       '1 claim of broken was not pruned: the dry run failed',
