@@ -5,7 +5,11 @@ import {
 import { TestDatabaseId } from '@backstage/backend-test-utils';
 import { Knex } from 'knex';
 import { storeTestDatabases } from '../__testUtils__/testDatabases';
-import { AutoPruneRunStore, MAX_STORED_OUTCOMES } from './AutoPruneRunStore';
+import {
+  AutoPruneRunStore,
+  LOST_RUN,
+  MAX_STORED_OUTCOMES,
+} from './AutoPruneRunStore';
 
 const databases = storeTestDatabases();
 
@@ -93,6 +97,26 @@ describe.each(databases.eachSupportedId())(
       });
     });
 
+    it('records as failed, when the next run starts, a run its replica never finished, unless it finishes after all', async () => {
+      const store = await open();
+      const lost = await store.startRun();
+      clock = new Date(T0.getTime() + HOUR);
+
+      const next = await store.startRun();
+
+      expect(await store.getRun(lost.id)).toMatchObject({
+        status: 'failed',
+        finishedAt: clock.toISOString(),
+        stoppedBecause: LOST_RUN,
+      });
+      expect(await store.getRun(next.id)).toMatchObject({ status: 'running' });
+      await store.finishRun(lost.id, finished);
+      expect(await store.getRun(lost.id)).toMatchObject({
+        status: 'finished',
+        deleted: 3,
+      });
+    });
+
     it('caps the outcomes it keeps for the audit, whatever the fleet', async () => {
       const store = await open();
       const run = await store.startRun();
@@ -153,22 +177,26 @@ describe.each(databases.eachSupportedId())(
       const store = await open();
       const old = await store.startRun();
       await store.finishRun(old.id, finished);
+      // Its replica stopped, and no run started since (automation turned off).
       const abandoned = await store.startRun();
       await store.recordNotice('old');
-      clock = new Date(T0.getTime() + 20 * DAY);
-      const recent = await store.startRun();
-      await store.finishRun(recent.id, finished);
-      const running = await store.startRun();
-      await store.recordNotice('recent');
       clock = new Date(T0.getTime() + 31 * DAY);
 
       expect(await store.deleteOlderThan(30 * DAY)).toBe(2);
 
       expect(await store.getRun(old.id)).toBeUndefined();
       expect(await store.getRun(abandoned.id)).toBeUndefined();
+      expect(await store.noticeSent('old')).toBe(false);
+
+      const recent = await store.startRun();
+      await store.finishRun(recent.id, finished);
+      const running = await store.startRun();
+      await store.recordNotice('recent');
+      clock = new Date(T0.getTime() + 40 * DAY);
+
+      expect(await store.deleteOlderThan(30 * DAY)).toBe(0);
       expect(await store.getRun(recent.id)).toBeDefined();
       expect(await store.getRun(running.id)).toBeDefined();
-      expect(await store.noticeSent('old')).toBe(false);
       expect(await store.noticeSent('recent')).toBe(true);
     });
   },

@@ -132,6 +132,10 @@ export function firstRunAtOrAfter(
   return new Date(runStartedAt.getTime() + runs * ms).toISOString();
 }
 
+/** Why a run left `running` by a replica that stopped is recorded as failed. */
+export const LOST_RUN =
+  'the replica running it stopped before it finished (found still running when the next run started)';
+
 /**
  * The automatic runs, one row each with its summary (`AutoPruneRun`), and
  * the before-notices already sent, by scope. It answers the last run and
@@ -153,12 +157,24 @@ export class AutoPruneRunStore implements AutoPruneSchedule {
     private readonly schedule: SchedulerServiceTaskScheduleDefinition,
   ) {}
 
-  /** Records a run that starts now, `running`. */
+  /**
+   * Records a run that starts now, `running`, and records as failed the runs
+   * still `running`: the scheduler starts a run only once the last one
+   * released its lock or outlived its timeout, where a run ends itself, so
+   * one still `running` lost its replica. Should it be finishing after all,
+   * its own result replaces this.
+   */
   async startRun(): Promise<AutoPruneRun> {
     const id = randomUUID();
+    const startedAt = await this.now();
+    await this.db(RUNS).where({ status: 'running' }).update({
+      status: 'failed',
+      finished_at: startedAt,
+      stopped_because: LOST_RUN,
+    });
     await this.db(RUNS).insert({
       id,
-      started_at: await this.now(),
+      started_at: startedAt,
       status: 'running',
     });
     return (await this.getRun(id))!;

@@ -1,4 +1,5 @@
 import { fleetAutoPrune } from './fleetAutoPrune';
+import { LOST_RUN } from './AutoPruneRunStore';
 
 const lastRun = {
   id: '5d0c1d8e-58f4-4c4a-9d8c-3bb2f0a8a001',
@@ -55,5 +56,6 @@ describe('fleetAutoPrune', () => {
     await expect(
       stopped('failed', 'the run failed: Error: cluster "prod" ledger-db …'),
     ).resolves.toBe('the run failed; its log says why');
+    await expect(stopped('failed', LOST_RUN)).resolves.toBe(LOST_RUN);
   });
 });

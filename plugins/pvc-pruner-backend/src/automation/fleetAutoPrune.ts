@@ -2,6 +2,7 @@ import type {
   AutoPruneRun,
   FleetAutoPrune,
 } from 'backstage-plugin-pvc-pruner-common';
+import { LOST_RUN } from './AutoPruneRunStore';
 import type { AutoPruneSchedule } from './types';
 
 /** The fleet page's automatic pruning: whether it is on, the last run and the next (when on). */
@@ -36,6 +37,7 @@ function namelessReason(run: AutoPruneRun): string {
     why,
   );
   if (limit) return limit[0];
+  if (why === LOST_RUN) return why;
   if (run.status === 'failed') return 'the run failed; its log says why';
   if (why.startsWith('the run reached its timeout'))
     return 'the run reached its timeout';
