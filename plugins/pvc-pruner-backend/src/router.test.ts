@@ -1650,24 +1650,25 @@ describe('createRouter', () => {
     });
   });
 
-  describe('an automatic prune', () => {
-    /** The entity the job went through: one that co-claims orders' StatefulSet and opted in. */
+  describe('a prune of a StatefulSet another entity co-claims', () => {
+    /** The entity the job went through: one that co-claims orders' StatefulSet (and, for an automatic prune, opted in). */
     const MALLORY = 'component:default/pinned';
-    const automaticJob = (claimants: string[]) =>
+    const pruneJob = (
+      claimants: string[],
+      automatic = true,
+    ): Promise<PruneJob> =>
       store.createJob({
         entityRef: MALLORY,
         cluster: 'demo',
         namespace: 'shop',
         statefulSet: 'orders-db',
         dryRun: false,
-        requestedBy: 'plugin:pvc-pruner',
+        requestedBy: automatic ? 'plugin:pvc-pruner' : ALICE,
         pvcs: validPrune().pvcs,
-        automatic: {
-          onBehalfOf: MALLORY,
-          runId: 'run-1',
-          grace: '1d',
-          claimants,
-        },
+        ...(automatic
+          ? { automatic: { onBehalfOf: MALLORY, runId: 'run-1', grace: '1d' } }
+          : {}),
+        claimants,
       });
     /** Allows pvc-pruner.orphans.read on `refs` only, and no basic permission. */
     function readableOnly(...refs: string[]) {
@@ -1683,31 +1684,45 @@ describe('createRouter', () => {
     const list = () =>
       request(app).get('/v1/prune-jobs').query({ entityRef: MALLORY });
 
-    it('is read only by who may read every entity that claimed its StatefulSet, not only the one it went through', async () => {
-      const job = await automaticJob([MALLORY, ORDERS]);
-      readableOnly(MALLORY);
+    it.each([
+      ['an automatic prune', true],
+      ["a person's prune", false],
+    ])(
+      '%s is read only by who may read every entity that claimed its StatefulSet, not only the one it went through',
+      async (_, automatic) => {
+        const job = await pruneJob([MALLORY, ORDERS], automatic);
+        readableOnly(MALLORY);
 
-      expect((await list()).body.items).toEqual([]);
-      const refused = await request(app).get(`/v1/prune-jobs/${job.id}`);
-      expect(refused.status).toBe(403);
-      expect(refused.body.error.message).toBe(
-        'Reading an automatic prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
-      );
-      expect(
-        (await request(app).get(`/v1/prune-jobs/${job.id}/events`)).status,
-      ).toBe(403);
+        expect((await list()).body.items).toEqual([]);
+        const refused = await request(app).get(`/v1/prune-jobs/${job.id}`);
+        expect(refused.status).toBe(403);
+        expect(refused.body.error.message).toBe(
+          'Reading a prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
+        );
+        expect(
+          (await request(app).get(`/v1/prune-jobs/${job.id}/events`)).status,
+        ).toBe(403);
 
-      readableOnly(MALLORY, ORDERS);
-      expect((await list()).body.items.map((j: PruneJob) => j.id)).toEqual([
-        job.id,
-      ]);
-      const read = await request(app).get(`/v1/prune-jobs/${job.id}`);
-      expect(read.status).toBe(200);
-      expect(read.body.claimants).toEqual([ORDERS, MALLORY]);
-    });
+        readableOnly(MALLORY, ORDERS);
+        expect((await list()).body.items.map((j: PruneJob) => j.id)).toEqual([
+          job.id,
+        ]);
+        const read = await request(app).get(`/v1/prune-jobs/${job.id}`);
+        expect(read.status).toBe(200);
+        expect(read.body.claimants).toEqual([ORDERS, MALLORY]);
+        // It is in the history of the other claimant too.
+        expect(
+          (
+            await request(app)
+              .get('/v1/prune-jobs')
+              .query({ entityRef: ORDERS })
+          ).body.items.map((j: PruneJob) => j.id),
+        ).toEqual([job.id]);
+      },
+    );
 
-    it('whose claimants are unknown is read only with pvc-pruner.fleet.unowned.read', async () => {
-      const job = await automaticJob([]);
+    it('an automatic prune whose claimants are unknown is read only with pvc-pruner.fleet.unowned.read', async () => {
+      const job = await pruneJob([]);
       readableOnly(MALLORY, ORDERS);
 
       expect((await list()).body.items).toEqual([]);

@@ -33,7 +33,11 @@ import {
   requestAuthFromHeaders,
   userTokenKeyOf,
 } from './kubernetes';
-import { admitReadersOf, OwnershipChecks } from './ownership';
+import {
+  admitReadersOf,
+  ClaimantJobReaders,
+  OwnershipChecks,
+} from './ownership';
 import type { LeftBehindAccess, LeftBehindFinder } from './leftBehind';
 import {
   ReclaimJobReaders,
@@ -42,11 +46,7 @@ import {
 } from './reclaim';
 import { KeptSnapshots, SnapshotKeeper, SnapshotRestorer } from './snapshots';
 import { requireBasicPermission, requirePermission } from './permissions';
-import {
-  AutomaticJobReaders,
-  type AutoPruneAnswer,
-  type ClaimKeepRequests,
-} from './automation';
+import type { AutoPruneAnswer, ClaimKeepRequests } from './automation';
 import { OpenStreamLimits } from './limits';
 import { createOpenApiRouter } from './schema/openapi';
 import { explainValidationErrors } from './schema/validationErrors';
@@ -187,7 +187,7 @@ export async function createRouter(
   };
 
   const reclaimJobReaders = new ReclaimJobReaders(permissions);
-  const automaticJobReaders = new AutomaticJobReaders(permissions);
+  const claimantJobReaders = new ClaimantJobReaders(permissions);
   const readableJob = async (req: IncomingRequest, id: string) => {
     const credentials = await httpAuth.credentials(req, {
       allow: ['user', 'service'],
@@ -207,10 +207,10 @@ export async function createRouter(
         entityRef: job.entityRef,
         credentials,
       });
-      const [readable] = await automaticJobReaders.readable(credentials, [job]);
+      const [readable] = await claimantJobReaders.readable(credentials, [job]);
       if (!readable)
         throw new NotAllowedError(
-          'Reading an automatic prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
+          'Reading a prune needs pvc-pruner.orphans.read on every entity that claimed its StatefulSet when it ran, not only on the entity it went through',
         );
     } else
       await requireBasicPermission({
@@ -724,14 +724,14 @@ export async function createRouter(
       limit: query.limit,
       cursor: query.cursor,
     });
-    // A reclaim or an automatic prune is listed only to who may read it: read on the entity it went through is not enough.
-    const [reclaims, automatic] = await Promise.all([
+    // A job is listed only to who may read it: read on the entity it went through is not enough.
+    const [reclaims, prunes] = await Promise.all([
       reclaimJobReaders.readable(credentials, page.items),
-      automaticJobReaders.readable(credentials, page.items),
+      claimantJobReaders.readable(credentials, page.items),
     ]);
     res.json({
       ...page,
-      items: page.items.filter((_, i) => reclaims[i] && automatic[i]),
+      items: page.items.filter((_, i) => reclaims[i] && prunes[i]),
     });
   });
 

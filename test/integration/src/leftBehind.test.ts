@@ -143,6 +143,7 @@ describe('claims of deleted StatefulSets over HTTP', () => {
     const id = await pruner.prune(pruneGroup(group));
     const job = await pruner.waitForJob(id);
     expect(job.status).toBe('succeeded');
+    expect(job.claimants).toEqual([INVOICES_REF]);
     expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
       INVOICES_CLAIMS,
     );

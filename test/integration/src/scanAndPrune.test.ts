@@ -81,6 +81,8 @@ describe('scan and prune of the demo cluster over HTTP', () => {
 
     expect(job.status).toBe('succeeded');
     expect(job.requestedBy).toBe('user:default/alice');
+    // Who may read the job: every entity that claimed the StatefulSet.
+    expect(job.claimants).toEqual(['component:default/orders']);
     expect(job.summary.deleted.map(d => d.name).sort()).toEqual(
       ORDERS_DB_ORPHANS,
     );

@@ -134,7 +134,7 @@ export function firstRunAtOrAfter(
 
 /** Why a run left `running` by a replica that stopped is recorded as failed. */
 export const LOST_RUN =
-  'the replica running it stopped before it finished (found still running when the next run started)';
+  'it had not finished when the next run started, past its timeout: its replica stopped, or it overran (its own result then replaces this)';
 
 /**
  * The automatic runs, one row each with its summary (`AutoPruneRun`), and
@@ -161,8 +161,8 @@ export class AutoPruneRunStore implements AutoPruneSchedule {
    * Records a run that starts now, `running`, and records as failed the runs
    * still `running`: the scheduler starts a run only once the last one
    * released its lock or outlived its timeout, where a run ends itself, so
-   * one still `running` lost its replica. Should it be finishing after all,
-   * its own result replaces this.
+   * one still `running` lost its replica or overran. Should it finish after
+   * all, its own result replaces this.
    */
   async startRun(): Promise<AutoPruneRun> {
     const id = randomUUID();

@@ -160,8 +160,8 @@ export class AutomaticPruneJobs implements AutomaticPrunes {
         onBehalfOf,
         runId,
         grace: judged.grace,
-        claimants: claimants.map(c => c.entityRef).sort(),
       },
+      claimants: claimants.map(c => c.entityRef).sort(),
     };
   }
 }

@@ -17,4 +17,3 @@ export { AutomaticPruneJobs, AUTOMATIC_REASON } from './AutomaticPruneJobs';
 export { AutomaticPruneGuard, automationRefusal } from './AutomaticPruneGuard';
 export { describeKeep } from './describeKeep';
 export { KeepSteps } from './KeepSteps';
-export { AutomaticJobReaders } from './AutomaticJobReaders';

@@ -130,8 +130,8 @@ describe.each(databases.eachSupportedId())(
             onBehalfOf: 'component:default/orders',
             runId: 'run-1',
             grace: '7d',
-            claimants: ['component:default/orders', 'component:default/shop'],
           },
+          claimants: ['component:default/orders', 'component:default/shop'],
         }),
       );
       expect(job).toMatchObject({
@@ -149,7 +149,9 @@ describe.each(databases.eachSupportedId())(
       expect(await store.getJob(manual.id)).not.toHaveProperty('claimants');
     });
 
-    it("lists an automatic prune in every claimant's history, and a person's prune only in the one it went through", async () => {
+    it('lists a prune in the history of every entity that claimed its StatefulSet, and one stored without claimants in the one it went through', async () => {
+      const both = ['component:default/orders', 'component:default/shop'];
+      clock = minutes(1);
       const automatic = await store.createJob(
         newJob({
           requestedBy: 'plugin:pvc-pruner',
@@ -157,26 +159,46 @@ describe.each(databases.eachSupportedId())(
             onBehalfOf: 'component:default/orders',
             runId: 'run-1',
             grace: '7d',
-            claimants: ['component:default/orders', 'component:default/shop'],
           },
+          claimants: both,
         }),
       );
-      const manual = await store.createJob(newJob());
+      clock = minutes(2);
+      const manual = await store.createJob(newJob({ claimants: both }));
+      clock = minutes(3);
+      const unrecorded = await store.createJob(newJob());
       const historyOf = async (entityRef: string) =>
         (await store.listJobs({ entityRef })).items.map(j => j.id);
 
-      expect(await historyOf('component:default/orders')).toEqual(
-        [automatic.id, manual.id].sort().reverse(),
-      );
-      expect(await historyOf('component:default/shop')).toEqual([automatic.id]);
-      expect(await historyOf('component:default/other')).toEqual([]);
-      const listed = (await store.listJobs()).items.find(
-        j => j.id === automatic.id,
-      );
-      expect(listed?.claimants).toEqual([
-        'component:default/orders',
-        'component:default/shop',
+      expect(await historyOf('component:default/orders')).toEqual([
+        unrecorded.id,
+        manual.id,
+        automatic.id,
       ]);
+      expect(await historyOf('component:default/shop')).toEqual([
+        manual.id,
+        automatic.id,
+      ]);
+      expect(await historyOf('component:default/other')).toEqual([]);
+      const listed = new Map(
+        (await store.listJobs()).items.map(j => [j.id, j.claimants]),
+      );
+      expect(listed.get(automatic.id)).toEqual(both);
+      expect(listed.get(manual.id)).toEqual(both);
+      expect(listed.get(unrecorded.id)).toBeUndefined();
+      const page = await store.listJobs({
+        entityRef: 'component:default/shop',
+        limit: 1,
+      });
+      expect(page.items.map(j => j.id)).toEqual([manual.id]);
+      expect(
+        (
+          await store.listJobs({
+            entityRef: 'component:default/shop',
+            cursor: page.nextCursor,
+          })
+        ).items.map(j => j.id),
+      ).toEqual([automatic.id]);
     });
 
     it('rejects a duplicate id and leaves the first job alone', async () => {
@@ -729,8 +751,8 @@ describe.each(databases.eachSupportedId())(
               onBehalfOf: 'component:default/orders',
               runId: 'run-1',
               grace: '7d',
-              claimants: ['component:default/orders'],
             },
+            claimants: ['component:default/orders'],
           }),
         );
         await finish(old.id, T0);

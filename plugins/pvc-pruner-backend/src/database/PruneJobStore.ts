@@ -47,6 +47,8 @@ export interface NewPruneJob {
   tracedTo?: { claimants: string[]; unverified: string[] };
   /** An automatic prune: see {@link AutomaticJob}. */
   automatic?: AutomaticJob;
+  /** A prune: the entities in the catalog that claimed its StatefulSet when it was authorized (`PruneJob.claimants`). */
+  claimants?: string[];
 }
 
 /** What makes a job automatic: the plugin started it, per an entity's auto-prune annotation. */
@@ -57,8 +59,6 @@ export interface AutomaticJob {
   runId: string;
   /** The grace it was eligible after, as written in the log ("7d"). */
   grace: string;
-  /** Every entity that claimed the StatefulSet when the job was authorized (`PruneJob.claimants`). */
-  claimants: string[];
 }
 
 /** The fields of a job that change while it runs. */
@@ -130,8 +130,21 @@ function tracedOf(json: string | null): NonNullable<PruneJob['tracedTo']> {
   return { claimants: [], unverified: [] };
 }
 
-/** A stored job; an automatic one with its claimants (none recorded: unknown, which only the platform team reads). */
-function rowToJob(row: JobRow, claimants?: Map<string, string[]>): PruneJob {
+/**
+ * The claimants a job is stored with: those recorded; none for a person's
+ * prune stored before they were recorded; and for an automatic one, an
+ * empty list (unknown, which only the platform team reads).
+ */
+function claimantsField(
+  recorded: string[] | undefined,
+  automatic: boolean,
+): { claimants?: string[] } {
+  if (recorded?.length) return { claimants: [...recorded].sort() };
+  return automatic ? { claimants: [] } : {};
+}
+
+/** A stored job, with its claimants (`recorded`, by job id). */
+function rowToJob(row: JobRow, recorded?: Map<string, string[]>): PruneJob {
   const job: PruneJob = {
     id: row.id,
     ...(row.kind === 'reclaim' ? { kind: 'reclaim' } : {}),
@@ -147,12 +160,8 @@ function rowToJob(row: JobRow, claimants?: Map<string, string[]>): PruneJob {
       ? { tracedTo: tracedOf(row.traced_claimants) }
       : {}),
     ...(row.on_behalf_of ? { onBehalfOf: row.on_behalf_of } : {}),
-    ...(row.automatic_run_id
-      ? {
-          automaticRunId: row.automatic_run_id,
-          claimants: claimants?.get(row.id) ?? [],
-        }
-      : {}),
+    ...(row.automatic_run_id ? { automaticRunId: row.automatic_run_id } : {}),
+    ...claimantsField(recorded?.get(row.id), Boolean(row.automatic_run_id)),
     createdAt: timestampToIso(row.created_at),
     summary: { ...emptyPruneSummary(), ...JSON.parse(row.summary) },
   };
@@ -284,9 +293,9 @@ export class PruneJobStore {
         ? {
             onBehalfOf: input.automatic.onBehalfOf,
             automaticRunId: input.automatic.runId,
-            claimants: [...input.automatic.claimants],
           }
         : {}),
+      ...claimantsField(input.claimants, Boolean(input.automatic)),
       createdAt: createdAt.toISOString(),
       summary: emptyPruneSummary(),
     };
@@ -328,20 +337,19 @@ export class PruneJobStore {
     return row ? (await this.jobsOf(this.db, [row]))[0] : undefined;
   }
 
-  /** The jobs of `rows`, the automatic ones with their claimants (one query). */
+  /** The jobs of `rows`, with their claimants (a query per chunk). */
   private async jobsOf(
     db: Knex | Knex.Transaction,
     rows: JobRow[],
   ): Promise<PruneJob[]> {
-    const automatic = rows.filter(r => r.automatic_run_id).map(r => r.id);
+    const ids = rows.map(r => r.id);
     const claimants = new Map<string, string[]>();
-    for (let i = 0; i < automatic.length; i += ID_CHUNK) {
+    for (let i = 0; i < ids.length; i += ID_CHUNK) {
       const found: Array<{ job_id: string; entity_ref: string }> = await db(
         CLAIMANTS,
       )
         .select('job_id', 'entity_ref')
-        .whereIn('job_id', automatic.slice(i, i + ID_CHUNK))
-        .orderBy('entity_ref');
+        .whereIn('job_id', ids.slice(i, i + ID_CHUNK));
       for (const { job_id, entity_ref } of found)
         claimants.set(job_id, [...(claimants.get(job_id) ?? []), entity_ref]);
     }
@@ -467,8 +475,8 @@ export class PruneJobStore {
   /**
    * Jobs newest first (createdAt, then id, descending), a page at a time.
    * `nextCursor` is opaque; an unreadable cursor is an InputError. An
-   * entity's jobs are those that went through it and the automatic prunes
-   * of StatefulSets it claimed.
+   * entity's jobs are those that went through it and the prunes of
+   * StatefulSets it claimed.
    */
   async listJobs(
     options: { entityRef?: string; limit?: number; cursor?: string } = {},
@@ -486,11 +494,13 @@ export class PruneJobStore {
       .limit(pageSize + 1);
     const { entityRef } = options;
     if (entityRef !== undefined) {
-      query.where(q =>
-        q
+      // A union, not an OR, so that each side reads its own index.
+      query.whereIn(
+        'id',
+        this.db(JOBS)
+          .select('id')
           .where('entity_ref', entityRef)
-          .orWhereIn(
-            'id',
+          .unionAll(
             this.db(CLAIMANTS).select('job_id').where('entity_ref', entityRef),
           ),
       );

@@ -33,8 +33,13 @@ export interface JobOutcomeReporter {
 }
 
 /** What a job's authorization leaves it to guard while it runs, and, for an automatic one, what it is stored as. */
-type Authorization = Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'> & {
+export type JobAuthorization = Pick<
+  JobRequest,
+  'subject' | 'alsoClaimedBy' | 'guards'
+> & {
   automatic?: AutomaticJob;
+  /** The entities in the catalog that claimed the StatefulSet, whom the job's readers must be allowed to read (`PruneJob.claimants`). */
+  claimants?: string[];
 };
 
 export interface PruneJobsOptions {
@@ -79,7 +84,7 @@ export class PruneJobs {
           target?: EntityWorkloadTarget;
           credentials: BackstageCredentials;
           gateway: KubeGateway;
-        }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>>;
+        }): Promise<JobAuthorization>;
       };
     },
     private readonly options: PruneJobsOptions,
@@ -160,7 +165,11 @@ export class PruneJobs {
     authorize: (
       statefulSet: V1StatefulSet,
       gateway: KubeGateway,
-    ) => Promise<{ guards: DeleteGuardFactory[]; automatic: AutomaticJob }>;
+    ) => Promise<{
+      guards: DeleteGuardFactory[];
+      automatic: AutomaticJob;
+      claimants: string[];
+    }>;
     reporter: JobOutcomeReporter;
   }): Promise<PruneJob> {
     const { request, target, credentials } = options;
@@ -185,7 +194,7 @@ export class PruneJobs {
     target?: EntityWorkloadTarget;
     credentials: BackstageCredentials;
     requestedBy: string;
-    authorize: (gateway: KubeGateway) => Promise<Authorization>;
+    authorize: (gateway: KubeGateway) => Promise<JobAuthorization>;
     reporter: JobOutcomeReporter;
     requestAuth?: KubernetesRequestAuth;
   }): Promise<PruneJob> {
@@ -231,6 +240,7 @@ export class PruneJobs {
             requestedBy,
             pvcs: request.pvcs,
             automatic: subject.automatic,
+            claimants: subject.claimants,
           }),
         stored => this.deps.store.deleteJob(stored.id),
       );
@@ -275,7 +285,7 @@ export class PruneJobs {
 
   private async lockStatefulSet(
     request: PruneRequest,
-    authorize: (gateway: KubeGateway) => Promise<Authorization>,
+    authorize: (gateway: KubeGateway) => Promise<JobAuthorization>,
     holder: { jobId: string; requestedBy: string },
     requestAuth: KubernetesRequestAuth,
   ) {
@@ -308,7 +318,7 @@ export class PruneJobs {
     target: EntityWorkloadTarget | undefined,
     credentials: BackstageCredentials,
     gateway: KubeGateway,
-  ): Promise<Authorization> {
+  ): Promise<JobAuthorization> {
     if (request.leftBy) {
       if (!this.deps.leftBehind)
         throw new InputError(
@@ -322,13 +332,13 @@ export class PruneJobs {
       });
     }
     const statefulSet = await selectedStatefulSet(gateway, request, target);
-    await this.deps.ownership.authorizePrune({
+    const { present } = await this.deps.ownership.authorizePrune({
       credentials,
       target,
       cluster: request.cluster,
       statefulSet,
       gateway,
     });
-    return {};
+    return { claimants: present };
   }
 }

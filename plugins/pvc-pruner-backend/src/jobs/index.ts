@@ -4,6 +4,7 @@ export { JobEvents } from './JobEvents';
 export { LeaseLock, type SharedClock } from './LeaseLock';
 export {
   PruneJobs,
+  type JobAuthorization,
   type JobOutcomeReporter,
   type PruneJobsOptions,
 } from './PruneJobs';

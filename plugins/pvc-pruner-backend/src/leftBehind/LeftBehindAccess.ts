@@ -9,7 +9,7 @@ import {
   type PruneRequest,
 } from 'backstage-plugin-pvc-pruner-common';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import type { JobRequest } from '../jobs';
+import type { JobAuthorization } from '../jobs';
 import type { KubeGateway } from '../kubernetes';
 import type { EntityWorkloadTarget } from '../orphans';
 import {
@@ -104,7 +104,7 @@ export class LeftBehindAccess {
     target?: EntityWorkloadTarget;
     credentials: BackstageCredentials;
     gateway: KubeGateway;
-  }): Promise<Pick<JobRequest, 'subject' | 'alsoClaimedBy' | 'guards'>> {
+  }): Promise<JobAuthorization> {
     const { request, target, credentials, gateway } = options;
     const leftBy = request.leftBy!;
     const where = `StatefulSet ${request.namespace}/${request.statefulSet}`;
@@ -181,7 +181,7 @@ export class LeftBehindAccess {
       uid: group.statefulSet.uid,
       templates: group.report.templates,
     });
-    await this.deps.ownership.authorizePrune({
+    const { present } = await this.deps.ownership.authorizePrune({
       credentials,
       target,
       cluster: request.cluster,
@@ -191,6 +191,7 @@ export class LeftBehindAccess {
       alsoClaimedBy: claimants,
     });
     return {
+      claimants: present,
       subject: DeletedStatefulSetGuard.of(
         deleted,
         group.nameEvidence?.otherParses.map(p => p.statefulSet),

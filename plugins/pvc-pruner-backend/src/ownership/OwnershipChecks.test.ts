@@ -157,6 +157,27 @@ describe('OwnershipChecks', () => {
       );
     });
 
+    it('returns a recorded claimant no longer in the catalog among those it authorized, but not among those present, who read the job', async () => {
+      const { ownership } = checks(
+        [orders],
+        ownersOnly(['pvc-pruner.unowned.prune']),
+      );
+
+      await expect(
+        ownership.authorizePrune({
+          credentials: GUEST,
+          target: target(orders),
+          cluster: 'demo',
+          statefulSet: ORDERS_DB,
+          gateway,
+          alsoClaimedBy: [{ ref: 'component:default/retired', uid: 'gone' }],
+        }),
+      ).resolves.toEqual({
+        claimants: [ref(orders), 'component:default/retired'],
+        present: [ref(orders)],
+      });
+    });
+
     it('refuses a catch-all selector on another team’s StatefulSet', async () => {
       const { ownership } = checks([ledger, catchAll]);
       await expect(
@@ -181,7 +202,10 @@ describe('OwnershipChecks', () => {
           statefulSet: ORDERS_DB,
           gateway,
         }),
-      ).resolves.toEqual({ claimants: [ref(catchAll), ref(orders)] });
+      ).resolves.toEqual({
+        claimants: [ref(catchAll), ref(orders)],
+        present: [ref(catchAll), ref(orders)],
+      });
       expect(permissions.authorize).toHaveBeenCalledTimes(1);
       expect(
         permissions.authorize.mock.calls[0][0].map(r => [
@@ -284,7 +308,10 @@ describe('OwnershipChecks', () => {
             statefulSet: STRAY,
             gateway,
           }),
-        ).resolves.toEqual({ claimants: [ref(catchAll)] });
+        ).resolves.toEqual({
+          claimants: [ref(catchAll)],
+          present: [ref(catchAll)],
+        });
       });
 
       it('is pruned through the plain kubernetes-id without it', async () => {
@@ -297,7 +324,10 @@ describe('OwnershipChecks', () => {
             statefulSet: ORDERS_DB,
             gateway,
           }),
-        ).resolves.toEqual({ claimants: [ref(orders)] });
+        ).resolves.toEqual({
+          claimants: [ref(orders)],
+          present: [ref(orders)],
+        });
       });
     });
 
@@ -323,7 +353,7 @@ describe('OwnershipChecks', () => {
             statefulSet: STRAY,
             gateway,
           }),
-        ).resolves.toEqual({ claimants: [] });
+        ).resolves.toEqual({ claimants: [], present: [] });
       });
 
       it('refuses a StatefulSet that an entity claims, even with pvc-pruner.unowned.prune and prune on that entity', async () => {

@@ -59,6 +59,8 @@ export interface ReadVerdict {
 /** What a prune was authorized on: the StatefulSet's claimants at the time. */
 export interface AuthorizedPrune {
   claimants: string[];
+  /** Those of them in the catalog as recorded (not gone): the job is read by who may read each. */
+  present: string[];
 }
 
 /**
@@ -334,6 +336,6 @@ export class OwnershipChecks {
       statefulSet.metadata?.namespace ?? '',
       claimants,
     );
-    return { claimants: all };
+    return { claimants: all, present: refs };
   }
 }

@@ -1,4 +1,5 @@
 export { ClaimantIndex } from './ClaimantIndex';
+export { ClaimantJobReaders } from './ClaimantJobReaders';
 export { NamespaceOwners, namedOwners } from './NamespaceOwners';
 export {
   admitReadersOf,

@@ -3039,7 +3039,7 @@ export const spec = {
               type: 'string',
             },
             description:
-              "An automatic prune: every entity that claimed its StatefulSet when the job was\nauthorized (`onBehalfOf` is one of them). Reading the job needs\npvc-pruner.orphans.read on each, not only on `entityRef`; it is listed in each\none's history.\n",
+              "A prune: every entity in the catalog that claimed its StatefulSet when the job\nwas authorized (`entityRef` is one of them). Reading the job needs\npvc-pruner.orphans.read on each, not only on `entityRef`, and it is listed in\neach one's history. Absent on a person's prune stored before claimants were\nrecorded; empty on an automatic one whose claimants are unknown, which only\npvc-pruner.fleet.unowned.read reads.\n",
           },
           pvcs: {
             type: 'array',

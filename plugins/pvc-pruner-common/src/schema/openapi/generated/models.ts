@@ -1261,10 +1261,12 @@ export interface components {
       /** An automatic prune, per the entity's auto-prune annotation; the run that started it. */
       automaticRunId?: string;
       /**
-       * An automatic prune: every entity that claimed its StatefulSet when the job was
-       *     authorized (`onBehalfOf` is one of them). Reading the job needs
-       *     pvc-pruner.orphans.read on each, not only on `entityRef`; it is listed in each
-       *     one's history.
+       * A prune: every entity in the catalog that claimed its StatefulSet when the job
+       *     was authorized (`entityRef` is one of them). Reading the job needs
+       *     pvc-pruner.orphans.read on each, not only on `entityRef`, and it is listed in
+       *     each one's history. Absent on a person's prune stored before claimants were
+       *     recorded; empty on an automatic one whose claimants are unknown, which only
+       *     pvc-pruner.fleet.unowned.read reads.
        */
       claimants?: string[];
       pvcs: {

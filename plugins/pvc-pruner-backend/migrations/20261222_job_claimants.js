@@ -17,10 +17,11 @@
 // @ts-check
 
 /*
- * Automatic prunes: every entity that claimed the StatefulSet when the job
- * was authorized, a row each. The planner picks the entity a job goes
- * through among them, and any catalog author may become one, so a job is
- * read only by who may read each, and listed in each one's history.
+ * Prune jobs: every entity in the catalog that claimed the StatefulSet when
+ * the job was authorized, a row each. Any catalog author can co-claim a
+ * StatefulSet, and an automatic prune's entity is picked among the
+ * claimants, so a job is read only by who may read each, and listed in each
+ * one's history. Jobs stored before have none.
  */
 
 /**
@@ -29,7 +30,7 @@
 exports.up = async function up(knex) {
   await knex.schema.createTable('pvc_pruner_job_claimants', table => {
     table.comment(
-      'The entities that claimed the StatefulSet of an automatic prune when it was authorized',
+      'The entities that claimed the StatefulSet of a prune job when it was authorized',
     );
     table.string('job_id', 64).notNullable();
     table.string('entity_ref', 255).notNullable();
