@@ -43,7 +43,8 @@ export function autoPruneConfig() {
     enabled: true,
     schedule: {
       frequency: { seconds: s.scheduleSeconds },
-      timeout: { seconds: s.timeoutSeconds },
+      // Merged key by key over app-config.yaml's `timeout: { minutes: 2 }`: without minutes: 0 it is 2 min 20 s.
+      timeout: { minutes: 0, seconds: s.timeoutSeconds },
     },
     minimumGrace: s.minimumGrace,
     notifyBefore: s.notifyBefore,

@@ -10,6 +10,7 @@ import {
   createWriteStream,
   fstatSync,
   openSync,
+  readFileSync,
   readSync,
   writeFileSync,
   WriteStream,
@@ -22,7 +23,7 @@ import { stripVTControlCharacters } from 'node:util';
 // eslint-disable-next-line @backstage/no-relative-monorepo-imports
 import { demoBackendEnv, guestToken } from '../../demo/start';
 import { historyNow } from 'kube-sim';
-import { autoPruneConfig } from './autoPruneScenario';
+import { AUTO_PRUNE_SETTINGS, autoPruneConfig } from './autoPruneScenario';
 import { SNAPSHOT_CLASS_MAP } from './cluster';
 import type { ProcessFault } from './scenario';
 
@@ -182,13 +183,42 @@ export class Replica {
         throw new Error(
           `replica ${this.index} exited while starting; see ${this.logPath}`,
         );
-      if (await this.ready()) return;
+      if (await this.ready()) return this.checkAutoPruneTimeout();
       await sleep(250);
     }
     throw new Error(
       `replica ${this.index} was not ready within ${
         READY_TIMEOUT_MS / 1000
       } s; see ${this.logPath}`,
+    );
+  }
+
+  /**
+   * The automatic task was registered with the campaign's timeout, which
+   * bounds how long a killed replica's run blocks the next ones: this
+   * config is merged key by key over app-config.yaml's.
+   */
+  private async checkAutoPruneTimeout(): Promise<void> {
+    if (!this.settings.autoPrune) return;
+    const wanted = `"timeoutAfterDuration":"PT${AUTO_PRUNE_SETTINGS.timeoutSeconds}S"`;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const registered = stripVTControlCharacters(
+        readFileSync(this.logPath, 'utf8'),
+      )
+        .split('\n')
+        .filter(l =>
+          l.includes('Registered scheduled task: pvc-pruner-auto-prune'),
+        )
+        .pop();
+      if (registered?.includes(wanted)) return;
+      if (registered)
+        throw new Error(
+          `replica ${this.index} registered the automatic task without the campaign's ${wanted}: ${registered}`,
+        );
+      await sleep(100);
+    }
+    throw new Error(
+      `replica ${this.index} did not log registering the automatic task; see ${this.logPath}`,
     );
   }
 
