@@ -3,8 +3,10 @@
  * (as the backend would run it): the plugin's own services (catalog read, watch cache,
  * orphan finder with first sightings, prices and lineage, SQLite) built as plugin.ts builds
  * them, around the one cluster and catalog the parent gives (its `setup` message). Answers each
- * `plan` with the time `AutoPrunePlanner.plan()` took and what it planned. Card keeps come
- * from a store that holds none: the figure is the planning, not the keep store's query.
+ * `plan` with the time the run's planning took (`AnnouncingPlanner.plan()`: the planner, then
+ * the announcements written to the database), the planner's share of it, and what the planner
+ * planned. Card keeps come from a store that holds none: the figure is the planning, not the
+ * keep store's query.
  */
 import { DatabaseManager } from '@backstage/backend-defaults/database';
 import type {
@@ -16,8 +18,11 @@ import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import { componentOf, type BackendSetup } from './backendSetup';
 /* eslint-disable @backstage/no-relative-monorepo-imports -- the figure times a service of the backend that its package does not export */
 import {
+  AnnouncementStore,
+  AnnouncingPlanner,
   AutoPrunePlanner,
   readAutoPruneOptions,
+  type AutoPrunePlan,
 } from '../../plugins/pvc-pruner-backend/src/automation';
 import { PriceList } from '../../plugins/pvc-pruner-backend/src/cost';
 import {
@@ -43,9 +48,14 @@ export type PlannerRequest =
   | { type: 'setup'; setup: PlannerSetup }
   | { type: 'plan' };
 
-/** What one plan took and found. */
+/** What one plan took and found (the counts are the planner's, before the announcements hold any back). */
 export interface PlanFigures {
+  /** The run's planning: the planner and the announcements. */
   ms: number;
+  /** The planner's share of `ms`. */
+  plannerMs: number;
+  /** Claims the plan holds, eligible or upcoming, once announced (every one the planner planned). */
+  announced: number;
   considered: number;
   groups: number;
   eligible: number;
@@ -132,20 +142,35 @@ async function plannerOf(setup: PlannerSetup) {
       logger: quiet,
     }),
   );
-  return new AutoPrunePlanner({
+  const options = readAutoPruneOptions(
+    mockServices.rootConfig({ data: { autoPrune: setup.autoPrune } }),
+  );
+  const planner = new AutoPrunePlanner({
     catalog: workloads,
     finder,
     databaseNow: sightings.now,
     firstSightings: uids => sightings.firstSeenInDatabase(uids),
     keeps: { keepsOf: async () => new Map() },
-    options: readAutoPruneOptions(
-      mockServices.rootConfig({ data: { autoPrune: setup.autoPrune } }),
-    ),
+    options,
   });
+  let inner: { plan: AutoPrunePlan; ms: number } | undefined;
+  const announcing = new AnnouncingPlanner({
+    planning: {
+      plan: async () => {
+        const started = performance.now();
+        const plan = await planner.plan();
+        inner = { plan, ms: performance.now() - started };
+        return plan;
+      },
+    },
+    announcements: await AnnouncementStore.create({ database }),
+    notifyBeforeMs: options.notifyBeforeMs,
+  });
+  return { announcing, planned: () => inner! };
 }
 
 async function main() {
-  let planner: AutoPrunePlanner | undefined;
+  let planner: Awaited<ReturnType<typeof plannerOf>> | undefined;
   process.on('message', async (msg: PlannerRequest) => {
     if (msg.type === 'setup') {
       planner = await plannerOf(msg.setup);
@@ -153,10 +178,16 @@ async function main() {
       return;
     }
     const started = performance.now();
-    const plan = await planner!.plan();
+    const held = await planner!.announcing.plan();
     const ms = performance.now() - started;
+    const { plan, ms: plannerMs } = planner!.planned();
     process.send!({
       ms,
+      plannerMs,
+      announced: held.groups.reduce(
+        (n, g) => n + g.eligible.length + g.upcoming.length,
+        0,
+      ),
       considered: plan.considered,
       groups: plan.groups.length,
       eligible: plan.groups.reduce((n, g) => n + g.eligible.length, 0),
