@@ -183,7 +183,10 @@ export class Replica {
         throw new Error(
           `replica ${this.index} exited while starting; see ${this.logPath}`,
         );
-      if (await this.ready()) return this.checkAutoPruneTimeout();
+      if (await this.ready()) {
+        await this.checkAutoPruneTimeout();
+        return;
+      }
       await sleep(250);
     }
     throw new Error(
