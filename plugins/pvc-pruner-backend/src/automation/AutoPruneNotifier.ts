@@ -62,8 +62,13 @@ function listed<T>(items: T[], line: (item: T) => string): string[] {
 
 const claims = (n: number) => `${n} claim${n === 1 ? '' : 's'}`;
 
-const totalBytes = (items: Array<{ bytes: number }>) =>
+/** The bytes of claims together. */
+export const totalBytes = (items: Array<{ bytes: number }>) =>
   items.reduce((sum, c) => sum + c.bytes, 0);
+
+/** "StatefulSet shop/orders-db in cluster demo". */
+const placeOf = (group: PlannedGroup) =>
+  `StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}`;
 
 /**
  * Why a notice of a StatefulSet several entities claim names no claim: its
@@ -146,7 +151,7 @@ export class AutoPruneNotifier {
   ): Promise<boolean> {
     const howToKeep =
       'To keep one, use "Keep this claim" on the card, or annotate it pvc-pruner.backstage.io/keep=true.';
-    const what = `StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}`;
+    const what = placeOf(group);
     return this.send(group, {
       title: `${claims(upcoming.length)} of ${
         group.statefulSet
@@ -188,11 +193,15 @@ export class AutoPruneNotifier {
         claimsOf.length === 1 ? 'was' : 'were'
       } not pruned: the dry run failed`,
       description: [
-        `Automatic pruning did not delete anything of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}, because its dry run failed: ${reason}`,
+        `Automatic pruning did not delete anything of ${placeOf(
+          group,
+        )}, because its dry run failed: ${reason}`,
         'The next run tries again.',
       ],
       counted: [
-        `Automatic pruning did not delete anything of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster}, because its dry run failed.`,
+        `Automatic pruning did not delete anything of ${placeOf(
+          group,
+        )}, because its dry run failed.`,
         sharedNote(group, "why is in the dry run's history"),
         'The next run tries again.',
       ],
@@ -246,7 +255,9 @@ export class AutoPruneNotifier {
         group.statefulSet
       } pruned automatically: ${gib(bytesReclaimed)}${money} reclaimed`,
       description: [
-        `Automatic pruning of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster} (job ${job.id}, ${job.status}).`,
+        `Automatic pruning of ${placeOf(group)} (job ${job.id}, ${
+          job.status
+        }).`,
         ...(deleted.length > 0 ? ['Deleted:'] : []),
         ...listed(deleted, c =>
           c.snapshot
@@ -261,7 +272,9 @@ export class AutoPruneNotifier {
         ...listed(notDeleted, c => `${c.name}: ${c.why}`),
       ],
       counted: [
-        `Automatic pruning of StatefulSet ${group.namespace}/${group.statefulSet} in cluster ${group.cluster} (job ${job.id}, ${job.status}).`,
+        `Automatic pruning of ${placeOf(group)} (job ${job.id}, ${
+          job.status
+        }).`,
         ...(deleted.length > 0
           ? [`Deleted ${claims(deleted.length)}${restorable(deleted)}.`]
           : []),
@@ -293,11 +306,9 @@ export class AutoPruneNotifier {
     },
   ): Promise<boolean> {
     const { title, severity, scope } = notice;
-    const [only, ...others] = group.claimants;
-    if (only === undefined) return false;
-    const shared = others.length > 0;
-    const lines = shared ? notice.counted : notice.description;
-    const text = lines.join('\n');
+    if (group.claimants.length === 0) return false;
+    const shared = group.claimants.length > 1;
+    const text = (shared ? notice.counted : notice.description).join('\n');
     const description =
       text.length > MAX_DESCRIPTION
         ? `${text.slice(0, MAX_DESCRIPTION - 1)}…`

@@ -11,7 +11,11 @@ import {
   AutoPruneRunStore,
   firstRunAtOrAfter,
 } from './AutoPruneRunStore';
-import { AutoPruneNotifier, noticeScope } from './AutoPruneNotifier';
+import {
+  AutoPruneNotifier,
+  noticeScope,
+  totalBytes,
+} from './AutoPruneNotifier';
 import { isKeepReason } from './describeKeep';
 import type {
   AutomaticPrunes,
@@ -374,7 +378,7 @@ export class AutoPruneTask {
     if (problem !== undefined) {
       // Nothing of it is pruned: its claims must not use up the run's limits, or a StatefulSet whose dry run always fails would starve the others.
       tally.claimsTaken -= taken.length;
-      tally.bytesTaken -= taken.reduce((sum, c) => sum + c.bytes, 0);
+      tally.bytesTaken -= totalBytes(taken);
       tally.dryRunFailures += 1;
       tally.outcomes.push({
         ...this.where(group),

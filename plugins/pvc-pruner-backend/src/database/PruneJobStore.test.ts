@@ -34,6 +34,19 @@ function newJob(overrides: Partial<NewPruneJob> = {}): NewPruneJob {
   };
 }
 
+/** An automatic prune of orders' StatefulSet in run-1, claimed by `claimants`. */
+function automaticJob(claimants: string[]): NewPruneJob {
+  return newJob({
+    requestedBy: 'plugin:pvc-pruner',
+    automatic: {
+      onBehalfOf: 'component:default/orders',
+      runId: 'run-1',
+      grace: '7d',
+    },
+    claimants,
+  });
+}
+
 /** A second connection pool to the same database, as another replica has. */
 function secondPool(knex: Knex): Knex | undefined {
   const { client, connection } = knex.client.config;
@@ -124,15 +137,7 @@ describe.each(databases.eachSupportedId())(
 
     it('stores an automatic prune with the entity it acts for and its run, and says so in its first event', async () => {
       const job = await store.createJob(
-        newJob({
-          requestedBy: 'plugin:pvc-pruner',
-          automatic: {
-            onBehalfOf: 'component:default/orders',
-            runId: 'run-1',
-            grace: '7d',
-          },
-          claimants: ['component:default/orders', 'component:default/shop'],
-        }),
+        automaticJob(['component:default/orders', 'component:default/shop']),
       );
       expect(job).toMatchObject({
         requestedBy: 'plugin:pvc-pruner',
@@ -152,17 +157,7 @@ describe.each(databases.eachSupportedId())(
     it('lists a prune in the history of every entity that claimed its StatefulSet, and one stored without claimants in the one it went through', async () => {
       const both = ['component:default/orders', 'component:default/shop'];
       clock = minutes(1);
-      const automatic = await store.createJob(
-        newJob({
-          requestedBy: 'plugin:pvc-pruner',
-          automatic: {
-            onBehalfOf: 'component:default/orders',
-            runId: 'run-1',
-            grace: '7d',
-          },
-          claimants: both,
-        }),
-      );
+      const automatic = await store.createJob(automaticJob(both));
       clock = minutes(2);
       const manual = await store.createJob(newJob({ claimants: both }));
       clock = minutes(3);
@@ -746,14 +741,7 @@ describe.each(databases.eachSupportedId())(
 
       it('deletes jobs that finished more than the retention ago, with their events and claimants, and never a queued or running one', async () => {
         const old = await store.createJob(
-          newJob({
-            automatic: {
-              onBehalfOf: 'component:default/orders',
-              runId: 'run-1',
-              grace: '7d',
-            },
-            claimants: ['component:default/orders'],
-          }),
+          automaticJob(['component:default/orders']),
         );
         await finish(old.id, T0);
         const queued = await store.createJob(newJob());
