@@ -105,6 +105,27 @@ describe('StatefulSetGuard', () => {
     });
   });
 
+  it('watches a StatefulSet nothing changed since a compaction, and still sees the next change', async () => {
+    // Another write after it, then a compaction: its own resourceVersion is now older than the server keeps.
+    sim.store.create(
+      'apps/statefulsets',
+      statefulSet(`${db}-other`, { replicas: 1 }, 'shop'),
+    );
+    sim.compact();
+    guard = await StatefulSetGuard.start(gateway, 'shop', db);
+    await settle();
+    expect(guard.abortReason).toBeUndefined();
+
+    update(db, sts => {
+      sts.spec.replicas = 3;
+    });
+    await settle();
+
+    expect(guard.abortReason).toBe(
+      `StatefulSet shop/${db} changed from ordinals 0–1 to ordinals 0–2 during the job`,
+    );
+  });
+
   it('keeps the StatefulSet it read, and does not abort for changes that keep its ordinals', async () => {
     guard = await StatefulSetGuard.start(gateway, 'shop', db);
     expect(guard.current.spec?.replicas).toBe(2);
@@ -145,13 +166,13 @@ describe('StatefulSetGuard', () => {
   });
 
   it('sees a change made between its read and its watch (it watches from the version it read)', async () => {
-    const read = gateway.readStatefulSet.bind(gateway);
+    const read = gateway.readStatefulSetToWatch.bind(gateway);
     jest
-      .spyOn(gateway, 'readStatefulSet')
+      .spyOn(gateway, 'readStatefulSetToWatch')
       .mockImplementationOnce(async (ns, name) => {
-        const sts = await read(ns, name);
+        const answer = await read(ns, name);
         update(db, s => (s.spec.replicas = 3));
-        return sts;
+        return answer;
       });
 
     guard = await StatefulSetGuard.start(gateway, 'shop', db);

@@ -10,9 +10,10 @@ function describeOrdinals(sts: V1StatefulSet) {
 }
 
 /**
- * Reads a StatefulSet and watches it from the resourceVersion it read, so no
- * change between the read and the watch goes unseen. Any change to the
- * ordinals it runs, its deletion, or the end of the watch sets `abortReason`.
+ * Reads a StatefulSet and watches it from the resourceVersion of that read
+ * (a list's, which the server can watch from), so no change between the
+ * read and the watch goes unseen. Any change to the ordinals it runs, its
+ * deletion, or the end of the watch sets `abortReason`.
  */
 export class StatefulSetGuard {
   abortReason?: string;
@@ -35,16 +36,14 @@ export class StatefulSetGuard {
     namespace: string,
     name: string,
   ): Promise<StatefulSetGuard> {
-    const guard = new StatefulSetGuard(
-      await gateway.readStatefulSet(namespace, name),
-      namespace,
-      name,
-    );
+    const { statefulSet, resourceVersion } =
+      await gateway.readStatefulSetToWatch(namespace, name);
+    const guard = new StatefulSetGuard(statefulSet, namespace, name);
     const label = guard.label;
     guard.stopWatch = await gateway.watchOne<V1StatefulSet>(
       'statefulsets',
       { namespace, name },
-      guard.current.metadata?.resourceVersion,
+      resourceVersion,
       event => {
         if (event.type === 'BOOKMARK') return;
         if (event.type === 'ERROR') {

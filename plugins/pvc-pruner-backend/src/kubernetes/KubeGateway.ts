@@ -328,6 +328,36 @@ export class KubeGateway {
     );
   }
 
+  /**
+   * A StatefulSet, with a resourceVersion to watch it from: that of a list
+   * of it alone, which the server can watch from. Its own is older than the
+   * server keeps once nothing changed it since a compaction, and a watch
+   * from it fails ("too old resource version") on every try. When there is
+   * none of that name it throws a 404, as a read does.
+   */
+  async readStatefulSetToWatch(
+    namespace: string,
+    name: string,
+  ): Promise<{ statefulSet: V1StatefulSet; resourceVersion: string }> {
+    const what = `get statefulset ${namespace}/${name}`;
+    const { items, resourceVersion } = await this.listPages<V1StatefulSet>(
+      what,
+      apiPath('statefulsets', { namespace }),
+      { fieldSelector: `metadata.name=${name}` },
+    );
+    const statefulSet = items.find(
+      s => s.metadata?.name === name && s.metadata?.namespace === namespace,
+    );
+    if (!statefulSet)
+      throw new ClusterRequestError(
+        this.cluster,
+        `cluster "${this.cluster}" refused ${what}: 404 NotFound (statefulsets.apps "${name}" not found)`,
+        404,
+        'NotFound',
+      );
+    return { statefulSet, resourceVersion };
+  }
+
   /** The Namespace object, for the platform's owner annotation on it. */
   readNamespace(name: string): Promise<V1Namespace> {
     return this.get(`get namespace ${name}`, apiPath('namespaces', { name }));
