@@ -101,7 +101,7 @@ export interface AutoPruneResult {
   job: PruneJob;
   /** Eligible claims this run left for a later one (the run's limits). */
   deferred: PlannedClaim[];
-  /** Claims the dry run found kept (a keep that came after planning): not pruned. */
+  /** Claims the dry run held back (a keep that came after planning, or a reason of their own): not pruned. */
   keptAtDryRun?: PvcOutcome[];
   scope: string;
   /** `pvcPruner.pricing.currency`, when priced. */

@@ -607,7 +607,7 @@ describe('AutoPruneTask', () => {
     );
   });
 
-  describe('a dry run that a keep made after planning left incomplete', () => {
+  describe('a dry run left incomplete by claims it held back', () => {
     const lateKeep = describeKeep({
       source: 'card',
       reason: 'late hold',
@@ -690,7 +690,30 @@ describe('AutoPruneTask', () => {
       expect(sent).toEqual([]);
     });
 
-    it('is still a failed dry run when a claim was held back for another reason', async () => {
+    it('prunes the rest when the dry run held back a claim for a reason of its own (no VolumeSnapshotClass), and tells the owners why it was kept', async () => {
+      const noClass =
+        'it has no VolumeSnapshotClass, and pvcPruner.snapshots.required is true';
+      const jobs = new FakeJobs(
+        dryRunEnding([{ ...two, reason: noClass }], [one]),
+      );
+      const { task, sent } = setUp({ jobs, plan: plan() });
+
+      const result = await task.run();
+
+      expect(jobs.realPrunes.map(r => r.pvcs)).toEqual([[one]]);
+      expect(result).toMatchObject({ dryRunFailures: 0, deleted: 1, kept: 1 });
+      expect(result.outcomes).toEqual([
+        expect.objectContaining({
+          outcome: 'pruned',
+          kept: [`data-orders-2: ${noClass}`],
+        }),
+      ]);
+      expect(sent[0].payload.description).toContain(
+        `data-orders-2: ${noClass}`,
+      );
+    });
+
+    it('is still a failed dry run when it confirmed no claim and held one back for another reason than a keep', async () => {
       const jobs = new FakeJobs(
         dryRunEnding(
           [

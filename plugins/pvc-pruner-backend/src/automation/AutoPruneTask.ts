@@ -54,15 +54,19 @@ const place = (g: PlannedGroup) =>
   `${g.cluster}/${g.namespace}/${g.statefulSet}`;
 
 /**
- * The dry run's claims a keep held back (kept after planning), when that
- * is all that kept it from succeeding: it ended `incomplete` with nothing
- * failed or terminating and every claim it skipped held by a keep.
+ * The claims the dry run held back, when that is all that kept it from
+ * succeeding: it ended `incomplete` with nothing failed or terminating,
+ * and it confirmed the others, or held back only claims kept after
+ * planning. They are reported as kept, with why, and the rest pruned: one
+ * claim that cannot be (no VolumeSnapshotClass, say) must not hold back its
+ * siblings run after run.
  */
 function keptAtDryRun(job: PruneJob): PvcOutcome[] {
-  const { skipped, failed, terminating } = job.summary;
+  const { skipped, failed, terminating, deleted } = job.summary;
   if (job.status !== 'incomplete' || failed.length + terminating.length > 0)
     return [];
-  return skipped.length > 0 && skipped.every(c => isKeepReason(c.reason))
+  return skipped.length > 0 &&
+    (deleted.length > 0 || skipped.every(c => isKeepReason(c.reason)))
     ? skipped
     : [];
 }
