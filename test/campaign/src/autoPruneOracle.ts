@@ -14,11 +14,26 @@
  *   no keep annotation (any value but `false`), and no keep through the
  *   card that the campaign saw acknowledged (201) before the delete was
  *   sent was live (not un-kept, not past its end).
+ *
+ * And one of liveness, so that automation is shown to act, not only to
+ * hold back: `opted-in-orphan-never-pruned`, an orphan that nothing the
+ * scenario drew kept from automation (its `awaited`) was deleted before the
+ * window closed, which waits for it; judged only when every claimant of its
+ * StatefulSet, in the catalog as served, had opted in by then.
  */
 import type { ClaimDeletion, KubeObject, RecordedRequest } from 'kube-sim';
-import type { CardKeepRecord, KeepAnnotationRecord } from './autoPrunePhase';
-import { keptByAnnotation, optedInGraceMs } from './autoPruneScenario';
+import {
+  AWAITED_WAIT_MS,
+  CardKeepRecord,
+  KeepAnnotationRecord,
+} from './autoPrunePhase';
+import {
+  keptByAnnotation,
+  namesClaim,
+  optedInGraceMs,
+} from './autoPruneScenario';
 import { CLUSTER } from './backendClient';
+import { labelsOf } from './cluster';
 import { CatalogEntity, claims } from './ownership';
 import { ordinalNaming } from './reattach';
 import type { ScenarioRun } from './runScenario';
@@ -45,6 +60,8 @@ export interface AutoPruneFigures {
   notOptedInExposed: number;
   /** Kept orphans (annotation or acknowledged card keep) of StatefulSets every claimant opted in, still there when the window closed. */
   keptExposed: number;
+  /** Orphans nothing kept from automation, judged for `opted-in-orphan-never-pruned`. */
+  awaited: number;
 }
 
 export function emptyAutoPruneFigures(): AutoPruneFigures {
@@ -54,13 +71,15 @@ export function emptyAutoPruneFigures(): AutoPruneFigures {
     statefulSetGoneAfterLastRead: 0,
     notOptedInExposed: 0,
     keptExposed: 0,
+    awaited: 0,
   };
 }
 
 type Flag = (
   invariant:
     | 'automatic-delete-of-entity-not-opted-in'
-    | 'automatic-delete-of-kept-claim',
+    | 'automatic-delete-of-kept-claim'
+    | 'opted-in-orphan-never-pruned',
   detail: string,
 ) => void;
 
@@ -293,10 +312,7 @@ export function exposures(
   );
   for (const plan of run.scenario.statefulSets) {
     if (!auto.statefulSets.includes(plan.name)) continue;
-    const labels = {
-      'backstage.io/kubernetes-id': auto.kubernetesId,
-      app: plan.name,
-    };
+    const labels = labelsOf(plan.team, plan.name, plan.kubernetesId);
     const optedOut =
       notOptedIn(
         run.catalog,
@@ -322,5 +338,45 @@ export function exposures(
           figures.keptExposed++;
       }
     }
+  }
+}
+
+/**
+ * Flags each orphan the scenario awaited (nothing it drew kept it from
+ * automation) that no replica deleted (`deleted`: the names of the claims
+ * their deletes met) by the time the window closed, when every claimant of
+ * its StatefulSet in the catalog as served had opted in by then.
+ */
+export function judgeAwaited(
+  run: ScenarioRun,
+  deleted: ReadonlySet<string>,
+  minimumGraceMs: number,
+  flag: Flag,
+  figures: AutoPruneFigures,
+) {
+  const auto = run.scenario.autoPrune;
+  const closedAt = run.autoPruneRecords.windowClosedAt;
+  if (!auto || closedAt === undefined) return;
+  for (const name of auto.awaited) {
+    const plan = run.scenario.statefulSets.find(
+      s => auto.statefulSets.includes(s.name) && namesClaim(s, name),
+    );
+    if (!plan) continue;
+    const statefulSet = {
+      namespace: run.scenario.namespace,
+      labels: labelsOf(plan.team, plan.name, plan.kubernetesId),
+    };
+    if (notOptedIn(run.catalog, statefulSet, closedAt, minimumGraceMs).length)
+      continue;
+    figures.awaited++;
+    if (!deleted.has(name))
+      flag(
+        'opted-in-orphan-never-pruned',
+        `${name}, an orphan of ${
+          plan.name
+        } whose every claimant had opted in, was never deleted, though nothing the scenario drew kept it from automation: the window (${
+          auto.windowMs / 1000
+        } s) waited up to ${AWAITED_WAIT_MS / 1000} s more for it`,
+      );
   }
 }

@@ -8,6 +8,7 @@
  */
 import { historyNow, KubeSim } from 'kube-sim';
 import { BackendClient } from './backendClient';
+import { AUTO_PRUNE_SETTINGS, namesClaim } from './autoPruneScenario';
 import { chaos } from './cluster';
 import type { KeepPlan, Scenario } from './scenario';
 
@@ -50,8 +51,7 @@ export function emptyAutoPruneRecords(): AutoPruneRecords {
 function statefulSetOf(scenario: Scenario, claim: string) {
   return scenario.statefulSets.find(
     s =>
-      scenario.autoPrune?.statefulSets.includes(s.name) &&
-      s.templates.some(t => claim.startsWith(`${t}-${s.name}-`)),
+      scenario.autoPrune?.statefulSets.includes(s.name) && namesClaim(s, claim),
   )?.name;
 }
 
@@ -115,4 +115,32 @@ export async function applyKeep(
   count(
     `auto-prune: card ${record.kind} answered ${record.status ?? 'nothing'}`,
   );
+}
+
+/**
+ * How long past the window the scenario waits for the orphans the runs
+ * must prune: a replica killed during a run holds the task's lock until
+ * its timeout, and each run after it prunes a few claims only.
+ */
+export const AWAITED_WAIT_MS =
+  (2 * AUTO_PRUNE_SETTINGS.timeoutSeconds + 5) * 1000;
+
+/**
+ * Resolves once each of the claims is deleted (gone, or terminating), or
+ * after `timeoutMs`: the simulator's store answers, not the plugin.
+ */
+export async function untilDeleted(
+  sim: KubeSim,
+  namespace: string,
+  claims: readonly string[],
+  timeoutMs: number,
+) {
+  const deadline = Date.now() + timeoutMs;
+  const left = () =>
+    claims.filter(name => {
+      const claim = sim.store.get('persistentvolumeclaims', namespace, name);
+      return claim && !claim.metadata.deletionTimestamp;
+    });
+  while (left().length > 0 && Date.now() < deadline)
+    await new Promise(r => setTimeout(r, 200));
 }

@@ -1,4 +1,4 @@
-import { optedInGraceMs } from './autoPruneScenario';
+import { namesClaim, optedInGraceMs } from './autoPruneScenario';
 import { scenarioSeed } from './random';
 import { generateScenario } from './scenario';
 
@@ -59,5 +59,42 @@ describe('the draw of automatic pruning', () => {
     );
     expect(faults).toContain('kill-9');
     expect(faults).toContain('sigstop');
+  });
+
+  it("awaits, in a fair share of the opted-in scenarios (several of the CI run's 24), orphans that no keep, chaos, snapshot fault or claimant holds back", () => {
+    const awaiting = automated.filter(s => s.autoPrune!.awaited.length > 0);
+    expect(awaiting.length).toBeGreaterThan(automated.length / 4);
+    expect(
+      scenarios.slice(0, 24).filter(s => s.autoPrune?.awaited.length),
+    ).not.toHaveLength(0);
+    for (const s of awaiting) {
+      const auto = s.autoPrune!;
+      for (const claim of auto.awaited) {
+        const plan = s.statefulSets.find(p => namesClaim(p, claim))!;
+        expect(auto.statefulSets).toContain(plan.name);
+        expect(Number(claim.split('-').pop())).toBeGreaterThanOrEqual(
+          plan.start + plan.replicas,
+        );
+        expect(auto.keeps.some(k => k.claim === claim)).toBe(false);
+        expect(s.snapshotBehaviours.some(b => b.claim === claim)).toBe(false);
+        expect(s.claims.find(c => c.name === claim)!.snapshotClass).not.toBe(
+          'none',
+        );
+        for (const c of s.chaos) {
+          expect('claim' in c && c.claim).not.toBe(claim);
+          expect('statefulSet' in c && c.statefulSet).not.toBe(plan.name);
+        }
+        // A second claimant of its StatefulSet opted in too.
+        const second = auto.secondClaimant;
+        expect(
+          second?.statefulSet !== plan.name || second.annotation !== undefined,
+        ).toBe(true);
+      }
+      expect(
+        optedInGraceMs({
+          'pvc-pruner.backstage.io/auto-prune': auto.annotation,
+        }),
+      ).toBeDefined();
+    }
   });
 });

@@ -9,6 +9,9 @@ import {
   KEEP_CLAIM_ANNOTATION,
   parseDuration,
 } from 'backstage-plugin-pvc-pruner-common';
+import { CLUSTER } from './backendClient';
+import { labelsOf } from './cluster';
+import { claims } from './ownership';
 import type { Random } from './random';
 import type {
   AutoProcessFault,
@@ -177,10 +180,16 @@ export function drawAutoPrune(
     });
   }
 
+  // In half the scenarios the draws below leave one StatefulSet alone, so
+  // that the runs meet orphans they must prune while chaos goes on beside them.
+  const quiet = random.chance(0.5) ? plans[0] : undefined;
+  const disturbed = plans.filter(p => p !== quiet);
+  const disturbable = orphans.filter(o => !quiet || !namesClaim(quiet, o));
+
   const keeps: KeepPlan[] = [];
-  const keepCount = orphans.length ? random.int(0, 3) : 0;
+  const keepCount = disturbable.length ? random.int(0, 3) : 0;
   for (let i = 0; i < keepCount; i++) {
-    const claim = random.pick(orphans);
+    const claim = random.pick(disturbable);
     const atMs = random.int(0, graceMs + 2000);
     const replica = random.int(0, options.replicas - 1);
     if (random.chance(0.5)) {
@@ -216,8 +225,8 @@ export function drawAutoPrune(
   keeps.sort((a, b) => a.atMs - b.atMs);
 
   const chaos: ChaosEvent[] = [];
-  const sts = () => random.pick(plans);
-  if (random.chance(0.3)) {
+  const sts = () => random.pick(disturbed);
+  if (disturbed.length && random.chance(0.3)) {
     // An orphan comes back into use during the grace: scaled over it.
     const s = sts();
     chaos.push({
@@ -227,33 +236,33 @@ export function drawAutoPrune(
       replicas: s.claimOrdinals.length,
     });
   }
-  if (orphans.length && random.chance(0.2))
+  if (disturbable.length && random.chance(0.2))
     chaos.push({
       atMs: random.int(0, graceMs + 2000),
       kind: 'mount-orphan',
-      claim: random.pick(orphans),
+      claim: random.pick(disturbable),
     });
-  if (random.chance(0.12))
+  if (disturbed.length && random.chance(0.12))
     chaos.push({
       atMs: random.int(0, graceMs + 2000),
       kind: 'scale',
       statefulSet: sts().name,
       replicas: 0,
     });
-  if (random.chance(0.12))
+  if (disturbed.length && random.chance(0.12))
     chaos.push({
       atMs: random.int(0, graceMs + 2000),
       kind: 'recreate-statefulset',
       statefulSet: sts().name,
       ...(random.chance(0.5) ? { absentMs: random.int(100, 1500) } : {}),
     });
-  if (orphans.length && random.chance(0.12))
+  if (disturbable.length && random.chance(0.12))
     chaos.push({
       atMs: random.int(0, graceMs + 2000),
       kind: 'recreate-orphan',
-      claim: random.pick(orphans),
+      claim: random.pick(disturbable),
     });
-  if (random.chance(0.12)) {
+  if (disturbed.length && random.chance(0.12)) {
     const s = sts();
     chaos.push({
       atMs: random.int(0, graceMs + 2000),
@@ -300,5 +309,72 @@ export function drawAutoPrune(
     keeps,
     processFaults,
     windowMs: graceMs + random.int(6000, 9000),
+    awaited: [],
   };
+  scenario.autoPrune.awaited = undisturbedOrphans(scenario);
+}
+
+/** Whether the StatefulSet's templates and name make the claim's name. */
+export function namesClaim(plan: StatefulSetPlan, claim: string) {
+  return plan.templates.some(t => claim.startsWith(`${t}-${plan.name}-`));
+}
+
+/**
+ * The orphans of the opted-in StatefulSets that nothing the scenario draws
+ * keeps from automation: every entity of the scenario that claims their
+ * StatefulSet opted in validly; no chaos on that StatefulSet (scaled,
+ * re-created, autoscaled, relabelled) or on them (mounted, re-created,
+ * their snapshot deleted); no keep of theirs, kept or undone; a
+ * VolumeSnapshotClass (the replicas require snapshots), and no slow or
+ * failing snapshot. Process faults, API faults and a longer grace of a
+ * second claimant only delay them.
+ */
+export function undisturbedOrphans(scenario: Scenario): string[] {
+  const auto = scenario.autoPrune;
+  if (!auto) return [];
+  const touched = new Set<string>([
+    ...auto.keeps.map(k => k.claim),
+    ...scenario.snapshotBehaviours.map(b => b.claim),
+  ]);
+  for (const c of scenario.chaos) {
+    if ('statefulSet' in c) touched.add(c.statefulSet);
+    if ('claim' in c) touched.add(c.claim);
+    if (c.kind === 'create-autoscaler') touched.add(c.autoscaler.target.name);
+  }
+  const automated = (plan: StatefulSetPlan) => {
+    const statefulSet = {
+      namespace: scenario.namespace,
+      labels: labelsOf(plan.team, plan.name, plan.kubernetesId),
+    };
+    const claimants = scenario.entities
+      .map(e => ({
+        ref: `component:default/${e.name}`,
+        annotations: e.annotations,
+        visibleAt: 0,
+      }))
+      .filter(e => claims(e, statefulSet, CLUSTER));
+    return (
+      claimants.length > 0 &&
+      claimants.every(e => optedInGraceMs(e.annotations) !== undefined)
+    );
+  };
+  return scenario.statefulSets
+    .filter(
+      s =>
+        auto.statefulSets.includes(s.name) &&
+        !touched.has(s.name) &&
+        automated(s),
+    )
+    .flatMap(s =>
+      s.claimOrdinals
+        .filter(o => o >= s.start + s.replicas)
+        .flatMap(o => s.templates.map(t => `${t}-${s.name}-${o}`)),
+    )
+    .filter(
+      name =>
+        !touched.has(name) &&
+        scenario.claims.some(
+          c => c.name === name && c.snapshotClass !== 'none',
+        ),
+    );
 }

@@ -116,7 +116,7 @@ export function createStorageClasses(sim: KubeSim) {
 }
 
 /** The labels of a StatefulSet of this team: its kubernetes-id (none for nobody's) and app. */
-function labelsOf(
+export function labelsOf(
   team: Team,
   name: string,
   kubernetesId?: string,

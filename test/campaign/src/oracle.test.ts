@@ -1598,6 +1598,46 @@ describe('the oracle on automatic pruning (automatic-delete-of-entity-not-opted-
     ).toEqual([]);
   });
 
+  const auto = entity('test-auto', 'group:default/checkout', {
+    'backstage.io/kubernetes-id': 'test-auto',
+    [AUTO_PRUNE]: '5s',
+  });
+  const catchAll = entity('everything', 'group:default/search', {
+    'backstage.io/kubernetes-label-selector': '!nonexistent',
+  });
+  /** test-auto's StatefulSet store, with the orphans data-store-1 and -2; the window closed at T + 1000. */
+  function storeRun(catalog: CatalogEntity[], awaited: string[] = []) {
+    const run = automaticRun({ catalog });
+    run.scenario = {
+      ...run.scenario,
+      statefulSets: [
+        {
+          name: 'store',
+          team: 'auto',
+          kubernetesId: 'test-auto',
+          templates: ['data'],
+          start: 0,
+          replicas: 1,
+          claimOrdinals: [0, 1, 2],
+          podManagementPolicy: 'Parallel',
+          retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
+        },
+      ],
+      autoPrune: {
+        entity: 'test-auto',
+        kubernetesId: 'test-auto',
+        annotation: '5s',
+        statefulSets: ['store'],
+        keeps: [],
+        processFaults: [],
+        windowMs: 9000,
+        awaited,
+      },
+    };
+    run.autoPruneRecords.windowClosedAt = T + 1000;
+    return run;
+  }
+
   it('counts the orphans of opted-in StatefulSets still there when the window closed: kept ones, and ones a claimant not opted in held back', () => {
     const claimObject = (
       name: string,
@@ -1616,33 +1656,7 @@ describe('the oracle on automatic pruning (automatic-delete-of-entity-not-opted-
         },
       } as KubeObject);
     const exposed = (catalog: CatalogEntity[]) => {
-      const run = automaticRun({ catalog });
-      run.scenario = {
-        ...run.scenario,
-        statefulSets: [
-          {
-            name: 'store',
-            team: 'auto',
-            kubernetesId: 'test-auto',
-            templates: ['data'],
-            start: 0,
-            replicas: 1,
-            claimOrdinals: [0, 1, 2],
-            podManagementPolicy: 'Parallel',
-            retention: { whenScaled: 'Retain', whenDeleted: 'Retain' },
-          },
-        ],
-        autoPrune: {
-          entity: 'test-auto',
-          kubernetesId: 'test-auto',
-          annotation: '5s',
-          statefulSets: ['store'],
-          keeps: [],
-          processFaults: [],
-          windowMs: 9000,
-        },
-      };
-      run.autoPruneRecords.windowClosedAt = T + 1000;
+      const run = storeRun(catalog);
       run.finalClaims = [
         claimObject('data-store-0'),
         claimObject('data-store-1', { [KEEP]: 'true' }),
@@ -1650,20 +1664,52 @@ describe('the oracle on automatic pruning (automatic-delete-of-entity-not-opted-
       ];
       return judge(run).autoPrune;
     };
-    const auto = entity('test-auto', 'group:default/checkout', {
-      'backstage.io/kubernetes-id': 'test-auto',
-      [AUTO_PRUNE]: '5s',
-    });
     expect(exposed([OPTED, auto])).toMatchObject({
       keptExposed: 1,
       notOptedInExposed: 0,
     });
-    const catchAll = entity('everything', 'group:default/search', {
-      'backstage.io/kubernetes-label-selector': '!nonexistent',
-    });
     expect(exposed([OPTED, auto, catchAll])).toMatchObject({
       keptExposed: 0,
       notOptedInExposed: 2,
+    });
+  });
+
+  describe('an orphan nothing kept from automation (opted-in-orphan-never-pruned)', () => {
+    it('flags it when no replica deleted it before the window closed', () => {
+      const judgement = judge(storeRun([OPTED, auto], ['data-store-2']));
+      expect(judgement.violations).toEqual([
+        {
+          invariant: 'opted-in-orphan-never-pruned',
+          detail: expect.stringContaining(
+            'data-store-2, an orphan of store whose every claimant had opted in, was never deleted',
+          ),
+        },
+      ]);
+      expect(judgement.autoPrune.awaited).toBe(1);
+    });
+
+    it('passes it once a replica deleted it, and counts it', () => {
+      const run = storeRun([OPTED, auto], ['data-store-2']);
+      run.deletions[0].request.name = 'data-store-2';
+      const judgement = judge(run);
+      expect(judgement.violations.map(v => v.invariant)).not.toContain(
+        'opted-in-orphan-never-pruned',
+      );
+      expect(judgement.autoPrune.awaited).toBe(1);
+    });
+
+    it('does not judge it when a claimant, in the catalog as served, had not opted in, nor when the replicas ran no automatic pruning', () => {
+      const heldBack = judge(
+        storeRun([OPTED, auto, catchAll], ['data-store-2']),
+      );
+      expect(heldBack.violations.map(v => v.invariant)).not.toContain(
+        'opted-in-orphan-never-pruned',
+      );
+      expect(heldBack.autoPrune.awaited).toBe(0);
+      const run = storeRun([OPTED, auto], ['data-store-2']);
+      run.autoPrune = undefined;
+      run.deletions = [];
+      expect(judge(run).violations).toEqual([]);
     });
   });
 });

@@ -16,6 +16,7 @@ import {
   emptyAutoPruneFigures,
   exposures,
   judgeAutomaticDeletion,
+  judgeAwaited,
   mayName,
 } from './autoPruneOracle';
 import { CLUSTER } from './backendClient';
@@ -47,6 +48,7 @@ export const INVARIANTS = [
   'reclaim-without-audit-event',
   'automatic-delete-of-entity-not-opted-in',
   'automatic-delete-of-kept-claim',
+  'opted-in-orphan-never-pruned',
   'harness',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
@@ -473,10 +475,12 @@ export function judge(
     );
   };
 
+  const deletedNames = new Set<string>();
   for (const d of run.deletions) {
     const replica = run.replicaOfUser.get(d.request.user ?? '');
     if (replica === undefined || !ok(d.request) || d.request.dryRun || !d.claim)
       continue;
+    deletedNames.add(d.request.name!);
     if (d.claim.terminating) continue; // already deleted by someone: this one changed nothing
     deletions++;
     const name = d.request.name!;
@@ -865,6 +869,15 @@ export function judge(
         ).toFixed(0)} ms after its Lease had expired${whenSent}`,
       );
   }
+
+  if (run.autoPrune)
+    judgeAwaited(
+      run,
+      deletedNames,
+      run.autoPrune.minimumGraceMs,
+      flag,
+      autoPrune,
+    );
 
   // 5. A Lease changes hands only once it has expired (or was released).
   for (const w of run.leaseWrites) {

@@ -29,6 +29,7 @@ describe("the report on issue 19's and 20's invariants", () => {
       'reclaim-without-audit-event',
       'automatic-delete-of-entity-not-opted-in',
       'automatic-delete-of-kept-claim',
+      'opted-in-orphan-never-pruned',
     ]);
     expect(formatReport(idle, { replicas: 2, wallMs: 1 })).toContain(
       'NEVER EXERCISED in 24 scenarios: volume-reclaimed-while-bound',
@@ -42,17 +43,19 @@ describe("the report on issue 19's and 20's invariants", () => {
       if (r.index === 9) r.judgement.autoPrune.deletions = 3;
       if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
       if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
+      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
     });
     expect(unexercised(exercised)).toEqual([]);
     expect(unexercised(results(23))).toEqual([]);
   });
 
-  it('needs automatic deletions and, apart, the situation each automatic invariant guards: a claimant not opted in, a kept claim', () => {
+  it('needs automatic deletions and, apart, the situation each automatic invariant guards: a claimant not opted in, a kept claim, an orphan nothing kept', () => {
     const noDeletions = results(24, r => {
       if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
       if (r.index === 7) r.judgement.reclaims.reclaims = 2;
       if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
       if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
+      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
     });
     expect(unexercised(noDeletions)).toEqual([
       'automatic-delete-of-entity-not-opted-in',
@@ -63,10 +66,19 @@ describe("the report on issue 19's and 20's invariants", () => {
       if (r.index === 7) r.judgement.reclaims.reclaims = 2;
       if (r.index === 9) r.judgement.autoPrune.deletions = 3;
       if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
+      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
     });
     expect(unexercised(neverKept)).toEqual(['automatic-delete-of-kept-claim']);
     expect(formatReport(neverKept, { replicas: 2, wallMs: 1 })).toContain(
       'NEVER EXERCISED in 24 scenarios: automatic-delete-of-kept-claim',
     );
+    const neverAwaited = results(24, r => {
+      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
+      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
+      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
+      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
+      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
+    });
+    expect(unexercised(neverAwaited)).toEqual(['opted-in-orphan-never-pruned']);
   });
 });

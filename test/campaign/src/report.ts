@@ -48,6 +48,11 @@ export const EXERCISED_BY: Array<{
     what: 'kept orphans (annotation or card) of StatefulSets every claimant opted in, still there when the runs had gone on past the grace',
     count: j => j.autoPrune.keptExposed,
   },
+  {
+    invariants: ['opted-in-orphan-never-pruned'],
+    what: 'orphans of StatefulSets every claimant opted in that nothing the scenario drew kept from automation, awaited until the runs deleted them',
+    count: j => j.autoPrune.awaited,
+  },
 ];
 export const MIN_SCENARIOS_FOR_EXERCISE = 24;
 

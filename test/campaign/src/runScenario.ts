@@ -28,7 +28,9 @@ import {
 import {
   applyKeep,
   AutoPruneRecords,
+  AWAITED_WAIT_MS,
   emptyAutoPruneRecords,
+  untilDeleted,
 } from './autoPrunePhase';
 import { AUTO_PRUNE_SETTINGS, optedInGraceMs } from './autoPruneScenario';
 import { CampaignCatalog, catalogEntityOf } from './campaignCatalog';
@@ -586,9 +588,17 @@ export async function runScenario(
     at(keep.atMs, `keep ${keep.kind}`, () =>
       applyKeep(sim, clients, scenario, keep, autoPruneRecords, count),
     );
+  // It waits for the awaited orphans beside the jobs' polls, which have their own bound.
+  let windowClosed = Promise.resolve();
   if (auto)
     at(auto.windowMs, 'automatic runs', () => {
-      autoPruneRecords.windowClosedAt = historyNow();
+      windowClosed = (
+        ctx.autoPrune
+          ? untilDeleted(sim, ns, auto.awaited, AWAITED_WAIT_MS)
+          : Promise.resolve()
+      ).then(() => {
+        autoPruneRecords.windowClosedAt = historyNow();
+      });
     });
 
   // Every answered or unanswered request is known once its task ends; restart and freeze run on.
@@ -649,6 +659,7 @@ export async function runScenario(
     }
   }
   await Promise.all(jobs.map(job => pollJob(ctx, job)));
+  await windowClosed;
   for (const job of jobs)
     job.replicaKilled = kills.some(
       k =>

@@ -282,6 +282,12 @@ export interface AutoPrunePlan {
   processFaults: AutoProcessFault[];
   /** How long after the prunes start the scenario lets the automatic runs go on. */
   windowMs: number;
+  /**
+   * Orphans that nothing the scenario draws keeps from automation
+   * (src/autoPruneScenario.ts): the automatic runs must delete them, chaos
+   * and process faults meanwhile. The window stays open until they have.
+   */
+  awaited: string[];
 }
 
 const BASES = ['db', 'web', 'cache', 'queue'];
