@@ -23,10 +23,10 @@ export interface AutoPruneOutcome {
   cluster: string;
   namespace: string;
   statefulSet: string;
-  /** `kept`: every claim its dry run confirmed was kept meanwhile. */
+  /** `kept`: its dry run held back every claim (each kept meanwhile). */
   outcome: 'pruned' | 'kept' | 'dry-run-failed' | 'error';
   deleted?: string[];
-  /** Claims a keep held back at the dry run ("name: why"). */
+  /** Claims the dry run held back ("name: why"): a keep made meanwhile, or a reason of their own. */
   kept?: string[];
   reason?: string;
 }

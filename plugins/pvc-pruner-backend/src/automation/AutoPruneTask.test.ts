@@ -471,6 +471,44 @@ describe('AutoPruneTask', () => {
     expect(result).toMatchObject({ status: 'finished', deleted: 1 });
   });
 
+  it('gives back the limits of the claims a dry run held back, so a claim that can never be pruned does not starve the others', async () => {
+    const jobs = new FakeJobs(request =>
+      request.dryRun && request.statefulSet === 'mixed'
+        ? {
+            status: 'incomplete',
+            summary: {
+              deleted: [{ name: 'data-mixed-1', uid: 'mixed-1' }],
+              skipped: [
+                {
+                  name: 'data-mixed-0',
+                  uid: 'mixed-0',
+                  reason: 'it has no VolumeSnapshotClass',
+                },
+              ],
+              terminating: [],
+              failed: [],
+              bytesReclaimed: 0,
+            },
+          }
+        : {},
+    );
+    const { task } = setUp({
+      jobs,
+      config: { maxClaimsPerRun: 2 },
+      plan: planOf(
+        group('mixed', {
+          eligible: [claim('mixed', 0, -9), claim('mixed', 1, -9)],
+        }),
+        group('fine', { eligible: [claim('fine', 0, -2)] }),
+      ),
+    });
+
+    const result = await task.run();
+
+    expect(jobs.realPrunes.map(r => r.statefulSet)).toEqual(['mixed', 'fine']);
+    expect(result).toMatchObject({ status: 'finished', kept: 1 });
+  });
+
   it("goes on with the other StatefulSets when one's prune throws", async () => {
     const jobs = new FakeJobs();
     const start = jobs.prunes.start;

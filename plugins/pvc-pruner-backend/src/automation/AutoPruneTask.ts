@@ -399,6 +399,10 @@ export class AutoPruneTask {
       return;
     }
     tally.kept += kept.length;
+    // Held back, they are not pruned: like a failed dry run's, their share of the limits goes back.
+    const held = new Set(kept.map(c => c.uid));
+    tally.claimsTaken -= held.size;
+    tally.bytesTaken -= totalBytes(taken.filter(c => held.has(c.uid)));
     const keptOutcome =
       kept.length > 0
         ? { kept: kept.map(c => `${c.name}: ${c.reason ?? 'kept'}`) }

@@ -239,7 +239,18 @@ describe('StatefulSetGuard', () => {
     await expect(
       StatefulSetGuard.start(gateway, 'shop', 'nope'),
     ).rejects.toThrow(
-      'cluster "demo" refused get statefulset shop/nope: 404 NotFound (statefulsets.apps "nope" not found)',
+      'cluster "demo" refused list statefulset shop/nope: 404 NotFound (statefulsets.apps "nope" not found)',
+    );
+  });
+
+  it('fails to start when the list of it carries no resourceVersion to watch from (a watch from now could miss a change)', async () => {
+    const answer = { items: [statefulSet(db, { replicas: 2 }, 'shop')] };
+    const noVersion = Object.assign(Object.create(gateway), {
+      listPages: async () => ({ ...answer, resourceVersion: '' }),
+    }) as KubeGateway;
+
+    await expect(StatefulSetGuard.start(noVersion, 'shop', db)).rejects.toThrow(
+      /answered a list without a resourceVersion to watch from/,
     );
   });
 });

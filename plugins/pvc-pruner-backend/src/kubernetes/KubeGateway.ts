@@ -339,12 +339,18 @@ export class KubeGateway {
     namespace: string,
     name: string,
   ): Promise<{ statefulSet: V1StatefulSet; resourceVersion: string }> {
-    const what = `get statefulset ${namespace}/${name}`;
+    const what = `list statefulset ${namespace}/${name}`;
     const { items, resourceVersion } = await this.listPages<V1StatefulSet>(
       what,
       apiPath('statefulsets', { namespace }),
       { fieldSelector: `metadata.name=${name}` },
     );
+    // Without one, the watch would start from now, and a change made since the read would go unseen.
+    if (!resourceVersion)
+      throw this.limitExceeded(
+        what,
+        'answered a list without a resourceVersion to watch from',
+      );
     const statefulSet = items.find(
       s => s.metadata?.name === name && s.metadata?.namespace === namespace,
     );
