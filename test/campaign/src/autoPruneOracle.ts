@@ -37,6 +37,7 @@ import { labelsOf } from './cluster';
 import { CatalogEntity, claims } from './ownership';
 import { ordinalNaming } from './reattach';
 import type { ScenarioRun } from './runScenario';
+import type { StatefulSetPlan } from './scenario';
 
 /**
  * A keep's end date is written and judged by the database's clock, the
@@ -292,6 +293,20 @@ export function judgeAutomaticDeletion(
     );
 }
 
+/** Whether a claimant of the planned StatefulSet, in the catalog as served at `at`, kept it from automation. */
+function heldBack(
+  run: ScenarioRun,
+  plan: StatefulSetPlan,
+  at: number,
+  minimumGraceMs: number,
+): boolean {
+  const statefulSet = {
+    namespace: run.scenario.namespace,
+    labels: labelsOf(plan.team, plan.name, plan.kubernetesId),
+  };
+  return notOptedIn(run.catalog, statefulSet, at, minimumGraceMs).length > 0;
+}
+
 /**
  * The situations the automatic invariants guard, as they stood when the
  * runs' window closed: orphans of the scenario's opted-in StatefulSets
@@ -306,20 +321,12 @@ export function exposures(
   const auto = run.scenario.autoPrune;
   const closedAt = run.autoPruneRecords.windowClosedAt;
   if (!auto || closedAt === undefined) return;
-  const ns = run.scenario.namespace;
   const present = new Map<string, KubeObject>(
     run.finalClaims.map(c => [c.metadata.name, c]),
   );
   for (const plan of run.scenario.statefulSets) {
     if (!auto.statefulSets.includes(plan.name)) continue;
-    const labels = labelsOf(plan.team, plan.name, plan.kubernetesId);
-    const optedOut =
-      notOptedIn(
-        run.catalog,
-        { namespace: ns, labels },
-        closedAt,
-        minimumGraceMs,
-      ).length > 0;
+    const optedOut = heldBack(run, plan, closedAt, minimumGraceMs);
     for (const ordinal of plan.claimOrdinals) {
       if (ordinal < plan.start + plan.replicas) continue;
       for (const template of plan.templates) {
@@ -361,13 +368,7 @@ export function judgeAwaited(
     const plan = run.scenario.statefulSets.find(
       s => auto.statefulSets.includes(s.name) && namesClaim(s, name),
     );
-    if (!plan) continue;
-    const statefulSet = {
-      namespace: run.scenario.namespace,
-      labels: labelsOf(plan.team, plan.name, plan.kubernetesId),
-    };
-    if (notOptedIn(run.catalog, statefulSet, closedAt, minimumGraceMs).length)
-      continue;
+    if (!plan || heldBack(run, plan, closedAt, minimumGraceMs)) continue;
     figures.awaited++;
     if (!deleted.has(name))
       flag(

@@ -20,6 +20,26 @@ function results(
   });
 }
 
+/** What each of issue 19's and 20's figures is, set in one scenario of its own. */
+const FIGURES = {
+  newStatefulSet: (r: ScenarioResult) => (r.judgement.newStatefulSetJudged = 1),
+  reclaims: (r: ScenarioResult) => (r.judgement.reclaims.reclaims = 2),
+  automaticDeletions: (r: ScenarioResult) =>
+    (r.judgement.autoPrune.deletions = 3),
+  notOptedIn: (r: ScenarioResult) =>
+    (r.judgement.autoPrune.notOptedInExposed = 1),
+  kept: (r: ScenarioResult) => (r.judgement.autoPrune.keptExposed = 2),
+  awaited: (r: ScenarioResult) => (r.judgement.autoPrune.awaited = 2),
+};
+
+/** 24 scenarios, each figure exercised by one of them but those named. */
+function exercisingAllBut(...left: Array<keyof typeof FIGURES>) {
+  const set = Object.entries(FIGURES)
+    .filter(([name]) => !left.includes(name as keyof typeof FIGURES))
+    .map(([, exercise]) => exercise);
+  return results(24, r => set[r.index]?.(r));
+}
+
 describe("the report on issue 19's and 20's invariants", () => {
   it('names every invariant of issue 19 and 20 a run of 24 scenarios never exercised, and says the run fails', () => {
     const idle = results(24);
@@ -37,48 +57,22 @@ describe("the report on issue 19's and 20's invariants", () => {
   });
 
   it('is satisfied by one scenario that exercised each, and does not judge a shorter run', () => {
-    const exercised = results(24, r => {
-      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
-      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
-      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
-      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
-      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
-      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
-    });
-    expect(unexercised(exercised)).toEqual([]);
+    expect(unexercised(exercisingAllBut())).toEqual([]);
     expect(unexercised(results(23))).toEqual([]);
   });
 
   it('needs automatic deletions and, apart, the situation each automatic invariant guards: a claimant not opted in, a kept claim, an orphan nothing kept', () => {
-    const noDeletions = results(24, r => {
-      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
-      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
-      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
-      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
-      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
-    });
-    expect(unexercised(noDeletions)).toEqual([
+    expect(unexercised(exercisingAllBut('automaticDeletions'))).toEqual([
       'automatic-delete-of-entity-not-opted-in',
       'automatic-delete-of-kept-claim',
     ]);
-    const neverKept = results(24, r => {
-      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
-      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
-      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
-      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
-      if (r.index === 13) r.judgement.autoPrune.awaited = 2;
-    });
+    const neverKept = exercisingAllBut('kept');
     expect(unexercised(neverKept)).toEqual(['automatic-delete-of-kept-claim']);
     expect(formatReport(neverKept, { replicas: 2, wallMs: 1 })).toContain(
       'NEVER EXERCISED in 24 scenarios: automatic-delete-of-kept-claim',
     );
-    const neverAwaited = results(24, r => {
-      if (r.index === 3) r.judgement.newStatefulSetJudged = 1;
-      if (r.index === 7) r.judgement.reclaims.reclaims = 2;
-      if (r.index === 9) r.judgement.autoPrune.deletions = 3;
-      if (r.index === 11) r.judgement.autoPrune.notOptedInExposed = 1;
-      if (r.index === 12) r.judgement.autoPrune.keptExposed = 2;
-    });
-    expect(unexercised(neverAwaited)).toEqual(['opted-in-orphan-never-pruned']);
+    expect(unexercised(exercisingAllBut('awaited'))).toEqual([
+      'opted-in-orphan-never-pruned',
+    ]);
   });
 });
