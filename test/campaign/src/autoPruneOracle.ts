@@ -31,6 +31,7 @@ import {
   keptByAnnotation,
   namesClaim,
   optedInGraceMs,
+  orphanNames,
 } from './autoPruneScenario';
 import { CLUSTER } from './backendClient';
 import { labelsOf } from './cluster';
@@ -327,23 +328,20 @@ export function exposures(
   for (const plan of run.scenario.statefulSets) {
     if (!auto.statefulSets.includes(plan.name)) continue;
     const optedOut = heldBack(run, plan, closedAt, minimumGraceMs);
-    for (const ordinal of plan.claimOrdinals) {
-      if (ordinal < plan.start + plan.replicas) continue;
-      for (const template of plan.templates) {
-        const claim = present.get(`${template}-${plan.name}-${ordinal}`);
-        if (!claim) continue;
-        if (optedOut) figures.notOptedInExposed++;
-        else if (
-          keptByAnnotation(claim.metadata.annotations) ||
-          liveCardKeep(
-            run.autoPruneRecords.cardKeeps,
-            claim.metadata.uid,
-            closedAt,
-            closedAt,
-          )
+    for (const name of orphanNames(plan)) {
+      const claim = present.get(name);
+      if (!claim) continue;
+      if (optedOut) figures.notOptedInExposed++;
+      else if (
+        keptByAnnotation(claim.metadata.annotations) ||
+        liveCardKeep(
+          run.autoPruneRecords.cardKeeps,
+          claim.metadata.uid,
+          closedAt,
+          closedAt,
         )
-          figures.keptExposed++;
-      }
+      )
+        figures.keptExposed++;
     }
   }
 }

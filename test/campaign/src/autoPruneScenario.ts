@@ -314,6 +314,13 @@ export function drawAutoPrune(
   scenario.autoPrune.awaited = undisturbedOrphans(scenario);
 }
 
+/** The names of the StatefulSet's claims above the ordinals it runs. */
+export function orphanNames(plan: StatefulSetPlan): string[] {
+  return plan.claimOrdinals
+    .filter(o => o >= plan.start + plan.replicas)
+    .flatMap(o => plan.templates.map(t => `${t}-${plan.name}-${o}`));
+}
+
 /** Whether the StatefulSet's templates and name make the claim's name. */
 export function namesClaim(plan: StatefulSetPlan, claim: string) {
   return plan.templates.some(t => claim.startsWith(`${t}-${plan.name}-`));
@@ -365,11 +372,7 @@ export function undisturbedOrphans(scenario: Scenario): string[] {
         !touched.has(s.name) &&
         automated(s),
     )
-    .flatMap(s =>
-      s.claimOrdinals
-        .filter(o => o >= s.start + s.replicas)
-        .flatMap(o => s.templates.map(t => `${t}-${s.name}-${o}`)),
-    )
+    .flatMap(orphanNames)
     .filter(
       name =>
         !touched.has(name) &&

@@ -99,6 +99,18 @@ class RunTally {
   bytesTaken = 0;
   stoppedBecause?: string;
   readonly outcomes: AutoPruneOutcome[] = [];
+
+  /** Counts the claims against the run's limits. */
+  take(claims: PlannedClaim[]) {
+    this.claimsTaken += claims.length;
+    this.bytesTaken += totalBytes(claims);
+  }
+
+  /** Gives back the limits of claims taken and then not pruned, so that they cannot starve the others. */
+  giveBack(claims: PlannedClaim[]) {
+    this.claimsTaken -= claims.length;
+    this.bytesTaken -= totalBytes(claims);
+  }
 }
 
 /**
@@ -310,8 +322,7 @@ export class AutoPruneTask {
         ).toFixed(1)} GiB) and the claims after it wait for the next run`;
         break;
       }
-      tally.claimsTaken += 1;
-      tally.bytesTaken += claim.bytes;
+      tally.take([claim]);
       taken.push(claim);
     }
     return taken;
@@ -380,9 +391,7 @@ export class AutoPruneTask {
     const kept = keptAtDryRun(dryRun);
     const problem = dryRunProblem(dryRun, kept);
     if (problem !== undefined) {
-      // Nothing of it is pruned: its claims must not use up the run's limits, or a StatefulSet whose dry run always fails would starve the others.
-      tally.claimsTaken -= taken.length;
-      tally.bytesTaken -= totalBytes(taken);
+      tally.giveBack(taken);
       tally.dryRunFailures += 1;
       tally.outcomes.push({
         ...this.where(group),
@@ -399,10 +408,8 @@ export class AutoPruneTask {
       return;
     }
     tally.kept += kept.length;
-    // Held back, they are not pruned: like a failed dry run's, their share of the limits goes back.
     const held = new Set(kept.map(c => c.uid));
-    tally.claimsTaken -= held.size;
-    tally.bytesTaken -= totalBytes(taken.filter(c => held.has(c.uid)));
+    tally.giveBack(taken.filter(c => held.has(c.uid)));
     const keptOutcome =
       kept.length > 0
         ? { kept: kept.map(c => `${c.name}: ${c.reason ?? 'kept'}`) }
